@@ -1,0 +1,134 @@
+"""``srcbuild recipes list|show|check``: the catalog and the validity of recipe files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from srcbuild.capability import generation
+from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.errors import RecipeError
+from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.recipe.load import display_path
+
+
+def gpus_label(recipe: Recipe) -> str:
+    if not recipe.gpu.arch:
+        return "CPU only"
+    gens = dict.fromkeys(generation(cc) for cc in recipe.gpu.arch)
+    return f"{' '.join(str(cc) for cc in recipe.gpu.arch)} ({'/'.join(gens)})"
+
+
+def summary_row(recipe: Recipe) -> dict[str, object]:
+    return {
+        "name": recipe.name,
+        "gpus": gpus_label(recipe),
+        "torch": recipe.torch.tag,
+        "torchvision": recipe.torchvision.tag if recipe.torchvision else None,
+        "cuda": recipe.toolchain.cuda or "none",
+        "cudnn": recipe.toolchain.cudnn,
+        "gcc": recipe.toolchain.gcc,
+        "python": recipe.toolchain.python,
+        "mpi": f"{recipe.mpi.implementation} {recipe.mpi.version}" if recipe.mpi.enabled else None,
+        "description": recipe.description,
+        "path": str(recipe.path),
+    }
+
+
+@click.group("recipes")
+def recipes_group() -> None:
+    """List, show and check recipes."""
+
+
+@recipes_group.command("list")
+@json_option
+def list_recipes(as_json: bool) -> int:
+    """The catalog as a table: GPUs, torch, torchvision, CUDA, gcc, Python, MPI."""
+    catalog = RecipeCatalog(resolve_paths())
+    rows = [summary_row(r) for r in catalog.load_all()]
+    if as_json:
+        print_json(rows)
+        return 0
+    table = Table(title="srcbuild recipes", show_lines=False)
+    for column in ("name", "GPUs", "torch", "torchvision", "CUDA", "cuDNN", "gcc", "Python", "MPI"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            *(
+                str(row[key] or "-")
+                for key in ("name", "gpus", "torch", "torchvision", "cuda", "cudnn", "gcc", "python", "mpi")
+            )
+        )
+    Console(width=160).print(table)
+    return 0
+
+
+@recipes_group.command("show")
+@click.argument("recipe")
+@json_option
+def show_recipe(recipe: str, as_json: bool) -> int:
+    """The resolved recipe RECIPE (a name or a file), after `extends` is merged."""
+    loaded = RecipeCatalog(resolve_paths()).load(recipe)
+    data = loaded.to_json()
+    if as_json:
+        print_json(data)
+        return 0
+    click.echo(f"# {loaded.name}: {loaded.description}")
+    click.echo(f"# from {display_path(loaded.path or Path(recipe))}")
+    if loaded.extends:
+        click.echo(f"# extends {' -> '.join(loaded.extends)}")
+    click.echo(f"# local version: +{loaded.local_version()}")
+    for table in ("torch", "torchvision", "toolchain", "gpu", "mpi", "build", "env"):
+        value = data[table]
+        if not value or not any(v not in (None, [], {}) for v in value.values()):
+            continue
+        click.echo(f"\n[{table}]")
+        for key, item in value.items():
+            if item is None or item == [] or item == {}:
+                continue
+            click.echo(f"{key} = {_toml_value(item)}")
+    return 0
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return str(value)
+
+
+@recipes_group.command("check")
+@click.argument("recipes", nargs=-1)
+@json_option
+def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
+    """Validate RECIPES (names or files; all catalog recipes when none are given)."""
+    catalog = RecipeCatalog(resolve_paths())
+    targets = list(recipes) or list(catalog.names())
+    results = []
+    failed = False
+    for target in targets:
+        try:
+            recipe = catalog.load(target)
+        except RecipeError as exc:
+            failed = True
+            results.append({"recipe": target, "ok": False, "error": exc.message, "findings": []})
+            continue
+        results.append({"recipe": recipe.name, "ok": True, "error": None, "findings": []})
+    if as_json:
+        print_json(results)
+    else:
+        for result in results:
+            if result["ok"]:
+                click.echo(f"ok     {result['recipe']}")
+            else:
+                click.echo(f"error  {result['error']}")
+        click.echo(f"{sum(r['ok'] for r in results)} of {len(results)} recipes valid")
+    return 1 if failed else 0

@@ -1,0 +1,92 @@
+"""Recorded environment changes: set, prepend and unset, each remembering why it was made.
+
+They are applied to a copy of an environment (never to ``os.environ``) and render as shell lines
+for ``srcbuild plan --format shell``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EnvChange:
+    """One change: ``op`` is "set", "prepend" (a path list) or "unset"."""
+
+    op: str
+    name: str
+    value: str = ""
+    origin: str = ""  # who asked for it: "recipe [build.env]", "gpu.arch", "compiler", ...
+
+    def apply(self, env: dict[str, str]) -> None:
+        if self.op == "set":
+            env[self.name] = self.value
+        elif self.op == "prepend":
+            old = env.get(self.name)
+            env[self.name] = self.value if not old else f"{self.value}{os.pathsep}{old}"
+        elif self.op == "unset":
+            env.pop(self.name, None)
+        else:
+            raise ValueError(f"unknown environment operation {self.op!r}")
+
+    def shell(self) -> str:
+        if self.op == "set":
+            return f"export {self.name}={shlex.quote(self.value)}"
+        if self.op == "prepend":
+            return f'export {self.name}={shlex.quote(self.value)}"${{{self.name}:+:${self.name}}}"'
+        return f"unset {self.name}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"op": self.op, "name": self.name, "value": self.value, "origin": self.origin}
+
+
+@dataclass(frozen=True)
+class EnvChanges:
+    """An ordered, immutable list of changes."""
+
+    changes: tuple[EnvChange, ...] = ()
+
+    def set(self, name: str, value: str, origin: str = "") -> EnvChanges:
+        return EnvChanges((*self.changes, EnvChange("set", name, value, origin)))
+
+    def prepend(self, name: str, value: str, origin: str = "") -> EnvChanges:
+        return EnvChanges((*self.changes, EnvChange("prepend", name, value, origin)))
+
+    def unset(self, name: str, origin: str = "") -> EnvChanges:
+        return EnvChanges((*self.changes, EnvChange("unset", name, "", origin)))
+
+    def extend(self, other: EnvChanges | Iterable[EnvChange]) -> EnvChanges:
+        more = other.changes if isinstance(other, EnvChanges) else tuple(other)
+        return EnvChanges((*self.changes, *more))
+
+    def apply(self, base: Mapping[str, str]) -> dict[str, str]:
+        """A new environment: a copy of ``base`` with every change applied in order."""
+        env = dict(base)
+        for change in self.changes:
+            change.apply(env)
+        return env
+
+    def final_values(self) -> dict[str, str]:
+        """The variables set (not prepended) and their last value, for records and cache keys."""
+        out: dict[str, str] = {}
+        for c in self.changes:
+            if c.op == "set":
+                out[c.name] = c.value
+            elif c.op == "unset":
+                out.pop(c.name, None)
+        return out
+
+    def shell_lines(self) -> list[str]:
+        return [c.shell() for c in self.changes]
+
+    def to_json(self) -> list[dict[str, str]]:
+        return [c.to_json() for c in self.changes]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.changes)
+
+    def __len__(self) -> int:
+        return len(self.changes)

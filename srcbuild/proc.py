@@ -1,0 +1,142 @@
+"""The one module that runs other programs.
+
+``run`` echoes ``+ cmd``, runs with an explicit environment, drains stdout and stderr together,
+tees the full output to a log file, feeds each line to an optional callback (progress bars) and,
+on Ctrl-C, terminates the whole process group before re-raising. ``probe`` runs a short query
+(``gcc-11 --version``) and returns its output or None when the tool is missing or fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from srcbuild.errors import Interrupted
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How a command ended: its exit code and the last lines it printed."""
+
+    argv: tuple[str, ...]
+    returncode: int
+    tail: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+def format_argv(argv: Sequence[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+    log_path: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    echo: IO[str] | None = None,
+    tail_lines: int = 40,
+    stdin_devnull: bool = True,
+) -> RunResult:
+    """Run ``argv`` to completion; never raises for a non-zero exit (the caller decides).
+
+    Raises ``Interrupted`` after killing the process group when the user presses Ctrl-C, and
+    ``FileNotFoundError`` when the program does not exist.
+    """
+    argv = tuple(str(a) for a in argv)
+    line = f"+ {format_argv(argv)}"
+    if echo is not None:
+        print(line, file=echo, flush=True)
+    log: IO[str] | None = None
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
+        log.write(line + "\n")
+        log.flush()
+    tail: deque[str] = deque(maxlen=tail_lines)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=str(cwd) if cwd is not None else None,
+            env=dict(env) if env is not None else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL if stdin_devnull else None,
+            start_new_session=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+        )
+        try:
+            assert proc.stdout is not None
+            for out_line in proc.stdout:
+                text = out_line.rstrip("\n")
+                tail.append(text)
+                if log is not None:
+                    log.write(out_line)
+                if on_line is not None:
+                    on_line(text)
+            returncode = proc.wait()
+        except KeyboardInterrupt:
+            _terminate_group(proc)
+            raise Interrupted(
+                f"interrupted while running {argv[0]}", "run the same command with --resume to continue"
+            ) from None
+    finally:
+        if log is not None:
+            log.close()
+    return RunResult(argv=argv, returncode=returncode, tail=tuple(tail))
+
+
+def _terminate_group(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM the whole process group, then SIGKILL what is left after a grace period."""
+    for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def probe(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+    ok_codes: tuple[int, ...] = (0,),
+) -> str | None:
+    """Run a quick query and return its combined output, or None if it is missing or fails."""
+    try:
+        done = subprocess.run(
+            [str(a) for a in argv],
+            env=dict(env) if env is not None else None,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode not in ok_codes:
+        return None
+    return done.stdout

@@ -1,0 +1,56 @@
+"""Finding recipes: ``--recipe NAME`` in the search directories, ``--recipe path.toml`` as a file.
+
+The search directories are those in ``SRCBUILD_RECIPES_PATH`` (first) and the built-in catalog.
+A name found in an earlier directory hides the same name in a later one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from srcbuild.errors import RecipeError
+from srcbuild.paths import Paths
+from srcbuild.recipe.load import RecipeLoader
+from srcbuild.recipe.model import Recipe
+
+
+def is_path_argument(text: str) -> bool:
+    return text.endswith(".toml") or "/" in text or text.startswith(".")
+
+
+class RecipeCatalog:
+    """Every recipe reachable by name, plus loading by name or path."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        self.loader = RecipeLoader(paths.recipe_dirs, paths.patches_dirs)
+
+    def names(self) -> dict[str, Path]:
+        """Recipe name -> file, earlier directories winning."""
+        found: dict[str, Path] = {}
+        for directory in self.paths.recipe_dirs:
+            if not directory.is_dir():
+                continue
+            for file in sorted(directory.glob("*.toml")):
+                found.setdefault(file.stem, file)
+        return found
+
+    def find(self, name_or_path: str) -> Path:
+        if is_path_argument(name_or_path):
+            path = Path(name_or_path)
+            if not path.is_file():
+                raise RecipeError(f"{name_or_path}: no such recipe file")
+            return path
+        names = self.names()
+        if name_or_path in names:
+            return names[name_or_path]
+        close = difflib.get_close_matches(name_or_path, list(names), n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else "run `srcbuild recipes list` to see the catalog"
+        raise RecipeError(f"no recipe named '{name_or_path}'", hint)
+
+    def load(self, name_or_path: str) -> Recipe:
+        return self.loader.load(self.find(name_or_path))
+
+    def load_all(self) -> list[Recipe]:
+        return [self.loader.load(path) for path in self.names().values()]

@@ -1,0 +1,240 @@
+"""Read recipe files: strict TOML validation, ``extends`` merging and the final ``Recipe``.
+
+Every problem is a ``RecipeError`` with one line naming the file and the key path, with a
+did-you-mean for unknown keys; nothing here raises anything else for a bad file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.errors import RecipeError
+from srcbuild.recipe.model import (
+    DEFAULT_TORCH_REPO,
+    DEFAULT_TORCHVISION_REPO,
+    Build,
+    EnvTable,
+    Gpu,
+    Mpi,
+    Recipe,
+    SourcePin,
+    Toolchain,
+)
+from srcbuild.recipe.schema import REQUIRED, SCHEMA, Field
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older interpreters only
+    import tomli as tomllib
+
+_TYPE_NAMES = {str: "a string", bool: "true or false", list: "an array", dict: "a table"}
+
+
+def display_path(path: Path) -> str:
+    """The path as a user would type it: relative to the current directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    where = display_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecipeError(f"{where}: no such recipe file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecipeError(f"{where}: cannot read: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RecipeError(f"{where}: invalid TOML: {exc}") from None
+
+
+def _did_you_mean(key: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(key, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(choices)})"
+
+
+def _type_reason(value: object, field: Field) -> str | None:
+    kind = field.kind
+    if kind is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f'{value!r} must be a string (write "{value}" in quotes)'
+    if not isinstance(value, kind):
+        want = _TYPE_NAMES.get(kind, str(kind)) if isinstance(kind, type) else "a value"
+        return f"{value!r} must be {want}"
+    return None
+
+
+def validate_table(data: dict[str, Any], where: str) -> None:
+    """Check one file's keys, types and values against the schema (before merging)."""
+    for key, value in data.items():
+        if key not in SCHEMA:
+            raise RecipeError(f"{where}: {key}: unknown key{_did_you_mean(key, list(SCHEMA))}")
+        spec = SCHEMA[key]
+        if isinstance(spec, dict):
+            if not isinstance(value, dict):
+                raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {value!r}")
+            for sub, subvalue in value.items():
+                if sub not in spec:
+                    raise RecipeError(f"{where}: {key}.{sub}: unknown key{_did_you_mean(sub, list(spec))}")
+                _validate_value(subvalue, spec[sub], f"{where}: {key}.{sub}")
+        else:
+            _validate_value(value, spec, f"{where}: {key}")
+
+
+def _validate_value(value: object, field: Field, prefix: str) -> None:
+    reason = _type_reason(value, field)
+    if reason:
+        raise RecipeError(f"{prefix}: {reason}")
+    if field.item_kind is not None:
+        assert isinstance(value, list)
+        for i, item in enumerate(value):
+            if not isinstance(item, field.item_kind):
+                want = _TYPE_NAMES.get(field.item_kind, "a value")
+                raise RecipeError(f"{prefix}[{i}]: {item!r} must be {want}")
+            if field.item_check is not None:
+                item_reason = field.item_check(item)
+                if item_reason:
+                    raise RecipeError(f"{prefix}[{i}]: {item_reason}")
+    if field.check is not None:
+        check_reason = field.check(value)
+        if check_reason:
+            raise RecipeError(f"{prefix}: {check_reason}")
+
+
+def merge_tables(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """Tables merge key by key; any other value in the child replaces the parent's."""
+    out = dict(parent)
+    for key, value in child.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_tables(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class RecipeLoader:
+    """Loads recipes, finding ``extends`` parents next to the child and in the search dirs."""
+
+    def __init__(self, recipe_dirs: Sequence[Path], patches_dirs: Sequence[Path]) -> None:
+        self.recipe_dirs = tuple(recipe_dirs)
+        self.patches_dirs = tuple(patches_dirs)
+
+    def find_parent(self, name: str, child: Path) -> Path | None:
+        for directory in (child.parent, *self.recipe_dirs):
+            candidate = directory / f"{name}.toml"
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def load(self, path: Path) -> Recipe:
+        path = Path(path)
+        where = display_path(path)
+        merged, chain = self._merged(path, [])
+        return self._build(merged, path, where, tuple(chain))
+
+    def _merged(self, path: Path, seen: list[Path]) -> tuple[dict[str, Any], list[str]]:
+        where = display_path(path)
+        data = read_toml(path)
+        validate_table(data, where)
+        parent_name = data.get("extends")
+        if parent_name is None:
+            return data, []
+        resolved = path.resolve()
+        seen = [*seen, resolved]
+        parent = self.find_parent(parent_name, path)
+        if parent is None:
+            raise RecipeError(
+                f"{where}: extends: no recipe named '{parent_name}' "
+                f"(looked next to this file and in {', '.join(display_path(d) for d in self.recipe_dirs)})"
+            )
+        if parent.resolve() in seen:
+            names = [p.stem for p in seen] + [parent.stem]
+            raise RecipeError(f"{where}: extends: cycle {' -> '.join(names)}")
+        parent_data, chain = self._merged(parent, seen)
+        child = {k: v for k, v in data.items() if k != "extends"}
+        parent_data = {k: v for k, v in parent_data.items() if k not in ("name", "extends")}
+        return merge_tables(parent_data, child), [parent_name, *chain]
+
+    def _build(self, data: dict[str, Any], path: Path, where: str, chain: tuple[str, ...]) -> Recipe:
+        for dotted in REQUIRED:
+            table, key = dotted.split(".")
+            if key not in data.get(table, {}):
+                raise RecipeError(f"{where}: {dotted}: required key is missing")
+        tool = data["toolchain"]
+        cuda = None if tool["cuda"] == "none" else tool["cuda"]
+        toolchain = Toolchain(python=tool["python"], gcc=tool["gcc"], cuda=cuda, cudnn=tool.get("cudnn"))
+        gpu_data = data.get("gpu", {})
+        arch_list = [ComputeCapability.parse(a) for a in gpu_data.get("arch", [])]
+        if len(set(arch_list)) != len(arch_list):
+            dup = next(str(a) for a in arch_list if arch_list.count(a) > 1)
+            raise RecipeError(f"{where}: gpu.arch: {dup!r} is listed twice")
+        if cuda is None:
+            if arch_list:
+                raise RecipeError(
+                    f'{where}: gpu.arch: a CPU-only build (toolchain.cuda = "none") compiles no kernels; '
+                    "remove gpu.arch or set toolchain.cuda"
+                )
+            if toolchain.cudnn is not None:
+                raise RecipeError(f'{where}: toolchain.cudnn: cuDNN needs CUDA, but toolchain.cuda = "none"')
+        elif not arch_list:
+            raise RecipeError(f"{where}: gpu.arch: required for a CUDA build (the compute capabilities to compile for)")
+        gpu = Gpu(arch=tuple(arch_list), ptx=bool(gpu_data.get("ptx", False)))
+        mpi_data = data.get("mpi", {})
+        mpi = Mpi(
+            enabled=bool(mpi_data.get("enabled", False)),
+            implementation=mpi_data.get("implementation", "openmpi"),
+            version=mpi_data.get("version"),
+        )
+        if mpi.enabled and mpi.version is None:
+            raise RecipeError(f"{where}: mpi.version: required when mpi.enabled = true")
+        build_data = data.get("build", {})
+        patches = tuple(build_data.get("patches", []))
+        patch_files = tuple(self._find_patch(p, i, path, where) for i, p in enumerate(patches))
+        build = Build(env=tuple(sorted(build_data.get("env", {}).items())), patches=patches, patch_files=patch_files)
+        env_data = data.get("env", {})
+        env = EnvTable(
+            conda=tuple(env_data.get("conda", [])),
+            channels=tuple(env_data.get("channels", [])),
+            pip=tuple(env_data.get("pip", [])),
+        )
+        torch = _pin(data["torch"], DEFAULT_TORCH_REPO)
+        torchvision = _pin(data["torchvision"], DEFAULT_TORCHVISION_REPO) if "torchvision" in data else None
+        if torchvision is not None and "tag" not in data["torchvision"]:
+            raise RecipeError(f"{where}: torchvision.tag: required key is missing")
+        return Recipe(
+            name=data.get("name", path.stem),
+            description=data.get("description", ""),
+            torch=torch,
+            torchvision=torchvision,
+            toolchain=toolchain,
+            gpu=gpu,
+            mpi=mpi,
+            build=build,
+            env=env,
+            path=path.resolve(),
+            extends=chain,
+            raw=data,
+        )
+
+    def _find_patch(self, rel: str, index: int, recipe_path: Path, where: str) -> Path:
+        dirs = (recipe_path.parent.parent / "patches", *self.patches_dirs)
+        for directory in dirs:
+            candidate = directory / rel
+            if candidate.is_file():
+                return candidate.resolve()
+        raise RecipeError(
+            f"{where}: build.patches[{index}]: {rel!r} not found under "
+            f"{', '.join(display_path(d) for d in dict.fromkeys(dirs))}"
+        )
+
+
+def _pin(table: dict[str, Any], default_repo: str) -> SourcePin:
+    return SourcePin(tag=table.get("tag", ""), repo=table.get("repo", default_repo), commit=table.get("commit"))

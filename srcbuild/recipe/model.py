@@ -1,0 +1,154 @@
+"""The recipe as written and validated: frozen dataclasses, one per TOML table.
+
+A ``Recipe`` pins one build. It is what ``load_recipe`` returns after ``extends`` has been merged
+and every value has been checked; nothing here depends on the machine. Turning it into concrete
+paths, commits and commands is the planner's job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srcbuild.capability import ComputeCapability
+
+DEFAULT_TORCH_REPO = "https://github.com/pytorch/pytorch"
+DEFAULT_TORCHVISION_REPO = "https://github.com/pytorch/vision"
+
+
+@dataclass(frozen=True)
+class SourcePin:
+    """A git tag (and optionally the commit it must resolve to) of one repository."""
+
+    tag: str
+    repo: str
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """Versions of the tools the build uses. ``cuda`` is None for a CPU-only build."""
+
+    python: str
+    gcc: str
+    cuda: str | None
+    cudnn: str | None = None
+
+    @property
+    def cpu_only(self) -> bool:
+        return self.cuda is None
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """Compute capabilities to compile for; ``ptx`` also embeds PTX for the highest one."""
+
+    arch: tuple[ComputeCapability, ...] = ()
+    ptx: bool = False
+
+    @property
+    def torch_cuda_arch_list(self) -> str:
+        """The ``TORCH_CUDA_ARCH_LIST`` value: ``"3.5;3.7+PTX"``."""
+        items = [str(cc) for cc in sorted(self.arch)]
+        if self.ptx and items:
+            items[-1] += "+PTX"
+        return ";".join(items)
+
+
+@dataclass(frozen=True)
+class Mpi:
+    enabled: bool = False
+    implementation: str = "openmpi"
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Build:
+    """Extra build variables and patches (paths relative to a patches directory)."""
+
+    env: tuple[tuple[str, str], ...] = ()
+    patches: tuple[str, ...] = ()
+    patch_files: tuple[Path, ...] = ()  # the same patches, found on disk
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+
+@dataclass(frozen=True)
+class EnvTable:
+    """Additions to the build environment: conda packages, channels, pip packages."""
+
+    conda: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    pip: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One fully merged and validated recipe."""
+
+    name: str
+    description: str
+    torch: SourcePin
+    toolchain: Toolchain
+    torchvision: SourcePin | None = None
+    gpu: Gpu = field(default_factory=Gpu)
+    mpi: Mpi = field(default_factory=Mpi)
+    build: Build = field(default_factory=Build)
+    env: EnvTable = field(default_factory=EnvTable)
+    path: Path | None = None  # the file it was read from
+    extends: tuple[str, ...] = ()  # parent chain, nearest first
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # merged TOML
+
+    @property
+    def cuda_tag(self) -> str:
+        """``cu92`` / ``cu118`` / ``cpu``: the CUDA part of a wheel's local version."""
+        if self.toolchain.cuda is None:
+            return "cpu"
+        major, minor = self.toolchain.cuda.split(".")[:2]
+        return f"cu{major}{minor}"
+
+    def local_version(self) -> str:
+        """The local version label naming this build: ``cu92.sm30.mpi``."""
+        parts = [self.cuda_tag]
+        if self.toolchain.cuda is not None:
+            parts.extend(f"sm{cc.sm}" for cc in sorted(self.gpu.arch))
+        if self.mpi.enabled:
+            parts.append("mpi")
+        return ".".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The merged recipe as plain data (what ``recipes show --json`` prints)."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "path": str(self.path) if self.path else None,
+            "extends": list(self.extends),
+            "torch": _pin_json(self.torch),
+            "torchvision": _pin_json(self.torchvision) if self.torchvision else None,
+            "toolchain": {
+                "python": self.toolchain.python,
+                "gcc": self.toolchain.gcc,
+                "cuda": self.toolchain.cuda or "none",
+                "cudnn": self.toolchain.cudnn,
+            },
+            "gpu": {"arch": [str(c) for c in self.gpu.arch], "ptx": self.gpu.ptx},
+            "mpi": {
+                "enabled": self.mpi.enabled,
+                "implementation": self.mpi.implementation,
+                "version": self.mpi.version,
+            },
+            "build": {"env": dict(self.build.env), "patches": list(self.build.patches)},
+            "env": {
+                "conda": list(self.env.conda),
+                "channels": list(self.env.channels),
+                "pip": list(self.env.pip),
+            },
+        }
+        return out
+
+
+def _pin_json(pin: SourcePin) -> dict[str, Any]:
+    return {"tag": pin.tag, "commit": pin.commit, "repo": pin.repo}
