@@ -1,0 +1,189 @@
+"""The manifest stored beside each cached wheel (``manifest.json``): what it is and how it was made.
+
+A manifest names the wheel (file name, sha256, package, version, local version label), both
+halves of its cache key (the fingerprint inputs and the facts resolved at build time), the
+resolved recipe, the toolchain versions measured during the build and the kernels measured in
+the binary: SASS per SM and PTX. It is plain JSON so any machine (or a person) can read it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from srcbuild import __version__
+from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint, sha256_file
+from srcbuild.errors import CacheIntegrityError, UsageError
+
+MANIFEST_NAME = "manifest.json"
+LOG_NAME = "build.log"
+MANIFEST_FORMAT = 1
+
+
+def wheel_name_parts(filename: str) -> tuple[str, str]:
+    """``torch-1.7.1+cu92.sm30-cp38-cp38-linux_x86_64.whl`` -> ("torch", "1.7.1+cu92.sm30")."""
+    try:
+        name, version, _build, _tags = parse_wheel_filename(filename)
+    except InvalidWheelFilename as exc:
+        raise UsageError(
+            f"{filename} is not a wheel file name: {exc}", "pass the .whl file that bdist_wheel wrote"
+        ) from None
+    return str(name), str(version)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One cache entry's description (see the module docstring)."""
+
+    package: str
+    version: str
+    wheel: str  # file name
+    sha256: str
+    fingerprint: str
+    key_inputs: Mapping[str, Any]  # FingerprintInputs.to_json()
+    resolved: Mapping[str, Any]  # ResolvedFacts.to_json()
+    recipe: Mapping[str, Any]  # Recipe.to_json()
+    toolchain: Mapping[str, str]  # measured versions: gcc, nvcc, cudnn, mpi, python
+    sass: tuple[int, ...]  # SM numbers with SASS in the binary (30, 35)
+    ptx: tuple[int, ...]  # SM numbers with PTX in the binary
+    local_version: str = ""  # the recipe's label, cu92.sm30.mpi
+    size: int = 0
+    created: float = 0.0  # seconds since the epoch
+    srcbuild_version: str = __version__
+    extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. the sha256 of the original wheel
+
+    @classmethod
+    def create(
+        cls,
+        wheel: Path,
+        inputs: FingerprintInputs,
+        resolved: ResolvedFacts,
+        recipe: Mapping[str, Any],
+        toolchain: Mapping[str, str],
+        sass: Sequence[int],
+        ptx: Sequence[int] = (),
+        local_version: str = "",
+        created: float | None = None,
+    ) -> Manifest:
+        """Describe ``wheel`` (hashing it) as built from ``inputs`` with the measured ``resolved`` facts."""
+        package, version = wheel_name_parts(wheel.name)
+        return cls(
+            package=package,
+            version=version,
+            wheel=wheel.name,
+            sha256=sha256_file(wheel),
+            fingerprint=fingerprint(inputs),
+            key_inputs=inputs.to_json(),
+            resolved=resolved.to_json(),
+            recipe=dict(recipe),
+            toolchain=dict(toolchain),
+            sass=tuple(sorted(set(sass))),
+            ptx=tuple(sorted(set(ptx))),
+            local_version=local_version,
+            size=wheel.stat().st_size,
+            created=time.time() if created is None else created,
+        )
+
+    @property
+    def entry_key(self) -> str:
+        return entry_key(self.fingerprint, ResolvedFacts.from_json(self.resolved))
+
+    @property
+    def recipe_name(self) -> str:
+        return str(self.recipe.get("name") or "-")
+
+    @property
+    def kernels(self) -> Any:
+        """The measured kernels as the verification package's ``Kernels`` value."""
+        from srcbuild.verify.kernels import Kernels
+
+        return Kernels(sass=frozenset(self.sass), ptx=frozenset(self.ptx))
+
+    def with_wheel(self, filename: str, sha256: str, size: int, **extra: Any) -> Manifest:
+        """The same entry served under another file (a re-labelled copy in an index)."""
+        return replace(self, wheel=filename, sha256=sha256, size=size, extra={**self.extra, **extra})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": MANIFEST_FORMAT,
+            "package": self.package,
+            "version": self.version,
+            "local_version": self.local_version,
+            "wheel": self.wheel,
+            "sha256": self.sha256,
+            "size": self.size,
+            "fingerprint": self.fingerprint,
+            "entry_key": self.entry_key,
+            "key_inputs": dict(self.key_inputs),
+            "resolved": dict(self.resolved),
+            "recipe": dict(self.recipe),
+            "toolchain": dict(self.toolchain),
+            "kernels": {"sass": list(self.sass), "ptx": list(self.ptx)},
+            "created": self.created,
+            "srcbuild_version": self.srcbuild_version,
+            "extra": dict(self.extra),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], where: str = "manifest") -> Manifest:
+        try:
+            kernels = data.get("kernels") or {}
+            manifest = cls(
+                package=str(data["package"]),
+                version=str(data["version"]),
+                wheel=str(data["wheel"]),
+                sha256=str(data["sha256"]),
+                fingerprint=str(data["fingerprint"]),
+                key_inputs=dict(data.get("key_inputs") or {}),
+                resolved=dict(data.get("resolved") or {}),
+                recipe=dict(data.get("recipe") or {}),
+                toolchain={str(k): str(v) for k, v in (data.get("toolchain") or {}).items()},
+                sass=tuple(int(s) for s in kernels.get("sass", ())),
+                ptx=tuple(int(s) for s in kernels.get("ptx", ())),
+                local_version=str(data.get("local_version") or ""),
+                size=int(data.get("size") or 0),
+                created=float(data.get("created") or 0.0),
+                srcbuild_version=str(data.get("srcbuild_version") or ""),
+                extra=dict(data.get("extra") or {}),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CacheIntegrityError(
+                f"{where}: not a srcbuild cache manifest ({type(exc).__name__}: {exc})",
+                "remove the entry with `srcbuild cache verify --remove`",
+            ) from None
+        recorded = data.get("entry_key")
+        if recorded is not None and recorded != manifest.entry_key:
+            raise CacheIntegrityError(
+                f"{where}: entry_key {recorded} does not match its resolved facts ({manifest.entry_key})",
+                "the manifest was edited or damaged; remove the entry with `srcbuild cache verify --remove`",
+            )
+        return manifest
+
+    @classmethod
+    def loads(cls, text: str, where: str = "manifest") -> Manifest:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CacheIntegrityError(
+                f"{where}: unreadable JSON ({exc})", "remove the entry with `srcbuild cache verify --remove`"
+            ) from None
+        if not isinstance(data, dict):
+            raise CacheIntegrityError(f"{where}: not a JSON object", "remove the entry")
+        return cls.from_json(data, where)
+
+    @classmethod
+    def read(cls, path: Path) -> Manifest:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CacheIntegrityError(f"{path}: cannot read ({exc.strerror})", "check the cache directory") from None
+        return cls.loads(text, str(path))

@@ -1,0 +1,309 @@
+"""The local wheel store: atomic writes, arch-aware lookup, a per-fingerprint build lock.
+
+Layout under the root (the key contract is in ``srcbuild.cache.key``)::
+
+    CACHEDIR.TAG                                   # backup tools skip the cache
+    entries/<fp[:2]>/<fp>/<entry-key>/<wheel>.whl  # one directory per entry
+                                      manifest.json
+                                      build.log    # when the build had one
+    locks/<fp>.lock                                # build_lock(fp)
+    tmp/                                           # staging, on the same filesystem
+
+An entry appears by one ``os.rename`` of a finished staging directory, so a process killed in
+the middle of a write leaves at most a staging directory that no lookup sees (and ``gc`` removes).
+A lookup reads only the directory of its fingerprint: its cost does not grow with the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import filelock
+
+from srcbuild.cache.key import sha256_file
+from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
+from srcbuild.capability import ComputeCapability
+from srcbuild.errors import CacheIntegrityError, UsageError
+
+__all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
+
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by srcbuild.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+STALE_STAGING_SECONDS = 24 * 3600
+
+
+def serves(manifest: Manifest, requested: Sequence[ComputeCapability]) -> bool:
+    """Whether an entry runs on every requested compute capability (``verify.kernels.covers``)."""
+    if not requested:
+        return True
+    from srcbuild.verify.kernels import covers
+
+    kernels = manifest.kernels
+    return all(covers(kernels, cc) for cc in requested)
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One stored wheel: its directory and its manifest."""
+
+    path: Path
+    manifest: Manifest
+
+    @property
+    def wheel_path(self) -> Path:
+        return self.path / self.manifest.wheel
+
+    @property
+    def log_path(self) -> Path | None:
+        log = self.path / LOG_NAME
+        return log if log.exists() else None
+
+    @property
+    def fingerprint(self) -> str:
+        return self.manifest.fingerprint
+
+    @property
+    def key(self) -> str:
+        return self.path.name
+
+    def check(self) -> None:
+        """Re-hash the wheel; raise CacheIntegrityError when it is missing or differs from the manifest."""
+        if not self.wheel_path.is_file():
+            raise CacheIntegrityError(
+                f"cache entry {self.key[:12]}: {self.manifest.wheel} is missing",
+                "remove the entry with `srcbuild cache verify --remove`",
+            )
+        actual = sha256_file(self.wheel_path)
+        if actual != self.manifest.sha256:
+            raise CacheIntegrityError(
+                f"cache entry {self.key[:12]}: {self.manifest.wheel} has sha256 {actual}, "
+                f"the manifest says {self.manifest.sha256}",
+                "the file is corrupt or was tampered with; remove it with `srcbuild cache verify --remove`",
+            )
+
+
+class WheelCache:
+    """A wheel store rooted at ``root`` (created on first use, with ``CACHEDIR.TAG``)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            tag = self.root / "CACHEDIR.TAG"
+            if not tag.exists():
+                _write_atomic(tag, CACHEDIR_TAG.encode(), self.root)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot use {self.root} as a wheel cache: {exc.strerror}",
+                "choose a writable directory with --cache-dir or SRCBUILD_CACHE_DIR",
+            ) from None
+
+    def __repr__(self) -> str:
+        return f"WheelCache({str(self.root)!r})"
+
+    # -- layout ------------------------------------------------------------------------------
+    @property
+    def entries_dir(self) -> Path:
+        return self.root / "entries"
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.root / "tmp"
+
+    def fingerprint_dir(self, fp: str) -> Path:
+        return self.entries_dir / fp[:2] / fp
+
+    def entry_dir(self, manifest: Manifest) -> Path:
+        return self.fingerprint_dir(manifest.fingerprint) / manifest.entry_key
+
+    # -- reading -----------------------------------------------------------------------------
+    def entries_for(self, fp: str) -> list[CacheEntry]:
+        """Every readable entry of fingerprint ``fp``, newest first (unreadable ones are skipped)."""
+        found = []
+        try:
+            names = os.listdir(self.fingerprint_dir(fp))
+        except OSError:
+            return []
+        for name in names:
+            entry = self._read_entry(self.fingerprint_dir(fp) / name)
+            if entry is not None:
+                found.append(entry)
+        found.sort(key=lambda e: e.manifest.created, reverse=True)
+        return found
+
+    def lookup(self, fp: str, requested: Sequence[ComputeCapability]) -> CacheEntry | None:
+        """The newest entry of ``fp`` whose measured kernels serve every requested capability."""
+        for entry in self.entries_for(fp):
+            if serves(entry.manifest, requested) and entry.wheel_path.is_file():
+                return entry
+        return None
+
+    def entries(self) -> Iterator[CacheEntry]:
+        """Every readable entry in the store."""
+        for entry_path in self._entry_paths():
+            entry = self._read_entry(entry_path)
+            if entry is not None:
+                yield entry
+
+    def damaged(self) -> Iterator[tuple[Path, str]]:
+        """Entry directories whose manifest cannot be read, with the reason."""
+        for entry_path in self._entry_paths():
+            try:
+                Manifest.read(entry_path / MANIFEST_NAME)
+            except CacheIntegrityError as exc:
+                yield entry_path, exc.message
+
+    def find(self, ref: str) -> list[CacheEntry]:
+        """Entries whose entry key or fingerprint starts with ``ref``, or whose wheel file is ``ref``."""
+        ref = ref.strip()
+        if not ref:
+            return []
+        return [
+            e
+            for e in self.entries()
+            if e.manifest.wheel == ref or e.key.startswith(ref) or e.fingerprint.startswith(ref)
+        ]
+
+    def _entry_paths(self) -> Iterator[Path]:
+        if not self.entries_dir.is_dir():
+            return
+        for shard in sorted(self.entries_dir.iterdir()):
+            if not shard.is_dir():
+                continue
+            for fp_dir in sorted(shard.iterdir()):
+                if fp_dir.is_dir():
+                    yield from sorted(p for p in fp_dir.iterdir() if p.is_dir())
+
+    @staticmethod
+    def _read_entry(path: Path) -> CacheEntry | None:
+        try:
+            return CacheEntry(path=path, manifest=Manifest.read(path / MANIFEST_NAME))
+        except CacheIntegrityError:
+            return None
+
+    # -- writing -----------------------------------------------------------------------------
+    def store(self, wheel: Path, manifest: Manifest, log: Path | None = None) -> CacheEntry:
+        """Add ``wheel`` under ``manifest``; atomic, verified on arrival, idempotent.
+
+        The wheel is copied into a staging directory on the store's filesystem, hashed there
+        (a copy that differs from ``manifest.sha256`` raises CacheIntegrityError and is
+        discarded), then the directory is renamed into place.
+        """
+        if manifest.wheel != wheel.name:
+            manifest = manifest.with_wheel(wheel.name, manifest.sha256, manifest.size)
+        final = self.entry_dir(manifest)
+        existing = self._read_entry(final)
+        if existing is not None and existing.manifest.sha256 == manifest.sha256:
+            return existing
+        self.staging_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f"{manifest.entry_key[:12]}-", dir=self.staging_dir))
+        try:
+            target = staging / manifest.wheel
+            _copy_synced(wheel, target)
+            arrived = sha256_file(target)
+            if arrived != manifest.sha256:
+                raise CacheIntegrityError(
+                    f"{wheel.name}: sha256 {arrived} does not match the manifest's {manifest.sha256}",
+                    "the wheel is corrupt or was changed after it was described; it was not stored",
+                )
+            manifest = manifest.with_wheel(manifest.wheel, arrived, target.stat().st_size)
+            if log is not None and log.is_file():
+                _copy_synced(log, staging / LOG_NAME)
+            _write_synced(staging / MANIFEST_NAME, manifest.dumps().encode("utf-8"))
+            if final.exists():  # damaged, or this key with another wheel (a non-reproducible rebuild)
+                self._discard(final)
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(staging, final)
+            except OSError:
+                winner = self._read_entry(final)  # another writer got there first
+                if winner is None or winner.manifest.sha256 != manifest.sha256:
+                    raise
+                return winner
+            _fsync_dir(final.parent)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return CacheEntry(path=final, manifest=manifest)
+
+    @contextlib.contextmanager
+    def build_lock(self, fp: str, timeout: float = -1) -> Iterator[None]:
+        """Hold the lock of fingerprint ``fp``: concurrent builders of one key build once.
+
+        The others block here; when they get the lock they should ``lookup`` again.
+        """
+        locks = self.root / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(locks / f"{fp}.lock"), timeout=timeout):
+            yield
+
+    def remove(self, entry: CacheEntry) -> None:
+        """Remove one entry: renamed out of sight first, then deleted."""
+        self._discard(entry.path)
+
+    def _discard(self, path: Path) -> None:
+        self.staging_dir.mkdir(parents=True, exist_ok=True)
+        trash = Path(tempfile.mkdtemp(prefix="removed-", dir=self.staging_dir))
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(path, trash / "entry")
+        shutil.rmtree(trash, ignore_errors=True)
+        with contextlib.suppress(OSError):  # drop empty fingerprint/shard directories
+            path.parent.rmdir()
+            path.parent.parent.rmdir()
+
+    def clean_staging(self, older_than: float = STALE_STAGING_SECONDS) -> int:
+        """Delete staging directories left by killed writers; returns how many."""
+        if not self.staging_dir.is_dir():
+            return 0
+        now = time.time()
+        removed = 0
+        for child in self.staging_dir.iterdir():
+            with contextlib.suppress(OSError):
+                if now - child.stat().st_mtime >= older_than:
+                    shutil.rmtree(child, ignore_errors=True)
+                    removed += 1
+        return removed
+
+
+def _copy_synced(src: Path, dst: Path) -> None:
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        shutil.copyfileobj(fin, fout, 1 << 20)
+        fout.flush()
+        os.fsync(fout.fileno())
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _write_atomic(path: Path, data: bytes, directory: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -1,0 +1,84 @@
+"""Small synthetic wheels and manifests for the cache tests (a zip with a dist-info and a file)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from srcbuild.cache.key import FingerprintInputs, ResolvedFacts
+from srcbuild.cache.manifest import Manifest
+from srcbuild.paths import Paths
+from srcbuild.recipe import Recipe, RecipeCatalog
+
+PLATFORM = "linux_x86_64-glibc2.36"
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def make_wheel(
+    directory: Path,
+    name: str = "torch",
+    version: str = "1.7.1",
+    tag: str = "cp38-cp38-linux_x86_64",
+    payload: bytes = b"kernels go here\n",
+) -> Path:
+    """Write ``<name>-<version>-<tag>.whl``: a package with one module, valid for pip."""
+    directory.mkdir(parents=True, exist_ok=True)
+    dist_info = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f'__version__ = "{version}"\n'.encode(),
+        f"{name}/_C.so": payload,
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist_info}/WHEEL": (
+            f"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: false\nTag: {tag}\n"
+        ).encode(),
+    }
+    record = [_record_line(n, d) for n, d in files.items()] + [f"{dist_info}/RECORD,,"]
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = directory / f"{name}-{version}-{tag}.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for member, data in files.items():
+            zf.writestr(member, data)
+    return path
+
+
+def catalog_recipe(name: str = "kepler-cu92") -> Recipe:
+    return RecipeCatalog(Paths.resolve()).load(name)
+
+
+def make_manifest(
+    wheel: Path,
+    recipe: Recipe | None = None,
+    sass: Sequence[int] = (30,),
+    ptx: Sequence[int] = (),
+    package: str = "torch",
+    commit: str = "a" * 40,
+    platform: str = PLATFORM,
+    created: float | None = None,
+) -> Manifest:
+    recipe = recipe or catalog_recipe()
+    inputs = FingerprintInputs.from_recipe(recipe, package, {}, platform_tag=platform)
+    resolved = ResolvedFacts.create(
+        source_commit=commit,
+        submodule_commits={"third_party/pybind11": "b" * 40},
+        gcc_version="7.5.0",
+        nvcc_version="9.2.148",
+        arch=[f"{s // 10}.{s % 10}" for s in sass],
+    )
+    return Manifest.create(
+        wheel,
+        inputs,
+        resolved,
+        recipe=recipe.to_json(),
+        toolchain={"gcc": "7.5.0", "nvcc": "9.2.148"},
+        sass=sass,
+        ptx=ptx,
+        local_version=recipe.local_version(),
+        created=created,
+    )
