@@ -1,0 +1,81 @@
+"""Cross-check the fat binary parser with NVIDIA's ``cuobjdump --list-elf --list-ptx``.
+
+A CUDA 11.8 cuobjdump reads every architecture down to sm_35. Newer ones refuse files with
+Kepler code (``cuobjdump fatal   : Support for 'sm_35' has been removed. Please use CUDA toolkit
+11.8 or earlier.``, feasibility.md §2), and the 11.8 one cannot read fat binaries written by
+CUDA 13 (it reports ``Support for 'sm_4' has been removed``). Such refusals are reported as
+"unsupported", never as a mismatch.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from srcbuild import proc
+from srcbuild.verify.fatbin import FatbinEntry
+
+_LINE_RE = re.compile(r"^(ELF|PTX) file\s+\d+:\s+\S*?\.sm_(\d+)[a-z]?\.(?:cubin|ptx)\s*$", re.MULTILINE)
+_FATAL_RE = re.compile(r"^cuobjdump fatal\s*:\s*(.*)$", re.MULTILINE)
+ALL_EXIT_CODES = tuple(range(256))
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    """cuobjdump's listing of one file compared with ``scan_elf``'s."""
+
+    status: str  # "match" | "mismatch" | "unsupported" | "failed"
+    tool_entries: tuple[tuple[str, int], ...] = ()  # (kind, sm), as cuobjdump lists them
+    message: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "status": self.status,
+            "cuobjdump": [f"{kind}:{sm}" for kind, sm in self.tool_entries],
+            "message": self.message,
+        }
+
+
+def find_cuobjdump(cuda_home: Optional[Path] = None) -> Optional[Path]:
+    """``<cuda_home>/bin/cuobjdump`` when given and present, else the one on PATH, else None."""
+    if cuda_home is not None and (cuda_home / "bin" / "cuobjdump").is_file():
+        return cuda_home / "bin" / "cuobjdump"
+    found = shutil.which("cuobjdump")
+    return Path(found) if found else None
+
+
+def parse_listing(text: str) -> list[tuple[str, int]]:
+    """``ELF file 1: x.1.sm_35.cubin`` -> ("sass", 35); ``PTX file 1: x.1.sm_50.ptx`` -> ("ptx", 50)."""
+    return [("sass" if kind == "ELF" else "ptx", int(sm)) for kind, sm in _LINE_RE.findall(text)]
+
+
+def compare(text: str, entries: list[FatbinEntry]) -> CrossCheck:
+    """Judge a cuobjdump listing (its whole output) against the parser's entries."""
+    listed = parse_listing(text)
+    fatal = _FATAL_RE.search(text)
+    if fatal and "has been removed" in fatal.group(1):
+        return CrossCheck("unsupported", tuple(listed), fatal.group(1).strip())
+    if fatal:
+        return CrossCheck("failed", tuple(listed), fatal.group(1).strip())
+    ours = Counter((e.kind, e.sm) for e in entries)
+    if Counter(listed) == ours:
+        return CrossCheck("match", tuple(listed))
+    only_tool = sorted((Counter(listed) - ours).elements())
+    only_ours = sorted((ours - Counter(listed)).elements())
+    return CrossCheck(
+        "mismatch",
+        tuple(listed),
+        f"only cuobjdump lists {only_tool or 'nothing'}; only the parser finds {only_ours or 'nothing'}",
+    )
+
+
+def cross_check(cuobjdump: Path, library: Path, entries: list[FatbinEntry]) -> CrossCheck:
+    """Run ``cuobjdump --list-elf --list-ptx library`` and compare with ``entries``."""
+    out = proc.probe([str(cuobjdump), "--list-elf", "--list-ptx", str(library)], timeout=600, ok_codes=ALL_EXIT_CODES)
+    if out is None:
+        return CrossCheck("failed", (), f"{cuobjdump} did not run")
+    return compare(out, entries)

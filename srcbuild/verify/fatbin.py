@@ -1,0 +1,143 @@
+"""Which CUDA kernels an ELF file carries: a streaming reader of the ``.nv_fatbin`` section.
+
+nvcc embeds device code in a host object, shared library or executable as a *fat binary*: the
+``.nv_fatbin`` section holds one or more containers, each a 16-byte header followed by entries;
+every entry is SASS (an ``sm_XY`` cubin, kind 2) or PTX (for ``compute_XY``, kind 1). Only the
+headers are read, never the payloads, so compressed entries cost nothing and a 1-2 GB
+``libtorch_cuda.so`` is scanned in memory bounded by ``CHUNK`` (the ELF section header table is
+read by pyelftools; the section itself through a small sliding window, skipping payloads by
+seeking).
+
+Layout (little endian), as read by the parser in feasibility.md §2 and checked against cuobjdump
+11.8 on objects from nvcc 11.8 and 13.0:
+
+* container header, 16 bytes: ``u32 magic = 0xBA55ED50, u16 version, u16 header_size,
+  u64 payload_size``; containers may be separated by zero padding (8-byte aligned).
+* entry header, ``header_size`` bytes (64 or more): ``u16 kind, u16 version, u32 header_size,
+  u64 padded_payload_size, u32 compressed_size, u32 -, u16 minor, u16 major, u32 sm,
+  u32 name_offset, u32 name_size, u64 flags, ...``. For PTX entries (major, minor) is the PTX ISA
+  version (7.8 from CUDA 11.8, 9.0 from CUDA 13.0). Flag 0x2000 (nvcc 11.x) or 0x8000 (nvcc 13.x)
+  marks a compressed payload (observed on both toolkits).
+
+A bare cubin (ELF machine ``EM_CUDA``) is one SASS entry: its SM is ``e_flags & 0xff`` for ELF
+ABI version 7 (CUDA 11.x, feasibility.md §2) and ``(e_flags >> 8) & 0xff`` for ABI version 8
+(CUDA 13.0; observed ``0x6005004`` for sm_80).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Union
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from srcbuild.errors import VerificationFailed
+
+FATBIN_MAGIC = 0xBA55ED50
+FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+CHUNK = 64 * 1024  # the sliding window: the most the parser holds of the section at once
+
+_KINDS = {1: "ptx", 2: "sass"}
+_COMPRESSED_FLAGS = 0x2000 | 0x8000
+_CONTAINER = struct.Struct("<IHHQ")
+_ENTRY = struct.Struct("<HHIQIIHHI")  # kind .. sm: the first 32 bytes
+_FLAGS = struct.Struct("<Q")  # at offset 40 of an entry header
+
+PathOrFile = Union[str, os.PathLike, BinaryIO]
+
+
+@dataclass(frozen=True)
+class FatbinEntry:
+    """One kernel image in a fat binary: SASS for ``sm`` or PTX for ``compute_<sm>``."""
+
+    kind: str  # "sass" | "ptx"
+    sm: int  # 35 for sm_35 / compute_35
+    compressed: bool = False
+    version: tuple[int, int] = (0, 0)  # PTX ISA version for PTX entries; the cubin ABI for SASS
+
+    def label(self) -> str:
+        return f"sm_{self.sm}" if self.kind == "sass" else f"compute_{self.sm}"
+
+
+class _Window:
+    """Reads little pieces of ``[start, end)`` of a file through a bounded buffer."""
+
+    def __init__(self, f: BinaryIO, start: int, end: int, chunk: int = CHUNK) -> None:
+        self.f = f
+        self.end = end
+        self.chunk = chunk
+        self.base = start
+        self.buf = b""
+
+    def get(self, pos: int, size: int) -> bytes:
+        """``size`` bytes at absolute ``pos`` (fewer at the end of the range)."""
+        if not (self.base <= pos and pos + size <= self.base + len(self.buf)):
+            self.f.seek(pos)
+            self.buf = self.f.read(max(self.chunk, size))
+            self.base = pos
+        off = pos - self.base
+        return self.buf[off : off + min(size, self.end - pos)]
+
+
+def _walk(window: _Window, start: int, end: int) -> Iterator[FatbinEntry]:
+    pos = start
+    while pos + _CONTAINER.size <= end:
+        magic, _version, header_size, payload_size = _CONTAINER.unpack(window.get(pos, _CONTAINER.size))
+        if magic != FATBIN_MAGIC:
+            pos += 8  # padding between containers
+            continue
+        entry = pos + header_size
+        container_end = min(entry + payload_size, end)
+        while entry + _ENTRY.size <= container_end:
+            head = window.get(entry, 48)
+            kind, _ever, entry_header, padded, _csize, _x, minor, major, sm = _ENTRY.unpack_from(head)
+            flags = _FLAGS.unpack_from(head, 40)[0] if entry_header >= 48 and len(head) >= 48 else 0
+            if kind in _KINDS:
+                yield FatbinEntry(_KINDS[kind], sm, bool(flags & _COMPRESSED_FLAGS), (major, minor))
+            if entry_header == 0:
+                break  # a corrupt header would loop forever
+            entry += entry_header + padded
+        pos = max(container_end, pos + _CONTAINER.size)
+
+
+def _cubin_sm(elf: ELFFile) -> int:
+    flags = int(elf["e_flags"])
+    if int(elf["e_ident"]["EI_ABIVERSION"]) >= 8:
+        return (flags >> 8) & 0xFF
+    return flags & 0xFF
+
+
+def _scan_file(f: BinaryIO, name: str) -> list[FatbinEntry]:
+    try:
+        elf = ELFFile(f)
+        if elf["e_machine"] == "EM_CUDA":
+            return [FatbinEntry("sass", _cubin_sm(elf))]
+        entries: list[FatbinEntry] = []
+        for section in elf.iter_sections():
+            if section.name in FATBIN_SECTIONS and section["sh_type"] != "SHT_NOBITS":
+                start = int(section["sh_offset"])
+                end = start + int(section["sh_size"])
+                entries.extend(_walk(_Window(f, start, end), start, end))
+        return entries
+    except (ELFError, struct.error) as exc:
+        raise VerificationFailed(
+            f"{name}: not a readable ELF file ({exc})", "check that the file is a shared library or object"
+        ) from None
+
+
+def scan_elf(source: PathOrFile) -> list[FatbinEntry]:
+    """Every SASS and PTX entry of the fat binaries in an ELF file (a path or a binary file object).
+
+    Returns ``[]`` for an ELF file without device code (a CPU-only ``libtorch_cpu.so``). Raises
+    ``VerificationFailed`` when the file is not ELF.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        with open(path, "rb") as f:
+            return _scan_file(f, str(path))
+    return _scan_file(source, getattr(source, "name", "<file>"))

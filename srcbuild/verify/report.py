@@ -1,0 +1,189 @@
+"""Judge a measured wheel against a recipe: kernels per compute capability, MPI, tags, CUDA, version.
+
+``verify_wheel`` measures the wheel (``wheel.measure_wheel``) and returns a ``VerifyReport``: every
+finding at once, the per-library kernel table and one coverage row per requested compute
+capability. ``ok`` is False when any finding is an error; the caller (``srcbuild verify``, the
+build) turns that into ``VerificationFailed`` (exit 6) and does not cache the wheel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.findings import Finding, Severity, has_errors
+from srcbuild.recipe import Recipe
+from srcbuild.verify.checks import check_abi, check_cuda_runtime, check_mpi
+from srcbuild.verify.cuobjdump import CrossCheck, cross_check
+from srcbuild.verify.kernels import Coverage, Kernels, coverage, sm_list
+from srcbuild.verify.mpi import HostMpi, probe_host_mpi
+from srcbuild.verify.wheel import LibraryHook, WheelReport, measure_wheel
+
+KERNEL_RULE_SOURCE = (
+    "CUDA C++ Programming Guide, 'Binary Compatibility' (SASS for X.y runs on X.z, z >= y) and "
+    "'PTX Compatibility' (PTX for X.Y is JIT-compiled on any cc >= X.Y)"
+)
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """The verdict on one wheel: findings, kernel table and coverage rows."""
+
+    wheel: WheelReport
+    findings: tuple[Finding, ...]
+    coverage: tuple[Coverage, ...] = ()
+    recipe: Optional[str] = None
+    host_mpi: Optional[HostMpi] = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+    @property
+    def kernels(self) -> Kernels:
+        return self.wheel.kernels
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    def table_rows(self) -> list[dict[str, Any]]:
+        """One row per library that holds device code: library, SASS, PTX (and the cross-check)."""
+        rows = []
+        for lib in self.wheel.libraries:
+            if lib.kernels.empty:
+                continue
+            row: dict[str, Any] = {
+                "library": lib.name,
+                "sass": sm_list(lib.kernels.sass),
+                "ptx": sm_list(lib.kernels.ptx),
+            }
+            if isinstance(lib.extra, CrossCheck):
+                row["cuobjdump"] = lib.extra.status
+            rows.append(row)
+        return rows
+
+    def coverage_rows(self) -> list[dict[str, Any]]:
+        return [{"cc": str(c.cc), "runs": c.runs, "via": c.via} for c in self.coverage]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "wheel": self.wheel.path.name,
+            "recipe": self.recipe,
+            "version": self.wheel.version,
+            "tags": {
+                "python": list(self.wheel.python_tags),
+                "abi": list(self.wheel.abi_tags),
+                "platform": list(self.wheel.platform_tags),
+            },
+            "kernels": self.kernels.to_json(),
+            "coverage": self.coverage_rows(),
+            "libraries": self.table_rows(),
+            "cudart": list(self.wheel.cudart),
+            "cuda_version_py": self.wheel.cuda_version_py,
+            "host_mpi": (
+                {"implementation": self.host_mpi.implementation, "version": self.host_mpi.version}
+                if self.host_mpi
+                else None
+            ),
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def check_kernels(wheel: WheelReport, archs: Sequence[ComputeCapability]) -> tuple[list[Coverage], list[Finding]]:
+    """One coverage row per compute capability; an error for each that has no image."""
+    kernels = wheel.kernels
+    rows: list[Coverage] = []
+    findings: list[Finding] = []
+    for cc in sorted(set(archs)):
+        row = coverage(kernels, cc, wheel.ptx_isa)
+        rows.append(row)
+        if not row.runs:
+            sass = f"SASS for {', '.join(sm_list(kernels.sass))}" if kernels.sass else "no SASS"
+            findings.append(
+                Finding(
+                    rule="kernel-image",
+                    severity=Severity.ERROR,
+                    message=f"no kernel image for compute capability {cc}: the wheel has {sass} and no PTX ≤ {cc}",
+                    source=KERNEL_RULE_SOURCE,
+                    fix=f"rebuild with gpu.arch including {cc}",
+                    field="gpu.arch",
+                )
+            )
+        elif row.caveat:
+            findings.append(
+                Finding(
+                    rule="kernel-ptx-kepler",
+                    severity=Severity.WARNING,
+                    message=row.caveat,
+                    source="compat.md §2.1; https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+                    fix=f"add {cc} to gpu.arch so the wheel carries SASS for it",
+                    field="gpu.arch",
+                )
+            )
+    return rows, findings
+
+
+def check_cross(wheel: WheelReport) -> list[Finding]:
+    findings = []
+    for lib in wheel.libraries:
+        check = lib.extra
+        if not isinstance(check, CrossCheck) or check.status == "match":
+            continue
+        severity = Severity.WARNING if check.status == "mismatch" else Severity.INFO
+        findings.append(
+            Finding(
+                rule=f"cuobjdump-{check.status}",
+                severity=severity,
+                message=f"{lib.name}: cuobjdump cross-check {check.status}: {check.message}",
+                source="feasibility.md §2",
+            )
+        )
+    return findings
+
+
+def verify_wheel(
+    wheel_path: str | Path,
+    recipe: Optional[Recipe],
+    archs: Sequence[ComputeCapability] = (),
+    *,
+    host_mpi: Optional[HostMpi] = None,
+    probe_host: bool = True,
+    cuobjdump: Optional[Path] = None,
+) -> VerifyReport:
+    """Measure ``wheel_path`` and judge it against ``recipe`` (may be None) and ``archs``.
+
+    ``archs`` defaults to the recipe's ``gpu.arch``. MPI versions are compared with ``host_mpi``,
+    or, when it is None and ``probe_host`` is true, with what ``ompi_info``/``mpirun`` report on this
+    machine (only when the recipe enables MPI). With ``cuobjdump``, every library with device code
+    is cross-checked against that tool's listing.
+    """
+    hook: Optional[LibraryHook] = None
+    if cuobjdump is not None:
+        tool = cuobjdump
+
+        def hook(member: str, path: Path, entries: list[Any]) -> CrossCheck:
+            return cross_check(tool, path, entries)
+
+    wheel = measure_wheel(wheel_path, library_hook=hook)
+    wanted = list(archs) or (list(recipe.gpu.arch) if recipe is not None else [])
+    rows, findings = check_kernels(wheel, wanted)
+    if recipe is not None:
+        if recipe.mpi.enabled and host_mpi is None and probe_host:
+            host_mpi = probe_host_mpi()
+        findings += check_mpi(wheel, recipe, host_mpi)
+        findings += check_abi(wheel, recipe)
+        findings += check_cuda_runtime(wheel, recipe)
+    findings += check_cross(wheel)
+    return VerifyReport(
+        wheel=wheel,
+        findings=tuple(findings),
+        coverage=tuple(rows),
+        recipe=recipe.name if recipe is not None else None,
+        host_mpi=host_mpi,
+    )

@@ -1,0 +1,87 @@
+"""The streaming .nv_fatbin parser on synthetic ELF files (no NVIDIA tool needed)."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from srcbuild.errors import VerificationFailed
+from srcbuild.verify import fatbin
+from srcbuild.verify.fatbin import FatbinEntry, scan_elf
+from srcbuild.verify.synth import fatbin_container, write_cubin, write_elf
+
+
+def test_entries_in_order_with_kinds_and_compression(tmp_path: Path) -> None:
+    blob = fatbin_container([("sass", 35), ("sass", 37)]) + fatbin_container([("ptx", 50)], compressed=True)
+    lib = tmp_path / "libk.so"
+    write_elf(lib, blob)
+    assert scan_elf(lib) == [
+        FatbinEntry("sass", 35, False, (1, 7)),
+        FatbinEntry("sass", 37, False, (1, 7)),
+        FatbinEntry("ptx", 50, True, (7, 8)),
+    ]
+
+
+def test_padding_between_containers_is_skipped(tmp_path: Path) -> None:
+    blob = fatbin_container([("sass", 61)]) + bytes(24) + fatbin_container([("ptx", 70)])
+    lib = tmp_path / "libpad.so"
+    write_elf(lib, blob, repeat=3)
+    assert [(e.kind, e.sm) for e in scan_elf(lib)] == [("sass", 61), ("ptx", 70)] * 3
+
+
+def test_file_object_and_path_agree(tmp_path: Path) -> None:
+    lib = tmp_path / "libk.so"
+    write_elf(lib, fatbin_container([("sass", 50), ("ptx", 50)]))
+    with open(lib, "rb") as f:
+        assert scan_elf(f) == scan_elf(str(lib))
+
+
+def test_no_fatbin_section_gives_empty_list(tmp_path: Path) -> None:
+    lib = tmp_path / "libcpu.so"
+    write_elf(lib, b"")
+    assert scan_elf(lib) == []
+
+
+@pytest.mark.parametrize(
+    ("e_flags", "abiversion", "sm"),
+    [(0x230523, 7, 35), (0x250525, 7, 37), (0x6005004, 8, 80)],
+)
+def test_bare_cubin_sm_from_e_flags(tmp_path: Path, e_flags: int, abiversion: int, sm: int) -> None:
+    cubin = tmp_path / "k.cubin"
+    write_cubin(cubin, e_flags, abiversion)
+    assert scan_elf(cubin) == [FatbinEntry("sass", sm)]
+
+
+def test_not_elf_is_a_verification_error(tmp_path: Path) -> None:
+    junk = tmp_path / "libjunk.so"
+    junk.write_bytes(b"this is not ELF at all" * 4)
+    with pytest.raises(VerificationFailed) as err:
+        scan_elf(junk)
+    assert err.value.message.startswith(f"{junk}: not a readable ELF file")
+
+
+def test_memory_stays_bounded_on_a_large_section(tmp_path: Path) -> None:
+    # 2000 containers with 16 KiB payloads: a 64 MiB section, read through a 64 KiB window.
+    blob = fatbin_container([("sass", 35), ("sass", 37)], payload=16 * 1024)
+    lib = tmp_path / "libbig.so"
+    size = write_elf(lib, blob, repeat=2000)
+    assert size > 60 * 1024 * 1024
+    tracemalloc.start()
+    entries = scan_elf(lib)
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(entries) == 4000
+    assert peak < 4 * fatbin.CHUNK + 2 * 1024 * 1024  # the window plus the entry list, not the section
+
+
+def test_truncated_container_does_not_loop(tmp_path: Path) -> None:
+    blob = fatbin_container([("sass", 35)])
+    buf = io.BytesIO()
+    lib = tmp_path / "libcut.so"
+    write_elf(lib, blob[:40])
+    buf.write(lib.read_bytes())
+    buf.seek(0)
+    assert scan_elf(buf) == []
