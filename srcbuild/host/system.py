@@ -1,0 +1,96 @@
+"""Machine resources and environment tools: cores, memory, free disk, conda/mamba/micromamba, docker.
+
+Memory comes from ``/proc/meminfo`` (MemTotal, MemAvailable) under the injected root; the free
+disk is that of the work directory (or its nearest existing parent). Docker's runtimes come from
+``docker info`` under a short timeout, since a client without a daemon can hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from srcbuild import proc
+from srcbuild.host.facts import DockerInfo, Resources
+from srcbuild.host.locate import Runner, Which, is_executable, read_text, under
+
+CONDA_TOOLS = ("micromamba", "mamba", "conda")
+CONDA_ENV_VARS = {"CONDA_EXE": "conda", "MAMBA_EXE": "micromamba"}
+CONDA_DIRS = ("/opt/conda/bin", "/opt/miniconda3/bin", "/opt/miniforge3/bin")
+DOCKER_TIMEOUT_S = 3.0
+
+
+def parse_meminfo(text: str) -> tuple[int | None, int | None]:
+    """(total, available) bytes from /proc/meminfo."""
+    values = {m.group(1): int(m.group(2)) * 1024 for m in re.finditer(r"^(\w+):\s+(\d+) kB", text, re.MULTILINE)}
+    return values.get("MemTotal"), values.get("MemAvailable")
+
+
+def cpu_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def free_disk(path: Path) -> int | None:
+    """Free bytes on the file system that holds ``path`` (it need not exist yet)."""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return shutil.disk_usage(probe).free
+    except OSError:
+        return None
+
+
+def probe_resources(work_dir: Path, root: Path = Path("/"), cores: int | None = None) -> Resources:
+    text = read_text(under(root, "/proc/meminfo")) or ""
+    total, available = parse_meminfo(text)
+    return Resources(cores or cpu_cores(), total, available, work_dir, free_disk(work_dir))
+
+
+def find_conda(environ: Mapping[str, str], root: Path, which: Which) -> list[tuple[str, Path]]:
+    """conda, mamba and micromamba executables: ``CONDA_EXE``/``MAMBA_EXE``, PATH, the usual prefixes."""
+    found: list[tuple[str, Path]] = []
+    candidates: list[tuple[str, Path]] = []
+    for var, name in CONDA_ENV_VARS.items():
+        if environ.get(var):
+            path = Path(environ[var])
+            candidates.append((path.name if path.name in CONDA_TOOLS else name, path))
+    for name in CONDA_TOOLS:
+        hit = which(name)
+        if hit is not None:
+            candidates.append((name, hit))
+    home = environ.get("HOME")
+    dirs = [under(root, d) for d in CONDA_DIRS]
+    if home:
+        dirs.extend(Path(home) / d / "bin" for d in ("miniconda3", "miniforge3", "mambaforge", "anaconda3"))
+        dirs.append(Path(home) / ".local" / "bin")
+    for directory in dirs:
+        candidates.extend((name, directory / name) for name in CONDA_TOOLS)
+    for name, path in candidates:
+        if is_executable(path) and not any(p.resolve() == path.resolve() for _, p in found):
+            found.append((name, path))
+    return found
+
+
+def probe_docker(which: Which, run: Runner = proc.probe) -> DockerInfo | None:
+    """The docker client and its daemon's runtimes (``None`` runtimes: daemon not reachable)."""
+    docker = which("docker")
+    if docker is None:
+        return None
+    out = run([str(docker), "info", "--format", "{{json .Runtimes}}"], timeout=DOCKER_TIMEOUT_S)
+    runtimes: tuple[str, ...] | None = None
+    if out:
+        try:
+            data = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            data = None
+        if isinstance(data, dict):
+            runtimes = tuple(sorted(data))
+    return DockerInfo(docker, runtimes)

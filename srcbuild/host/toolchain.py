@@ -1,0 +1,236 @@
+"""Compilers and CUDA libraries on this machine: gcc-N, CUDA toolkits (nvcc), cuDNN and NCCL headers.
+
+A tool counts only when it answers: a gcc is the version ``gcc -dumpfullversion`` prints, a CUDA
+toolkit is the release its ``nvcc --version`` prints. cuDNN and NCCL are read from their headers
+(``CUDNN_MAJOR/MINOR/PATCHLEVEL`` in ``cudnn_version.h`` or, before cuDNN 8, ``cudnn.h``;
+``NCCL_MAJOR/MINOR/PATCH`` in ``nccl.h``).
+
+Where a CUDA toolkit is looked for, in order: ``CUDA_HOME``, ``CUDA_PATH``, ``/usr/local/cuda-X.Y``,
+``/usr/local/cuda``, ``/opt/cuda*``, the active conda env, ``nvcc`` on ``PATH`` (distro packages
+install it in ``/usr/bin``). Where a gcc is looked for: ``gcc-N`` on ``PATH``, ``/usr/bin``,
+``/usr/local/bin``, ``/opt/gcc-N*/bin`` and plain ``gcc`` when its major is N.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from srcbuild import proc
+from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion
+from srcbuild.host.locate import Runner, is_executable, path_dirs, read_text, under, unique_paths, which_in
+
+_NVCC_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+_GCC_NAME_RE = re.compile(r"^gcc-(\d+)$")
+_DEFINE_RE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\d+)", re.MULTILINE)
+GCC_DIRS = ("/usr/bin", "/usr/local/bin")
+CUDNN_INCLUDE_DIRS = ("/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/local/include")
+
+
+def parse_nvcc_version(text: str) -> str | None:
+    """ "Cuda compilation tools, release 11.8, V11.8.89" -> "11.8.89"."""
+    m = _NVCC_RE.search(text)
+    return m.group(2) if m else None
+
+
+def cuda_matches(pinned: str, found: str) -> bool:
+    """True when nvcc's ``found`` version is the ``pinned`` one ("9.2" accepts "9.2.148").
+
+    A pin of major.minor compares the release; a three-part pin must match the third part too.
+    """
+    want = pinned.split(".")
+    have = found.split(".")
+    return have[: len(want)] == want if len(want) <= 2 else have[:2] == want[:2] and have[2].startswith(want[2])
+
+
+def nvcc_version(nvcc: Path, run: Runner = proc.probe) -> str | None:
+    out = run([str(nvcc), "--version"], timeout=10)
+    return parse_nvcc_version(out) if out else None
+
+
+def _home_candidates(environ: Mapping[str, str], root: Path, version: str | None) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
+        if environ.get(var):
+            out.append((Path(environ[var]), var))
+    local = under(root, "/usr/local")
+    if version:
+        out.append((local / f"cuda-{version}", f"/usr/local/cuda-{version}"))
+    versioned = sorted(local.glob("cuda-*"), key=lambda p: p.name, reverse=True) if local.is_dir() else []
+    out.extend((p, f"/usr/local/{p.name}") for p in versioned)
+    out.append((local / "cuda", "/usr/local/cuda"))
+    opt = under(root, "/opt")
+    if opt.is_dir():
+        out.extend((p, f"/opt/{p.name}") for p in sorted(opt.glob("cuda*")))
+    if environ.get("CONDA_PREFIX"):
+        out.append((Path(environ["CONDA_PREFIX"]), "conda env"))
+    return out
+
+
+def _nvcc_candidates(environ: Mapping[str, str], root: Path, version: str | None) -> list[tuple[Path, Path, str]]:
+    """(home, nvcc, source) in search order, duplicates (same nvcc file) removed."""
+    found: list[tuple[Path, Path, str]] = []
+    for home, source in _home_candidates(environ, root, version):
+        nvcc = home / "bin" / "nvcc"
+        if is_executable(nvcc):
+            found.append((home, nvcc, source))
+    path_nvcc = which_in(environ)("nvcc")
+    if path_nvcc is not None:
+        real = path_nvcc.resolve()
+        found.append((real.parent.parent, path_nvcc, "PATH"))
+    seen: set[Path] = set()
+    unique = []
+    for home, nvcc, source in found:
+        key = nvcc.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append((home, nvcc, source))
+    return unique
+
+
+def list_cuda(
+    environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+) -> list[CudaToolkit]:
+    """Every CUDA toolkit whose nvcc answers, in search order; a PATH wrapper of a found one is folded."""
+    env = os.environ if environ is None else environ
+    toolkits: list[CudaToolkit] = []
+    for home, nvcc, source in _nvcc_candidates(env, root, None):
+        version = nvcc_version(nvcc, run)
+        if version is None:
+            continue
+        if source == "PATH" and any(t.version == version for t in toolkits):
+            continue  # e.g. /usr/local/bin/nvcc exec'ing /usr/local/cuda-13.0/bin/nvcc
+        toolkits.append(CudaToolkit(version, home, nvcc, source))
+    return toolkits
+
+
+def find_cuda(
+    version: str, environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+) -> CudaToolkit | None:
+    """The first toolkit, in search order, whose nvcc reports ``version`` ("9.2" or "11.4.1")."""
+    env = os.environ if environ is None else environ
+    release = ".".join(version.split(".")[:2])
+    for home, nvcc, source in _nvcc_candidates(env, root, release):
+        found = nvcc_version(nvcc, run)
+        if found is not None and cuda_matches(version, found):
+            return CudaToolkit(found, home, nvcc, source)
+    return None
+
+
+def gcc_version(gcc: Path, run: Runner = proc.probe) -> str | None:
+    """ "11.3.0" from ``gcc -dumpfullversion -dumpversion`` (old gcc ignores the first flag)."""
+    out = run([str(gcc), "-dumpfullversion", "-dumpversion"], timeout=10)
+    text = (out or "").strip()
+    return text if re.match(r"^\d+(\.\d+)*$", text) else None
+
+
+def _gcc_candidates(environ: Mapping[str, str], root: Path, major: str | None) -> list[Path]:
+    dirs = [*path_dirs(environ), *(under(root, d) for d in GCC_DIRS)]
+    opt = under(root, "/opt")
+    if opt.is_dir():
+        dirs.extend(sorted(p / "bin" for p in opt.glob(f"gcc-{major or ''}*")))
+    found: list[Path] = []
+    for directory in dirs:
+        if not directory.is_dir():
+            continue
+        if major is not None:
+            names = [f"gcc-{major}", "gcc"]
+        else:
+            names = sorted(
+                (p.name for p in directory.iterdir() if _GCC_NAME_RE.match(p.name)), key=lambda n: int(n[4:])
+            )
+            names.append("gcc")
+        found.extend(directory / n for n in names if is_executable(directory / n))
+    return unique_paths(found)
+
+
+def _gxx_for(gcc: Path) -> Path | None:
+    gxx = gcc.with_name(gcc.name.replace("gcc", "g++", 1))
+    return gxx if is_executable(gxx) else None
+
+
+def list_gcc(
+    environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+) -> list[GccInstall]:
+    """One entry per gcc major found (the first spelling wins), sorted by major."""
+    env = os.environ if environ is None else environ
+    by_major: dict[int, GccInstall] = {}
+    for gcc in _gcc_candidates(env, root, None):
+        version = gcc_version(gcc, run)
+        if version is None:
+            continue
+        major = int(version.split(".")[0])
+        by_major.setdefault(major, GccInstall(major, version, gcc, _gxx_for(gcc)))
+    return [by_major[m] for m in sorted(by_major)]
+
+
+def find_gcc(
+    major: str, environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+) -> GccInstall | None:
+    """A gcc of major version ``major`` ("7"): ``gcc-7`` on PATH, in /usr/bin, ..., or ``gcc`` if it is 7."""
+    env = os.environ if environ is None else environ
+    want = str(major).split(".")[0]
+    for gcc in _gcc_candidates(env, root, want):
+        version = gcc_version(gcc, run)
+        if version is not None and version.split(".")[0] == want:
+            return GccInstall(int(want), version, gcc, _gxx_for(gcc))
+    return None
+
+
+def header_version(path: Path, prefix: str, patch_name: str) -> str | None:
+    """ "8.5.0" from the ``#define <prefix>MAJOR/MINOR/<patch_name>`` lines of a header."""
+    text = read_text(path)
+    if not text:
+        return None
+    defines = dict(_DEFINE_RE.findall(text))
+    parts = [defines.get(f"{prefix}MAJOR"), defines.get(f"{prefix}MINOR"), defines.get(f"{prefix}{patch_name}")]
+    if parts[0] is None or parts[1] is None:
+        return None
+    return ".".join(p for p in parts if p is not None)
+
+
+def _include_dirs(environ: Mapping[str, str], root: Path, toolkits: list[CudaToolkit], var_prefix: str) -> list[Path]:
+    dirs: list[Path] = []
+    for var in (f"{var_prefix}_INCLUDE_DIR", f"{var_prefix}_HOME", f"{var_prefix}_ROOT", f"{var_prefix}_ROOT_DIR"):
+        if environ.get(var):
+            base = Path(environ[var])
+            dirs.extend([base, base / "include"] if not var.endswith("INCLUDE_DIR") else [base])
+    dirs.extend(t.home / "include" for t in toolkits)
+    dirs.extend(t.home / "targets" / "x86_64-linux" / "include" for t in toolkits)
+    if environ.get("CONDA_PREFIX"):
+        dirs.append(Path(environ["CONDA_PREFIX"]) / "include")
+    dirs.extend(under(root, d) for d in CUDNN_INCLUDE_DIRS)
+    return unique_paths([d for d in dirs if d.is_dir()])
+
+
+def find_cudnn(
+    environ: Mapping[str, str] | None = None, root: Path = Path("/"), toolkits: list[CudaToolkit] | None = None
+) -> list[HeaderVersion]:
+    """cuDNN versions from ``cudnn_version*.h`` (cuDNN >= 8) or ``cudnn*.h`` (cuDNN 7)."""
+    env = os.environ if environ is None else environ
+    found: list[HeaderVersion] = []
+    for directory in _include_dirs(env, root, toolkits or [], "CUDNN"):
+        headers = sorted(directory.glob("cudnn_version*.h")) or sorted(directory.glob("cudnn*.h"))
+        for header in headers:
+            version = header_version(header, "CUDNN_", "PATCHLEVEL")
+            if version and not any(f.header.resolve() == header.resolve() for f in found):
+                found.append(HeaderVersion(version, header))
+                break
+    return found
+
+
+def find_nccl(
+    environ: Mapping[str, str] | None = None, root: Path = Path("/"), toolkits: list[CudaToolkit] | None = None
+) -> list[HeaderVersion]:
+    """NCCL versions from ``nccl.h``."""
+    env = os.environ if environ is None else environ
+    found: list[HeaderVersion] = []
+    for directory in _include_dirs(env, root, toolkits or [], "NCCL"):
+        header = directory / "nccl.h"
+        version = header_version(header, "NCCL_", "PATCH") if header.is_file() else None
+        if version and not any(f.header.resolve() == header.resolve() for f in found):
+            found.append(HeaderVersion(version, header))
+    return found
