@@ -15,6 +15,7 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.recipes import recipes_group
+from srcbuild.cli.verify import verify_command
 from srcbuild.errors import SrcbuildError
 
 INTERNAL_ERROR = 70
@@ -29,6 +30,7 @@ def cli(debug: bool) -> None:
 
 # Each command lives in its own module; register it here.
 cli.add_command(recipes_group)
+cli.add_command(verify_command)
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:

@@ -1,0 +1,132 @@
+"""``srcbuild verify WHEEL`` and ``srcbuild smoke --recipe R``: render verification results.
+
+Both commands only parse options, call ``srcbuild.verify`` and render the result as a table or
+JSON; a failed verification raises ``VerificationFailed`` (exit 6) naming the first problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Optional
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.errors import UsageError, VerificationFailed
+from srcbuild.findings import Severity
+from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.verify.cuobjdump import find_cuobjdump
+from srcbuild.verify.report import VerifyReport, verify_wheel
+
+
+def parse_archs(values: Sequence[str]) -> list[ComputeCapability]:
+    """``--arch 3.0 --arch 3.5,3.7`` -> compute capabilities; a bad one is a usage error."""
+    archs = []
+    for value in values:
+        for item in value.replace(";", ",").split(","):
+            if not item.strip():
+                continue
+            try:
+                archs.append(ComputeCapability.parse(item))
+            except ValueError as exc:
+                raise UsageError(f"--arch: {exc}", 'give compute capabilities like "--arch 3.5"') from None
+    return archs
+
+
+def load_recipe(name: Optional[str]) -> Optional[Recipe]:
+    return RecipeCatalog(resolve_paths()).load(name) if name else None
+
+
+def render_report(report: VerifyReport, console: Console) -> None:
+    wheel = report.wheel
+    title = wheel.path.name + (f" (recipe {report.recipe})" if report.recipe else "")
+    console.print(f"wheel: {title}")
+    rows = report.table_rows()
+    if rows:
+        table = Table(title="CUDA kernels per library")
+        table.add_column("library")
+        table.add_column("SASS")
+        table.add_column("PTX")
+        cross = any("cuobjdump" in r for r in rows)
+        if cross:
+            table.add_column("cuobjdump")
+        for row in rows:
+            cells = [row["library"], " ".join(row["sass"]) or "-", " ".join(row["ptx"]) or "-"]
+            if cross:
+                cells.append(row.get("cuobjdump", "-"))
+            table.add_row(*cells)
+        console.print(table)
+    else:
+        console.print(f"no CUDA kernels in the {len(wheel.libraries)} shared libraries of the wheel")
+    if report.coverage:
+        table = Table(title="Compute capabilities")
+        for column in ("compute capability", "runs", "via"):
+            table.add_column(column)
+        for cov in report.coverage:
+            table.add_row(str(cov.cc), "yes" if cov.runs else "NO", cov.via)
+        console.print(table)
+    for finding in report.findings:
+        console.print(finding.render(), markup=False, highlight=False)
+
+
+def raise_if_failed(report: VerifyReport) -> None:
+    errors = report.errors
+    if not errors:
+        return
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more problems above)" if len(errors) > 1 else ""
+    raise VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
+
+
+@click.command("verify")
+@click.argument("wheel", type=click.Path(dir_okay=False))
+@click.option("--recipe", "recipe_name", default=None, help="Recipe the wheel was built from (name or file).")
+@click.option(
+    "--arch", "archs", multiple=True, help="Compute capability that must run (repeatable; default: the recipe's)."
+)
+@click.option(
+    "--cuda-home",
+    type=click.Path(file_okay=False),
+    envvar="CUDA_HOME",
+    default=None,
+    help="CUDA toolkit whose cuobjdump cross-checks the parser [env CUDA_HOME; else cuobjdump on PATH].",
+)
+@click.option("--no-cross-check", is_flag=True, help="Do not run cuobjdump even when one is installed.")
+@click.option(
+    "--no-host-mpi",
+    is_flag=True,
+    help="Do not compare the recipe's MPI version with this host's (wheel built elsewhere).",
+)
+@json_option
+def verify_command(
+    wheel: str,
+    recipe_name: Optional[str],
+    archs: tuple[str, ...],
+    cuda_home: Optional[str],
+    no_cross_check: bool,
+    no_host_mpi: bool,
+    as_json: bool,
+) -> int:
+    """Check WHEEL without a GPU: CUDA kernels per compute capability, MPI, tags, CUDA runtime, version."""
+    wanted = parse_archs(archs)
+    recipe = load_recipe(recipe_name)
+    if recipe is None and not wanted:
+        raise UsageError("verify: nothing to check against", "pass --recipe NAME or at least one --arch")
+    tool = None if no_cross_check else find_cuobjdump(Path(cuda_home) if cuda_home else None)
+    report = verify_wheel(wheel, recipe, wanted, probe_host=not no_host_mpi, cuobjdump=tool)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        console = Console(width=140)
+        render_report(report, console)
+        if tool is None and not no_cross_check:
+            console.print("cuobjdump: not found (give --cuda-home); cross-check skipped", highlight=False)
+    raise_if_failed(report)
+    if not as_json:
+        warnings = sum(1 for f in report.findings if f.severity is Severity.WARNING)
+        click.echo(f"verified: {Path(wheel).name}" + (f" ({warnings} warnings)" if warnings else ""))
+    return 0
