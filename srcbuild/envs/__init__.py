@@ -1,0 +1,57 @@
+"""Build environments: the spec a recipe needs, lockfiles, and the backends that make them.
+
+Public API (used by the planner and the build step)::
+
+    spec = env_spec_for(recipe, kb=None, channels_override=None, channel_alias=None, channel_mirrors=())
+    backend = choose_backend(name, spec)          # conda | mamba | micromamba | rattler | venv
+    backend.describe(spec, prefix, lockfile)      # lines for `srcbuild plan`
+    env = backend.ensure(spec, envs_dir, lockfile, log_path)   # -> BuildEnv
+    existing_env(prefix)                          # --env PREFIX
+    default_lockfile(recipe)                      # recipes/R.conda-lock.yml when it exists
+    env_prefix(spec, envs_dir, backend)           # where ensure() puts (or finds) the environment
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from srcbuild.envs.backends import BACKEND_NAMES, EnvBackend, choose_backend
+from srcbuild.envs.channels import ChannelRouting, routing_from
+from srcbuild.envs.lockfile import LockedPackage, Lockfile, lockfile_path, read_lockfile
+from srcbuild.envs.prefix import BuildEnv, EnvStore, existing_env
+from srcbuild.envs.spec import EnvSpec, env_spec_for
+
+__all__ = [
+    "BACKEND_NAMES",
+    "BuildEnv",
+    "ChannelRouting",
+    "EnvBackend",
+    "EnvSpec",
+    "EnvStore",
+    "LockedPackage",
+    "Lockfile",
+    "choose_backend",
+    "default_lockfile",
+    "env_prefix",
+    "env_spec_for",
+    "existing_env",
+    "lockfile_path",
+    "read_lockfile",
+    "routing_from",
+]
+
+
+def default_lockfile(recipe: Any) -> Path | None:
+    """``recipes/R.conda-lock.yml`` next to the recipe file, if it exists."""
+    if getattr(recipe, "path", None) is None:
+        return None
+    path = lockfile_path(Path(recipe.path), recipe.name)
+    return path if path.is_file() else None
+
+
+def env_prefix(spec: EnvSpec, envs_dir: Path, backend: EnvBackend) -> Path:
+    """The directory ``backend.ensure`` creates or reuses for ``spec``."""
+    if backend.name == "venv":
+        return Path(envs_dir) / ("venv-" + spec.as_pip_only().key)
+    return Path(envs_dir) / spec.key

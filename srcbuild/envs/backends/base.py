@@ -1,0 +1,50 @@
+"""The interface every environment backend implements, and the pip step they share.
+
+A backend turns an ``EnvSpec`` into a ready ``BuildEnv``: ``describe`` says exactly what it would do
+(for ``srcbuild plan``), ``ensure`` does it (or reuses the complete environment already there).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Protocol
+
+from srcbuild import proc
+from srcbuild.command import Command
+from srcbuild.envs.prefix import BuildEnv
+from srcbuild.envs.spec import EnvSpec
+from srcbuild.errors import EnvironmentError_, HostError
+
+
+class EnvBackend(Protocol):
+    name: str
+
+    def describe(self, spec: EnvSpec, prefix: Path, lockfile: Path | None) -> list[str]: ...
+
+    def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv: ...
+
+
+def pip_command(python: Path, requirements: tuple[str, ...]) -> Command:
+    """``python -m pip install`` of the spec's pip packages (pip's own config and PIP_* apply)."""
+    return Command(
+        argv=(str(python), "-m", "pip", "install", "--no-input", "--disable-pip-version-check", *requirements),
+        why="install the pip packages of the build environment",
+    )
+
+
+def run_checked(command: Command, log_path: Path | None, what: str) -> None:
+    """Run a planned command; a failure is an EnvironmentError_ quoting its last line."""
+    env = command.env.apply(os.environ)
+    try:
+        result = proc.run(command.argv, cwd=command.cwd, env=env, log_path=log_path, echo=sys.stderr)
+    except FileNotFoundError:
+        raise HostError(f"{command.argv[0]} is not installed", "install it, or choose another backend") from None
+    if not result.ok:
+        last = next((line for line in reversed(result.tail) if line.strip()), "no output")
+        where = f"; full output in {log_path}" if log_path else ""
+        raise EnvironmentError_(
+            f"{what} failed (exit {result.returncode}): {last.strip()}",
+            f"fix the package named above in the recipe's [env] table{where}",
+        )

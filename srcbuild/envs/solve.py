@@ -1,0 +1,135 @@
+"""Solving an environment spec with py-rattler, and saying in plain words why a solve failed.
+
+``solve_spec`` asks rattler's solver for the spec's conda packages on linux-64 (and noarch), through
+the spec's channel routing, with a repodata cache under the work dir. It returns ``LockedPackage``s
+with canonical URLs: the same list a lockfile holds. ``explain_solve_error`` turns rattler's
+``SolverError`` text into one sentence naming the package and the constraint that failed; the raw
+solver text only goes to the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcbuild.envs.lockfile import LockedPackage
+from srcbuild.envs.spec import EnvSpec, package_name
+from srcbuild.errors import EnvironmentError_
+
+_TREE = re.compile(r"^[\s│├└─]+")
+
+
+@dataclass(frozen=True)
+class SolveExplanation:
+    package: str  # the package whose constraint failed
+    message: str
+    hint: str
+
+
+def explain_solve_error(text: str, channels: Sequence[str]) -> SolveExplanation:
+    """One line from rattler's solver report: which package, which constraint."""
+    body = text.split("because of:", 1)[-1].strip()
+    first = body.splitlines()[0].strip() if body else text.strip()
+    where = ", ".join(channels) or "the configured channels"
+    missing = re.match(r"No candidates were found for (.+?)\.?$", first)
+    if missing:
+        spec = missing.group(1).strip().removesuffix(" *")
+        name = package_name(spec)
+        return SolveExplanation(
+            name,
+            f"no package in {where} matches `{spec}`",
+            f"check the version of {name} the recipe asks for, or add a channel (or mirror) that has it",
+        )
+    top = re.match(r"(.+?) cannot be installed because", first)
+    requested = top.group(1).strip().removesuffix(" *") if top else first
+    steps = [_TREE.sub("", line).strip() for line in body.splitlines()[1:] if _TREE.match(line)]
+    steps = [s for s in steps if s]
+    leaf_package = package_name(requested)
+    detail = ""
+    for step in steps:
+        needs = re.match(r"(.+?) would require$", step)
+        if needs:
+            detail = f"{needs.group(1)} needs"
+            continue
+        lacking = re.match(r"(.+?), for which no candidates were found\.?$", step)
+        if lacking:
+            spec = lacking.group(1)
+            leaf_package = package_name(spec)
+            detail = f"{detail} `{spec}`, which no package in {where} provides".strip()
+            break
+        conflict = re.match(r"(.+?), which conflicts with (.+?)\.?$", step)
+        if conflict:
+            leaf_package = package_name(conflict.group(1))
+            detail = f"{detail} `{conflict.group(1)}`, which conflicts with `{conflict.group(2)}`".strip()
+            break
+        if detail.endswith("needs"):
+            detail = f"{detail} `{step.rstrip('.,')}`"
+    if not detail:
+        detail = " ".join(steps[:2]) or "no combination of versions satisfies every constraint"
+    return SolveExplanation(
+        leaf_package,
+        f"cannot install `{requested}`: {detail}",
+        f"relax the constraint on {leaf_package} (recipe [env] table or build pins), or add a channel that has a "
+        "matching version; the solver's full report is in the log",
+    )
+
+
+def _locked(record: object, spec: EnvSpec) -> LockedPackage:
+    url = str(record.url)  # type: ignore[attr-defined]
+    return LockedPackage(
+        name=str(record.name.normalized),  # type: ignore[attr-defined]
+        version=str(record.version),  # type: ignore[attr-defined]
+        url=spec.routing.canonical_url(url, spec.channels),
+        sha256=bytes(record.sha256).hex() if record.sha256 else "",  # type: ignore[attr-defined]
+        md5=bytes(record.md5).hex() if record.md5 else "",  # type: ignore[attr-defined]
+        dependencies=tuple(str(d) for d in record.depends),  # type: ignore[attr-defined]
+        platform=spec.platform,
+    )
+
+
+def solve_spec(spec: EnvSpec, repodata_cache: Path, log_path: Path | None = None) -> list[LockedPackage]:
+    """Solve the spec's conda packages; an unsatisfiable spec is an EnvironmentError_ in plain words."""
+    import rattler
+    from rattler.exceptions import SolverError
+
+    channels = [rattler.Channel(spec.routing.base_url(c)) for c in spec.channels]
+    gateway = rattler.Gateway(cache_dir=repodata_cache, show_progress=False)
+
+    async def run() -> list[object]:
+        return list(
+            await rattler.solve(
+                sources=channels,
+                specs=list(spec.conda_specs),
+                gateway=gateway,
+                platforms=[spec.platform, "noarch"],
+                virtual_packages=[],
+            )
+        )
+
+    try:
+        records = asyncio.run(run())
+    except SolverError as exc:
+        _log(log_path, f"solver report for {list(spec.conda_specs)}:\n{exc}")
+        why = explain_solve_error(str(exc), spec.channels)
+        raise EnvironmentError_(f"environment cannot be solved: {why.message}", why.hint) from None
+    except Exception as exc:  # rattler raises its own exception types for fetch/parse failures
+        _log(log_path, f"repodata fetch failed: {type(exc).__name__}: {exc}")
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EnvironmentError_(
+            f"cannot read the channels {', '.join(spec.routing.route(c) for c in spec.channels)}: {first}",
+            "check the network or give a reachable mirror with --channel-mirror NAME=URL or --channel-alias URL",
+        ) from None
+    packages = [_locked(r, spec) for r in records]
+    _log(log_path, "solved:\n" + "\n".join(f"  {p.label} {p.url}" for p in packages))
+    return sorted(packages, key=lambda p: p.name)
+
+
+def _log(log_path: Path | None, text: str) -> None:
+    if log_path is None:
+        return
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write(text.rstrip("\n") + "\n")

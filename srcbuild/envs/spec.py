@@ -1,0 +1,304 @@
+"""What a build environment must contain: ``EnvSpec`` and how a recipe becomes one.
+
+``env_spec_for(recipe)`` adds, in order: the recipe's Python; the build dependencies of the torch
+tag's era (``data/build_deps.toml``, from the upstream READMEs); ``magma-cudaXX`` from the pytorch
+channel when the recipe builds with CUDA and that package exists; the pins the knowledge base says
+old tags need on today's tools (``setuptools<=59.5.0``, ``numpy<2``, ``cmake<4``: folded into the
+package they constrain); and the recipe's own ``[env]`` table (conda packages, channels, pip).
+
+``EnvSpec.hash()`` is the sha256 of the canonical JSON of (python, conda, pip, channels, platform):
+the environment's identity, its directory name and the lockfile's ``content_hash``. Channel routing
+(aliases, mirrors) and the record of where each package came from are not part of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from srcbuild.envs.channels import ChannelRouting, routing_from
+from srcbuild.errors import RecipeError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "build_deps.toml"
+PLATFORM = "linux-64"
+DEFAULT_CHANNELS = ("conda-forge",)
+SPEC_FORMAT = "srcbuild-env-spec/1"
+COMPILER_PACKAGES = frozenset(
+    {
+        "gcc",
+        "gxx",
+        "gcc_linux-64",
+        "gxx_linux-64",
+        "gcc_impl_linux-64",
+        "gxx_impl_linux-64",
+        "c-compiler",
+        "cxx-compiler",
+    }
+)
+
+
+def package_name(spec: str) -> str:
+    """The package a conda match spec or pip requirement names: ``"numpy <2"`` -> ``numpy``."""
+    match = re.match(r"\s*([A-Za-z0-9_.\-]+)", spec.split("::")[-1])
+    return match.group(1).lower() if match else spec.strip().lower()
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """A build environment, as data: everything that decides what gets installed."""
+
+    python: str  # "3.8"
+    conda: tuple[str, ...] = ()  # conda match specs, python excluded
+    pip: tuple[str, ...] = ()  # pip requirements installed after the conda packages
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
+    platform: str = PLATFORM
+    # conda spec -> the pip requirement that provides the same package ("" when pip cannot)
+    pip_equivalents: tuple[tuple[str, str], ...] = ()
+    origins: tuple[tuple[str, str], ...] = ()  # package name -> where it came from
+    routing: ChannelRouting = field(default_factory=ChannelRouting)
+    source: str | None = None  # the recipe file, for lockfile metadata
+
+    def canonical(self) -> dict[str, Any]:
+        return {
+            "format": SPEC_FORMAT,
+            "python": self.python,
+            "conda": sorted(self.conda),
+            "pip": sorted(self.pip),
+            "channels": list(self.channels),
+            "platform": self.platform,
+        }
+
+    def hash(self) -> str:
+        text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def key(self) -> str:
+        """The environment's directory name: the first 16 hex digits of the hash."""
+        return self.hash()[:16]
+
+    @property
+    def python_spec(self) -> str:
+        return f"python {self.python}.*"
+
+    @property
+    def conda_specs(self) -> tuple[str, ...]:
+        """Everything the conda solver is asked for, Python first."""
+        return (self.python_spec, *self.conda)
+
+    @property
+    def conda_only(self) -> tuple[str, ...]:
+        """Conda packages pip cannot provide (they rule out a plain venv)."""
+        pip_form = dict(self.pip_equivalents)
+        return tuple(s for s in self.conda if not pip_form.get(s))
+
+    @property
+    def wants_conda_compiler(self) -> bool:
+        return any(package_name(s) in COMPILER_PACKAGES for s in self.conda)
+
+    def as_pip_only(self) -> EnvSpec:
+        """The same environment for a venv: every conda package through its pip equivalent."""
+        pip_form = dict(self.pip_equivalents)
+        moved = tuple(pip_form[s] for s in self.conda if pip_form.get(s))
+        return replace(self, conda=(), pip=(*moved, *self.pip), channels=(), pip_equivalents=())
+
+    def origin(self, package: str) -> str:
+        return dict(self.origins).get(package_name(package), "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.canonical(),
+            "hash": self.hash(),
+            "key": self.key,
+            "pip_equivalents": dict(self.pip_equivalents),
+            "origins": dict(self.origins),
+            "routing": self.routing.to_json(),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class BuildDeps:
+    """The table in ``data/build_deps.toml``."""
+
+    eras: tuple[tuple[SpecifierSet, tuple[str, ...], str], ...]
+    pip_names: Mapping[str, str]
+    python36_extra: tuple[str, ...]
+    magma_channel: str
+    magma_cuda: tuple[str, ...]
+    magma_source: str
+
+    def era_for(self, torch_version: str) -> tuple[tuple[str, ...], str]:
+        version = Version(torch_version)
+        for spec, packages, source in self.eras:
+            if spec.contains(version, prereleases=True):
+                return packages, source
+        return (), "no era row matches"
+
+    def pip_name(self, conda_name: str) -> str:
+        return self.pip_names.get(conda_name, conda_name)
+
+    def magma_for(self, cuda: str | None) -> str | None:
+        if cuda is None:
+            return None
+        short = ".".join(cuda.split(".")[:2])
+        if short not in self.magma_cuda:
+            return None
+        return "magma-cuda" + short.replace(".", "")
+
+
+@lru_cache(maxsize=1)
+def load_build_deps(path: Path = DATA_FILE) -> BuildDeps:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    eras = tuple((SpecifierSet(e["torch"]), tuple(e["packages"]), e["source"]) for e in data["era"])
+    return BuildDeps(
+        eras=eras,
+        pip_names=dict(data.get("pip_names", {})),
+        python36_extra=tuple(data.get("python36_extra", {}).get("packages", ())),
+        magma_channel=data["magma"]["channel"],
+        magma_cuda=tuple(data["magma"]["cuda"]),
+        magma_source=data["magma"]["source"],
+    )
+
+
+def torch_version_of(tag: str) -> str:
+    """``v1.7.1`` -> ``1.7.1``; a tag that is not a version is a RecipeError."""
+    text = tag[1:] if tag.startswith("v") else tag
+    try:
+        return str(Version(text))
+    except InvalidVersion:
+        raise RecipeError(
+            f"torch tag {tag!r} is not a version, so its build dependencies are unknown",
+            "pin a release tag such as v1.7.1, or list the build dependencies in the recipe's [env] table",
+        ) from None
+
+
+def knowledge_pins(torch_version: str, kb: Any = None) -> tuple[tuple[str, ...], str]:
+    """The pip pins the knowledge base gives for ``torch_version``, and where they came from."""
+    if kb is None:
+        from srcbuild.knowledge import load_knowledge
+
+        kb = load_knowledge()
+    pins = kb.build_pins(torch_version)
+    pip = getattr(pins, "pip", pins)
+    return tuple(str(p) for p in pip), "knowledge base (build pins for old tags)"
+
+
+def _conda_form(requirement: Requirement) -> str:
+    spec = ",".join(str(s) for s in sorted(requirement.specifier, key=str))
+    return f"{requirement.name.lower()} {spec}".strip()
+
+
+class _Builder:
+    """Accumulates packages in order, merging constraints on the same name."""
+
+    def __init__(self, deps: BuildDeps) -> None:
+        self.deps = deps
+        self.conda: dict[str, list[str]] = {}  # name -> constraints
+        self.pip_form: dict[str, str] = {}  # name -> pip name ("" when pip cannot provide it)
+        self.pip: dict[str, str] = {}  # name -> requirement
+        self.origins: dict[str, str] = {}
+
+    def add_conda(self, spec: str, origin: str, pip_name: str | None) -> None:
+        name = package_name(spec)
+        rest = spec.strip()[len(name) :].strip() if spec.strip().lower().startswith(name) else ""
+        constraints = self.conda.setdefault(name, [])
+        if rest and rest not in constraints:
+            constraints.append(rest)
+        if name not in self.pip_form or pip_name == "":
+            self.pip_form[name] = "" if pip_name == "" else (pip_name or self.deps.pip_name(name))
+        self.origins.setdefault(name, origin)
+
+    def add_pin(self, pin: str, origin: str) -> None:
+        try:
+            requirement = Requirement(pin)
+        except InvalidRequirement:
+            raise RecipeError(f"build pin {pin!r} is not a pip requirement") from None
+        conda_name = {v.lower(): k for k, v in self.deps.pip_names.items()}.get(
+            requirement.name.lower(), requirement.name.lower()
+        )
+        if conda_name in self.conda:
+            spec = _conda_form(requirement).split(" ", 1)
+            if len(spec) == 2 and spec[1] not in self.conda[conda_name]:
+                self.conda[conda_name].append(spec[1])
+            self.origins[conda_name] = f"{self.origins[conda_name]}; pinned by {origin}"
+        else:
+            self.pip[requirement.name.lower()] = str(requirement)
+            self.origins.setdefault(requirement.name.lower(), origin)
+
+    def conda_specs(self) -> tuple[str, ...]:
+        return tuple(f"{name} {','.join(c)}".strip() for name, c in self.conda.items())
+
+    def equivalents(self) -> tuple[tuple[str, str], ...]:
+        out = []
+        for name, constraints in self.conda.items():
+            spec = f"{name} {','.join(constraints)}".strip()
+            pip_name = self.pip_form.get(name, "")
+            if not pip_name:
+                out.append((spec, ""))
+                continue
+            pip_spec = ",".join(c.replace(" ", "") for c in constraints if not c.startswith("*"))
+            pip_spec = re.sub(r"(^|,)(\d[^,]*)", r"\1==\2", pip_spec)  # conda "1.2.*" -> "==1.2.*"
+            out.append((spec, f"{pip_name}{pip_spec}"))
+        return tuple(out)
+
+
+def env_spec_for(
+    recipe: Any,
+    kb: Any = None,
+    channels_override: Sequence[str] | None = None,
+    channel_alias: str | None = None,
+    channel_mirrors: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> EnvSpec:
+    """The build environment a recipe needs (pure apart from reading the data tables)."""
+    deps = load_build_deps()
+    version = torch_version_of(recipe.torch.tag)
+    builder = _Builder(deps)
+    era_packages, era_source = deps.era_for(version)
+    for name in era_packages:
+        builder.add_conda(name, f"torch {version} build dependencies ({era_source})", None)
+    if recipe.toolchain.python.startswith("3.6"):
+        for name in deps.python36_extra:
+            builder.add_conda(name, "Python 3.6 only (setup.py install_requires)", None)
+    channels: list[str] = [*recipe.env.channels, *DEFAULT_CHANNELS]  # strict priority: defaults before extras
+    magma = deps.magma_for(recipe.toolchain.cuda)
+    if magma is not None:
+        builder.add_conda(magma, f"MAGMA for CUDA {recipe.toolchain.cuda} ({deps.magma_source})", "")
+        channels.append(deps.magma_channel)
+    pins, pins_source = knowledge_pins(version, kb)
+    for pin in pins:
+        builder.add_pin(pin, pins_source)
+    for spec in recipe.env.conda:  # a package pip also provides keeps its pip form; others are conda-only
+        builder.add_conda(spec, "recipe [env] conda", None if package_name(spec) in builder.conda else "")
+    for requirement in recipe.env.pip:
+        builder.pip[package_name(requirement)] = requirement
+        builder.origins[package_name(requirement)] = "recipe [env] pip"
+    if channels_override:
+        channels = list(channels_override)
+    return EnvSpec(
+        python=recipe.toolchain.python,
+        conda=builder.conda_specs(),
+        pip=tuple(builder.pip.values()),
+        channels=tuple(dict.fromkeys(channels)),
+        pip_equivalents=builder.equivalents(),
+        origins=tuple(builder.origins.items()),
+        routing=routing_from(channel_alias, channel_mirrors, environ),
+        source=str(recipe.path) if getattr(recipe, "path", None) else None,
+    )
