@@ -1,0 +1,43 @@
+"""The compatibility knowledge base: sourced facts about CUDA, drivers, GPUs, torch, cuDNN and breakages.
+
+The facts live in ``srcbuild/knowledge/data/*.toml``, one row per fact, each with its source.
+``load_knowledge()`` reads them once; rules (``srcbuild.rules``) and commands ask the returned
+``KnowledgeBase``.
+"""
+
+from __future__ import annotations
+
+from srcbuild.knowledge.base import KnowledgeBase, load_knowledge
+from srcbuild.knowledge.model import (
+    Breakage,
+    BuildPins,
+    CudaPatch,
+    CudaRelease,
+    CudnnRelease,
+    DriverBranch,
+    DriverLimit,
+    GccCaveat,
+    GpuChip,
+    GpuModel,
+    PinReason,
+    ToolFloor,
+    TorchRelease,
+)
+
+__all__ = [
+    "Breakage",
+    "BuildPins",
+    "CudaPatch",
+    "CudaRelease",
+    "CudnnRelease",
+    "DriverBranch",
+    "DriverLimit",
+    "GccCaveat",
+    "GpuChip",
+    "GpuModel",
+    "KnowledgeBase",
+    "PinReason",
+    "ToolFloor",
+    "TorchRelease",
+    "load_knowledge",
+]

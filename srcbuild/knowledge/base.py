@@ -1,0 +1,375 @@
+"""``KnowledgeBase``: the loaded facts and the questions srcbuild asks of them.
+
+``load_knowledge()`` reads the data files once per process. Every answer is a row (or a value
+derived from rows) that still carries its ``source``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srcbuild.capability import ComputeCapability, generation
+from srcbuild.knowledge import load, versions
+from srcbuild.knowledge.model import (
+    Breakage,
+    BuildPins,
+    CudaRelease,
+    CudnnRelease,
+    DriverBranch,
+    DriverLimit,
+    GccCaveat,
+    GpuChip,
+    GpuModel,
+    PinReason,
+    ToolFloor,
+    TorchRelease,
+)
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    """Every compatibility fact srcbuild knows, as tuples of frozen rows."""
+
+    cuda_releases: tuple[CudaRelease, ...]
+    gcc_caveats: tuple[GccCaveat, ...]
+    driver_branches: tuple[DriverBranch, ...]
+    driver_limits: tuple[DriverLimit, ...]
+    gpu_chips: tuple[GpuChip, ...]
+    torch_releases: tuple[TorchRelease, ...]
+    cudnn_releases: tuple[CudnnRelease, ...]
+    breakages: tuple[Breakage, ...]
+    tool_floors: tuple[ToolFloor, ...]
+    _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
+
+    # -- CUDA -------------------------------------------------------------------------------------
+
+    def cuda(self, version: str) -> CudaRelease | None:
+        """The release row for ``version``; "11.4.0" gets 11.4's row with the 11.4.0 nuance applied."""
+        parsed = versions.try_parse(version)
+        if parsed is None:
+            return None
+        for row in self.cuda_releases:
+            if versions.line(parsed) != versions.parse(row.line):
+                continue
+            if len(parsed) < 3:
+                unresolved = tuple(p for p in row.patches if p.max_gcc is not None and p.max_gcc < row.max_gcc)
+                return dataclasses.replace(row, version=versions.show(parsed), unresolved_patches=unresolved)
+            changes: dict[str, Any] = {"version": versions.show(parsed)}
+            for patch in row.patches:
+                if not patch.applies_to(version):
+                    continue
+                if patch.max_gcc is not None:
+                    changes["max_gcc"] = patch.max_gcc
+                if patch.min_driver is not None:
+                    changes["min_driver"] = patch.min_driver
+            return dataclasses.replace(row, **changes)
+        return None
+
+    def cuda_window(self, cc: ComputeCapability) -> tuple[CudaRelease, ...]:
+        """CUDA releases whose nvcc can target ``cc``, oldest first."""
+        return tuple(r for r in self.cuda_releases if r.accepts_cc(cc))
+
+    # -- drivers ----------------------------------------------------------------------------------
+
+    def last_driver_for(self, cc: ComputeCapability) -> DriverLimit:
+        """The last driver branch and CUDA for ``cc``'s generation (``last_branch`` None: still current)."""
+        for row in self.driver_limits:
+            if row.min_cc <= cc <= row.max_cc:
+                return row
+        return DriverLimit(
+            generation=generation(cc),
+            min_cc=cc,
+            max_cc=cc,
+            last_branch=None,
+            last_cuda=None,
+            source="https://developer.nvidia.com/cuda-gpus (supported by current drivers)",
+        )
+
+    def max_cuda_for_driver(self, driver_version: str) -> str | None:
+        """The newest CUDA release whose minimum driver ``driver_version`` meets ("470.82.01" -> "11.4")."""
+        driver = versions.try_parse(driver_version)
+        if driver is None:
+            return None
+        best: str | None = None
+        for row in self.cuda_releases:
+            if versions.at_least(driver, versions.parse(row.min_driver)):
+                best = row.line
+        return best
+
+    def driver_branch(self, branch: int) -> DriverBranch | None:
+        for row in self.driver_branches:
+            if row.branch == branch:
+                return row
+        return None
+
+    # -- GPUs -------------------------------------------------------------------------------------
+
+    def gpu_by_pci_id(self, device_id: int) -> GpuChip | None:
+        """The chip of an NVIDIA PCI device id (vendor 0x10de): an exact id first, then id ranges."""
+        for chip in self.gpu_chips:
+            if chip.device_name(device_id) is not None:
+                return chip
+        for chip in self.gpu_chips:
+            if any(lo <= device_id <= hi for lo, hi in chip.ranges):
+                return chip
+        return None
+
+    def gpus_by_name(self, name: str) -> list[GpuModel]:
+        """Models whose marketing name matches ``name`` loosely ("GT 750M" finds "GeForce GT 750M").
+
+        Exact (normalized) names win; otherwise ``name`` may be a prefix of the name's words
+        ("GTX 1060" finds "GTX 1060 6GB"). Each result is one name on one chip; ``ambiguous`` is set
+        on all of them when they span more than one compute capability.
+        """
+        query = _name_key(name)
+        if not query:
+            return []
+        exact: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
+        prefix: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
+        for chip in self.gpu_chips:
+            for device_id, product in chip.devices:
+                key = _name_key(product)
+                if key == query:
+                    exact.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
+                elif key[: len(query)] == query:
+                    prefix.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
+        found = exact or prefix
+        models = []
+        for entries in found.values():
+            _, product, chip = entries[0]
+            models.append(
+                GpuModel(
+                    name=_display_name(product),
+                    chip=chip.name,
+                    cc=chip.cc,
+                    pci_ids=tuple(sorted(device_id for device_id, _, _ in entries)),
+                    ambiguous=False,
+                    source=chip.source,
+                )
+            )
+        ambiguous = len({m.cc for m in models}) > 1
+        models = [dataclasses.replace(m, ambiguous=ambiguous) for m in models]
+        return sorted(models, key=lambda m: (m.cc, m.name, m.pci_ids))
+
+    # -- torch, torchvision -----------------------------------------------------------------------
+
+    def torch(self, version: str) -> TorchRelease | None:
+        """The torch line of ``version`` ("v1.7.1", "1.7.1" or "1.7") with per-release overrides applied."""
+        parsed = versions.try_parse(version)
+        if parsed is None:
+            return None
+        for row in self.torch_releases:
+            if versions.line(parsed) != versions.parse(row.line):
+                continue
+            shown = versions.show(parsed)
+            changes: dict[str, Any] = {"version": shown}
+            override = self._torch_overrides.get(shown, {})
+            changes.update(override)
+            return dataclasses.replace(row, **changes)
+        return None
+
+    def torchvision_for(self, torch_version: str) -> tuple[str, ...]:
+        release = self.torch(torch_version)
+        return release.torchvision if release else ()
+
+    def torch_for_torchvision(self, torchvision_version: str) -> str | None:
+        """The torch release a torchvision release was made for ("0.8.2" -> "1.7.1")."""
+        parsed = versions.try_parse(torchvision_version)
+        if parsed is None:
+            return None
+        shown = versions.show(parsed)
+        for row in self.torch_releases:
+            for torch_version, tvs in row.torchvision_map:
+                if shown in tvs:
+                    return torch_version
+        return None
+
+    def newest_torch(self, predicate: Any) -> TorchRelease | None:
+        """The newest torch line for which ``predicate(release)`` holds."""
+        for row in reversed(self.torch_releases):
+            if predicate(row):
+                return row
+        return None
+
+    # -- cuDNN ------------------------------------------------------------------------------------
+
+    def cudnn(self, version: str) -> CudnnRelease | None:
+        """The cuDNN row for ``version``; a coarse pin ("7.6") merges the rows under it (7.6.3-7.6.5)."""
+        parsed = versions.try_parse(version)
+        if parsed is None:
+            return None
+        rows = [
+            r
+            for r in self.cudnn_releases
+            if _prefix_of(versions.parse(r.version), parsed) or _prefix_of(parsed, versions.parse(r.version))
+        ]
+        if not rows:
+            return None
+        if len(rows) == 1:
+            return dataclasses.replace(rows[0], version=versions.show(parsed))
+        lowest: dict[int, ComputeCapability] = {}
+        for r in rows:
+            for major, cc in r.lowest_cc:
+                lowest[major] = min(cc, lowest.get(major, cc))
+        return CudnnRelease(
+            version=versions.show(parsed),
+            cuda=tuple(dict.fromkeys(c for r in rows for c in r.cuda)),
+            lowest_cc=tuple(sorted(lowest.items())),
+            source="; ".join(dict.fromkeys(r.source for r in rows)),
+            unconfirmed=any(r.unconfirmed for r in rows),
+        )
+
+    # -- breakages and build pins -----------------------------------------------------------------
+
+    def breakages_for(self, torch_version: str) -> tuple[Breakage, ...]:
+        return tuple(b for b in self.breakages if b.affects_torch(torch_version))
+
+    def build_pins(self, torch_version: str, host_tools: dict[str, str] | None = None) -> BuildPins:
+        """pip requirements and build variables an old torch tag needs on today's tools.
+
+        ``host_tools`` maps tool names to the versions found on the host ("cmake": "4.0.2"); a
+        breakage conditioned on a host tool applies when that tool is reported in range, or when
+        ``host_tools`` is None (unknown host: be safe).
+        """
+        pip: list[str] = []
+        env: dict[str, str] = {}
+        reasons: list[PinReason] = []
+        for floor in self.tool_floors:
+            if versions.matches(floor.torch, torch_version):
+                pip.append(floor.requirement)
+                reasons.append(PinReason(floor.requirement, f"torch {torch_version} build tool range", floor.source))
+        for b in self.breakages_for(torch_version):
+            if not b.handled or not _host_condition_holds(b.when_host, host_tools):
+                continue
+            if b.action == "pin":
+                pip.append(b.value)
+            elif b.action == "env":
+                name, _, value = b.value.partition("=")
+                env[name] = value
+            else:
+                continue
+            reasons.append(PinReason(b.value, b.symptom, b.source))
+        return BuildPins(pip=tuple(_merge_requirements(pip)), env=tuple(env.items()), reasons=tuple(reasons))
+
+
+def _host_condition_holds(condition: str | None, host_tools: dict[str, str] | None) -> bool:
+    if condition is None or host_tools is None:
+        return True
+    m = re.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", condition)
+    if not m:
+        return True
+    tool, spec = m.group(1), m.group(2)
+    found = host_tools.get(tool)
+    if found is None:
+        return True
+    return versions.matches(spec, found)
+
+
+def _merge_requirements(requirements: list[str]) -> list[str]:
+    """Join requirements on the same package: ["cmake>=3.18", "cmake<4"] -> ["cmake>=3.18,<4"]."""
+    merged: dict[str, list[str]] = {}
+    for req in requirements:
+        m = re.match(r"^([A-Za-z0-9_.-]+)(.*)$", req)
+        assert m, req
+        merged.setdefault(m.group(1), []).append(m.group(2))
+    return [name + ",".join(s for s in specs if s) for name, specs in merged.items()]
+
+
+def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
+    return len(short) <= len(long) and long[: len(short)] == short
+
+
+_QUALIFIERS = re.compile(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample)\b")
+
+
+def _name_key(name: str) -> tuple[str, ...]:
+    """Words of a marketing name without vendor and variant qualifiers: "GeForce GT 750M Mac Edition" -> (gt, 750m)."""
+    text = name.lower().replace("nvidia", " ").replace("geforce", " ")
+    text = _QUALIFIERS.sub(" ", text)
+    return tuple(re.findall(r"[a-z]+|[0-9]+[a-z]*", text))
+
+
+def _display_name(product: str) -> str:
+    """The product name without variant qualifiers: "GeForce GT 750M Mac Edition" -> "GeForce GT 750M"."""
+    return re.sub(r"\s+", " ", re.sub(r"(?i)\b(mac edition|oem|rev\. ?\d+)", "", product)).strip()
+
+
+def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breakages: tuple[Breakage, ...]) -> tuple:
+    rows = []
+    overrides: dict[str, dict[str, Any]] = {}
+    for row in data.get("torch", []):
+        line = str(row["version"])
+        cuda_min = str(row["cuda_min"])
+        lowest = _lowest_cc_for_cuda(cuda_min, cuda_rows)
+        floor = row.get("cc_floor")
+        if floor is not None:
+            lowest = max(lowest, ComputeCapability.parse(floor))
+        steps = tuple(
+            f"{b.trigger}: {b.fix}"
+            for b in breakages
+            if b.when_arch_below is not None and b.when_host is None and versions.matches(b.torch, line + ".0")
+        )
+        release = TorchRelease(
+            version=line,
+            line=line,
+            torchvision_map=tuple((k, tuple(v)) for k, v in row.get("torchvision", {}).items()),
+            python_min=str(row["python_min"]),
+            python_max=str(row["python_max"]),
+            cuda_min=cuda_min,
+            cuda_max=row.get("cuda_max"),
+            gcc_min=str(row["gcc_min"]),
+            cudnn_min=str(row["cudnn_min"]),
+            cudnn_max=str(row["cudnn_max"]),
+            lowest_cc=lowest,
+            official_wheels=_wheels(row.get("official_wheels", {})),
+            extra_steps=steps,
+            source=row["source"],
+            unconfirmed=frozenset(row.get("unconfirmed", ())),
+        )
+        rows.append(release)
+        for patch_version, fields in row.get("overrides", {}).items():
+            converted = dict(fields)
+            if "official_wheels" in converted:
+                converted["official_wheels"] = _wheels(converted["official_wheels"])
+            overrides[patch_version] = converted
+    return tuple(sorted(rows, key=lambda r: versions.parse(r.line))), overrides
+
+
+def _wheels(table: dict[str, str]) -> tuple[tuple[str, ComputeCapability], ...]:
+    return tuple((tag, ComputeCapability.parse(cc)) for tag, cc in table.items())
+
+
+def _lowest_cc_for_cuda(cuda_min: str, cuda_rows: tuple[CudaRelease, ...]) -> ComputeCapability:
+    """The lowest capability any CUDA release >= cuda_min can target."""
+    floor = versions.parse(cuda_min)
+    candidates = [r.min_cc for r in cuda_rows if versions.at_least(versions.parse(r.line), versions.line(floor))]
+    return min(candidates) if candidates else cuda_rows[-1].min_cc
+
+
+@functools.lru_cache(maxsize=4)
+def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
+    """The knowledge base from the data files shipped in the package (read once, then cached)."""
+    directory = data_dir or load.DATA_DIR
+    cuda_data = load.read_table("cuda", directory)
+    drivers_data = load.read_table("drivers", directory)
+    breakage_data = load.read_table("breakages", directory)
+    cuda_rows = load.cuda_releases(cuda_data)
+    breakage_rows = load.breakages(breakage_data)
+    torch_rows, overrides = _torch_rows(load.read_table("torch", directory), cuda_rows, breakage_rows)
+    return KnowledgeBase(
+        cuda_releases=cuda_rows,
+        gcc_caveats=load.gcc_caveats(cuda_data),
+        driver_branches=load.driver_branches(drivers_data),
+        driver_limits=load.driver_limits(drivers_data),
+        gpu_chips=load.gpu_chips(load.read_table("gpus", directory)),
+        torch_releases=torch_rows,
+        cudnn_releases=load.cudnn_releases(load.read_table("cudnn", directory)),
+        breakages=breakage_rows,
+        tool_floors=load.tool_floors(breakage_data),
+        _torch_overrides=overrides,
+    )

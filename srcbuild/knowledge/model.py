@@ -1,0 +1,249 @@
+"""The knowledge base's rows as frozen dataclasses: CUDA, drivers, GPUs, torch, cuDNN, breakages.
+
+Each row carries ``source``: where the fact comes from. Rows marked ``unconfirmed`` rest on one weak
+source; rules built on them warn instead of rejecting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.knowledge import versions
+
+
+@dataclass(frozen=True)
+class CudaPatch:
+    """Patch-level nuance of a CUDA release: applies ``from`` a patch release on, or ``upto`` one."""
+
+    from_version: str | None
+    upto_version: str | None
+    max_gcc: int | None
+    min_driver: str | None
+    source: str
+
+    def applies_to(self, version: str) -> bool:
+        v = versions.parse(version)
+        if self.from_version is not None:
+            return versions.at_least(v, versions.parse(self.from_version))
+        assert self.upto_version is not None
+        return versions.at_most(v, versions.parse(self.upto_version))
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    """What one CUDA toolkit release accepts. ``version`` is as asked ("11.4.1"), ``line`` the row ("11.4")."""
+
+    version: str
+    line: str
+    min_cc: ComputeCapability
+    max_cc: ComputeCapability
+    deprecated_cc: tuple[ComputeCapability, ...]
+    min_gcc: int | None  # None: no known floor
+    max_gcc: int
+    max_gcc_warn: int | None  # sources disagree above max_gcc: gcc up to this only warns
+    min_driver: str
+    source: str
+    patches: tuple[CudaPatch, ...] = ()
+    # patch rows that may apply but the pinned version is too coarse to tell (cuda = "11.4")
+    unresolved_patches: tuple[CudaPatch, ...] = ()
+
+    def accepts_cc(self, cc: ComputeCapability) -> bool:
+        return self.min_cc <= cc <= self.max_cc
+
+    def accepts_gcc(self, gcc_major: int) -> bool:
+        return (self.min_gcc is None or gcc_major >= self.min_gcc) and gcc_major <= self.max_gcc
+
+
+@dataclass(frozen=True)
+class GccCaveat:
+    """A host gcc problem narrower than a gcc major (e.g. gcc 10.3+ with CUDA up to 11.4.0)."""
+
+    cuda_min: str
+    cuda_max: str
+    gcc: int
+    message: str
+    fix: str
+    source: str
+
+    def applies(self, cuda: str, gcc_major: int) -> bool:
+        v = versions.parse(cuda)
+        return (
+            gcc_major == self.gcc
+            and versions.at_least(v, versions.parse(self.cuda_min))
+            and versions.at_most(v, versions.parse(self.cuda_max))
+        )
+
+
+@dataclass(frozen=True)
+class DriverBranch:
+    branch: int
+    cuda: str  # the newest CUDA whose GA minimum driver this branch satisfies
+    source: str
+
+
+@dataclass(frozen=True)
+class DriverLimit:
+    """The last driver branch and CUDA toolkit for a range of compute capabilities."""
+
+    generation: str
+    min_cc: ComputeCapability
+    max_cc: ComputeCapability
+    last_branch: int | None  # None: current drivers still support it
+    last_cuda: str | None
+    source: str
+    unconfirmed: bool = False
+
+
+@dataclass(frozen=True)
+class GpuChip:
+    """A GPU chip: compute capability, PCI device ids (with product names) and id ranges."""
+
+    name: str
+    generation: str
+    cc: ComputeCapability
+    devices: tuple[tuple[int, str], ...]
+    ranges: tuple[tuple[int, int], ...]
+    source: str
+
+    def device_name(self, device_id: int) -> str | None:
+        return dict(self.devices).get(device_id)
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """A marketing name on one chip. ``ambiguous``: the name also exists on a chip of another capability."""
+
+    name: str
+    chip: str
+    cc: ComputeCapability
+    pci_ids: tuple[int, ...]
+    ambiguous: bool
+    source: str
+
+    @property
+    def pci_id_labels(self) -> tuple[str, ...]:
+        return tuple(f"10de:{i:04x}" for i in self.pci_ids)
+
+
+@dataclass(frozen=True)
+class TorchRelease:
+    """What one torch release (line, or patch release after overrides) needs from its toolchain."""
+
+    version: str  # as asked: "1.7.1", or the line "1.7"
+    line: str
+    torchvision_map: tuple[tuple[str, tuple[str, ...]], ...]  # torch patch release -> torchvision releases
+    python_min: str
+    python_max: str
+    cuda_min: str
+    cuda_max: str | None
+    gcc_min: str
+    cudnn_min: str
+    cudnn_max: str
+    lowest_cc: ComputeCapability  # derived: what cuda_min can target, raised to cc_floor
+    official_wheels: tuple[tuple[str, ComputeCapability], ...]  # cuda tag -> lowest SASS capability
+    extra_steps: tuple[str, ...]  # legacy-GPU steps from the breakages that need no host condition
+    source: str
+    unconfirmed: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def torchvision(self) -> tuple[str, ...]:
+        """torchvision releases for this version (all of the line's when asked for the line)."""
+        mapping = dict(self.torchvision_map)
+        if self.version in mapping:
+            return mapping[self.version]
+        return tuple(tv for _, tvs in self.torchvision_map for tv in tvs)
+
+    @property
+    def wheels(self) -> dict[str, ComputeCapability]:
+        return dict(self.official_wheels)
+
+    def is_unconfirmed(self, fact: str) -> bool:
+        return fact in self.unconfirmed
+
+
+@dataclass(frozen=True)
+class CudnnRelease:
+    """Which CUDA builds of a cuDNN release exist and the lowest compute capability per CUDA major."""
+
+    version: str
+    cuda: tuple[str, ...]  # "10.2", or "11.x" for one build covering every 11 minor
+    lowest_cc: tuple[tuple[int, ComputeCapability], ...]
+    source: str
+    unconfirmed: bool = False
+
+    def has_build_for(self, cuda: str) -> bool:
+        v = versions.parse(cuda)
+        for build in self.cuda:
+            if build.endswith(".x"):
+                if v[0] == int(build.split(".")[0]):
+                    return True
+            elif versions.line(v) == versions.parse(build):
+                return True
+        return False
+
+    def lowest_cc_for(self, cuda: str) -> ComputeCapability | None:
+        return dict(self.lowest_cc).get(versions.parse(cuda)[0])
+
+
+@dataclass(frozen=True)
+class Breakage:
+    """A known problem building an old torch tag on newer tools or a legacy GPU, and its fix."""
+
+    id: str
+    torch: str  # PEP 440 specifier
+    trigger: str
+    symptom: str
+    fix: str
+    action: str  # "pin" | "env" | "patch" | "toolchain"
+    value: str
+    source: str
+    when_arch_below: ComputeCapability | None = None
+    when_gcc: str | None = None
+    when_cuda: str | None = None
+    when_python: str | None = None
+    when_cudnn: str | None = None
+    when_torchvision: bool = False
+    when_host: str | None = None  # "cmake>=4": a host tool; checked by build_pins / preflight
+    patch: str | None = None  # a file under patches/ when srcbuild ships the fix
+    handled: bool = False  # srcbuild applies the fix itself
+    resolved_by_env: tuple[str, ...] = ()
+    severity: str = "warning"
+    unconfirmed: bool = False
+
+    def affects_torch(self, torch_version: str) -> bool:
+        return versions.matches(self.torch, torch_version)
+
+
+@dataclass(frozen=True)
+class ToolFloor:
+    torch: str  # PEP 440 specifier
+    requirement: str  # pip requirement, e.g. "cmake>=3.18"
+    source: str
+
+
+@dataclass(frozen=True)
+class PinReason:
+    what: str  # "setuptools<=59.5.0" or "CMAKE_POLICY_VERSION_MINIMUM=3.5"
+    why: str
+    source: str
+
+
+@dataclass(frozen=True)
+class BuildPins:
+    """What the build environment of one torch tag needs: pip requirements and build variables."""
+
+    pip: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    reasons: tuple[PinReason, ...]
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "pip": list(self.pip),
+            "env": dict(self.env),
+            "reasons": [{"what": r.what, "why": r.why, "source": r.source} for r in self.reasons],
+        }

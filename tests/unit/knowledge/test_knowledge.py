@@ -1,0 +1,180 @@
+"""The knowledge base: every data file loads, every row has a source, and the queries answer right."""
+
+from __future__ import annotations
+
+import pytest
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.knowledge import load_knowledge
+from srcbuild.knowledge.base import KnowledgeBase
+
+CC = ComputeCapability.parse
+
+
+@pytest.fixture(scope="module")
+def kb() -> KnowledgeBase:
+    return load_knowledge()
+
+
+def test_load_is_cached(kb: KnowledgeBase) -> None:
+    assert load_knowledge() is kb
+
+
+def test_every_row_has_a_source(kb: KnowledgeBase) -> None:
+    groups = (
+        kb.cuda_releases,
+        kb.gcc_caveats,
+        kb.driver_branches,
+        kb.driver_limits,
+        kb.gpu_chips,
+        kb.torch_releases,
+        kb.cudnn_releases,
+        kb.breakages,
+        kb.tool_floors,
+    )
+    for rows in groups:
+        assert rows
+        for row in rows:
+            assert row.source.strip(), row
+    for release in kb.cuda_releases:
+        for patch in release.patches:
+            assert patch.source.strip()
+
+
+def test_cuda_arch_windows(kb: KnowledgeBase) -> None:
+    assert kb.cuda("10.2").max_cc == CC("7.5")  # type: ignore[union-attr]
+    assert kb.cuda("10.2").accepts_cc(CC("3.0"))  # type: ignore[union-attr]
+    assert not kb.cuda("11.0").accepts_cc(CC("3.0"))  # type: ignore[union-attr]
+    assert not kb.cuda("12.0").accepts_cc(CC("3.7"))  # type: ignore[union-attr]
+    assert not kb.cuda("13.0").accepts_cc(CC("6.1"))  # type: ignore[union-attr]
+    assert not kb.cuda("9.0").accepts_cc(CC("2.1"))  # type: ignore[union-attr]
+    assert [r.version for r in kb.cuda_window(CC("3.0"))] == ["8.0", "9.0", "9.1", "9.2", "10.0", "10.1", "10.2"]
+    assert kb.cuda_window(CC("3.7"))[-1].version == "11.8"
+    assert kb.cuda_window(CC("6.1"))[-1].version == "12.9"
+    assert kb.cuda("7.0") is None
+    assert kb.cuda("not-a-version") is None
+
+
+def test_cuda_patch_level_nuance(kb: KnowledgeBase) -> None:
+    assert kb.cuda("11.4.0").max_gcc == 10  # type: ignore[union-attr]
+    assert kb.cuda("11.4.1").max_gcc == 11  # type: ignore[union-attr]
+    line = kb.cuda("11.4")
+    assert line is not None and line.max_gcc == 11 and line.line == "11.4"
+    assert [p.upto_version for p in line.unresolved_patches] == ["11.4.0"]
+    assert kb.cuda("11.4.3").min_driver == "470.82.01"  # type: ignore[union-attr]
+    assert kb.cuda("11.4.1").min_driver == "470.57.02"  # type: ignore[union-attr]
+    assert kb.cuda("11.4.0").min_driver == "470.42.01"  # type: ignore[union-attr]
+    twelve_three = kb.cuda("12.3")
+    assert twelve_three is not None and (twelve_three.max_gcc, twelve_three.max_gcc_warn) == (12, 13)
+
+
+def test_drivers(kb: KnowledgeBase) -> None:
+    fermi, kepler30, kepler37 = (kb.last_driver_for(CC(c)) for c in ("2.1", "3.0", "3.7"))
+    assert (fermi.generation, fermi.last_branch, fermi.last_cuda) == ("Fermi", 390, "8.0")
+    assert (kepler30.generation, kepler30.last_branch, kepler30.last_cuda) == ("Kepler", 470, "10.2")
+    assert (kepler37.last_branch, kepler37.last_cuda) == (470, "11.8")
+    for cc in ("5.0", "6.1", "7.0"):
+        assert kb.last_driver_for(CC(cc)).last_branch == 580
+    assert kb.last_driver_for(CC("8.6")).last_branch is None
+    assert kb.max_cuda_for_driver("470.82.01") == "11.4"
+    assert kb.max_cuda_for_driver("470.42.01") == "11.4"
+    assert kb.max_cuda_for_driver("465.19.01") == "11.3"
+    assert kb.max_cuda_for_driver("580.95.05") == "13.0"
+    assert kb.max_cuda_for_driver("340.108") is None
+    assert kb.driver_branch(470).cuda == "11.4"  # type: ignore[union-attr]
+
+
+def test_gpu_by_pci_id(kb: KnowledgeBase) -> None:
+    chip = kb.gpu_by_pci_id(0x0FE9)
+    assert chip is not None and (chip.name, chip.cc) == ("GK107", CC("3.0"))
+    assert chip.device_name(0x0FE9) == "GeForce GT 750M Mac Edition"
+    assert kb.gpu_by_pci_id(0x102D).cc == CC("3.7")  # type: ignore[union-attr]  # Tesla K80
+    assert kb.gpu_by_pci_id(0x1C90).cc == CC("6.1")  # type: ignore[union-attr]  # MX150
+    assert kb.gpu_by_pci_id(0x13BB).cc == CC("5.0")  # type: ignore[union-attr]  # Quadro K620 is Maxwell
+    # an id pci.ids does not list falls back to its chip's range
+    assert kb.gpu_by_pci_id(0x11BE).name == "GK104"  # type: ignore[union-attr]
+    assert kb.gpu_by_pci_id(0x1E04).cc == CC("7.5")  # type: ignore[union-attr]  # Turing range
+    assert kb.gpu_by_pci_id(0x0001) is None
+
+
+def test_gpus_by_name_loose_and_unique(kb: KnowledgeBase) -> None:
+    for query in ("GT 750M", "GeForce GT 750M", "nvidia geforce gt750m", "GeForce GT 750M Mac Edition"):
+        models = kb.gpus_by_name(query)
+        assert [(m.name, m.chip, str(m.cc), m.pci_id_labels, m.ambiguous) for m in models] == [
+            ("GeForce GT 750M", "GK107", "3.0", ("10de:0fe4", "10de:0fe9"), False)
+        ], query
+    assert kb.gpus_by_name("Tesla K80")[0].cc == CC("3.7")
+    assert kb.gpus_by_name("no such gpu") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "ccs"),
+    [
+        ("GT 730", ["2.1", "3.0", "3.5"]),
+        ("GT 710", ["2.1", "3.5"]),
+        ("GT 720", ["3.0", "3.5"]),
+        ("GT 640", ["2.1", "3.0", "3.5"]),
+        ("GT 740M", ["3.0", "3.5"]),
+        ("GTX 860M", ["3.0", "5.0"]),
+        ("GTX 750 Ti", ["3.0", "5.0"]),
+        ("GT 1030", ["3.0", "6.1"]),
+    ],
+)
+def test_ambiguous_names(kb: KnowledgeBase, name: str, ccs: list[str]) -> None:
+    models = kb.gpus_by_name(name)
+    assert sorted({str(m.cc) for m in models}) == ccs
+    assert all(m.ambiguous for m in models)
+
+
+def test_torch_rows(kb: KnowledgeBase) -> None:
+    t171 = kb.torch("v1.7.1")
+    assert t171 is not None
+    assert (t171.version, t171.line, t171.python_min, t171.python_max) == ("1.7.1", "1.7", "3.6", "3.9")
+    assert kb.torch("1.7.0").python_max == "3.8"  # type: ignore[union-attr]
+    assert t171.torchvision == ("0.8.2",)
+    assert kb.torchvision_for("1.7.0") == ("0.8.0", "0.8.1")
+    assert kb.torchvision_for("1.10.2") == ("0.11.3",)
+    assert kb.torchvision_for("2.5.1") == ("0.20.1",)
+    assert kb.torch_for_torchvision("0.9.0") == "1.8.0"
+    assert kb.torch("1.13.1").lowest_cc == CC("3.0")  # type: ignore[union-attr]
+    assert kb.torch("2.0.0").lowest_cc == CC("3.5")  # type: ignore[union-attr]
+    assert kb.torch("2.9.0").lowest_cc == CC("5.0")  # type: ignore[union-attr]
+    assert kb.torch("1.3.0").wheels["cu101"] == CC("3.0")  # type: ignore[union-attr]
+    assert kb.torch("1.3.1").wheels["cu101"] == CC("3.5")  # type: ignore[union-attr]
+    assert any("USE_SYSTEM_NCCL=1" in step for step in t171.extra_steps)
+    assert any("supported_arches" in step for step in t171.extra_steps)
+    assert kb.torch("2.13.0").is_unconfirmed("gcc_min")  # type: ignore[union-attr]
+    assert kb.torch("0.3.1") is None
+
+
+def test_cudnn_rows(kb: KnowledgeBase) -> None:
+    c76 = kb.cudnn("7.6")
+    assert c76 is not None
+    assert sorted(c76.cuda) == ["10.0", "10.1", "10.2", "9.0", "9.2"]
+    assert c76.lowest_cc_for("10.2") == CC("3.0")
+    assert kb.cudnn("7.6.3").cuda == ("10.1",)  # type: ignore[union-attr]
+    c84 = kb.cudnn("8.4")
+    assert c84 is not None and c84.lowest_cc_for("10.2") == CC("3.0") and c84.lowest_cc_for("11.6") == CC("3.5")
+    assert kb.cudnn("8.2.1").has_build_for("11.3")  # type: ignore[union-attr]
+    assert not kb.cudnn("8.5").has_build_for("10.2")  # type: ignore[union-attr]
+    assert kb.cudnn("9.0").lowest_cc_for("12.1") == CC("5.0")  # type: ignore[union-attr]
+    assert kb.cudnn("9.0").has_build_for("11.8")  # type: ignore[union-attr]
+    assert not kb.cudnn("9.0").has_build_for("11.7")  # type: ignore[union-attr]
+    assert kb.cudnn("5.0") is None
+
+
+def test_build_pins_old_tag(kb: KnowledgeBase) -> None:
+    pins = kb.build_pins("1.7.1")
+    assert pins.pip == ("cmake>=3.5,<4", "ninja>=1.5", "setuptools<=59.5.0", "numpy<2")
+    assert pins.env_dict == {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}
+    assert all(r.source for r in pins.reasons)
+
+
+def test_build_pins_follow_host_tools(kb: KnowledgeBase) -> None:
+    assert kb.build_pins("2.5.1", {"cmake": "3.31.6"}).env == ()
+    assert kb.build_pins("2.5.1", {"cmake": "4.0.2"}).env_dict == {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}
+    pins = kb.build_pins("2.5.1", {"cmake": "3.31.6"})
+    assert pins.pip == ("cmake>=3.18,<4", "ninja>=1.5", "setuptools<80")
+    assert kb.build_pins("2.11.0").pip == ("cmake>=3.27", "ninja>=1.5")
+    assert kb.build_pins("2.2.2").pip == ("cmake>=3.18,<4", "ninja>=1.5", "setuptools<80", "numpy<2")
+    assert kb.build_pins("2.5.1").to_json()["env"] == {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}
