@@ -86,6 +86,7 @@ IGNORED_BUILD_VARS = frozenset(
         "NO_CUDA",
         "NO_CUDNN",
         "NO_DISTRIBUTED",
+        "NO_TEST",
         "BUILD_TEST",
         # locations and per-user settings
         "PATH",

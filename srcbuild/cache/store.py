@@ -141,6 +141,10 @@ class WheelCache:
         found.sort(key=lambda e: e.manifest.created, reverse=True)
         return found
 
+    def get(self, manifest: Manifest) -> CacheEntry | None:
+        """The stored entry with ``manifest``'s fingerprint and entry key, if readable."""
+        return self._read_entry(self.entry_dir(manifest))
+
     def lookup(self, fp: str, requested: Sequence[ComputeCapability]) -> CacheEntry | None:
         """The newest entry of ``fp`` whose measured kernels serve every requested capability."""
         for entry in self.entries_for(fp):
@@ -250,6 +254,10 @@ class WheelCache:
     def remove(self, entry: CacheEntry) -> None:
         """Remove one entry: renamed out of sight first, then deleted."""
         self._discard(entry.path)
+
+    def discard(self, path: Path) -> None:
+        """Remove an entry directory (damaged ones too): renamed out of sight first, then deleted."""
+        self._discard(path)
 
     def _discard(self, path: Path) -> None:
         self.staging_dir.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import click
 
 from srcbuild import __version__
+from srcbuild.cli.cache import cache_group
+from srcbuild.cli.install import install_cmd
 from srcbuild.cli.recipes import recipes_group
 from srcbuild.cli.verify import verify_command
 from srcbuild.errors import SrcbuildError
@@ -30,6 +32,8 @@ def cli(debug: bool) -> None:
 
 # Each command lives in its own module; register it here.
 cli.add_command(recipes_group)
+cli.add_command(cache_group)
+cli.add_command(install_cmd)
 cli.add_command(verify_command)
 
 

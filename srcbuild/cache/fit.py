@@ -1,0 +1,206 @@
+"""Whether a cached wheel can run on a machine: Python tag, platform and glibc, driver CUDA level.
+
+Rules, each with its source:
+
+* Python: a ``cpXY`` wheel needs CPython X.Y; ``py3``/``abi3``/``none`` tags are looser
+  (PEP 425, https://peps.python.org/pep-0425/).
+* Platform and C library: ``linux_<arch>`` needs that CPU architecture; a binary linked against
+  glibc X.Y needs glibc X.Y or newer (glibc symbol versioning, as PEP 600's ``manylinux_X_Y``
+  tags state it, https://peps.python.org/pep-0600/). The glibc a wheel was built with is part of
+  its fingerprint (``key_inputs.platform``).
+* Driver: a CUDA X.Y build needs a driver whose CUDA level is at least X.Y; from CUDA 11 on, a
+  driver of the same major runs later minors through minor-version compatibility, without PTX JIT
+  of newer PTX (https://docs.nvidia.com/deploy/cuda-compatibility/ ; research compat.md §1.3, §2.1).
+  When no driver answers (``nvidia-smi`` missing), the check is skipped with a note.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.utils import parse_wheel_filename
+
+from srcbuild import proc
+from srcbuild.cache.manifest import Manifest
+from srcbuild.findings import Finding, Severity
+
+CUDA_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/"
+PEP425 = "https://peps.python.org/pep-0425/"
+PEP600 = "https://peps.python.org/pep-0600/"
+
+_TARGET_QUERY = (
+    "import sys, platform, os; "
+    "print(sys.implementation.name, '%d.%d' % sys.version_info[:2], platform.machine(), "
+    "(os.confstr('CS_GNU_LIBC_VERSION') or '') if hasattr(os, 'confstr') else '', sep='|')"
+)
+_SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+)\.(\d+)")
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)$")
+_LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+
+
+@dataclass(frozen=True)
+class Target:
+    """The interpreter a wheel is installed for, and the machine it runs on."""
+
+    python: Path
+    implementation: str  # "cpython"
+    version: str  # "3.8"
+    machine: str  # "x86_64"
+    glibc: tuple[int, int] | None
+    driver_cuda: tuple[int, int] | None  # None: no driver answered
+
+    @property
+    def cp_tag(self) -> str:
+        return "cp" + self.version.replace(".", "")
+
+
+def _version_pair(text: str) -> tuple[int, int] | None:
+    m = re.search(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def probe_driver_cuda() -> tuple[int, int] | None:
+    """The driver's CUDA level from ``nvidia-smi``'s header (``CUDA Version: 11.4``), if a driver answers."""
+    out = proc.probe(["nvidia-smi"])
+    if not out:
+        return None
+    m = _SMI_CUDA.search(out)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe_driver: bool = True) -> Target | None:
+    """Ask ``python`` what it is; None when it does not run."""
+    out = proc.probe([str(python), "-c", _TARGET_QUERY])
+    if not out:
+        return None
+    parts = out.strip().splitlines()[-1].split("|")
+    if len(parts) != 4:
+        return None
+    implementation, version, machine, libc = parts
+    return Target(
+        python=python,
+        implementation=implementation,
+        version=version,
+        machine=machine,
+        glibc=_version_pair(libc) if libc.startswith("glibc") else None,
+        driver_cuda=driver_cuda if driver_cuda is not None or not probe_driver else probe_driver_cuda(),
+    )
+
+
+def _fmt(pair: tuple[int, int]) -> str:
+    return f"{pair[0]}.{pair[1]}"
+
+
+def check_fit(manifest: Manifest, target: Target) -> list[Finding]:
+    """Every reason the wheel of ``manifest`` cannot (or may not) run on ``target``."""
+    findings: list[Finding] = []
+    _name, _version, _build, tags = parse_wheel_filename(manifest.wheel)
+    cp = target.cp_tag
+    major = "py" + target.version.split(".")[0]
+    python_ok = any(
+        t.interpreter in (cp, major, "py" + target.version.replace(".", ""))
+        and (t.abi.startswith(cp) or t.abi in ("abi3", "none"))
+        for t in tags
+    )
+    if target.implementation != "cpython" or not python_ok:
+        wanted = sorted({t.interpreter for t in tags})
+        findings.append(
+            Finding(
+                "wheel-python",
+                Severity.ERROR,
+                f"{manifest.wheel} is for {', '.join(wanted)}; the target {target.python} is "
+                f"{target.implementation} {target.version}",
+                source=PEP425,
+                fix=f"install into an environment of Python {manifest.recipe.get('toolchain', {}).get('python', '?')} "
+                "(--into PREFIX or --python), or use a recipe for this Python",
+                field="toolchain.python",
+            )
+        )
+    findings.extend(_platform_findings(manifest, target, {t.platform for t in tags}))
+    findings.extend(_driver_findings(manifest, target))
+    return findings
+
+
+def _platform_findings(manifest: Manifest, target: Target, platforms: set[str]) -> list[Finding]:
+    findings = []
+    needed_glibc: tuple[int, int] | None = None
+    arch_ok = "any" in platforms
+    for plat in platforms:
+        m = _MANYLINUX.match(plat)
+        if m:
+            needed_glibc = max(needed_glibc or (0, 0), (int(m.group(1)), int(m.group(2))))
+            arch_ok = arch_ok or m.group(3) == target.machine
+        elif plat in _LEGACY_MANYLINUX or plat.split("_x86_64")[0] in _LEGACY_MANYLINUX:
+            arch_ok = arch_ok or plat.endswith(target.machine)
+        elif plat.startswith("linux_"):
+            arch_ok = arch_ok or plat[len("linux_") :] == target.machine
+    if not arch_ok:
+        findings.append(
+            Finding(
+                "wheel-platform",
+                Severity.ERROR,
+                f"{manifest.wheel} is for {', '.join(sorted(platforms))}; this machine is {target.machine}",
+                source=PEP425,
+                fix="build the recipe on a machine of this architecture",
+            )
+        )
+    built = str(manifest.key_inputs.get("platform", ""))
+    if "-glibc" in built:
+        pair = _version_pair(built.split("-glibc", 1)[1])
+        if pair is not None:
+            needed_glibc = max(needed_glibc or (0, 0), pair)
+    if needed_glibc is not None and target.glibc is not None and target.glibc < needed_glibc:
+        findings.append(
+            Finding(
+                "wheel-glibc",
+                Severity.ERROR,
+                f"{manifest.wheel} was built against glibc {_fmt(needed_glibc)}; this machine has glibc "
+                f"{_fmt(target.glibc)}",
+                source=PEP600,
+                fix="build the recipe on this machine (or on one with the same or an older glibc)",
+            )
+        )
+    return findings
+
+
+def _driver_findings(manifest: Manifest, target: Target) -> list[Finding]:
+    cuda = manifest.key_inputs.get("cuda")
+    if not cuda:
+        return []
+    wheel_cuda = _version_pair(str(cuda))
+    if wheel_cuda is None:
+        return []
+    if target.driver_cuda is None:
+        return [
+            Finding(
+                "driver-cuda",
+                Severity.INFO,
+                f"no NVIDIA driver answered (nvidia-smi); not checked that it runs CUDA {_fmt(wheel_cuda)}",
+                source=CUDA_COMPAT_SOURCE,
+            )
+        ]
+    driver = target.driver_cuda
+    if driver >= wheel_cuda:
+        return []
+    if driver[0] == wheel_cuda[0] and wheel_cuda[0] >= 11:
+        return [
+            Finding(
+                "driver-cuda",
+                Severity.WARNING,
+                f"the driver supports CUDA {_fmt(driver)}, the wheel is built with CUDA {_fmt(wheel_cuda)}: it runs "
+                "through minor-version compatibility, but PTX newer than the driver cannot be JIT-compiled",
+                source=CUDA_COMPAT_SOURCE,
+                fix=f"make sure the wheel has SASS for your GPU, or install a driver for CUDA {_fmt(wheel_cuda)}",
+            )
+        ]
+    return [
+        Finding(
+            "driver-cuda",
+            Severity.ERROR,
+            f"the wheel needs a driver for CUDA {_fmt(wheel_cuda)}; this driver supports CUDA {_fmt(driver)} at most",
+            source=CUDA_COMPAT_SOURCE,
+            fix=f"install a newer driver, or use a recipe with CUDA {_fmt(driver)} or older",
+        )
+    ]

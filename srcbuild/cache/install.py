@@ -1,0 +1,182 @@
+"""``srcbuild install``: find the recipe's wheel (local store, then remotes), check it fits, pip it in.
+
+The flow: resolve the request fingerprint (no git, compiler or network), look in the local store,
+then in each remote in order (pulling a hit into the local store, verified by sha256), re-hash
+the wheel, check it fits the target (``fit``), and run the target's
+``python -m pip install --no-deps <wheel>`` through ``srcbuild.proc``. A miss is an error that
+names the build command; nothing is built here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srcbuild import proc
+from srcbuild.cache.fit import Target, check_fit, probe_target
+from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.cache.remotes import CacheRemote
+from srcbuild.cache.store import CacheEntry, WheelCache
+from srcbuild.cache.transfer import find_remote_entry, pull_entry
+from srcbuild.errors import IncompatibleError, SrcbuildError, StepFailed, UsageError
+from srcbuild.findings import Finding, Severity, has_errors
+from srcbuild.recipe import Recipe
+
+
+def recipe_build_env(recipe: Recipe, package: str) -> dict[str, str]:
+    """The build variables the builder derives from the recipe alone (machine paths left out by the key)."""
+    try:
+        from srcbuild.build.variables import Toolset, torch_variables, vision_variables
+    except ImportError:
+        return {}
+    tools = Toolset(
+        cc="cc", cxx="c++", cuda_home=None, cudnn_root=None, env_prefix="/", max_jobs=1, max_jobs_reason="", ccache=None
+    )
+    func = torch_variables if package == "torch" else vision_variables
+    return dict(func(recipe, tools).final_values())
+
+
+def request_inputs(recipe: Recipe, package: str, platform_tag: str | None = None) -> FingerprintInputs:
+    return FingerprintInputs.from_recipe(recipe, package, recipe_build_env(recipe, package), platform_tag)
+
+
+def target_python(into: str | None, python: str | None, environ: Mapping[str, str] | None = None) -> Path:
+    """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3."""
+    env = os.environ if environ is None else environ
+    if python:
+        return Path(python)
+    prefix = into or env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")
+    if prefix:
+        for candidate in (Path(prefix) / "bin" / "python", Path(prefix) / "bin" / "python3"):
+            if candidate.exists():
+                return candidate
+        raise UsageError(
+            f"{prefix} is not a Python environment (no bin/python)",
+            f"create one first, e.g. `python3.8 -m venv {prefix}`, or pass --python",
+        )
+    found = shutil.which("python3") or shutil.which("python") or sys.executable
+    return Path(found)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A wheel ready to install, and where it came from ("local" or a remote URL)."""
+
+    entry: CacheEntry
+    origin: str
+
+
+def find_wheel(
+    cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
+) -> Found | None:
+    """The local hit, else the first remote hit pulled into ``cache``; None on a miss."""
+    fp = fp or fingerprint(request_inputs(recipe, package))
+    requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
+    entry = cache.lookup(fp, requested)
+    if entry is not None:
+        return Found(entry, "local")
+    hit = find_remote_entry(remotes, fp, requested)
+    if hit is None:
+        return None
+    remote, manifest = hit
+    return Found(pull_entry(cache, remote, manifest), remote.url)
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What ``srcbuild install`` did."""
+
+    package: str
+    recipe: str
+    fingerprint: str
+    wheel: Path
+    origin: str
+    python: Path
+    findings: tuple[Finding, ...]
+    installed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package": self.package,
+            "recipe": self.recipe,
+            "fingerprint": self.fingerprint,
+            "wheel": str(self.wheel),
+            "origin": self.origin,
+            "python": str(self.python),
+            "findings": [f.to_json() for f in self.findings],
+            "installed": self.installed,
+        }
+
+
+def miss_error(
+    recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote]
+) -> SrcbuildError:
+    where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
+    return SrcbuildError(
+        f"no cached wheel for {package} of recipe {recipe.name} (fingerprint {fp[:12]}) in {where}",
+        f"run `srcbuild {package} --recipe {recipe.name}` to build it (the result is cached), "
+        "or add the remote that has it with --remote",
+    )
+
+
+def install(
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    python: Path,
+    echo: Any = None,
+    dry_run: bool = False,
+) -> InstallResult:
+    """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
+    fp = fingerprint(request_inputs(recipe, package))
+    found = find_wheel(cache, recipe, package, remotes, fp)
+    if found is None:
+        raise miss_error(recipe, package, fp, cache, remotes)
+    found.entry.check()  # a wheel changed on disk since it was stored is never installed
+    target = probe_target(python)
+    if target is None:
+        raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
+    findings = tuple(check_fit(found.entry.manifest, target))
+    if has_errors(findings):
+        first = next(f for f in findings if f.severity is Severity.ERROR)
+        raise IncompatibleError(first.message, first.fix or None)
+    installed = False
+    if not dry_run:
+        result = proc.run(
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "--no-deps",
+                "--disable-pip-version-check",
+                str(found.entry.wheel_path),
+            ],
+            echo=echo,
+        )
+        if not result.ok:
+            tail = "\n".join(result.tail[-5:])
+            raise StepFailed(
+                f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+                "read pip's message above; the cached wheel itself is intact",
+            )
+        installed = True
+    return InstallResult(
+        package=package,
+        recipe=recipe.name,
+        fingerprint=fp,
+        wheel=found.entry.wheel_path,
+        origin=found.origin,
+        python=python,
+        findings=findings,
+        installed=installed,
+    )
+
+
+__all__ = ["Found", "InstallResult", "Target", "find_wheel", "install", "request_inputs", "target_python"]

@@ -1,0 +1,135 @@
+"""Shared wheel stores behind one interface, looked up by URL scheme.
+
+=================================  ==============================  =========
+remote                             module                          push/pull
+=================================  ==============================  =========
+``/mnt/share/srcbuild``, file://   ``remotes.directory``            both
+``s3://bucket/prefix``             ``remotes.s3`` (boto3)           both
+``http://host:port/``, https://    ``remotes.http`` (PEP 503 index)  pull
+=================================  ==============================  =========
+
+A remote only moves bytes and manifests; ``srcbuild.cache.transfer`` checks every wheel's sha256
+when it arrives, so no remote is trusted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+from urllib.parse import urlparse
+
+from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.store import CacheEntry
+from srcbuild.errors import UsageError
+
+
+@dataclass(frozen=True)
+class RemoteOptions:
+    """Settings a remote may need, resolved once from the command line and the environment."""
+
+    s3_endpoint_url: str | None = None
+
+    @classmethod
+    def resolve(cls, s3_endpoint_url: str | None = None, environ: Mapping[str, str] | None = None) -> RemoteOptions:
+        """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``."""
+        env = os.environ if environ is None else environ
+        endpoint = s3_endpoint_url or env.get("SRCBUILD_S3_ENDPOINT_URL") or env.get("AWS_ENDPOINT_URL") or None
+        return cls(s3_endpoint_url=endpoint)
+
+
+class CacheRemote(Protocol):
+    """A place other machines share wheels through."""
+
+    url: str
+    writable: bool
+
+    def manifests(self, fp: str | None = None) -> list[Manifest]:
+        """The manifests of the remote's entries (of fingerprint ``fp`` only, when given)."""
+        ...
+
+    def fetch(self, manifest: Manifest, dest_dir: Path) -> tuple[Path, Path | None]:
+        """Download the entry's wheel (and build log, if any) into ``dest_dir``; not yet verified."""
+        ...
+
+    def push(self, entry: CacheEntry) -> bool:
+        """Upload a local entry; False when the remote already has it."""
+        ...
+
+
+RemoteFactory = Callable[[str, RemoteOptions], CacheRemote]
+
+
+def _directory(url: str, options: RemoteOptions) -> CacheRemote:
+    from srcbuild.cache.remotes.directory import DirectoryRemote
+
+    return DirectoryRemote(url)
+
+
+def _s3(url: str, options: RemoteOptions) -> CacheRemote:
+    from srcbuild.cache.remotes.s3 import S3Remote
+
+    return S3Remote(url, endpoint_url=options.s3_endpoint_url)
+
+
+def _http(url: str, options: RemoteOptions) -> CacheRemote:
+    from srcbuild.cache.remotes.http import HttpIndexRemote
+
+    return HttpIndexRemote(url)
+
+
+REMOTE_KINDS: dict[str, RemoteFactory] = {
+    "file": _directory,
+    "s3": _s3,
+    "http": _http,
+    "https": _http,
+}
+
+
+def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
+    """The remote for ``url``: a directory path, ``file://``, ``s3://``, ``http://`` or ``https://``."""
+    options = options or RemoteOptions()
+    url = url.strip()
+    scheme = urlparse(url).scheme.lower() if "://" in url else ""
+    if not scheme:
+        if not url:
+            raise UsageError("empty remote", "pass a directory, file://, s3://bucket/prefix or http://host:port/")
+        return _directory(url, options)
+    factory = REMOTE_KINDS.get(scheme)
+    if factory is None:
+        valid = ", ".join(f"{s}://" for s in REMOTE_KINDS)
+        raise UsageError(
+            f"unknown remote scheme {scheme!r} in {url}",
+            f"use a directory path or one of: {valid}",
+        )
+    return factory(url, options)
+
+
+def parse_remotes(values: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """``--remote`` values, then ``SRCBUILD_REMOTES`` (separated by os.pathsep or commas)."""
+    env = os.environ if environ is None else environ
+    urls = [v for v in values if v.strip()]
+    raw = env.get("SRCBUILD_REMOTES", "")
+    if raw:
+        for chunk in raw.split(","):
+            # s3:// and http:// contain ':', so split on os.pathsep only outside URLs
+            urls.extend(_split_pathsep(chunk))
+    return list(dict.fromkeys(u.strip() for u in urls if u.strip()))
+
+
+def _split_pathsep(text: str) -> list[str]:
+    if "://" not in text:
+        return [p for p in text.split(os.pathsep) if p]
+    parts: list[str] = []
+    for piece in text.split(os.pathsep):
+        if parts and (piece.startswith("//") or (piece and not _looks_like_start(piece))):
+            parts[-1] = parts[-1] + os.pathsep + piece
+        elif piece:
+            parts.append(piece)
+    return parts
+
+
+def _looks_like_start(piece: str) -> bool:
+    return piece.startswith(("/", ".", "~")) or piece.split("/", 1)[0] in REMOTE_KINDS

@@ -1,0 +1,202 @@
+"""A PEP 503 "simple" index of the store, and a small HTTP server for it.
+
+``write_index(cache, out)`` writes::
+
+    out/simple/index.html                 # one link per project
+    out/simple/<project>/index.html       # one link per wheel, with #sha256= (PEP 503)
+    out/files/<wheel>                      # named with the recipe's local version label
+    out/files/<wheel>.manifest.json       # the entry's manifest, describing that file
+    out/files/<wheel>.build.log           # when the entry has one
+
+A wheel whose version has no local label is re-labelled on the way (``torch-1.7.1`` becomes
+``torch-1.7.1+cu92.sm30``): the ``.dist-info`` directory, ``METADATA``'s ``Version`` and ``RECORD``
+are rewritten, because pip checks that the file name and the metadata agree. Each link also
+carries ``data-srcbuild-fingerprint`` (pip ignores unknown attributes), so srcbuild can find a
+fingerprint's entries by reading one page. Any static file server can serve the result;
+``serve`` uses the standard library's.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import html
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass, replace
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from srcbuild.cache.key import sha256_file
+from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.store import CacheEntry, WheelCache
+
+FILES_DIR = "files"
+SIMPLE_DIR = "simple"
+FINGERPRINT_ATTR = "data-srcbuild-fingerprint"
+
+
+@dataclass(frozen=True)
+class IndexedWheel:
+    """One wheel as the index serves it."""
+
+    project: str
+    filename: str
+    sha256: str
+    fingerprint: str
+    relabelled: bool
+
+
+def labelled_version(manifest: Manifest) -> str:
+    """The version the index serves: the wheel's own when it has a local label, else with the recipe's."""
+    version = Version(manifest.version)
+    if version.local or not manifest.local_version:
+        return str(version)
+    return f"{version}+{manifest.local_version}"
+
+
+def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
+    """Copy a wheel under ``new_version``: file name, ``.dist-info`` name, METADATA and RECORD."""
+    name, rest = source.name.split("-", 2)[0], source.name.split("-", 2)[2]
+    new_name = f"{name}-{new_version}-{rest}"
+    with zipfile.ZipFile(source) as zin:
+        dist_info = next(
+            (n.split("/", 1)[0] for n in zin.namelist() if n.split("/", 1)[0].endswith(".dist-info")), None
+        )
+        if dist_info is None:
+            raise ValueError(f"{source.name} has no .dist-info directory")
+        new_dist_info = f"{dist_info.rsplit('-', 1)[0]}-{new_version}.dist-info"
+        fd, tmp_name = tempfile.mkstemp(dir=dest_dir, prefix=".relabel-", suffix=".whl")
+        os.close(fd)
+        tmp = Path(tmp_name)
+        records: list[str] = []
+        try:
+            with zipfile.ZipFile(tmp, "w") as zout:
+                for info in zin.infolist():
+                    member = info.filename
+                    target = new_dist_info + member[len(dist_info) :] if member.startswith(dist_info + "/") else member
+                    if target == f"{new_dist_info}/RECORD":
+                        continue
+                    data = zin.read(info)
+                    if target == f"{new_dist_info}/METADATA":
+                        data = _set_metadata_version(data, new_version)
+                    out_info = zipfile.ZipInfo(target, date_time=info.date_time)
+                    out_info.external_attr = info.external_attr
+                    out_info.compress_type = info.compress_type
+                    zout.writestr(out_info, data)
+                    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                    records.append(f"{target},sha256={digest},{len(data)}")
+                records.append(f"{new_dist_info}/RECORD,,")
+                zout.writestr(f"{new_dist_info}/RECORD", "\n".join(records) + "\n", zipfile.ZIP_DEFLATED)
+            final = dest_dir / new_name
+            os.replace(tmp, final)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+    return final
+
+
+def _set_metadata_version(data: bytes, version: str) -> bytes:
+    lines = data.decode("utf-8").split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("Version:"):
+            lines[i] = f"Version: {version}"
+            break
+        if not line.strip():  # end of the headers
+            break
+    return "\n".join(lines).encode("utf-8")
+
+
+def _index_entry(entry: CacheEntry, files: Path) -> tuple[IndexedWheel, Manifest]:
+    manifest = entry.manifest
+    version = labelled_version(manifest)
+    relabelled = version != manifest.version
+    served_name = f"{manifest.wheel.split('-', 1)[0]}-{version}-{manifest.wheel.split('-', 2)[2]}"
+    target = files / served_name
+    sidecar = files / f"{served_name}.manifest.json"
+    if target.is_file() and sidecar.is_file():  # written by an earlier run: reuse when it describes this entry
+        with contextlib.suppress(Exception):
+            old = Manifest.read(sidecar)
+            if old.extra.get("original_sha256", old.sha256) == manifest.sha256 and sha256_file(target) == old.sha256:
+                return IndexedWheel(manifest.package, served_name, old.sha256, manifest.fingerprint, relabelled), old
+    if relabelled:
+        target = relabel_wheel(entry.wheel_path, files, version)
+    else:
+        shutil.copyfile(entry.wheel_path, target)
+    sha = sha256_file(target)
+    served = manifest
+    if relabelled:
+        served = manifest.with_wheel(
+            served_name,
+            sha,
+            target.stat().st_size,
+            original_wheel=manifest.wheel,
+            original_sha256=manifest.sha256,
+        )
+        served = replace(served, version=version)
+    sidecar.write_text(served.dumps(), encoding="utf-8")
+    if entry.log_path is not None:
+        shutil.copyfile(entry.log_path, files / f"{served_name}.build.log")
+    return IndexedWheel(manifest.package, served_name, sha, manifest.fingerprint, relabelled), served
+
+
+def write_index(cache: WheelCache, out: Path) -> list[IndexedWheel]:
+    """Write the PEP 503 index of every entry of ``cache`` under ``out``; returns what it serves."""
+    files = out / FILES_DIR
+    files.mkdir(parents=True, exist_ok=True)
+    wheels: list[IndexedWheel] = []
+    for entry in cache.entries():
+        if not entry.wheel_path.is_file():
+            continue
+        wheels.append(_index_entry(entry, files)[0])
+    projects: dict[str, list[IndexedWheel]] = {}
+    for wheel in wheels:
+        projects.setdefault(str(canonicalize_name(wheel.project)), []).append(wheel)
+    simple = out / SIMPLE_DIR
+    simple.mkdir(parents=True, exist_ok=True)
+    for project, items in projects.items():
+        links = [
+            f'    <a href="../../{FILES_DIR}/{quote(w.filename)}#sha256={w.sha256}" '
+            f'{FINGERPRINT_ATTR}="{w.fingerprint}">{html.escape(w.filename)}</a><br/>'
+            for w in sorted(items, key=lambda w: w.filename)
+        ]
+        _write_page(simple / project / "index.html", f"Links for {project}", links)
+    root_links = [f'    <a href="{quote(p)}/">{html.escape(p)}</a><br/>' for p in sorted(projects)]
+    _write_page(simple / "index.html", "Simple index", root_links)
+    return wheels
+
+
+def _write_page(path: Path, title: str, links: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = (
+        "<!DOCTYPE html>\n<html>\n  <head><title>"
+        + html.escape(title)
+        + "</title></head>\n  <body>\n    <h1>"
+        + html.escape(title)
+        + "</h1>\n"
+        + "\n".join(links)
+        + "\n  </body>\n</html>\n"
+    )
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        if os.environ.get("SRCBUILD_SERVE_LOG"):
+            super().log_message(format, *args)
+
+
+def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``)."""
+    handler = partial(_QuietHandler, directory=str(directory))
+    return ThreadingHTTPServer((host, port), handler)

@@ -1,0 +1,333 @@
+"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve``: the wheel cache and its remotes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import click
+
+from srcbuild.cache.maintenance import entry_size, gc, human_size, parse_size, verify_store
+from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
+from srcbuild.cache.store import CacheEntry, WheelCache
+from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
+from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def remote_options(func: F) -> F:
+    """``--remote`` (repeatable; also SRCBUILD_REMOTES) and ``--s3-endpoint-url``."""
+    func = click.option(
+        "--s3-endpoint-url",
+        default=None,
+        help="S3 endpoint for s3:// remotes [env SRCBUILD_S3_ENDPOINT_URL, AWS_ENDPOINT_URL].",
+    )(func)
+    func = click.option(
+        "--remote",
+        "remotes",
+        multiple=True,
+        help="A shared cache: a directory, file://, s3://bucket/prefix or http://host:port/ "
+        "(repeatable) [env SRCBUILD_REMOTES].",
+    )(func)
+    return func
+
+
+def open_cache(work_dir: str | None, cache_dir: str | None) -> WheelCache:
+    return WheelCache(resolve_paths(work_dir, cache_dir).cache_dir)
+
+
+def open_remotes(urls: Sequence[str], s3_endpoint_url: str | None, required: bool = False) -> list[CacheRemote]:
+    resolved = parse_remotes(list(urls))
+    if required and not resolved:
+        raise UsageError(
+            "no remote given", "pass --remote DIR|s3://bucket/prefix|http://host:port/ or set SRCBUILD_REMOTES"
+        )
+    options = RemoteOptions.resolve(s3_endpoint_url)
+    return [open_remote(url, options) for url in resolved]
+
+
+def kernels_label(manifest: Manifest) -> str:
+    sass = " ".join(f"{sm // 10}.{sm % 10}" for sm in manifest.sass)
+    ptx = " ".join(f"{sm // 10}.{sm % 10}" for sm in manifest.ptx)
+    if not sass and not ptx:
+        return "CPU only" if not manifest.key_inputs.get("cuda") else "none measured"
+    return sass + (f" +PTX {ptx}" if ptx else "")
+
+
+def age_label(created: float, now: float | None = None) -> str:
+    seconds = max(0.0, (now or time.time()) - created)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def entry_row(entry: CacheEntry, now: float | None = None) -> dict[str, Any]:
+    m = entry.manifest
+    return {
+        "package": m.package,
+        "version": m.version,
+        "recipe": m.recipe_name,
+        "compute_capabilities": kernels_label(m),
+        "kernels": {"sass": list(m.sass), "ptx": list(m.ptx)},
+        "size": entry_size(entry),
+        "created": m.created,
+        "age": age_label(m.created, now),
+        "wheel": m.wheel,
+        "fingerprint": m.fingerprint,
+        "entry_key": entry.key,
+        "path": str(entry.path),
+    }
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """The wheel cache: list, inspect, verify, clean, share."""
+
+
+@cache_group.command("ls")
+@path_options
+@json_option
+def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+    """The cached wheels: package, version, recipe, compute capabilities, size, age."""
+    cache = open_cache(work_dir, cache_dir)
+    rows = [entry_row(e) for e in sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)]
+    if as_json:
+        print_json(rows)
+        return 0
+    if not rows:
+        click.echo(f"no cached wheels in {cache.root}")
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"srcbuild cache: {cache.root}")
+    for column in ("key", "package", "version", "recipe", "compute capabilities", "size", "age"):
+        table.add_column(column, justify="right" if column in ("size", "age") else "left")
+    for row in rows:
+        table.add_row(
+            row["entry_key"][:12],
+            row["package"],
+            row["version"],
+            row["recipe"],
+            row["compute_capabilities"],
+            human_size(row["size"]),
+            row["age"],
+        )
+    Console(width=160).print(table)
+    return 0
+
+
+def _one(cache: WheelCache, ref: str) -> CacheEntry:
+    matches = cache.find(ref)
+    if not matches:
+        raise UsageError(f"no cache entry matches {ref!r}", "list the entries with `srcbuild cache ls`")
+    if len(matches) > 1:
+        keys = ", ".join(e.key[:12] for e in matches)
+        raise UsageError(f"{ref!r} matches {len(matches)} entries ({keys})", "give more of the entry key")
+    return matches[0]
+
+
+@cache_group.command("show")
+@click.argument("ref")
+@path_options
+@json_option
+def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+    """One entry's manifest; REF is an entry key or fingerprint prefix, or a wheel file name."""
+    entry = _one(open_cache(work_dir, cache_dir), ref)
+    m = entry.manifest
+    if as_json:
+        print_json({**m.to_json(), "path": str(entry.path)})
+        return 0
+    click.echo(f"{m.wheel}")
+    lines = [
+        ("package", f"{m.package} {m.version}"),
+        ("recipe", m.recipe_name),
+        ("compute capabilities", kernels_label(m)),
+        ("sha256", m.sha256),
+        ("size", human_size(m.size)),
+        ("fingerprint", m.fingerprint),
+        ("entry key", entry.key),
+        ("platform", str(m.key_inputs.get("platform", "-"))),
+        ("toolchain", ", ".join(f"{k} {v}" for k, v in m.toolchain.items()) or "-"),
+        ("source commit", str(m.resolved.get("source_commit") or "-")),
+        ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
+        ("path", str(entry.path)),
+    ]
+    for label, value in lines:
+        click.echo(f"  {label + ':':22}{value}")
+    return 0
+
+
+@cache_group.command("verify")
+@click.option("--remove", is_flag=True, help="Remove the damaged entries.")
+@path_options
+@json_option
+def verify_cmd(remove: bool, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+    """Re-hash every cached wheel against its manifest (exit 7 when one is damaged)."""
+    result = verify_store(open_cache(work_dir, cache_dir), remove=remove)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        for problem in result.problems:
+            click.echo(f"{'removed' if problem.removed else 'damaged'}  {problem.message}")
+        click.echo(f"{result.checked} entries checked, {len(result.problems)} damaged")
+        if result.problems and not remove:
+            click.echo("hint: remove them with `srcbuild cache verify --remove`")
+    return 0 if result.ok or remove else 7
+
+
+@cache_group.command("rm")
+@click.argument("refs", nargs=-1, required=True)
+@path_options
+def rm_cmd(refs: tuple[str, ...], work_dir: str | None, cache_dir: str | None) -> int:
+    """Remove entries; each REF is an entry key or fingerprint prefix, or a wheel file name."""
+    cache = open_cache(work_dir, cache_dir)
+    targets: dict[Path, CacheEntry] = {}
+    for ref in refs:
+        matches = cache.find(ref)
+        if not matches:
+            raise UsageError(f"no cache entry matches {ref!r}", "list the entries with `srcbuild cache ls`")
+        targets.update((e.path, e) for e in matches)
+    for entry in targets.values():
+        cache.remove(entry)
+        click.echo(f"removed {entry.key[:12]}  {entry.manifest.wheel}")
+    return 0
+
+
+@cache_group.command("gc")
+@click.option("--keep", type=int, default=None, help="Keep the newest N entries.")
+@click.option("--max-size", default=None, help="Keep the newest entries that fit in this size (e.g. 10G).")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed.")
+@path_options
+@json_option
+def gc_cmd(
+    keep: int | None, max_size: str | None, dry_run: bool, work_dir: str | None, cache_dir: str | None, as_json: bool
+) -> int:
+    """Remove the oldest entries beyond --keep N or --max-size SIZE (and stale staging files)."""
+    if keep is None and max_size is None:
+        raise UsageError("gc needs --keep N or --max-size SIZE", "e.g. `srcbuild cache gc --keep 5`")
+    result = gc(open_cache(work_dir, cache_dir), keep, parse_size(max_size) if max_size else None, dry_run)
+    if as_json:
+        print_json(result.to_json())
+        return 0
+    verb = "would remove" if dry_run else "removed"
+    for entry in result.removed:
+        click.echo(f"{verb} {entry.key[:12]}  {entry.manifest.wheel}")
+    click.echo(f"{verb} {len(result.removed)} entries ({human_size(result.freed)}), kept {result.kept}")
+    return 0
+
+
+def _print_transfers(results: list[Transfer], as_json: bool) -> int:
+    if as_json:
+        print_json([r.to_json() for r in results])
+    else:
+        for r in results:
+            click.echo(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else ""))
+        counts = {a: sum(r.action == a for r in results) for a in ("sent", "fetched", "present", "rejected")}
+        click.echo(", ".join(f"{n} {a}" for a, n in counts.items() if n) or "nothing to transfer")
+    return 7 if any(r.action == "rejected" for r in results) else 0
+
+
+@cache_group.command("push")
+@click.argument("refs", nargs=-1)
+@remote_options
+@path_options
+@json_option
+def push_cmd(
+    refs: tuple[str, ...],
+    remotes: tuple[str, ...],
+    s3_endpoint_url: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Send entries (all, or those matching REFS) to each --remote."""
+    cache = open_cache(work_dir, cache_dir)
+    entries = list(cache.entries())
+    if refs:
+        entries = [e for ref in refs for e in (cache.find(ref) or _no_match(ref))]
+    results: list[Transfer] = []
+    for remote in open_remotes(remotes, s3_endpoint_url, required=True):
+        results.extend(push_entries(entries, remote))
+    return _print_transfers(results, as_json)
+
+
+def _no_match(ref: str) -> list[CacheEntry]:
+    raise UsageError(f"no cache entry matches {ref!r}", "list the entries with `srcbuild cache ls`")
+
+
+@cache_group.command("pull")
+@click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
+@remote_options
+@path_options
+@json_option
+def pull_cmd(
+    fp: str | None,
+    remotes: tuple[str, ...],
+    s3_endpoint_url: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Fetch the entries of each --remote that the local cache lacks (each wheel verified by sha256)."""
+    cache = open_cache(work_dir, cache_dir)
+    results: list[Transfer] = []
+    for remote in open_remotes(remotes, s3_endpoint_url, required=True):
+        results.extend(pull_entries(cache, remote, fp))
+    return _print_transfers(results, as_json)
+
+
+@cache_group.command("index")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Where to write it [default: CACHE/index].")
+@path_options
+@json_option
+def index_cmd(out: str | None, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+    """Write a PEP 503 simple index of the cache (pip install --index-url DIR-URL/simple/)."""
+    from srcbuild.cache.simple_index import write_index
+
+    cache = open_cache(work_dir, cache_dir)
+    target = Path(out) if out else cache.root / "index"
+    wheels = write_index(cache, target.resolve())
+    if as_json:
+        print_json({"out": str(target), "wheels": [w.filename for w in wheels]})
+        return 0
+    for w in wheels:
+        click.echo(f"  {w.filename}")
+    click.echo(f"wrote a simple index of {len(wheels)} wheels to {target / 'simple'}")
+    return 0
+
+
+@cache_group.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8080, show_default=True, help="Port (0 picks a free one).")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Index directory [default: CACHE/index].")
+@path_options
+def serve_cmd(host: str, port: int, out: str | None, work_dir: str | None, cache_dir: str | None) -> int:
+    """Write the simple index, then serve it over HTTP until Ctrl-C."""
+    from srcbuild.cache.simple_index import make_server, write_index
+
+    cache = open_cache(work_dir, cache_dir)
+    target = (Path(out) if out else cache.root / "index").resolve()
+    wheels = write_index(cache, target)
+    try:
+        server = make_server(target, host, port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "choose another --port") from None
+    address = server.server_address
+    bound_host = address[0].decode() if isinstance(address[0], bytes) else str(address[0])
+    bound_port = int(address[1])
+    click.echo(f"serving {len(wheels)} wheels from {target} at http://{bound_host}:{bound_port}/simple/")
+    click.echo(f"  pip install --index-url http://{bound_host}:{bound_port}/simple/ <package>==<version>")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,58 @@
+"""``srcbuild install torch|torchvision --recipe R``: install the recipe's cached wheel into an environment."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from srcbuild.cache.install import install, target_python
+from srcbuild.cache.store import WheelCache
+from srcbuild.cli.cache import open_remotes, remote_options
+from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.recipe import RecipeCatalog
+
+
+@click.command("install")
+@click.argument("package", type=click.Choice(["torch", "torchvision"]))
+@click.option("--recipe", "recipe_name", required=True, help="Recipe name or file.")
+@click.option("--into", default=None, help="Environment prefix to install into [default: the active venv/conda env].")
+@click.option("--python", "python", default=None, help="Interpreter to install for (instead of --into).")
+@click.option("--dry-run", is_flag=True, help="Find and check the wheel, but do not install it.")
+@remote_options
+@path_options
+@json_option
+def install_cmd(
+    package: str,
+    recipe_name: str,
+    into: str | None,
+    python: str | None,
+    dry_run: bool,
+    remotes: tuple[str, ...],
+    s3_endpoint_url: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine."""
+    paths = resolve_paths(work_dir, cache_dir)
+    recipe = RecipeCatalog(paths).load(recipe_name)
+    cache = WheelCache(paths.cache_dir)
+    result = install(
+        cache,
+        recipe,
+        package,
+        open_remotes(remotes, s3_endpoint_url),
+        target_python(into, python),
+        echo=None if as_json else sys.stderr,
+        dry_run=dry_run,
+    )
+    if as_json:
+        print_json(result.to_json())
+        return 0
+    for finding in result.findings:
+        click.echo(finding.render(), err=True)
+    origin = "the local cache" if result.origin == "local" else result.origin
+    verb = "installed" if result.installed else "would install"
+    click.echo(f"{verb} {result.wheel.name} from {origin} into {result.python}")
+    return 0
