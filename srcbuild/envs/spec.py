@@ -189,20 +189,29 @@ def torch_version_of(tag: str) -> str:
         ) from None
 
 
-def knowledge_pins(torch_version: str, kb: Any = None) -> tuple[tuple[str, ...], str]:
-    """The pip pins the knowledge base gives for ``torch_version``, and where they came from."""
+def knowledge_pins(torch_version: str, kb: Any = None) -> list[tuple[str, str]]:
+    """The pip pins the knowledge base gives for ``torch_version``, each with the reason it gives."""
     if kb is None:
         from srcbuild.knowledge import load_knowledge
 
         kb = load_knowledge()
     pins = kb.build_pins(torch_version)
-    pip = getattr(pins, "pip", pins)
-    return tuple(str(p) for p in pip), "knowledge base (build pins for old tags)"
+    reasons = {getattr(r, "what", ""): getattr(r, "why", "") for r in getattr(pins, "reasons", ())}
+    out = []
+    for pin in getattr(pins, "pip", pins):
+        why = reasons.get(str(pin))
+        out.append((str(pin), f"build pin ({why})" if why else "build pin (knowledge base)"))
+    return out
 
 
 def _conda_form(requirement: Requirement) -> str:
-    spec = ",".join(str(s) for s in sorted(requirement.specifier, key=str))
+    spec = ",".join(_ordered([str(s) for s in requirement.specifier]))
     return f"{requirement.name.lower()} {spec}".strip()
+
+
+def _ordered(constraints: list[str]) -> list[str]:
+    """Lower bounds before upper bounds: ``>=3.5,<4``."""
+    return sorted(constraints, key=lambda c: (not c.startswith(">"), c))
 
 
 class _Builder:
@@ -237,17 +246,18 @@ class _Builder:
             spec = _conda_form(requirement).split(" ", 1)
             if len(spec) == 2 and spec[1] not in self.conda[conda_name]:
                 self.conda[conda_name].append(spec[1])
-            self.origins[conda_name] = f"{self.origins[conda_name]}; pinned by {origin}"
+            self.origins[conda_name] = f"{self.origins[conda_name]}; {origin}"
         else:
             self.pip[requirement.name.lower()] = str(requirement)
             self.origins.setdefault(requirement.name.lower(), origin)
 
     def conda_specs(self) -> tuple[str, ...]:
-        return tuple(f"{name} {','.join(c)}".strip() for name, c in self.conda.items())
+        return tuple(f"{name} {','.join(_ordered(c))}".strip() for name, c in self.conda.items())
 
     def equivalents(self) -> tuple[tuple[str, str], ...]:
         out = []
         for name, constraints in self.conda.items():
+            constraints = _ordered(constraints)
             spec = f"{name} {','.join(constraints)}".strip()
             pip_name = self.pip_form.get(name, "")
             if not pip_name:
@@ -271,20 +281,19 @@ def env_spec_for(
     deps = load_build_deps()
     version = torch_version_of(recipe.torch.tag)
     builder = _Builder(deps)
-    era_packages, era_source = deps.era_for(version)
+    era_packages, _source = deps.era_for(version)
     for name in era_packages:
-        builder.add_conda(name, f"torch {version} build dependencies ({era_source})", None)
+        builder.add_conda(name, f"torch {version} build dependency", None)
     if recipe.toolchain.python.startswith("3.6"):
         for name in deps.python36_extra:
             builder.add_conda(name, "Python 3.6 only (setup.py install_requires)", None)
     channels: list[str] = [*recipe.env.channels, *DEFAULT_CHANNELS]  # strict priority: defaults before extras
     magma = deps.magma_for(recipe.toolchain.cuda)
     if magma is not None:
-        builder.add_conda(magma, f"MAGMA for CUDA {recipe.toolchain.cuda} ({deps.magma_source})", "")
+        builder.add_conda(magma, f"MAGMA for CUDA {recipe.toolchain.cuda} (pytorch channel)", "")
         channels.append(deps.magma_channel)
-    pins, pins_source = knowledge_pins(version, kb)
-    for pin in pins:
-        builder.add_pin(pin, pins_source)
+    for pin, why in knowledge_pins(version, kb):
+        builder.add_pin(pin, why)
     for spec in recipe.env.conda:  # a package pip also provides keeps its pip form; others are conda-only
         builder.add_conda(spec, "recipe [env] conda", None if package_name(spec) in builder.conda else "")
     for requirement in recipe.env.pip:

@@ -1,0 +1,249 @@
+"""``srcbuild env show|create|rm`` and ``srcbuild lock``: a recipe's build environment.
+
+``env show`` prints the spec (what goes in and why), its hash, the backend that would make it and
+exactly what that backend would do. ``env create`` makes (or reuses) it. ``env rm`` deletes it.
+``lock`` solves the spec for linux-64 and writes ``recipes/R.conda-lock.yml`` next to the recipe.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.envs import (
+    BACKEND_NAMES,
+    EnvSpec,
+    EnvStore,
+    choose_backend,
+    default_lockfile,
+    env_prefix,
+    env_spec_for,
+    lockfile_path,
+)
+from srcbuild.envs.lockfile import lockfile_from
+from srcbuild.envs.solve import solve_spec
+from srcbuild.errors import UsageError
+from srcbuild.paths import Paths
+from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.recipe.load import display_path
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def channel_options(func: F) -> F:
+    func = click.option(
+        "--channel",
+        "channels",
+        multiple=True,
+        metavar="NAME|URL",
+        help="Use these channels instead of the recipe's (repeatable, highest priority first).",
+    )(func)
+    func = click.option(
+        "--channel-mirror",
+        "mirrors",
+        multiple=True,
+        metavar="NAME=URL",
+        help="Fetch channel NAME from URL, e.g. conda-forge=https://mirror.example.edu/conda-forge "
+        "(repeatable) [env SRCBUILD_CHANNEL_MIRRORS].",
+    )(func)
+    func = click.option(
+        "--channel-alias",
+        metavar="URL",
+        default=None,
+        help="Fetch named channels from URL/NAME [env SRCBUILD_CHANNEL_ALIAS].",
+    )(func)
+    return func
+
+
+def recipe_option(func: F) -> F:
+    return click.option("--recipe", "recipe_name", required=True, metavar="R", help="Recipe name or file.")(func)
+
+
+def _load(recipe_name: str, paths: Paths) -> Recipe:
+    return RecipeCatalog(paths).load(recipe_name)
+
+
+def _spec(recipe: Recipe, channels: tuple[str, ...], alias: str | None, mirrors: tuple[str, ...]) -> EnvSpec:
+    return env_spec_for(recipe, channels_override=channels or None, channel_alias=alias, channel_mirrors=mirrors)
+
+
+@click.group("env")
+def env_group() -> None:
+    """Show, create and remove a recipe's build environment."""
+
+
+@env_group.command("show")
+@recipe_option
+@click.option("--env-backend", type=click.Choice(BACKEND_NAMES), default=None, help="Backend to describe.")
+@channel_options
+@path_options
+@json_option
+def show_env(
+    recipe_name: str,
+    env_backend: str | None,
+    channel_alias: str | None,
+    mirrors: tuple[str, ...],
+    channels: tuple[str, ...],
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """The environment recipe R needs: packages and where each comes from, hash, backend, plan."""
+    paths = resolve_paths(work_dir, cache_dir)
+    recipe = _load(recipe_name, paths)
+    spec = _spec(recipe, channels, channel_alias, mirrors)
+    backend = choose_backend(env_backend, spec)
+    prefix = env_prefix(spec, paths.envs_dir, backend)
+    lockfile = default_lockfile(recipe)
+    steps = backend.describe(spec, prefix, lockfile)
+    exists = (prefix / ".srcbuild-env.json").is_file()
+    if as_json:
+        print_json(
+            {
+                "recipe": recipe.name,
+                "spec": spec.to_json(),
+                "backend": backend.name,
+                "prefix": str(prefix),
+                "exists": exists,
+                "lockfile": str(lockfile) if lockfile else None,
+                "steps": steps,
+            }
+        )
+        return 0
+    click.echo(f"# build environment of {recipe.name} (torch {recipe.torch.tag}, Python {spec.python})")
+    click.echo(f"spec hash: {spec.hash()}")
+    click.echo(f"channels:  {', '.join(spec.channels)}")
+    for line in spec.routing.describe():
+        click.echo(f"           {line}")
+    click.echo("conda packages:")
+    for item in spec.conda_specs:
+        origin = "recipe [toolchain] python" if item == spec.python_spec else spec.origin(item)
+        click.echo(f"  {item:<28} {origin}")
+    if spec.pip:
+        click.echo("pip packages:")
+        for item in spec.pip:
+            click.echo(f"  {item:<28} {spec.origin(item)}")
+    click.echo(f"lockfile:  {display_path(lockfile) if lockfile else 'none (the packages are solved at creation)'}")
+    click.echo(f"backend:   {backend.name}")
+    click.echo(f"prefix:    {prefix} ({'exists' if exists else 'not created yet'})")
+    for step in steps:
+        click.echo(f"  - {step}")
+    return 0
+
+
+@env_group.command("create")
+@recipe_option
+@click.option(
+    "--env-backend",
+    type=click.Choice(BACKEND_NAMES),
+    default=None,
+    help="conda, mamba, micromamba, rattler (embedded) or venv [env SRCBUILD_ENV_BACKEND; default: automatic].",
+)
+@click.option("--ignore-lockfile", is_flag=True, help="Solve even when recipes/R.conda-lock.yml exists.")
+@channel_options
+@path_options
+@json_option
+def create_env(
+    recipe_name: str,
+    env_backend: str | None,
+    ignore_lockfile: bool,
+    channel_alias: str | None,
+    mirrors: tuple[str, ...],
+    channels: tuple[str, ...],
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Create recipe R's build environment (or reuse it unchanged); print its prefix last."""
+    paths = resolve_paths(work_dir, cache_dir)
+    recipe = _load(recipe_name, paths)
+    spec = _spec(recipe, channels, channel_alias, mirrors)
+    backend = choose_backend(env_backend, spec)
+    lockfile = None if ignore_lockfile else default_lockfile(recipe)
+    log_path = paths.logs_dir / f"env-{spec.key}.log"
+    env = backend.ensure(spec, paths.envs_dir, lockfile, log_path)
+    if as_json:
+        print_json({"recipe": recipe.name, **env.to_json(), "lockfile": str(lockfile) if lockfile else None})
+        return 0
+    if env.reused:
+        click.echo(f"environment unchanged (spec {spec.key}), reused in {env.seconds:.3f} s", err=True)
+    else:
+        source = f"from {display_path(lockfile)}" if lockfile else "solved"
+        click.echo(f"environment created with {backend.name} ({source}) in {env.seconds:.1f} s", err=True)
+    click.echo(str(env.prefix))
+    return 0
+
+
+@env_group.command("rm")
+@click.option("--recipe", "recipe_name", default=None, metavar="R", help="Remove recipe R's environment.")
+@click.option("--all", "remove_all", is_flag=True, help="Remove every environment and the package caches.")
+@click.option("--env-backend", type=click.Choice(BACKEND_NAMES), default=None, help="Backend the env was made with.")
+@channel_options
+@path_options
+def remove_env(
+    recipe_name: str | None,
+    remove_all: bool,
+    env_backend: str | None,
+    channel_alias: str | None,
+    mirrors: tuple[str, ...],
+    channels: tuple[str, ...],
+    work_dir: str | None,
+    cache_dir: str | None,
+) -> int:
+    """Remove recipe R's build environment, or all of them with --all."""
+    if bool(recipe_name) == remove_all:
+        raise UsageError("give either --recipe R or --all", "srcbuild env rm --recipe kepler-cu92")
+    paths = resolve_paths(work_dir, cache_dir)
+    store = EnvStore(paths.envs_dir)
+    if remove_all:
+        removed = store.remove_all()
+        click.echo(f"removed {len(removed)} environment(s) and the package caches from {paths.envs_dir}")
+        return 0
+    assert recipe_name is not None
+    recipe = _load(recipe_name, paths)
+    spec = _spec(recipe, channels, channel_alias, mirrors)
+    prefix = env_prefix(spec, paths.envs_dir, choose_backend(env_backend, spec))
+    if store.remove(prefix.name):
+        click.echo(f"removed {prefix}")
+    else:
+        click.echo(f"no environment for {recipe.name} at {prefix}")
+    return 0
+
+
+@click.command("lock")
+@recipe_option
+@click.option(
+    "--output", type=click.Path(dir_okay=False), default=None, help="Write here instead of next to the recipe."
+)
+@channel_options
+@path_options
+def lock_env(
+    recipe_name: str,
+    output: str | None,
+    channel_alias: str | None,
+    mirrors: tuple[str, ...],
+    channels: tuple[str, ...],
+    work_dir: str | None,
+    cache_dir: str | None,
+) -> int:
+    """Solve recipe R's environment for linux-64 and write recipes/R.conda-lock.yml (conda-lock v1)."""
+    paths = resolve_paths(work_dir, cache_dir)
+    recipe = _load(recipe_name, paths)
+    if recipe.path is None:
+        raise UsageError(f"recipe {recipe.name} has no file to write a lockfile next to", "pass --output PATH")
+    spec = _spec(recipe, channels, channel_alias, mirrors)
+    started = time.monotonic()
+    log_path = paths.logs_dir / f"lock-{spec.key}.log"
+    packages = solve_spec(spec, EnvStore(paths.envs_dir).repodata_cache, log_path)
+    target = Path(output) if output else lockfile_path(recipe.path, recipe.name)
+    lock = lockfile_from(packages, spec.hash(), spec.channels, [recipe.path.name])
+    lock.write(target)
+    took = time.monotonic() - started
+    click.echo(f"locked {len(packages)} packages for linux-64 in {took:.2f} s (spec {spec.key})", err=True)
+    click.echo(display_path(target))
+    return 0
