@@ -15,6 +15,7 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.cache import cache_group
+from srcbuild.cli.env import env_group, lock_env
 from srcbuild.cli.install import install_cmd
 from srcbuild.cli.recipes import recipes_group
 from srcbuild.cli.verify import verify_command
@@ -35,6 +36,8 @@ cli.add_command(recipes_group)
 cli.add_command(cache_group)
 cli.add_command(install_cmd)
 cli.add_command(verify_command)
+cli.add_command(env_group)
+cli.add_command(lock_env)
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
