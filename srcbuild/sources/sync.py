@@ -1,0 +1,276 @@
+"""Making a source checkout: a tag of one repository with all its submodules, through a shared object cache.
+
+Layout of the shared git object cache (``Paths.git_cache_dir``), one entry per top-level URL::
+
+    <git_cache>/<name>-<sha1(url)[:12]>.git            bare repository: the tags fetched so far
+    <git_cache>/<name>-<hash>.git/modules/<name>/      bare repository per submodule name, nested
+                                                       ones under .../modules/<name>/modules/<name>/
+
+The key is the URL a recipe names, not the mirror it is fetched from, so switching mirrors keeps
+the cache. The layout is the one git computes with ``submodule.alternateLocation=superproject``
+(git-config: a submodule borrows objects from ``<superproject's alternate>/modules/<name>``).
+
+A sync (``SourceSync.commands()``, pure) runs:
+
+1. ``git init --bare`` of the cache entry (a no-op when it exists) and ``git fetch`` of the tag into
+   it: a second tag transfers only what is new.
+2. ``git clone --shared --no-checkout`` from the cache into ``.<checkout>.partial`` (no object is
+   copied: the clone borrows the cache's objects through ``objects/info/alternates``), point
+   ``origin`` back at the real URL, check out the tag, and rename the partial directory into place.
+   A killed clone leaves only the partial directory, which the next run removes.
+3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --jobs N`` with
+   ``submodule.alternateLocation=superproject``: each submodule clone borrows the objects the cache
+   already holds for it and fetches only the rest (``alternateErrorStrategy=info``: a submodule the
+   cache has never seen is simply cloned). Both are restartable: rerunning them continues.
+4. ``git submodule foreach --recursive`` records every submodule in the cache: a first sight is a
+   ``git clone --mirror`` of the checkout's module (local, so objects are hard links, not copies),
+   a new commit of a known one is a ``git fetch`` of just that commit.
+
+Every git process gets the mirror rules as ``-c url.<base>.insteadOf=<prefix>`` arguments, which git
+hands down to the processes that clone submodules at every depth. Checkouts borrow objects from the
+cache: delete a checkout freely, but deleting the cache breaks the checkouts made from it (remove
+both, or the checkouts first).
+
+``is_complete()`` tells a resumed build whether the checkout can be used as it is: the checkout is at
+the tag and every submodule at every depth is initialised at its recorded commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from srcbuild import proc
+from srcbuild.command import Command
+from srcbuild.envmods import EnvChanges
+from srcbuild.errors import StepFailed
+from srcbuild.recipe.model import SourcePin
+from srcbuild.sources.diagnose import explain_git_failure
+from srcbuild.sources.mirrors import MirrorRules
+
+GIT_ENV = EnvChanges().set("GIT_TERMINAL_PROMPT", "0", "sources: fail instead of asking for credentials")
+CACHE_VAR = "SRCBUILD_GIT_CACHE"
+
+# Run by `git submodule foreach --recursive` in each submodule ($sha1 is set by foreach): find the
+# module's place in the cache from its git dir (<checkout>/.git/modules/<name>[/modules/<name>...]),
+# then mirror-clone it there (first sight) or fetch the one commit the cache lacks. foreach exports
+# GIT_DIR=.git, which `git -C <cache>` must not see.
+RECORD = (
+    "unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE; "
+    'g=$(git rev-parse --absolute-git-dir) && c="$SRCBUILD_GIT_CACHE/modules/${g#*/.git/modules/}" && '
+    'if test -f "$c/HEAD"; then '
+    'git -C "$c" cat-file -e "$sha1^{commit}" 2>/dev/null || '
+    'git -C "$c" fetch --quiet --no-tags "$g" "+$sha1:refs/srcbuild/$sha1"; '
+    'else mkdir -p "$(dirname "$c")" && rm -rf "$c.partial" && '
+    'git clone --quiet --mirror "$g" "$c.partial" && '
+    'git -C "$c.partial" update-ref "refs/srcbuild/$sha1" "$sha1" && mv -T "$c.partial" "$c"; fi'
+)
+
+_STATUS_LINE = re.compile(r"^([ +\-U])([0-9a-f]{40}) (.+?)(?: \(.*\))?$")
+
+
+def cache_repo(git_cache: Path, url: str) -> Path:
+    """The cache entry of a top-level repository URL."""
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    name = name[: -len(".git")] if name.endswith(".git") else name
+    digest = hashlib.sha1(url.encode()).hexdigest()[:12]
+    return git_cache / f"{name or 'repo'}-{digest}.git"
+
+
+@dataclass(frozen=True)
+class SourceSync:
+    """The checkout of one pinned tag: the commands that make it and the questions asked after."""
+
+    pin: SourcePin
+    checkout: Path
+    git_cache: Path
+    mirrors: MirrorRules = field(default_factory=MirrorRules)
+    jobs: int = 8
+    label: str = "torch"  # the recipe table the pin comes from, for messages
+
+    @property
+    def cache(self) -> Path:
+        return cache_repo(self.git_cache, self.pin.repo)
+
+    @property
+    def partial(self) -> Path:
+        return self.checkout.parent / f".{self.checkout.name}.partial"
+
+    def _git(self, *args: str) -> tuple[str, ...]:
+        return ("git", *self.mirrors.git_config_args(), *args)
+
+    def commands(self) -> list[Command]:
+        """Every command of a sync from scratch, in order (see the module docstring)."""
+        tag, url = self.pin.tag, self.pin.repo
+        via = f" (fetched from {self.mirrors.rewrite(url)})" if self.mirrors.rewrite(url) != url else ""
+        return [
+            Command(
+                ("git", "init", "--bare", "--quiet", str(self.cache)),
+                f"shared object cache for {url} (kept between builds; a no-op when it exists)",
+                env=GIT_ENV,
+            ),
+            Command(
+                self._git("fetch", "--no-tags", url, f"+refs/tags/{tag}:refs/tags/{tag}"),
+                f"fetch tag {tag} into the object cache{via}; a cached earlier tag makes this incremental",
+                cwd=self.cache,
+                env=GIT_ENV,
+            ),
+            Command(("rm", "-rf", "--", str(self.partial)), "remove what an interrupted clone left", env=GIT_ENV),
+            Command(
+                ("git", "clone", "--quiet", "--shared", "--no-checkout", str(self.cache), str(self.partial)),
+                "clone from the object cache without copying objects",
+                env=GIT_ENV,
+            ),
+            Command(
+                ("git", "remote", "set-url", "origin", url),
+                "point origin at the upstream URL (submodule URLs and mirror rules refer to it)",
+                cwd=self.partial,
+                env=GIT_ENV,
+            ),
+            Command(
+                ("git", "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", f"refs/tags/{tag}"),
+                f"check out {tag}",
+                cwd=self.partial,
+                env=GIT_ENV,
+            ),
+            Command(("rm", "-rf", "--", str(self.checkout)), "remove an incomplete or outdated checkout", env=GIT_ENV),
+            Command(
+                ("mv", "-T", str(self.partial), str(self.checkout)),
+                "move the finished clone into place (a killed clone never looks finished)",
+                env=GIT_ENV,
+            ),
+            *self.submodule_commands(),
+        ]
+
+    def submodule_commands(self) -> list[Command]:
+        """The restartable part: run again on a checkout already at the tag, it continues."""
+        update_config = (
+            "-c",
+            "submodule.alternateLocation=superproject",
+            "-c",
+            "submodule.alternateErrorStrategy=info",
+        )
+        return [
+            Command(
+                self._git("submodule", "sync", "--quiet", "--recursive"),
+                "copy the submodule URLs of this tag into .git/config (they change between tags)",
+                cwd=self.checkout,
+                env=GIT_ENV,
+            ),
+            Command(
+                self._git(*update_config, "submodule", "update", "--init", "--recursive", "--jobs", str(self.jobs)),
+                "fetch and check out every submodule at every depth, borrowing objects from the cache, "
+                "so setup.py never fetches by itself",
+                cwd=self.checkout,
+                env=GIT_ENV,
+            ),
+            Command(
+                ("git", "-c", "protocol.file.allow=always", "submodule", "foreach", "--quiet", "--recursive", RECORD),
+                "record every submodule's objects in the cache (hard links on first sight, then new commits only)",
+                cwd=self.checkout,
+                env=GIT_ENV.set(CACHE_VAR, str(self.cache), "sources: the object cache entry"),
+            ),
+        ]
+
+    def pending_commands(self) -> list[Command]:
+        """What a resumed sync still has to run: only the submodule steps when the checkout is at the tag.
+
+        Reads the checkout (not pure); ``srcbuild plan`` shows ``commands()``.
+        """
+        if self.is_complete():
+            return []
+        if self._head() is not None and self._head() == self._tag_commit(self.checkout):
+            return self.submodule_commands()
+        return self.commands()
+
+    # -- questions asked after running ------------------------------------------------------------
+
+    def _probe(self, *args: str) -> str | None:
+        return proc.probe(["git", "-C", str(self.checkout), *args], env=GIT_ENV.apply(_base_env()))
+
+    def _head(self) -> str | None:
+        if not (self.checkout / ".git").exists():
+            return None
+        out = self._probe("rev-parse", "--verify", "--quiet", "HEAD")
+        return out.strip() if out else None
+
+    def _tag_commit(self, repo: Path) -> str | None:
+        out = proc.probe(
+            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{self.pin.tag}^{{commit}}"],
+            env=GIT_ENV.apply(_base_env()),
+        )
+        return out.strip() if out else None
+
+    def verify_commit(self) -> str:
+        """The commit the tag resolves to; raises StepFailed when the recipe pins another commit."""
+        repo = self.checkout if (self.checkout / ".git").exists() else self.cache
+        commit = self._tag_commit(repo)
+        if commit is None:
+            raise StepFailed(
+                f"{self.label}.tag: tag {self.pin.tag} is not in {repo}",
+                "run the sync first; if it ran, the repository has no such tag (check the tag name)",
+            )
+        pinned = (self.pin.commit or "").lower()
+        if pinned and commit != pinned:
+            raise StepFailed(
+                f"{self.label}.commit: tag {self.pin.tag} of {self.pin.repo} resolves to {commit}, "
+                f"but the recipe pins {pinned}",
+                f'if upstream moved the tag on purpose, set {self.label}.commit = "{commit}" in the recipe; '
+                "otherwise the repository or mirror serves a different history: check --mirror",
+            )
+        return commit
+
+    def _status(self) -> list[tuple[str, str, str]] | None:
+        """(flag, commit, path) for every submodule at every depth, or None when git cannot tell."""
+        if self._head() is None:
+            return None
+        out = self._probe("submodule", "status", "--recursive")
+        if out is None:
+            return None
+        rows = []
+        for line in out.splitlines():
+            match = _STATUS_LINE.match(line)
+            if match:
+                rows.append((match.group(1), match.group(2), match.group(3)))
+        return rows
+
+    def submodule_commits(self) -> dict[str, str]:
+        """Path (relative to the checkout) -> checked-out commit, at every depth, for the cache key."""
+        rows = self._status()
+        if rows is None:
+            raise StepFailed(
+                f"{self.label}: no checkout at {self.checkout}", "run the sources step (srcbuild torch --resume)"
+            )
+        return {path: commit for _, commit, path in rows}
+
+    def is_complete(self) -> bool:
+        """The checkout is at the tag and every submodule at every depth is checked out as recorded."""
+        head = self._head()
+        if head is None or head != self._tag_commit(self.checkout):
+            return False
+        rows = self._status()
+        return rows is not None and all(flag == " " for flag, _, _ in rows)
+
+    def run(self, log_path: Path | None = None, echo: IO[str] | None = None) -> str:
+        """Run what is pending, verify the pinned commit and return it (a small executor for this step)."""
+        for command in self.pending_commands():
+            result = proc.run(
+                command.argv, cwd=command.cwd, env=command.env.apply(_base_env()), log_path=log_path, echo=echo
+            )
+            if not result.ok:
+                raise explain_git_failure(command, result.tail, self.mirrors, self.label, log_path)
+        return self.verify_commit()
+
+
+def _base_env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def sync_commands(syncs: Sequence[SourceSync]) -> list[Command]:
+    """The commands of several syncs, in order (torch, then torchvision)."""
+    return [c for s in syncs for c in s.commands()]
