@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import click
 
 from srcbuild import __version__
+from srcbuild.cli.build import plan_command, torch_command, torchvision_command
 from srcbuild.cli.cache import cache_group
 from srcbuild.cli.env import env_group, lock_env
 from srcbuild.cli.install import install_cmd
@@ -33,6 +34,9 @@ def cli(debug: bool) -> None:
 
 # Each command lives in its own module; register it here.
 cli.add_command(recipes_group)
+cli.add_command(plan_command)
+cli.add_command(torch_command)
+cli.add_command(torchvision_command)
 cli.add_command(cache_group)
 cli.add_command(install_cmd)
 cli.add_command(verify_command)

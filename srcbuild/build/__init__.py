@@ -1,0 +1,1 @@
+"""Running a plan: the executor, compiler selection, build variables, progress, diagnosis, state."""

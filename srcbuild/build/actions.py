@@ -1,0 +1,235 @@
+"""The internal actions a plan names, and the conditions its steps can be skipped on.
+
+Each handler takes the executor and the step; it prints what it finds and raises a
+``SrcbuildError`` subclass when the build must stop. The sibling packages do the real work:
+``srcbuild.rules``/``srcbuild.preflight`` (checks), ``srcbuild.verify`` (the wheel's kernels),
+``srcbuild.cache`` (the wheel store), ``srcbuild.sources`` (patches).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from srcbuild import proc
+from srcbuild.errors import (
+    EnvironmentError_,
+    HostError,
+    IncompatibleError,
+    StepFailed,
+    VerificationFailed,
+)
+from srcbuild.findings import Finding, Severity
+from srcbuild.paths import Paths
+from srcbuild.plan.model import Step
+from srcbuild.recipe import Recipe
+
+if TYPE_CHECKING:
+    from srcbuild.build.executor import Executor
+
+
+@dataclass
+class BuildContext:
+    """What the handlers need besides the plan."""
+
+    recipe: Recipe
+    paths: Paths
+    host_facts: Any  # srcbuild.host.HostFacts
+    build_torch: Callable[[], Path] | None = None  # torchvision: get (or build) the torch wheel
+    fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
+    report: Any = None  # the VerifyReport of the built wheel
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _ctx(ex: Executor) -> BuildContext:
+    ctx = ex.context
+    assert isinstance(ctx, BuildContext)
+    return ctx
+
+
+def preflight(ex: Executor, step: Step) -> None:
+    from srcbuild.preflight import host_findings
+
+    ctx = _ctx(ex)
+    try:
+        from srcbuild.rules import check_recipe  # type: ignore[attr-defined]
+    except ImportError:
+        ex.console.print("    the compatibility rules are not part of this installation; host checks only")
+        rules: list[Finding] = []
+    else:
+        rules = list(check_recipe(ctx.recipe))
+    host = list(host_findings(ctx.recipe, ctx.host_facts, ctx.paths))
+    ctx.findings.extend(rules + host)
+    for f in rules + host:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    rule_errors = [f for f in rules if f.severity is Severity.ERROR]
+    host_errors = [f for f in host if f.severity is Severity.ERROR]
+    if rule_errors:
+        raise IncompatibleError(
+            f"recipe {ctx.recipe.name} breaks {len(rule_errors)} compatibility rule(s): {rule_errors[0].message}",
+            rule_errors[0].fix or "change the recipe's pins (srcbuild recipes check shows every finding)",
+        )
+    if host_errors:
+        raise HostError(
+            f"this machine cannot build recipe {ctx.recipe.name}: {host_errors[0].message}",
+            host_errors[0].fix or "install what is missing (srcbuild doctor lists it)",
+        )
+    ex.console.print(f"    {len(rules)} rule finding(s), {len(host)} host finding(s), no errors")
+
+
+def verify_sources(ex: Executor, step: Step) -> None:
+    assert step.action is not None
+    args = step.action.arg
+    checkout = Path(args["checkout"])
+    head = proc.probe(["git", "-C", str(checkout), "rev-parse", "HEAD"])
+    if head is None:
+        raise StepFailed(f"step {step.id}: {checkout} is not a git checkout", "rerun without --resume to fetch again")
+    head = head.strip()
+    if args.get("commit") and not head.startswith(args["commit"]):
+        raise StepFailed(
+            f"tag {args['tag']} resolves to {head[:12]}, not the recipe's pinned commit {args['commit'][:12]}",
+            "the tag moved or the mirror serves another history: check the mirror, or update [torch] commit",
+        )
+    status = proc.probe(["git", "-C", str(checkout), "submodule", "status", "--recursive"]) or ""
+    missing = [line.split()[1] for line in status.splitlines() if line[:1] == "-" and len(line.split()) > 1]
+    if missing:
+        raise StepFailed(
+            f"{len(missing)} submodule(s) are not checked out, e.g. {missing[0]}",
+            "fetch through a mirror (--mirror gitee or --mirror PREFIX=REPLACEMENT) and rerun with --resume",
+        )
+    count = len([line for line in status.splitlines() if line.strip()])
+    ex.console.print(f"    HEAD {head[:12]}, {count} submodule(s) checked out")
+
+
+def check_env(ex: Executor, step: Step) -> None:
+    assert step.action is not None
+    prefix = Path(step.action.arg["prefix"])
+    want = step.action.arg["python"]
+    python = prefix / "bin" / "python"
+    out = proc.probe([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    if out is None:
+        raise EnvironmentError_(
+            f"--env {prefix}: {python} does not run", "pass the prefix of an environment that has bin/python"
+        )
+    if out.strip() != want:
+        raise EnvironmentError_(
+            f"--env {prefix} has Python {out.strip()}, the recipe pins {want}",
+            f"pass an environment with Python {want}, or leave out --env to let srcbuild create one",
+        )
+    ex.console.print(f"    Python {out.strip()} at {python}")
+
+
+def check_build_tree(ex: Executor, step: Step) -> None:
+    assert step.action is not None
+    args = step.action.arg
+    digest, hash_file, cache = args["hash"], Path(args["hash_file"]), Path(args["cache"])
+    stored = hash_file.read_text().strip() if hash_file.is_file() else None
+    if cache.is_file() and stored != digest:
+        why = "no record of its settings" if stored is None else f"settings hash {stored} != {digest}"
+        ex.console.print(f"    {cache} was configured with other settings ({why}): cleaning it first")
+        build = ex.plan.step("build")
+        for cleanup in build.on_failure:
+            result = proc.run(cleanup.argv, cwd=cleanup.cwd, env=ex.command_env(cleanup))
+            if not result.ok:
+                raise StepFailed(f"cleaning the stale build tree failed ({cleanup.shell()})", "remove build/ by hand")
+        stale_dir = cache.parent
+        if stale_dir.exists():
+            shutil.rmtree(stale_dir)
+    elif cache.is_file():
+        ex.console.print("    the existing build tree was configured with these settings: reusing it")
+    hash_file.parent.mkdir(parents=True, exist_ok=True)
+    hash_file.write_text(digest + "\n")
+
+
+def _find_wheel(step: Step) -> Path:
+    assert step.action is not None
+    dist, pattern = Path(step.action.arg["dist"]), step.action.arg["pattern"]
+    found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise StepFailed(f"the build made no wheel matching {dist / pattern}", "read the build step's log")
+    return found[-1]
+
+
+def verify_wheel_action(ex: Executor, step: Step) -> None:
+    from srcbuild.verify.report import verify_wheel
+
+    ctx = _ctx(ex)
+    wheel = _find_wheel(step)
+    report = verify_wheel(wheel, ctx.recipe, ctx.recipe.gpu.arch)
+    ctx.report = report
+    for row in report.coverage_rows():
+        ex.console.print(f"    {row}", markup=False, highlight=False)
+    for f in report.findings:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    if not report.ok:
+        raise VerificationFailed(
+            f"{wheel.name} does not hold what recipe {ctx.recipe.name} asks for: {report.errors[0].message}",
+            report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
+        )
+    ex.console.print(f"    {wheel.name}: kernels match the recipe")
+
+
+def cache_wheel(ex: Executor, step: Step) -> None:
+    from srcbuild.cache.key import ResolvedFacts
+    from srcbuild.cache.manifest import Manifest
+    from srcbuild.cache.store import WheelCache
+
+    ctx = _ctx(ex)
+    wheel = _find_wheel(step)
+    kernels = ctx.report.kernels if ctx.report is not None else None
+    head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
+    resolved = ResolvedFacts.create(
+        source_commit=head.strip() if head else None,
+        arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
+    )
+    manifest = Manifest.create(
+        wheel,
+        ctx.fingerprint_inputs,
+        resolved,
+        recipe=ctx.recipe.to_json(),
+        toolchain={"gcc": ctx.recipe.toolchain.gcc, "cuda": ctx.recipe.toolchain.cuda or "none"},
+        sass=sorted(kernels.sass) if kernels is not None else (),
+        ptx=sorted(kernels.ptx) if kernels is not None else (),
+        local_version=ctx.recipe.local_version(),
+    )
+    build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
+    entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
+    ex.result.wheel = entry.wheel_path
+    ex.console.print(f"    stored {entry.wheel_path}")
+
+
+def torch_wheel(ex: Executor, step: Step) -> None:
+    ctx = _ctx(ex)
+    assert step.action is not None and ctx.build_torch is not None
+    wheel = ctx.build_torch()
+    dest = Path(step.action.arg["dest"])
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copy2(wheel, dest / wheel.name)
+    ex.console.print(f"    torch wheel: {wheel}")
+
+
+def patches_applied(ex: Executor, step: Step) -> bool:
+    from srcbuild.sources.patches import PatchSet
+
+    ctx = _ctx(ex)
+    patches = PatchSet(ex.plan.checkout, tuple(ctx.recipe.build.patch_files), tuple(ctx.recipe.build.patches))
+    return bool(patches.applied())
+
+
+ACTIONS: dict[str, Callable[..., Any]] = {
+    "preflight": preflight,
+    "verify-sources": verify_sources,
+    "check-env": check_env,
+    "check-build-tree": check_build_tree,
+    "verify-wheel": verify_wheel_action,
+    "cache-wheel": cache_wheel,
+    "torch-wheel": torch_wheel,
+    "condition:patches-applied": patches_applied,
+}

@@ -1,0 +1,219 @@
+"""The executor: walks a ``Plan`` step by step, recording each step's state for ``--resume``.
+
+Commands go through ``srcbuild.proc`` (one log file per step, the whole process group killed on
+Ctrl-C); internal actions go to the handlers in ``srcbuild.build.actions``. On a failed step the
+log's last lines and the matching failure signatures are printed, the step's cleanup runs unless
+``--keep-build``, and ``StepFailed`` carries the log path. Ctrl-C leaves the build tree as it is
+and marks the step interrupted, so ``--resume`` continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from srcbuild import proc
+from srcbuild.build.diagnose import Diagnosis, diagnose
+from srcbuild.build.progress import NinjaProgress
+from srcbuild.build.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
+from srcbuild.command import Command
+from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
+from srcbuild.plan.model import Plan, Step
+
+TAIL_LINES = 25
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    id: str
+    status: str  # done / skipped / resumed (done earlier) / failed / interrupted
+    seconds: float
+    log: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "status": self.status, "seconds": round(self.seconds, 3), "log": self.log}
+
+
+@dataclass
+class BuildResult:
+    """What a build did: the wheel (or None), each step's outcome and any diagnosis."""
+
+    plan: Plan
+    wheel: Path | None = None
+    cached: bool = False  # the wheel came from the cache; nothing was built
+    outcomes: list[StepOutcome] = field(default_factory=list)
+    diagnoses: list[Diagnosis] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package": self.plan.package,
+            "recipe": self.plan.recipe,
+            "version": self.plan.version,
+            "wheel": str(self.wheel) if self.wheel else None,
+            "cached": self.cached,
+            "steps": [o.to_json() for o in self.outcomes],
+            "diagnoses": [d.to_json() for d in self.diagnoses],
+            "notes": self.notes,
+        }
+
+
+class Executor:
+    """Runs one plan. ``actions`` maps an action name to ``handler(executor, step) -> None``."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        actions: Mapping[str, Any],
+        *,
+        console: Console,
+        environ: Mapping[str, str],
+        resume: bool = False,
+        context: Any = None,
+    ) -> None:
+        self.plan = plan
+        self.actions = actions
+        self.console = console
+        self.environ = dict(environ)
+        self.resume = resume
+        self.context = context
+        self.result = BuildResult(plan)
+        self.state = self._initial_state()
+        self.finalizers: list[Any] = []  # callables run at the end, also on failure (compiler restore)
+
+    def _initial_state(self) -> BuildState:
+        if not self.resume:
+            return BuildState.fresh(self.plan)
+        state = BuildState.load(self.plan.state_path)
+        if state is None:
+            raise UsageError(
+                f"there is no build of {self.plan.package} for recipe {self.plan.recipe} to resume "
+                f"(no {self.plan.state_path})",
+                "run the same command without --resume",
+            )
+        return state
+
+    def log_path(self, index: int, step: Step) -> Path:
+        return self.plan.logs_dir / f"{index:02d}-{step.id}.log"
+
+    def run(self) -> BuildResult:
+        if not self.resume and self.plan.logs_dir.exists():
+            for old in self.plan.logs_dir.glob("*.log"):
+                old.unlink()
+        try:
+            for index, step in enumerate(self.plan.steps, 1):
+                self._run_step(index, step)
+        finally:
+            for finalize in reversed(self.finalizers):
+                finalize()
+        return self.result
+
+    def _run_step(self, index: int, step: Step) -> None:
+        total = len(self.plan.steps)
+        if self.resume and self.state.is_done(step):
+            self.console.print(f"[dim]==> [{index}/{total}] {step.title}: done in an earlier run[/dim]")
+            self.result.outcomes.append(StepOutcome(step.id, "resumed", 0.0))
+            return
+        log = self.log_path(index, step)
+        self.console.print(f"[bold]==> [{index}/{total}] {step.title}[/bold]")
+        started = time.monotonic()
+        if step.skip_if and self._condition(step.skip_if, step):
+            self.console.print(f"    skipped: {step.skip_if}")
+            self.state.mark(step, SKIPPED)
+            self._save()
+            self.result.outcomes.append(StepOutcome(step.id, "skipped", 0.0))
+            return
+        self.state.mark(step, RUNNING, log)
+        self._save()
+        try:
+            if step.action is not None:
+                handler = self.actions[step.action.name]
+                handler(self, step)
+            for cmd in step.commands:
+                self._run_command(step, cmd, log)
+        except Interrupted:
+            self.state.mark(step, INTERRUPTED, log)
+            self._save()
+            self.result.outcomes.append(StepOutcome(step.id, "interrupted", time.monotonic() - started, str(log)))
+            raise Interrupted(
+                f"interrupted during step {step.id}; the build tree and the log ({log}) are kept",
+                f"continue with: srcbuild {self.plan.package} --recipe {self.plan.recipe} --resume",
+            ) from None
+        except SrcbuildError:
+            self.state.mark(step, FAILED, log)
+            self._save()
+            self.result.outcomes.append(StepOutcome(step.id, "failed", time.monotonic() - started, str(log)))
+            raise
+        self.state.mark(step, DONE, log)
+        self._save()
+        self.result.outcomes.append(StepOutcome(step.id, "done", time.monotonic() - started, str(log)))
+
+    def _condition(self, name: str, step: Step) -> bool:
+        handler = self.actions.get(f"condition:{name}")
+        return bool(handler(self, step)) if handler else False
+
+    def command_env(self, cmd: Command) -> dict[str, str]:
+        return cmd.env.apply(self.environ)
+
+    def _run_command(self, step: Step, cmd: Command, log: Path) -> None:
+        self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
+        env = self.command_env(cmd)
+        try:
+            if step.progress:
+                with NinjaProgress(self.console, step.id) as bar:
+                    result = proc.run(cmd.argv, cwd=cmd.cwd, env=env, log_path=log, on_line=bar.feed)
+            else:
+                result = proc.run(cmd.argv, cwd=cmd.cwd, env=env, log_path=log)
+        except FileNotFoundError:
+            raise StepFailed(
+                f"step {step.id}: {cmd.argv[0]} was not found",
+                "install it or put it on PATH (srcbuild plan shows every command a build runs)",
+            ) from None
+        if result.ok:
+            return
+        self._fail(step, cmd, result, log)
+
+    def _fail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
+        self.console.print(f"[red]step {step.id} failed: {cmd.argv[0]} exited {result.returncode}[/red]")
+        self.console.print(f"--- last lines of {log} ---", highlight=False)
+        for line in result.tail[-TAIL_LINES:]:
+            self.console.print(line, markup=False, highlight=False)
+        self.console.print("---", highlight=False)
+        found = diagnose(_read_lines(log))
+        self.result.diagnoses.extend(found)
+        for d in found:
+            self.console.print(d.render(), markup=False, highlight=False)
+        if step.on_failure and not self.plan.keep_build:
+            self.console.print("cleaning the failed build (--keep-build keeps it)")
+            for cleanup in step.on_failure:
+                self.console.print(f"[dim]+ {cleanup.shell()}[/dim]", highlight=False)
+                done = proc.run(cleanup.argv, cwd=cleanup.cwd, env=self.command_env(cleanup), log_path=log)
+                if not done.ok:
+                    self.console.print(f"cleanup exited {done.returncode}; see {log}")
+        hint = found[0].hint if found else f"read {log}"
+        raise StepFailed(
+            f"step {step.id} failed ({cmd.argv[0]} exited {result.returncode}); full log: {log}",
+            f"{hint}; then rerun with --resume to continue from this step",
+        )
+
+    def _save(self) -> None:
+        self.state.save(self.plan.state_path)
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def environ_for_build(environ: Mapping[str, str]) -> dict[str, str]:
+    """The base environment commands start from: the caller's, minus variables that would leak
+    into the build unasked (a stray CUDA_HOME or TORCH_CUDA_ARCH_LIST of the user's shell)."""
+    drop = {"TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION"}
+    return {k: v for k, v in environ.items() if k not in drop}

@@ -1,0 +1,146 @@
+"""One build from start to end: probe the host, make the plan, look in the cache, execute.
+
+``prepare`` does the pure part (plus the host probe) and is what ``srcbuild plan`` prints;
+``run_build`` hands that very plan to the executor. A cache hit needs no compiler and no git:
+the wheel's path is printed and nothing runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from srcbuild.build.actions import ACTIONS, BuildContext
+from srcbuild.build.executor import BuildResult, Executor, environ_for_build
+from srcbuild.paths import Paths
+from srcbuild.plan.inputs import BuildHost, BuildOptions
+from srcbuild.plan.make import make_plan
+from srcbuild.plan.model import Plan
+from srcbuild.plan.render import render_settings
+from srcbuild.recipe import Recipe
+
+
+@dataclass(frozen=True)
+class Prepared:
+    plan: Plan
+    host: BuildHost
+    host_facts: Any  # srcbuild.host.HostFacts
+
+
+def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
+    """The few host facts a plan needs, taken from ``srcbuild.host.probe_host``'s answer."""
+    from srcbuild.host.jobs import max_jobs
+
+    gcc = facts.gcc(int(recipe.toolchain.gcc.split(".")[0])) if recipe.toolchain.gcc.split(".")[0].isdigit() else None
+    cuda_home, cuda_source = None, "host probe (no matching nvcc found)"
+    if recipe.toolchain.cuda is not None:
+        from srcbuild.host.toolchain import cuda_matches
+
+        for tk in facts.cuda_toolkits:
+            if cuda_matches(recipe.toolchain.cuda, tk.version):
+                cuda_home, cuda_source = tk.home, f"host probe ({tk.source}: nvcc {tk.version})"
+                break
+    cudnn_root = None
+    if facts.cudnn:
+        cudnn_root = Path(facts.cudnn[0].header).parent.parent
+    res = facts.resources
+    jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
+    path = environ.get("PATH", "")
+    ccache = shutil.which("ccache", path=path)
+    python = shutil.which(f"python{recipe.toolchain.python}", path=path)
+    ua = shutil.which("update-alternatives", path=path + ":/usr/sbin:/sbin") or "update-alternatives"
+    return BuildHost(
+        gcc=Path(gcc.path) if gcc else None,
+        gxx=Path(gcc.gxx) if gcc and gcc.gxx else None,
+        cuda_home=Path(cuda_home) if cuda_home else None,
+        cuda_home_source=cuda_source,
+        cudnn_root=cudnn_root,
+        ccache=Path(ccache) if ccache else None,
+        python=Path(python) if python else None,
+        max_jobs=jobs,
+        max_jobs_reason=reason,
+        update_alternatives=ua,
+    )
+
+
+def prepare(recipe: Recipe, options: BuildOptions, paths: Paths, environ: Mapping[str, str]) -> Prepared:
+    from srcbuild.host import probe_host
+
+    facts = probe_host(environ=environ, work_dir=paths.work_dir)
+    host = build_host(recipe, facts, environ)
+    return Prepared(make_plan(recipe, options, host, paths, environ), host, facts)
+
+
+def run_build(
+    recipe: Recipe,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+    console: Console,
+    resume: bool = False,
+) -> BuildResult:
+    """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
+    from srcbuild.cache.key import FingerprintInputs, fingerprint
+    from srcbuild.cache.store import WheelCache
+
+    prepared = prepare(recipe, options, paths, environ)
+    plan = prepared.plan
+    console.print(f"[bold]srcbuild {plan.package} {plan.version} (recipe {plan.recipe})[/bold]")
+    for line in render_settings(plan.settings):
+        console.print(line, markup=False, highlight=False)
+    inputs = FingerprintInputs.from_recipe(recipe, plan.package, plan.env.final_values())
+    fp = fingerprint(inputs)
+    cache = WheelCache(paths.cache_dir)
+
+    def hit() -> BuildResult | None:
+        entry = cache.lookup(fp, recipe.gpu.arch)
+        if entry is None:
+            return None
+        console.print(f"cache hit: {entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
+        return BuildResult(plan, wheel=entry.wheel_path, cached=True)
+
+    if not resume:
+        found = hit()
+        if found is not None:
+            return found
+    with cache.build_lock(fp):
+        if not resume:
+            found = hit()  # another build of the same inputs may have finished meanwhile
+            if found is not None:
+                return found
+        ctx = BuildContext(recipe=recipe, paths=paths, host_facts=prepared.host_facts, fingerprint_inputs=inputs)
+        if plan.package == "torchvision":
+            torch_options = replace(options, package="torch")
+
+            def build_torch() -> Path:
+                result = run_build(recipe, torch_options, paths, environ, console, resume=False)
+                assert result.wheel is not None
+                return result.wheel
+
+            ctx.build_torch = build_torch
+        executor = Executor(
+            plan, ACTIONS, console=console, environ=environ_for_build(environ), resume=resume, context=ctx
+        )
+        if plan.system_alternatives:
+            _guard_system_selection(executor, prepared.host, paths)
+        return executor.run()
+
+
+def _guard_system_selection(executor: Executor, host: BuildHost, paths: Paths) -> None:
+    """Record the system's gcc selection now and restore it when the build ends, whatever happens."""
+    from srcbuild.build.compiler import AlternativesTree, SystemSelection
+
+    log = paths.work_dir / "compilers" / "update-alternatives.log"
+    tree = AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)
+    selection = SystemSelection(tree, log_path=log)
+    previous = selection.record()
+    executor.console.print(
+        f"    system gcc selection before the build: {previous.status or 'none'} {previous.value or ''}"
+    )
+    installed = host.gcc or Path("/usr/bin/gcc")
+    executor.finalizers.append(lambda: selection.restore(installed))

@@ -1,0 +1,155 @@
+"""The environment variables ``setup.py`` of each torch era and torchvision reads.
+
+Sources (see the research notes, torch-build.md §1, §6, §7):
+- ``TORCH_CUDA_ARCH_LIST``, ``USE_CUDA``, ``USE_CUDNN``, ``CUDNN_INCLUDE_DIR``/``CUDNN_LIB_DIR``,
+  ``CUDA_HOME``, ``MAX_JOBS``, ``CMAKE_PREFIX_PATH``, ``BUILD_TEST``: the "Environment variables we
+  respect" header of pytorch/pytorch:setup.py (v1.0, v1.3, v2.2).
+- ``CUDNN_LIB_DIR`` is renamed to the CMake variable ``CUDNN_LIBRARY`` from v1.2
+  (pytorch/pytorch:tools/setup_helpers/cmake.py), so both are set there.
+- v1.0/v1.1 read ``NO_CUDA``/``NO_CUDNN``/``NO_TEST`` through ``hotpatch_var`` (setup.py@~1.0).
+- 1.x hands ``CUDA_HOST_COMPILER`` to FindCUDA; ``CUDAHOSTCXX`` is only aliased in 2.x
+  (tools/setup_helpers/cmake.py@2.x), so 1.x gets both.
+- ``PYTORCH_BUILD_VERSION`` needs ``PYTORCH_BUILD_NUMBER`` (a hard assert in every era); NUMBER=1
+  keeps the version free of a ``.post`` suffix.
+- ``CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER`` reach CMake through the ``CMAKE_`` passthrough (>= 1.2).
+- ``USE_MPI``: CMake option, passes through as a ``USE_`` variable (torch-build.md §2).
+- torchvision: ``FORCE_CUDA``, ``BUILD_VERSION``, ``PYTORCH_VERSION`` (vision setup.py v0.5+).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from srcbuild.envmods import EnvChanges
+from srcbuild.recipe import Recipe
+
+# What reaches CMake, for the stale-build-tree hash: the passthrough prefixes and the allow-list.
+CMAKE_PREFIXES = ("USE_", "BUILD_", "CMAKE_", "NO_", "WITH_")
+CMAKE_NAMES = (
+    "TORCH_CUDA_ARCH_LIST",
+    "CUDA_HOME",
+    "CC",
+    "CXX",
+    "CUDAHOSTCXX",
+    "CUDA_HOST_COMPILER",
+    "CUDNN_INCLUDE_DIR",
+    "CUDNN_LIB_DIR",
+    "CUDNN_LIBRARY",
+    "TORCH_NVCC_FLAGS",
+    "FORCE_CUDA",
+)
+
+
+def version_of_tag(tag: str) -> str:
+    """``v1.7.1`` → ``1.7.1``; ``v2.0.0-rc1`` → ``2.0.0rc1``."""
+    text = tag[1:] if tag[:1] in ("v", "V") else tag
+    try:
+        return str(Version(text))
+    except InvalidVersion:
+        return text
+
+
+def _era(version: str) -> Version:
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return Version("2.0")
+
+
+@dataclass(frozen=True)
+class Toolset:
+    """The compilers and directories the variables point at."""
+
+    cc: str
+    cxx: str
+    cuda_home: str | None
+    cudnn_root: str | None
+    env_prefix: str
+    max_jobs: int
+    max_jobs_reason: str
+    ccache: str | None
+
+
+def wheel_version(recipe: Recipe, tag: str) -> str:
+    """The version a build of ``tag`` gets: ``1.7.1+cu92.sm30.mpi``."""
+    return f"{version_of_tag(tag)}+{recipe.local_version()}"
+
+
+def torch_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
+    """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
+    version = version_of_tag(recipe.torch.tag)
+    era = _era(version)
+    cuda = recipe.toolchain.cuda is not None
+    env = EnvChanges()
+    env = _common(env, recipe, tools)
+    env = env.set("USE_CUDA", "1" if cuda else "0", "toolchain.cuda")
+    cudnn = cuda and recipe.toolchain.cudnn is not None
+    env = env.set("USE_CUDNN", "1" if cudnn else "0", "toolchain.cudnn")
+    if cudnn and tools.cudnn_root:
+        include, lib = str(Path(tools.cudnn_root) / "include"), str(Path(tools.cudnn_root) / "lib64")
+        env = env.set("CUDNN_INCLUDE_DIR", include, "toolchain.cudnn (cuDNN found on this host)")
+        env = env.set("CUDNN_LIB_DIR", lib, "toolchain.cudnn (cuDNN found on this host)")
+        if era >= Version("1.2"):
+            env = env.set("CUDNN_LIBRARY", lib, "toolchain.cudnn (1.2+ reads CUDNN_LIBRARY)")
+    env = env.set("USE_MPI", "1" if recipe.mpi.enabled else "0", "mpi.enabled")
+    env = env.set("BUILD_TEST", "0", "default: tests are not part of a wheel")
+    env = env.set("CMAKE_PREFIX_PATH", tools.env_prefix, "build environment")
+    env = env.set("PYTORCH_BUILD_VERSION", wheel_version(recipe, recipe.torch.tag), "torch.tag + local version")
+    env = env.set("PYTORCH_BUILD_NUMBER", "1", "required with PYTORCH_BUILD_VERSION")
+    if era < Version("1.2"):
+        if not cuda:
+            env = env.set("NO_CUDA", "1", "torch <= 1.1 reads NO_CUDA")
+        if not cudnn:
+            env = env.set("NO_CUDNN", "1", "torch <= 1.1 reads NO_CUDNN")
+        env = env.set("NO_TEST", "1", "torch <= 1.1 reads NO_TEST")
+    if cuda and era < Version("2.0"):
+        env = env.set("CUDA_HOST_COMPILER", tools.cxx, "compiler (torch 1.x hands it to FindCUDA)")
+    if tools.ccache:
+        for lang in ("C", "CXX", "CUDA") if cuda else ("C", "CXX"):
+            env = env.set(f"CMAKE_{lang}_COMPILER_LAUNCHER", tools.ccache, "ccache found on PATH")
+    for name, value in _knowledge_pins_env(version):
+        env = env.set(name, value, "knowledge base (old tags)")
+    for name, value in recipe.build.env:
+        env = env.set(name, value, "recipe [build.env]")
+    return env
+
+
+def vision_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
+    """The build variables of torchvision's setup.py, built against the recipe's torch."""
+    assert recipe.torchvision is not None
+    env = _common(EnvChanges(), recipe, tools)
+    if recipe.toolchain.cuda is not None:
+        env = env.set("FORCE_CUDA", "1", "toolchain.cuda (no GPU needed at build time)")
+    env = env.set("BUILD_VERSION", wheel_version(recipe, recipe.torchvision.tag), "torchvision.tag + local version")
+    env = env.set("PYTORCH_VERSION", wheel_version(recipe, recipe.torch.tag), "pins the torch this wheel needs")
+    for name, value in _knowledge_pins_env(version_of_tag(recipe.torchvision.tag)):
+        env = env.set(name, value, "knowledge base (old tags)")
+    return env
+
+
+def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
+    if recipe.toolchain.cuda is not None:
+        env = env.set("TORCH_CUDA_ARCH_LIST", recipe.gpu.torch_cuda_arch_list, "gpu.arch (+PTX when gpu.ptx)")
+        if tools.cuda_home:
+            env = env.set("CUDA_HOME", tools.cuda_home, "toolchain.cuda")
+            env = env.prepend("PATH", str(Path(tools.cuda_home) / "bin"), "toolchain.cuda (nvcc)")
+    env = env.prepend("PATH", str(Path(tools.env_prefix) / "bin"), "build environment (its python, cmake, ninja)")
+    reason = f" ({tools.max_jobs_reason})" if tools.max_jobs_reason else ""
+    env = env.set("MAX_JOBS", str(tools.max_jobs), f"max_jobs{reason}")
+    return env
+
+
+def _knowledge_pins_env(version: str) -> tuple[tuple[str, str], ...]:
+    """Variables the knowledge base says this tag needs (e.g. CMAKE_POLICY_VERSION_MINIMUM)."""
+    from srcbuild.knowledge import load_knowledge
+
+    return tuple(load_knowledge().build_pins(version).env)
+
+
+def cmake_settings(env: EnvChanges) -> tuple[tuple[str, str], ...]:
+    """The variables that reach CMake (hashed to detect a stale build tree)."""
+    final = env.final_values()
+    return tuple(sorted((k, v) for k, v in final.items() if k.startswith(CMAKE_PREFIXES) or k in CMAKE_NAMES))

@@ -1,0 +1,122 @@
+"""``srcbuild torch``, ``srcbuild torchvision`` and ``srcbuild plan``: build a wheel, or show how.
+
+``plan`` prints the plan ``torch``/``torchvision`` would run (text, JSON, or a bash script), and
+the build commands run that same plan. The wheel's path is the last line a build prints.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.plan.inputs import PACKAGES, BuildOptions
+from srcbuild.plan.render import FORMATS, render
+from srcbuild.recipe import RecipeCatalog
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def build_options(func: F) -> F:
+    """The options ``plan`` and the build commands share."""
+    decorators = [
+        click.option("--recipe", "-r", required=True, help="Recipe name from the catalog, or a path to a .toml."),
+        click.option(
+            "--mirror",
+            "mirrors",
+            multiple=True,
+            help="gitee, PREFIX=REPLACEMENT or a mirror map .toml (repeatable) [env SRCBUILD_MIRROR].",
+        ),
+        click.option("--env", "env_prefix", default=None, help="Build in this existing environment (a prefix)."),
+        click.option(
+            "--env-backend", default=None, help="How to create the build environment [env SRCBUILD_ENV_BACKEND]."
+        ),
+        click.option(
+            "--max-jobs", type=int, default=None, help="Parallel compile jobs [env MAX_JOBS; default: from memory]."
+        ),
+        click.option(
+            "--keep-build/--no-keep-build",
+            default=None,
+            help="Keep the build tree after a failure instead of running setup.py clean [env SRCBUILD_KEEP_BUILD].",
+        ),
+        click.option(
+            "--system-alternatives",
+            is_flag=True,
+            help="Select gcc system-wide with update-alternatives (needs root; restored afterwards).",
+        ),
+        click.option(
+            "--cuda-home", default=None, help="The CUDA toolkit to use [env SRCBUILD_CUDA_HOME; default: probed]."
+        ),
+        path_options,
+    ]
+    for deco in reversed(decorators):
+        func = deco(func)
+    return func
+
+
+def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
+    return BuildOptions(
+        package=package,
+        mirrors=tuple(kw["mirrors"]),
+        env_prefix=kw["env_prefix"],
+        env_backend=kw["env_backend"],
+        max_jobs=kw["max_jobs"],
+        keep_build=kw["keep_build"],
+        system_alternatives=kw["system_alternatives"],
+        cuda_home=kw["cuda_home"],
+    )
+
+
+def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
+    from srcbuild.build.run import run_build
+
+    paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
+    recipe = RecipeCatalog(paths).load(kw["recipe"])
+    console = Console(file=sys.stderr if as_json else sys.stdout, highlight=False, soft_wrap=True)
+    result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        click.echo(str(result.wheel))
+    return 0
+
+
+@click.command("torch")
+@build_options
+@click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@json_option
+def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
+    """Build a torch wheel for a recipe (or take it from the cache)."""
+    return _run("torch", resume, as_json, kw)
+
+
+@click.command("torchvision")
+@build_options
+@click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@json_option
+def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
+    """Build a torchvision wheel against the recipe's torch wheel (built first when missing)."""
+    return _run("torchvision", resume, as_json, kw)
+
+
+@click.command("plan")
+@click.argument("package", type=click.Choice(PACKAGES))
+@build_options
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+def plan_command(package: str, fmt: str, **kw: Any) -> int:
+    """Print every step, command, directory and variable a build would run, without running it."""
+    from srcbuild.build.run import prepare
+
+    paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
+    recipe = RecipeCatalog(paths).load(kw["recipe"])
+    prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
+    sys.stdout.write(render(prepared.plan, fmt))
+    return 0
+
+
+__all__ = ["plan_command", "print_json", "torch_command", "torchvision_command"]

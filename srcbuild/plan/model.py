@@ -1,0 +1,141 @@
+"""The plan model: an ordered tuple of steps, each with a stable id, a title and why it runs.
+
+A step either runs ``Command``s (argv, cwd, environment changes, why) or names an internal
+action the executor performs itself (preflight checks, the stale-build-tree check, verification,
+caching). Internal actions carry a description and, where one exists, the equivalent shell lines
+so ``srcbuild plan --format shell`` stays a script a user can run by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srcbuild.command import Command
+from srcbuild.envmods import EnvChanges
+
+
+def settings_hash(cmake_settings: tuple[tuple[str, str], ...]) -> str:
+    """A hash of the settings that reach CMake: a build tree configured with others is stale."""
+    blob = json.dumps(sorted(cmake_settings)).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One resolved build setting and where its value came from."""
+
+    name: str
+    value: str
+    source: str  # "default", "recipe <file>", "environment VAR", "command line --opt", "host probe"
+    why: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "value": self.value, "source": self.source, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Action:
+    """Work the executor does itself: ``name`` selects the handler, ``args`` are its inputs."""
+
+    name: str
+    description: str
+    args: tuple[tuple[str, str], ...] = ()
+    shell: tuple[str, ...] = ()  # equivalent bash lines, or empty when there is none
+
+    @property
+    def arg(self) -> dict[str, str]:
+        return dict(self.args)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "args": dict(self.args), "shell": list(self.shell)}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a build: commands to run, or an internal action, never both.
+
+    ``skip_if`` names a condition the executor checks first ("patches-applied"): a step whose work
+    is already on disk is skipped and recorded as such.
+    """
+
+    id: str
+    title: str
+    why: str
+    commands: tuple[Command, ...] = ()
+    action: Action | None = None
+    progress: bool = False  # show a progress bar from ninja's [n/N] lines
+    on_failure: tuple[Command, ...] = ()  # cleanup run when the step fails (unless --keep-build)
+    skip_if: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "why": self.why,
+            "commands": [c.to_json() for c in self.commands],
+            "action": self.action.to_json() if self.action else None,
+            "on_failure": [c.to_json() for c in self.on_failure],
+            "skip_if": self.skip_if or None,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a build will do, in order; the executor runs exactly this object."""
+
+    package: str  # "torch" or "torchvision"
+    recipe: str
+    version: str  # the wheel version the build produces, e.g. "1.7.1+cu92.sm30"
+    settings: tuple[Setting, ...]
+    steps: tuple[Step, ...]
+    env: EnvChanges  # the build variables (also carried by the build command)
+    checkout: Path
+    build_root: Path  # state.json, logs and the settings hash live here
+    dist_dir: Path  # where setup.py writes the wheel
+    cmake_settings: tuple[tuple[str, str], ...] = ()  # what reaches CMake; hashed for staleness
+    keep_build: bool = False
+    system_alternatives: bool = False
+
+    @property
+    def state_path(self) -> Path:
+        return self.build_root / "state.json"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.build_root / "logs"
+
+    def step(self, step_id: str) -> Step:
+        for s in self.steps:
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)
+
+    @property
+    def step_ids(self) -> tuple[str, ...]:
+        return tuple(s.id for s in self.steps)
+
+    def settings_hash(self) -> str:
+        return settings_hash(self.cmake_settings)
+
+    def fingerprint(self) -> str:
+        """A hash of the whole plan: a resumed build must be resuming this same plan."""
+        blob = json.dumps(self.to_json(), sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "package": self.package,
+            "recipe": self.recipe,
+            "version": self.version,
+            "checkout": str(self.checkout),
+            "build_root": str(self.build_root),
+            "dist_dir": str(self.dist_dir),
+            "settings": [s.to_json() for s in self.settings],
+            "build_env": self.env.to_json(),
+            "cmake_settings_hash": self.settings_hash(),
+            "steps": [s.to_json() for s in self.steps],
+        }

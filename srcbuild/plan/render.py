@@ -1,0 +1,156 @@
+"""Rendering a plan: text for people, JSON for tools, and a standalone bash script.
+
+The shell script runs the same commands, in the same directories, with the same environment as
+the executor; srcbuild's own checks become their shell equivalents where one exists and comments
+where none does (preflight rules, caching).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+
+from srcbuild.command import Command
+from srcbuild.envmods import EnvChanges
+from srcbuild.plan.model import Plan, Setting
+
+FORMATS = ("text", "json", "shell")
+
+
+def render_settings(settings: Sequence[Setting]) -> list[str]:
+    width = max((len(s.name) for s in settings), default=0)
+    vwidth = min(max((len(s.value) for s in settings), default=0), 48)
+    lines = []
+    for s in settings:
+        why = f" — {s.why}" if s.why else ""
+        lines.append(f"  {s.name:<{width}}  {s.value:<{vwidth}}  [{s.source}]{why}")
+    return lines
+
+
+def render_env(env: EnvChanges, indent: str = "  ") -> list[str]:
+    lines = []
+    for c in env:
+        if c.op == "set":
+            text = f"{c.name}={c.value}"
+        elif c.op == "prepend":
+            text = f"{c.name}={c.value}:${c.name}"
+        else:
+            text = f"unset {c.name}"
+        lines.append(f"{indent}{text}" + (f"    # {c.origin}" if c.origin else ""))
+    return lines
+
+
+def render_text(plan: Plan) -> str:
+    out = [f"Plan: {plan.package} {plan.version} for recipe {plan.recipe}", "", "Settings:"]
+    out += render_settings(plan.settings)
+    out += ["", "Build variables:"]
+    out += render_env(plan.env)
+    out += ["", "Steps:"]
+    for n, step in enumerate(plan.steps, 1):
+        out.append(f"{n:2d}. [{step.id}] {step.title}")
+        out.append(f"    why: {step.why}")
+        if step.skip_if:
+            out.append(f"    skipped when: {step.skip_if}")
+        if step.action is not None:
+            out.append(f"    srcbuild: {step.action.description}")
+        for cmd in step.commands:
+            out.extend(_text_command(cmd, plan.env))
+        for cmd in step.on_failure:
+            out.append("    on failure (unless --keep-build):")
+            out.extend(_text_command(cmd, plan.env, indent="      "))
+    return "\n".join(out) + "\n"
+
+
+def _text_command(cmd: Command, build_env: EnvChanges, indent: str = "    ") -> list[str]:
+    lines = [f"{indent}$ {cmd.shell()}"]
+    if cmd.cwd is not None:
+        lines.append(f"{indent}  in: {cmd.cwd}")
+    if len(cmd.env):
+        if cmd.env == build_env:
+            lines.append(f"{indent}  env: the build variables above")
+        else:
+            lines.append(f"{indent}  env:")
+            lines += render_env(cmd.env, indent + "    ")
+    lines.append(f"{indent}  why: {cmd.why}")
+    return lines
+
+
+def render_json(plan: Plan) -> str:
+    return json.dumps(plan.to_json(), indent=2) + "\n"
+
+
+def render_shell(plan: Plan) -> str:
+    out = [
+        "#!/usr/bin/env bash",
+        f"# srcbuild plan: {plan.package} {plan.version} for recipe {plan.recipe}.",
+        f"# The same commands `srcbuild {plan.package} --recipe {plan.recipe}` runs, for running by hand.",
+        "set -euo pipefail",
+        "",
+        "# Settings:",
+    ]
+    out += ["#" + line[1:] for line in render_settings(plan.settings)]
+    if plan.system_alternatives:
+        compiler = plan.step("compiler")
+        ua = compiler.commands[-1].argv[: compiler.commands[-1].argv.index("--set")]
+        from srcbuild.build.compiler import AlternativesTree, shell_restore_lines
+
+        log = ua[ua.index("--log") + 1] if "--log" in ua else None
+        from pathlib import Path
+
+        tree = AlternativesTree(Path("/usr/bin"), log=Path(log) if log else None, program=ua[0])
+        out += ["", "# Restore the system's gcc selection when this script ends."]
+        out += list(shell_restore_lines(tree))
+    for n, step in enumerate(plan.steps, 1):
+        out += ["", f"# --- {n}. [{step.id}] {step.title}"]
+        out += [f"# {line}" for line in _wrap(step.why)]
+        if step.action is not None:
+            if step.action.shell:
+                out += list(step.action.shell)
+            else:
+                out.append(f"# srcbuild does this itself: {step.action.description}")
+        for cmd in step.commands:
+            body = _shell_command(cmd)
+            if step.on_failure:
+                cleanup = " ; ".join(_shell_command(c) for c in step.on_failure)
+                out.append(f"if ! {body}; then")
+                out.append(f"  echo 'step {step.id} failed; cleaning up' >&2; {cleanup} || true")
+                out.append("  exit 1")
+                out.append("fi")
+            else:
+                out.append(body)
+    out.append("")
+    return "\n".join(out)
+
+
+def _shell_command(cmd: Command) -> str:
+    if cmd.cwd is None and not len(cmd.env):
+        return cmd.shell()
+    parts = []
+    if cmd.cwd is not None:
+        parts.append(f"cd {shlex.quote(str(cmd.cwd))}")
+    parts += cmd.env.shell_lines()
+    parts.append(cmd.shell())
+    inner = "\n  ".join(parts)
+    return f"(\n  {inner}\n)"
+
+
+def _wrap(text: str, width: int = 96) -> list[str]:
+    words, lines, line = text.split(), [], ""
+    for w in words:
+        if line and len(line) + 1 + len(w) > width:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}" if line else w
+    if line:
+        lines.append(line)
+    return lines
+
+
+def render(plan: Plan, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(plan)
+    if fmt == "shell":
+        return render_shell(plan)
+    return render_text(plan)

@@ -1,0 +1,157 @@
+"""Resolved build settings, each with its source: default < recipe < environment < command line.
+
+The build prints these first, so a user sees which value won and why before anything runs.
+Nothing downstream reads ``os.environ``: the environment is passed in as a mapping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from srcbuild.errors import UsageError
+from srcbuild.plan.inputs import BuildHost, BuildOptions
+from srcbuild.plan.model import Setting
+from srcbuild.recipe import Recipe
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """The settings as values the planner uses, plus the printable list with sources."""
+
+    settings: tuple[Setting, ...]
+    max_jobs: int
+    max_jobs_reason: str
+    keep_build: bool
+    mirrors: tuple[str, ...]
+    env_backend: str
+    env_prefix: str | None
+    cuda_home: str | None
+    ccache: str | None
+    compiler_mode: str  # "private" or "system"
+
+    def value(self, name: str) -> str:
+        for s in self.settings:
+            if s.name == name:
+                return s.value
+        raise KeyError(name)
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def _env_bool(environ: Mapping[str, str], name: str) -> bool | None:
+    raw = environ.get(name)
+    if raw is None:
+        return None
+    if raw.strip().lower() in _TRUE:
+        return True
+    if raw.strip().lower() in _FALSE:
+        return False
+    raise UsageError(f"{name}={raw!r} is not a yes/no value", f"set {name}=1 or {name}=0")
+
+
+def _env_int(environ: Mapping[str, str], name: str) -> int | None:
+    raw = environ.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UsageError(f"{name}={raw!r} is not a whole number", f"set {name} to a number of jobs, e.g. 4") from None
+    if value < 1:
+        raise UsageError(f"{name}={raw!r} must be at least 1", f"set {name} to a number of jobs, e.g. 4")
+    return value
+
+
+def resolve_settings(
+    recipe: Recipe, options: BuildOptions, host: BuildHost, environ: Mapping[str, str]
+) -> ResolvedSettings:
+    """Every setting of one build with the source of its value."""
+    recipe_src = f"recipe {recipe.path.name if recipe.path else recipe.name}"
+    out: list[Setting] = [
+        Setting("recipe", recipe.name, recipe_src),
+        Setting("package", options.package, "command line"),
+        Setting("python", recipe.toolchain.python, recipe_src + " [toolchain.python]"),
+        Setting("gcc", recipe.toolchain.gcc, recipe_src + " [toolchain.gcc]"),
+        Setting("cuda", recipe.toolchain.cuda or "none", recipe_src + " [toolchain.cuda]"),
+        Setting("cudnn", recipe.toolchain.cudnn or "none", recipe_src + " [toolchain.cudnn]"),
+        Setting("TORCH_CUDA_ARCH_LIST", recipe.gpu.torch_cuda_arch_list or "(CPU only)", recipe_src + " [gpu]"),
+        Setting("mpi", "on" if recipe.mpi.enabled else "off", recipe_src + " [mpi]"),
+    ]
+
+    # MAX_JOBS: memory-based default < MAX_JOBS < --max-jobs
+    max_jobs, source, why = host.max_jobs, "default (host memory)", host.max_jobs_reason
+    env_jobs = _env_int(environ, "MAX_JOBS")
+    if env_jobs is not None:
+        max_jobs, source, why = env_jobs, "environment MAX_JOBS", ""
+    if options.max_jobs is not None:
+        if options.max_jobs < 1:
+            raise UsageError(f"--max-jobs {options.max_jobs} must be at least 1", "pass --max-jobs 1 or more")
+        max_jobs, source, why = options.max_jobs, "command line --max-jobs", ""
+    out.append(Setting("max_jobs", str(max_jobs), source, why))
+
+    keep, source = False, "default"
+    env_keep = _env_bool(environ, "SRCBUILD_KEEP_BUILD")
+    if env_keep is not None:
+        keep, source = env_keep, "environment SRCBUILD_KEEP_BUILD"
+    if options.keep_build is not None:
+        keep, source = options.keep_build, "command line --keep-build"
+    out.append(Setting("keep_build", "yes" if keep else "no", source, "keep the build tree after a failure"))
+
+    mirrors: tuple[str, ...] = ()
+    source = "default"
+    if environ.get("SRCBUILD_MIRROR"):
+        mirrors, source = (environ["SRCBUILD_MIRROR"],), "environment SRCBUILD_MIRROR"
+    if options.mirrors:
+        mirrors, source = tuple(options.mirrors), "command line --mirror"
+    out.append(Setting("mirrors", " ".join(mirrors) or "(none)", source))
+
+    backend, source = "venv", "default"
+    if environ.get("SRCBUILD_ENV_BACKEND"):
+        backend, source = environ["SRCBUILD_ENV_BACKEND"], "environment SRCBUILD_ENV_BACKEND"
+    if options.env_backend:
+        backend, source = options.env_backend, "command line --env-backend"
+    prefix = options.env_prefix
+    if prefix:
+        out.append(Setting("environment", prefix, "command line --env", "an existing environment is used as is"))
+    else:
+        out.append(Setting("env_backend", backend, source))
+
+    cuda_home: str | None = None
+    if recipe.toolchain.cuda is not None:
+        source = host.cuda_home_source
+        cuda_home = str(host.cuda_home) if host.cuda_home else None
+        if environ.get("SRCBUILD_CUDA_HOME"):
+            cuda_home, source = environ["SRCBUILD_CUDA_HOME"], "environment SRCBUILD_CUDA_HOME"
+        if options.cuda_home:
+            cuda_home, source = options.cuda_home, "command line --cuda-home"
+        out.append(Setting("cuda_home", cuda_home or "(not found)", source))
+
+    ccache = str(host.ccache) if host.ccache else None
+    source = "host probe (ccache on PATH)" if ccache else "host probe (no ccache on PATH)"
+    if _env_bool(environ, "SRCBUILD_CCACHE") is False:
+        ccache, source = None, "environment SRCBUILD_CCACHE"
+    out.append(Setting("ccache", ccache or "off", source))
+
+    mode = "system" if options.system_alternatives else "private"
+    out.append(
+        Setting(
+            "compiler_selection",
+            "system update-alternatives (restored afterwards)" if mode == "system" else "private update-alternatives",
+            "command line --system-alternatives" if mode == "system" else "default",
+        )
+    )
+    return ResolvedSettings(
+        settings=tuple(out),
+        max_jobs=max_jobs,
+        max_jobs_reason=why,
+        keep_build=keep,
+        mirrors=mirrors,
+        env_backend=backend,
+        env_prefix=prefix,
+        cuda_home=cuda_home,
+        ccache=ccache,
+        compiler_mode=mode,
+    )
