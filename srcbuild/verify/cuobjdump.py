@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -53,7 +54,7 @@ def parse_listing(text: str) -> list[tuple[str, int]]:
     return [("sass" if kind == "ELF" else "ptx", int(sm)) for kind, sm in _LINE_RE.findall(text)]
 
 
-def compare(text: str, entries: list[FatbinEntry]) -> CrossCheck:
+def compare(text: str, entries: Iterable[FatbinEntry]) -> CrossCheck:
     """Judge a cuobjdump listing (its whole output) against the parser's entries."""
     listed = parse_listing(text)
     fatal = _FATAL_RE.search(text)
@@ -61,7 +62,12 @@ def compare(text: str, entries: list[FatbinEntry]) -> CrossCheck:
         return CrossCheck("unsupported", tuple(listed), fatal.group(1).strip())
     if fatal:
         return CrossCheck("failed", tuple(listed), fatal.group(1).strip())
-    ours = Counter((e.kind, e.sm) for e in entries)
+    ours: Counter[tuple[str, int]] = Counter()
+    if isinstance(entries, Counter):
+        for e, n in entries.items():
+            ours[(e.kind, e.sm)] += n
+    else:
+        ours.update((e.kind, e.sm) for e in entries)
     if Counter(listed) == ours:
         return CrossCheck("match", tuple(listed))
     only_tool = sorted((Counter(listed) - ours).elements())
@@ -73,7 +79,7 @@ def compare(text: str, entries: list[FatbinEntry]) -> CrossCheck:
     )
 
 
-def cross_check(cuobjdump: Path, library: Path, entries: list[FatbinEntry]) -> CrossCheck:
+def cross_check(cuobjdump: Path, library: Path, entries: Iterable[FatbinEntry]) -> CrossCheck:
     """Run ``cuobjdump --list-elf --list-ptx library`` and compare with ``entries``."""
     out = proc.probe([str(cuobjdump), "--list-elf", "--list-ptx", str(library)], timeout=600, ok_codes=ALL_EXIT_CODES)
     if out is None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,13 +41,13 @@ from srcbuild.errors import VerificationFailed
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
-CHUNK = 64 * 1024  # the sliding window: the most the parser holds of the section at once
+CHUNK = 256 * 1024  # the sliding window: the most the parser holds of the section at once
 
 _KINDS = {1: "ptx", 2: "sass"}
 _COMPRESSED_FLAGS = 0x2000 | 0x8000
 _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQIIHHI")  # kind .. sm: the first 32 bytes
-_FLAGS = struct.Struct("<Q")  # at offset 40 of an entry header
+_HEADER = struct.Struct("<HHIQIIHHIIIQ")  # kind .. flags: the first 48 bytes
 
 PathOrFile = Union[str, os.PathLike, BinaryIO]
 
@@ -74,31 +75,47 @@ class _Window:
         self.base = start
         self.buf = b""
 
-    def get(self, pos: int, size: int) -> bytes:
-        """``size`` bytes at absolute ``pos`` (fewer at the end of the range)."""
-        if not (self.base <= pos and pos + size <= self.base + len(self.buf)):
+    def at(self, pos: int, size: int) -> tuple[bytes, int]:
+        """A buffer holding ``size`` bytes at absolute ``pos`` (if the range has them) and their offset in it."""
+        off = pos - self.base
+        if off < 0 or off + size > len(self.buf):
             self.f.seek(pos)
             self.buf = self.f.read(max(self.chunk, size))
             self.base = pos
-        off = pos - self.base
-        return self.buf[off : off + min(size, self.end - pos)]
+            off = 0
+        return self.buf, off
 
 
 def _walk(window: _Window, start: int, end: int) -> Iterator[FatbinEntry]:
+    made: dict[tuple[int, int, bool, int, int], FatbinEntry] = {}  # one object per distinct entry
     pos = start
     while pos + _CONTAINER.size <= end:
-        magic, _version, header_size, payload_size = _CONTAINER.unpack(window.get(pos, _CONTAINER.size))
+        buf, off = window.at(pos, _CONTAINER.size)
+        if len(buf) - off < _CONTAINER.size:
+            return
+        magic, _version, header_size, payload_size = _CONTAINER.unpack_from(buf, off)
         if magic != FATBIN_MAGIC:
             pos += 8  # padding between containers
             continue
         entry = pos + header_size
         container_end = min(entry + payload_size, end)
         while entry + _ENTRY.size <= container_end:
-            head = window.get(entry, 48)
-            kind, _ever, entry_header, padded, _csize, _x, minor, major, sm = _ENTRY.unpack_from(head)
-            flags = _FLAGS.unpack_from(head, 40)[0] if entry_header >= 48 and len(head) >= 48 else 0
+            buf, off = window.at(entry, _HEADER.size)
+            if len(buf) - off >= _HEADER.size:
+                kind, _v, entry_header, padded, _c, _x, minor, major, sm, _no, _ns, flags = _HEADER.unpack_from(
+                    buf, off
+                )
+                if entry_header < _HEADER.size:
+                    flags = 0
+            else:
+                kind, _v, entry_header, padded, _c, _x, minor, major, sm = _ENTRY.unpack_from(buf, off)
+                flags = 0
             if kind in _KINDS:
-                yield FatbinEntry(_KINDS[kind], sm, bool(flags & _COMPRESSED_FLAGS), (major, minor))
+                key = (kind, sm, bool(flags & _COMPRESSED_FLAGS), major, minor)
+                found = made.get(key)
+                if found is None:
+                    found = made[key] = FatbinEntry(_KINDS[kind], sm, key[2], (major, minor))
+                yield found
             if entry_header == 0:
                 break  # a corrupt header would loop forever
             entry += entry_header + padded
@@ -112,32 +129,45 @@ def _cubin_sm(elf: ELFFile) -> int:
     return flags & 0xFF
 
 
-def _scan_file(f: BinaryIO, name: str) -> list[FatbinEntry]:
+def _iter_file(f: BinaryIO, name: str) -> Iterator[FatbinEntry]:
     try:
         elf = ELFFile(f)
         if elf["e_machine"] == "EM_CUDA":
-            return [FatbinEntry("sass", _cubin_sm(elf))]
-        entries: list[FatbinEntry] = []
-        for section in elf.iter_sections():
-            if section.name in FATBIN_SECTIONS and section["sh_type"] != "SHT_NOBITS":
-                start = int(section["sh_offset"])
-                end = start + int(section["sh_size"])
-                entries.extend(_walk(_Window(f, start, end), start, end))
-        return entries
+            yield FatbinEntry("sass", _cubin_sm(elf))
+            return
+        sections = [
+            (int(s["sh_offset"]), int(s["sh_size"]))
+            for s in elf.iter_sections()
+            if s.name in FATBIN_SECTIONS and s["sh_type"] != "SHT_NOBITS"
+        ]
+        for start, size in sections:
+            yield from _walk(_Window(f, start, start + size), start, start + size)
     except (ELFError, struct.error) as exc:
         raise VerificationFailed(
             f"{name}: not a readable ELF file ({exc})", "check that the file is a shared library or object"
         ) from None
 
 
+def iter_entries(source: PathOrFile) -> Iterator[FatbinEntry]:
+    """Yield the SASS and PTX entries of an ELF file one by one (memory independent of their number)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        with open(path, "rb") as f:
+            yield from _iter_file(f, str(path))
+    else:
+        yield from _iter_file(source, getattr(source, "name", "<file>"))
+
+
 def scan_elf(source: PathOrFile) -> list[FatbinEntry]:
     """Every SASS and PTX entry of the fat binaries in an ELF file (a path or a binary file object).
 
     Returns ``[]`` for an ELF file without device code (a CPU-only ``libtorch_cpu.so``). Raises
-    ``VerificationFailed`` when the file is not ELF.
+    ``VerificationFailed`` when the file is not ELF. The list grows with the number of entries;
+    ``count_entries`` keeps only distinct ones.
     """
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        with open(path, "rb") as f:
-            return _scan_file(f, str(path))
-    return _scan_file(source, getattr(source, "name", "<file>"))
+    return list(iter_entries(source))
+
+
+def count_entries(source: PathOrFile) -> Counter[FatbinEntry]:
+    """How many times each distinct entry occurs: what verification keeps, bounded by distinct archs."""
+    return Counter(iter_entries(source))

@@ -37,11 +37,11 @@ class Kernels:
 
     @classmethod
     def from_entries(cls, entries: Iterable[FatbinEntry]) -> Kernels:
-        entries = list(entries)
-        return cls(
-            sass=frozenset(e.sm for e in entries if e.kind == "sass"),
-            ptx=frozenset(e.sm for e in entries if e.kind == "ptx"),
-        )
+        sass: set[int] = set()
+        ptx: set[int] = set()
+        for e in entries:
+            (sass if e.kind == "sass" else ptx).add(e.sm)
+        return cls(frozenset(sass), frozenset(ptx))
 
     def __or__(self, other: Kernels) -> Kernels:
         return Kernels(self.sass | other.sass, self.ptx | other.ptx)

@@ -8,6 +8,7 @@ build) turns that into ``VerificationFailed`` (exit 6) and does not cache the wh
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
 from srcbuild.verify.checks import check_abi, check_cuda_runtime, check_mpi
 from srcbuild.verify.cuobjdump import CrossCheck, cross_check
+from srcbuild.verify.fatbin import FatbinEntry
 from srcbuild.verify.kernels import Coverage, Kernels, coverage, sm_list
 from srcbuild.verify.mpi import HostMpi, probe_host_mpi
 from srcbuild.verify.wheel import LibraryHook, WheelReport, measure_wheel
@@ -167,7 +169,7 @@ def verify_wheel(
     if cuobjdump is not None:
         tool = cuobjdump
 
-        def hook(member: str, path: Path, entries: list[Any]) -> CrossCheck:
+        def hook(member: str, path: Path, entries: Counter[FatbinEntry]) -> CrossCheck:
             return cross_check(tool, path, entries)
 
     wheel = measure_wheel(wheel_path, library_hook=hook)

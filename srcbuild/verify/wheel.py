@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 import zipfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,15 +27,15 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild.errors import UsageError, VerificationFailed
 from srcbuild.verify.elfdeps import DynamicInfo, read_dynamic
-from srcbuild.verify.fatbin import FatbinEntry, scan_elf
+from srcbuild.verify.fatbin import FatbinEntry, count_entries
 from srcbuild.verify.kernels import Kernels, sm_list
 
 _SO_RE = re.compile(r"\.so(\.\d+)*$")
 _VERSION_PY_RE = re.compile(r"""^cuda\s*(?::[^=]*)?=\s*(?:['"]([^'"]*)['"]|None)""", re.MULTILINE)
 COPY_CHUNK = 1024 * 1024
 
-# Called with (member name, extracted path, its fat binary entries) while the extracted file exists.
-LibraryHook = Callable[[str, Path, list[FatbinEntry]], Any]
+# Called with (member name, extracted path, its fat binary entries counted) while the extracted file exists.
+LibraryHook = Callable[[str, Path, "Counter[FatbinEntry]"], Any]
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class WheelReport:
         }
 
 
-def _ptx_isa(entries: list[FatbinEntry]) -> Optional[tuple[int, int]]:
+def _ptx_isa(entries: Counter[FatbinEntry]) -> Optional[tuple[int, int]]:
     versions = [e.version for e in entries if e.kind == "ptx"]
     return max(versions) if versions else None
 
@@ -125,7 +126,7 @@ def _measure_library(zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, hook
         shutil.copyfileobj(src, dst, COPY_CHUNK)
     try:
         with open(target, "rb") as f:
-            entries = scan_elf(f)
+            entries = count_entries(f)
             f.seek(0)
             dynamic = read_dynamic(f)
         extra = hook(info.filename, target, entries) if hook is not None and entries else None
@@ -138,7 +139,7 @@ def _measure_library(zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, hook
         kernels=Kernels.from_entries(entries),
         dynamic=dynamic,
         size=info.file_size,
-        entries=len(entries),
+        entries=sum(entries.values()),
         ptx_isa=_ptx_isa(entries),
         extra=extra,
     )
