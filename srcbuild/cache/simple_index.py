@@ -73,7 +73,7 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
         )
         if dist_info is None:
             raise ValueError(f"{source.name} has no .dist-info directory")
-        new_dist_info = f"{dist_info.rsplit('-', 1)[0]}-{new_version}.dist-info"
+        new_dist_info = f"{dist_info[: -len('.dist-info')].rsplit('-', 1)[0]}-{new_version}.dist-info"
         fd, tmp_name = tempfile.mkstemp(dir=dest_dir, prefix=".relabel-", suffix=".whl")
         os.close(fd)
         tmp = Path(tmp_name)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import sys
+import sysconfig
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from srcbuild.cache.key import FingerprintInputs, ResolvedFacts
+from srcbuild.cache.install import request_inputs
+from srcbuild.cache.key import ResolvedFacts
 from srcbuild.cache.manifest import Manifest
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
@@ -52,6 +55,28 @@ def catalog_recipe(name: str = "kepler-cu92") -> Recipe:
     return RecipeCatalog(Paths.resolve()).load(name)
 
 
+def host_python_recipe(directory: Path, base: str = "kepler-cu92") -> Path:
+    """A recipe file like ``base`` but for the Python running the tests (so pip can install its wheel)."""
+    text = (Paths.resolve().recipe_dirs[-1] / f"{base}.toml").read_text()
+    lines = []
+    for line in text.splitlines():
+        if line.startswith("python = "):
+            line = f'python = "{sys.version_info[0]}.{sys.version_info[1]}"'
+        if line.startswith("name = "):
+            line = f'name = "{base}-host"'
+        lines.append(line)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{base}-host.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def host_tag() -> str:
+    """The wheel tag of the running interpreter on this machine: ``cp311-cp311-linux_x86_64``."""
+    cp = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    return f"{cp}-{cp}-{sysconfig.get_platform().replace('-', '_').replace('.', '_')}"
+
+
 def make_manifest(
     wheel: Path,
     recipe: Recipe | None = None,
@@ -59,11 +84,12 @@ def make_manifest(
     ptx: Sequence[int] = (),
     package: str = "torch",
     commit: str = "a" * 40,
-    platform: str = PLATFORM,
+    platform: str | None = PLATFORM,
     created: float | None = None,
 ) -> Manifest:
+    """A manifest as the builder writes it (``platform=None``: this machine's platform tag)."""
     recipe = recipe or catalog_recipe()
-    inputs = FingerprintInputs.from_recipe(recipe, package, {}, platform_tag=platform)
+    inputs = request_inputs(recipe, package, platform)
     resolved = ResolvedFacts.create(
         source_commit=commit,
         submodule_commits={"third_party/pybind11": "b" * 40},

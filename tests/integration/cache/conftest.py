@@ -1,0 +1,107 @@
+"""Fixtures for the cache integration tests: a loopback S3 server, throwaway venvs, two machines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "cache"))
+
+
+def require_tool(what: str, found: object) -> None:
+    """As tests/conftest.py's: skip locally, fail in CI (SRCBUILD_REQUIRE_TOOLS=1)."""
+    if found:
+        return
+    message = f"{what} is not installed here (.ci/run installs it)"
+    if os.environ.get("SRCBUILD_REQUIRE_TOOLS") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """A real ``moto_server`` on a free loopback port."""
+    exe = shutil.which("moto_server")
+    require_tool("moto_server (pip install 'moto[server]')", exe)
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture()
+def s3_bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
+    """A fresh bucket on the moto server, with dummy credentials in the environment."""
+    import boto3
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    name = "wheels-" + request.node.name.lower().replace("_", "-")[:40]
+    boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1").create_bucket(Bucket=name)
+    return name
+
+
+@pytest.fixture(scope="session")
+def venv_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One venv with pip, created once; tests copy it (a fresh target each time)."""
+    root = tmp_path_factory.mktemp("venv-template") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
+    return root
+
+
+@pytest.fixture()
+def fresh_venv(venv_template: Path, tmp_path: Path) -> Path:
+    """A throwaway environment prefix (``--into``) with nothing installed."""
+    target = tmp_path / "venv"
+    shutil.copytree(venv_template, target, symlinks=True)
+    return target
+
+
+def pip_show_version(prefix: Path, name: str) -> str | None:
+    out = subprocess.run(
+        [str(prefix / "bin" / "python"), "-m", "pip", "show", name],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip()
+    return None

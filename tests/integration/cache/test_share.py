@@ -1,0 +1,242 @@
+"""Two machines sharing wheels through each remote kind, with real servers and real pip."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import boto3
+import pytest
+from conftest import pip_show_version
+from synthetic import host_python_recipe, host_tag, make_manifest, make_wheel
+
+from srcbuild.cache.store import WheelCache
+from srcbuild.cli import main
+from srcbuild.paths import Paths
+from srcbuild.recipe import RecipeCatalog
+
+pytestmark = pytest.mark.integration
+
+
+def flip_byte(data: bytes, at: int = 100) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
+
+
+@pytest.fixture()
+def machine_a(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Machine A's cache holding one built wheel; returns (cache dir, recipe file, wheel)."""
+    recipe_file = host_python_recipe(tmp_path / "recipes")
+    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag=host_tag(), payload=os.urandom(4096))
+    cache_dir = tmp_path / "machine-a"
+    WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, sass=(30,), ptx=(30,), platform=None))
+    return cache_dir, recipe_file, wheel
+
+
+def test_shared_directory(machine_a, tmp_path: Path, fresh_venv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cache_a, recipe_file, wheel = machine_a
+    share = tmp_path / "nfs" / "srcbuild"
+    assert main(["cache", "push", "--remote", str(share), "--cache-dir", str(cache_a)]) == 0
+    assert capsys.readouterr().out.endswith("1 sent\n")
+    assert main(["cache", "push", "--remote", str(share), "--cache-dir", str(cache_a)]) == 0
+    assert capsys.readouterr().out.endswith("1 present\n")
+
+    cache_b = tmp_path / "machine-b"
+    args = ["install", "torch", "--recipe", str(recipe_file), "--into", str(fresh_venv), "--cache-dir", str(cache_b)]
+    assert main([*args, "--remote", f"file://{share}"]) == 0
+    out = capsys.readouterr().out
+    assert out == f"installed {wheel.name} from file://{share} into {fresh_venv / 'bin' / 'python'}\n"
+    assert pip_show_version(fresh_venv, "torch") == "1.7.1+cu92.sm30"
+    # the pulled entry is now local: the next install needs no remote
+    assert main(args) == 0
+    assert "from the local cache" in capsys.readouterr().out
+    assert [e.manifest.sha256 for e in WheelCache(cache_b).entries()] == [
+        e.manifest.sha256 for e in WheelCache(cache_a).entries()
+    ]
+
+
+def test_s3_bucket_and_a_tampered_wheel(
+    machine_a, tmp_path: Path, fresh_venv: Path, s3_bucket: str, moto_endpoint: str, monkeypatch, capsys
+) -> None:
+    cache_a, recipe_file, wheel = machine_a
+    remote = f"s3://{s3_bucket}/team/wheels"
+    assert (
+        main(["cache", "push", "--remote", remote, "--s3-endpoint-url", moto_endpoint, "--cache-dir", str(cache_a)])
+        == 0
+    )
+    assert capsys.readouterr().out.endswith("1 sent\n")
+    client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    keys = sorted(o["Key"] for o in client.list_objects_v2(Bucket=s3_bucket)["Contents"])
+    assert [k.rsplit("/", 1)[1] for k in keys] == ["manifest.json", wheel.name]
+    assert all(k.startswith("team/wheels/entries/") for k in keys)
+
+    # machine B finds it through the environment alone
+    monkeypatch.setenv("SRCBUILD_S3_ENDPOINT_URL", moto_endpoint)
+    monkeypatch.setenv("SRCBUILD_REMOTES", remote)
+    cache_b = tmp_path / "machine-b"
+    rc = main(
+        ["install", "torch", "--recipe", str(recipe_file), "--into", str(fresh_venv), "--cache-dir", str(cache_b)]
+    )
+    assert rc == 0
+    assert f"installed {wheel.name} from {remote}" in capsys.readouterr().out
+    assert pip_show_version(fresh_venv, "torch") == "1.7.1+cu92.sm30"
+
+    # someone flips one byte of the wheel in the bucket: machine C rejects it and installs nothing
+    wheel_key = next(k for k in keys if k.endswith(".whl"))
+    body = client.get_object(Bucket=s3_bucket, Key=wheel_key)["Body"].read()
+    client.put_object(Bucket=s3_bucket, Key=wheel_key, Body=flip_byte(body))
+    cache_c = tmp_path / "machine-c"
+    assert main(["cache", "pull", "--cache-dir", str(cache_c)]) == 7
+    out = capsys.readouterr().out
+    assert out.startswith(f"rejected {wheel.name}")
+    assert "does not match the manifest's" in out
+    assert list(WheelCache(cache_c).entries()) == []
+    other_venv = tmp_path / "venv-c"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(other_venv)], check=True)
+    rc = main(
+        ["install", "torch", "--recipe", str(recipe_file), "--into", str(other_venv), "--cache-dir", str(cache_c)]
+    )
+    assert rc == 7
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {wheel.name} from {remote}: sha256 ")
+    assert list(WheelCache(cache_c).entries()) == []
+    assert list((cache_c / "tmp").iterdir()) == []
+
+
+def test_s3_errors_are_plain_words(tmp_path: Path, moto_endpoint: str, s3_bucket: str, machine_a, capsys) -> None:
+    cache_a = machine_a[0]
+    rc = main(
+        [
+            "cache",
+            "push",
+            "--remote",
+            "s3://no-such-bucket/x",
+            "--s3-endpoint-url",
+            moto_endpoint,
+            "--cache-dir",
+            str(cache_a),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert err.splitlines()[0].startswith("error: s3://no-such-bucket/x: cannot")
+    port_closed = "http://127.0.0.1:9"
+    rc = main(
+        [
+            "cache",
+            "pull",
+            "--remote",
+            f"s3://{s3_bucket}",
+            "--s3-endpoint-url",
+            port_closed,
+            "--cache-dir",
+            str(tmp_path / "b"),
+        ]
+    )
+    assert rc == 4
+    assert "check the endpoint" in capsys.readouterr().err
+
+
+def start_server(cache_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "srcbuild", "cache", "serve", "--port", "0", "--cache-dir", str(cache_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert first.startswith("serving 1 wheels from "), first
+    url = first.rsplit(" at ", 1)[1].strip()
+    return proc, url
+
+
+def test_http_index_with_plain_pip_and_srcbuild(tmp_path: Path, fresh_venv: Path, capsys) -> None:
+    # a wheel without a local label (as an older builder writes it): the index labels it
+    recipe_file = host_python_recipe(tmp_path / "recipes")
+    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1", tag=host_tag(), payload=os.urandom(2048))
+    cache_a = tmp_path / "machine-a"
+    WheelCache(cache_a).store(wheel, make_manifest(wheel, recipe, sass=(30,), platform=None))
+    served = f"torch-1.7.1+cu92.sm30-{host_tag()}.whl"
+    proc, simple_url = start_server(cache_a)
+    try:
+        assert simple_url.endswith("/simple/")
+        # plain pip, nothing of srcbuild on the installing side
+        target = tmp_path / "pip-target"
+        pip = subprocess.run(
+            [
+                str(fresh_venv / "bin" / "python"), "-m", "pip", "--isolated", "--disable-pip-version-check",
+                "install", "--no-deps", "--target", str(target), "--index-url", simple_url, "torch==1.7.1+cu92.sm30",
+            ],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert pip.returncode == 0, pip.stdout + pip.stderr
+        assert (target / "torch-1.7.1+cu92.sm30.dist-info" / "METADATA").read_text().splitlines()[2] == (
+            "Version: 1.7.1+cu92.sm30"
+        )
+        # srcbuild on machine B pulls through the same index
+        cache_b = tmp_path / "machine-b"
+        root_url = simple_url[: -len("simple/")]
+        rc = main(
+            ["install", "torch", "--recipe", str(recipe_file), "--into", str(fresh_venv), "--remote", root_url,
+             "--cache-dir", str(cache_b)]
+        )  # fmt: skip
+        assert rc == 0, capsys.readouterr().err
+        assert capsys.readouterr().out.startswith(f"installed {served} from {root_url} into ")
+        assert pip_show_version(fresh_venv, "torch") == "1.7.1+cu92.sm30"
+        assert main(["cache", "push", "--remote", root_url, "--cache-dir", str(cache_b)]) == 2
+        assert "is an HTTP index and is read-only" in capsys.readouterr().err
+
+        # a flipped byte on the server: srcbuild rejects it, and so does pip (the #sha256 fragment)
+        files = cache_a / "index" / "files"
+        (files / served).write_bytes(flip_byte((files / served).read_bytes()))
+        assert main(["cache", "pull", "--remote", simple_url, "--cache-dir", str(tmp_path / "machine-c")]) == 7
+        assert capsys.readouterr().out.startswith(f"rejected {served}")
+        pip = subprocess.run(
+            [
+                str(fresh_venv / "bin" / "python"), "-m", "pip", "--isolated", "--disable-pip-version-check",
+                "install", "--no-deps", "--no-cache-dir", "--target", str(tmp_path / "t2"), "--index-url", simple_url,
+                "torch==1.7.1+cu92.sm30",
+            ],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        assert pip.returncode != 0
+        assert "HASHES" in pip.stderr
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_install_refuses_a_wheel_for_another_python(tmp_path: Path, fresh_venv: Path, capsys) -> None:
+    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")  # Python 3.8
+    if sys.version_info[:2] == (3, 8):
+        pytest.skip("the test interpreter is Python 3.8 itself")
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag="cp38-cp38-linux_x86_64")
+    WheelCache(tmp_path / "c").store(wheel, make_manifest(wheel, recipe, platform=None))
+    rc = main(
+        ["install", "torch", "--recipe", "kepler-cu92", "--into", str(fresh_venv), "--cache-dir", str(tmp_path / "c")]
+    )
+    assert rc == 3
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert capsys.readouterr().err == (
+        f"error: {wheel.name} is for cp38; the target {fresh_venv / 'bin' / 'python'} is cpython {version}\n"
+        "hint: install into an environment of Python 3.8 (--into PREFIX or --python), or use a recipe for this Python\n"
+    )
+    assert pip_show_version(fresh_venv, "torch") is None
+
+
+def test_install_miss_names_the_build_command(tmp_path: Path, fresh_venv: Path, capsys) -> None:
+    rc = main(
+        ["install", "torch", "--recipe", "kepler-cu92", "--into", str(fresh_venv), "--cache-dir", str(tmp_path / "c")]
+    )
+    assert rc == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("error: no cached wheel for torch of recipe kepler-cu92 (fingerprint ")
+    assert err[1] == (
+        "hint: run `srcbuild torch --recipe kepler-cu92` to build it (the result is cached), "
+        "or add the remote that has it with --remote"
+    )
