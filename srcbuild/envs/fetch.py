@@ -50,24 +50,19 @@ def _download(url: str, dest: Path) -> None:
     partial.replace(dest)
 
 
-def verify(package: LockedPackage, path: Path) -> None:
-    """Compare a package file with the lock; raise naming the package and both hashes."""
+def verify(package: LockedPackage, path: Path, recorded_by: str = "the lockfile") -> None:
+    """Compare a package file with its recorded hashes; raise naming the package and both hashes."""
     sha256, md5 = file_hashes(path)
-    if package.sha256 and sha256 != package.sha256:
-        raise EnvironmentError_(
-            f"package {package.label} has sha256 {sha256}, but the lock records {package.sha256}",
-            "the channel or mirror serves a different file than the one locked: check the mirror, or re-run "
-            "`srcbuild lock` if the change is expected",
-        )
-    if package.md5 and md5 != package.md5:
-        raise EnvironmentError_(
-            f"package {package.label} has md5 {md5}, but the lock records {package.md5}",
-            "the channel or mirror serves a different file than the one locked: check the mirror, or re-run "
-            "`srcbuild lock` if the change is expected",
-        )
+    for kind, found, expected in (("sha256", sha256, package.sha256), ("md5", md5, package.md5)):
+        if expected and found != expected:
+            raise EnvironmentError_(
+                f"package {package.label} has {kind} {found}, but {recorded_by} records {expected}",
+                f"the channel or mirror serves another file than {recorded_by} names: check the mirror, "
+                "or re-run `srcbuild lock` if the change is expected",
+            )
 
 
-def fetch_verified(package: LockedPackage, url: str, downloads: Path) -> Path:
+def fetch_verified(package: LockedPackage, url: str, downloads: Path, recorded_by: str = "the lockfile") -> Path:
     """A verified local copy of ``package`` fetched from ``url`` (already routed through mirrors)."""
     path = local_path(url)
     if path is not None:
@@ -76,13 +71,13 @@ def fetch_verified(package: LockedPackage, url: str, downloads: Path) -> Path:
                 f"package {package.label} is missing from its channel: {path} does not exist",
                 "check the channel or mirror path, or re-run `srcbuild lock` if the channel changed",
             )
-        verify(package, path)
+        verify(package, path, recorded_by)
         return path
     dest = downloads / (package.sha256 or package.md5 or "unhashed") / package.file_name
     if not dest.is_file():
         _download(url, dest)
     try:
-        verify(package, dest)
+        verify(package, dest, recorded_by)
     except EnvironmentError_:
         dest.unlink(missing_ok=True)
         raise

@@ -29,8 +29,12 @@ class SolveExplanation:
     hint: str
 
 
-def explain_solve_error(text: str, channels: Sequence[str]) -> SolveExplanation:
-    """One line from rattler's solver report: which package, which constraint."""
+def explain_solve_error(text: str, channels: Sequence[str], requested: Sequence[str] = ()) -> SolveExplanation:
+    """One line from rattler's solver report: which package, which constraint.
+
+    ``requested`` (the specs asked for) lets a dependency that no candidate satisfies be named as
+    a conflict with the request on the same package, rather than as missing from the channels.
+    """
     body = text.split("because of:", 1)[-1].strip()
     first = body.splitlines()[0].strip() if body else text.strip()
     where = ", ".join(channels) or "the configured channels"
@@ -43,11 +47,12 @@ def explain_solve_error(text: str, channels: Sequence[str]) -> SolveExplanation:
             f"no package in {where} matches `{spec}`",
             f"check the version of {name} the recipe asks for, or add a channel (or mirror) that has it",
         )
+    asked = {package_name(s): s for s in requested}
     top = re.match(r"(.+?) cannot be installed because", first)
-    requested = top.group(1).strip().removesuffix(" *") if top else first
+    wanted = top.group(1).strip().removesuffix(" *") if top else first
     steps = [_TREE.sub("", line).strip() for line in body.splitlines()[1:] if _TREE.match(line)]
     steps = [s for s in steps if s]
-    leaf_package = package_name(requested)
+    leaf_package = package_name(wanted)
     detail = ""
     for step in steps:
         needs = re.match(r"(.+?) would require$", step)
@@ -58,7 +63,11 @@ def explain_solve_error(text: str, channels: Sequence[str]) -> SolveExplanation:
         if lacking:
             spec = lacking.group(1)
             leaf_package = package_name(spec)
-            detail = f"{detail} `{spec}`, which no package in {where} provides".strip()
+            other = asked.get(leaf_package)
+            if other is not None and other != spec and package_name(wanted) != leaf_package:
+                detail = f"{detail} `{spec}`, which conflicts with the requested `{other}`".strip()
+            else:
+                detail = f"{detail} `{spec}`, which no package in {where} provides".strip()
             break
         conflict = re.match(r"(.+?), which conflicts with (.+?)\.?$", step)
         if conflict:
@@ -71,7 +80,7 @@ def explain_solve_error(text: str, channels: Sequence[str]) -> SolveExplanation:
         detail = " ".join(steps[:2]) or "no combination of versions satisfies every constraint"
     return SolveExplanation(
         leaf_package,
-        f"cannot install `{requested}`: {detail}",
+        f"cannot install `{wanted}`: {detail}",
         f"relax the constraint on {leaf_package} (recipe [env] table or build pins), or add a channel that has a "
         "matching version; the solver's full report is in the log",
     )
@@ -113,7 +122,7 @@ def solve_spec(spec: EnvSpec, repodata_cache: Path, log_path: Path | None = None
         records = asyncio.run(run())
     except SolverError as exc:
         _log(log_path, f"solver report for {list(spec.conda_specs)}:\n{exc}")
-        why = explain_solve_error(str(exc), spec.channels)
+        why = explain_solve_error(str(exc), spec.channels, spec.conda_specs)
         raise EnvironmentError_(f"environment cannot be solved: {why.message}", why.hint) from None
     except Exception as exc:  # rattler raises its own exception types for fetch/parse failures
         _log(log_path, f"repodata fetch failed: {type(exc).__name__}: {exc}")

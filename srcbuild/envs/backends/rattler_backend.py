@@ -48,13 +48,14 @@ class RattlerBackend:
 
     def locked_packages(
         self, spec: EnvSpec, store: EnvStore, lockfile: Path | None, log_path: Path | None
-    ) -> list[LockedPackage]:
+    ) -> tuple[list[LockedPackage], str]:
+        """The exact packages to install, and what recorded their hashes."""
         if lockfile is not None and lockfile.is_file():
             lock = read_lockfile(lockfile)
             check_current(lock, lockfile, spec.hash(), _recipe_name(lockfile))
             _log(log_path, f"installing from lockfile {lockfile} ({len(lock.packages)} packages, no solve)")
-            return list(lock.packages)
-        return solve_spec(spec, store.repodata_cache, log_path)
+            return list(lock.packages), f"the lockfile {lockfile.name}"
+        return solve_spec(spec, store.repodata_cache, log_path), "the channel index"
 
     def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv:
         if not rattler_available():
@@ -66,8 +67,8 @@ class RattlerBackend:
         store = EnvStore(Path(envs_dir))
 
         def create(target: Path, final: Path) -> None:
-            packages = self.locked_packages(spec, store, lockfile, log_path)
-            install_packages(packages, spec, store, target, final, log_path)
+            packages, recorded_by = self.locked_packages(spec, store, lockfile, log_path)
+            install_packages(packages, spec, store, target, final, log_path, recorded_by)
 
         def finish(final: Path) -> None:
             if spec.pip:
@@ -110,7 +111,13 @@ def _channel_of(url: str, spec: EnvSpec) -> str:
 
 
 def install_packages(
-    packages: list[LockedPackage], spec: EnvSpec, store: EnvStore, target: Path, final: Path, log_path: Path | None
+    packages: list[LockedPackage],
+    spec: EnvSpec,
+    store: EnvStore,
+    target: Path,
+    final: Path,
+    log_path: Path | None,
+    recorded_by: str = "the lockfile",
 ) -> None:
     """Fetch and verify every package, then let rattler link them into ``target`` (as ``final``)."""
     import rattler
@@ -124,7 +131,7 @@ def install_packages(
     local = []
     for package in packages:
         url = spec.routing.route_url(package.url, spec.channels)
-        local.append((package, url, fetch_verified(package, url, store.downloads)))
+        local.append((package, url, fetch_verified(package, url, store.downloads, recorded_by)))
 
     async def run() -> None:
         records = []
@@ -151,8 +158,4 @@ def install_packages(
             f"installing the environment into {final} failed: {first}",
             f"see {log_path} for details" if log_path else "rerun with --debug for details",
         ) from None
-    _log(log_path, f"installed {len(records_names(packages))} packages into {final}")
-
-
-def records_names(packages: list[LockedPackage]) -> list[str]:
-    return [p.name for p in packages]
+    _log(log_path, f"installed {len(packages)} packages into {final}")

@@ -58,7 +58,7 @@ class VenvBackend:
 
         def create(target: Path, final: Path) -> None:
             for command in self.commands(spec, final):
-                run_checked(command, log_path, " ".join(command.argv[1:3]))
+                run_checked(command, log_path, "pip install" if "pip" in command.argv[1:3] else "python -m venv")
 
         prefix, reused = store.ensure(
             key,

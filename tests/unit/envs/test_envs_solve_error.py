@@ -51,3 +51,16 @@ def test_conflicts_are_named() -> None:
     why = explain_solve_error(text, CHANNELS)
     assert why.package == "python"
     assert "`python >=3.9`, which conflicts with `the versions reported above`" in why.message
+
+
+def test_a_dependency_excluded_by_another_request_is_a_conflict() -> None:
+    text = (
+        "Cannot solve the request because of: hello * cannot be installed because there are no viable options:\n"
+        "└─ hello 0.1 would require\n"
+        "   └─ libgreet >=1.0,<2, for which no candidates were found.\n"
+    )
+    why = explain_solve_error(text, CHANNELS, ("python 3.8.*", "hello", "libgreet >=2"))
+    assert why.package == "libgreet"
+    assert why.message == (
+        "cannot install `hello`: hello 0.1 needs `libgreet >=1.0,<2`, which conflicts with the requested `libgreet >=2`"
+    )
