@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from srcbuild.knowledge.base import KnowledgeBase, load_knowledge
 from srcbuild.knowledge.model import (
+    ArchSupport,
     Breakage,
     BuildPins,
     CudaPatch,
@@ -25,6 +26,7 @@ from srcbuild.knowledge.model import (
 )
 
 __all__ = [
+    "ArchSupport",
     "Breakage",
     "BuildPins",
     "CudaPatch",

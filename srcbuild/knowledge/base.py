@@ -16,6 +16,7 @@ from typing import Any
 from srcbuild.capability import ComputeCapability, generation
 from srcbuild.knowledge import load, versions
 from srcbuild.knowledge.model import (
+    ArchSupport,
     Breakage,
     BuildPins,
     CudaRelease,
@@ -36,6 +37,7 @@ class KnowledgeBase:
     """Every compatibility fact srcbuild knows, as tuples of frozen rows."""
 
     cuda_releases: tuple[CudaRelease, ...]
+    arch_support: tuple[ArchSupport, ...]
     gcc_caveats: tuple[GccCaveat, ...]
     driver_branches: tuple[DriverBranch, ...]
     driver_limits: tuple[DriverLimit, ...]
@@ -73,6 +75,13 @@ class KnowledgeBase:
     def cuda_window(self, cc: ComputeCapability) -> tuple[CudaRelease, ...]:
         """CUDA releases whose nvcc can target ``cc``, oldest first."""
         return tuple(r for r in self.cuda_releases if r.accepts_cc(cc))
+
+    def arch(self, cc: ComputeCapability) -> ArchSupport | None:
+        """Which CUDA releases target ``cc``, with the source of that fact."""
+        for row in self.arch_support:
+            if row.cc == cc:
+                return row
+        return None
 
     # -- drivers ----------------------------------------------------------------------------------
 
@@ -218,7 +227,7 @@ class KnowledgeBase:
                 lowest[major] = min(cc, lowest.get(major, cc))
         return CudnnRelease(
             version=versions.show(parsed),
-            cuda=tuple(dict.fromkeys(c for r in rows for c in r.cuda)),
+            cuda=tuple(sorted(dict.fromkeys(c for r in rows for c in r.cuda), key=versions.parse)),
             lowest_cc=tuple(sorted(lowest.items())),
             source="; ".join(dict.fromkeys(r.source for r in rows)),
             unconfirmed=any(r.unconfirmed for r in rows),
@@ -363,6 +372,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     torch_rows, overrides = _torch_rows(load.read_table("torch", directory), cuda_rows, breakage_rows)
     return KnowledgeBase(
         cuda_releases=cuda_rows,
+        arch_support=load.arch_support(cuda_data),
         gcc_caveats=load.gcc_caveats(cuda_data),
         driver_branches=load.driver_branches(drivers_data),
         driver_limits=load.driver_limits(drivers_data),

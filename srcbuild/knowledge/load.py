@@ -13,6 +13,7 @@ from typing import Any
 from srcbuild.capability import ComputeCapability
 from srcbuild.knowledge import versions
 from srcbuild.knowledge.model import (
+    ArchSupport,
     Breakage,
     CudaPatch,
     CudaRelease,
@@ -96,6 +97,14 @@ def cuda_releases(data: dict[str, Any]) -> tuple[CudaRelease, ...]:
             )
         )
     return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+
+
+def arch_support(data: dict[str, Any]) -> tuple[ArchSupport, ...]:
+    return tuple(
+        ArchSupport(ComputeCapability.parse(cc), str(row["cuda_min"]), row.get("cuda_max"), row["source"])
+        for row in data.get("arch", [])
+        for cc in row["cc"]
+    )
 
 
 def gcc_caveats(data: dict[str, Any]) -> tuple[GccCaveat, ...]:

@@ -56,6 +56,16 @@ class CudaRelease:
 
 
 @dataclass(frozen=True)
+class ArchSupport:
+    """The CUDA releases whose nvcc targets a compute capability (``cuda_max`` None: still current)."""
+
+    cc: ComputeCapability
+    cuda_min: str
+    cuda_max: str | None
+    source: str
+
+
+@dataclass(frozen=True)
 class GccCaveat:
     """A host gcc problem narrower than a gcc major (e.g. gcc 10.3+ with CUDA up to 11.4.0)."""
 

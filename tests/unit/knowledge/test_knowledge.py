@@ -178,3 +178,17 @@ def test_build_pins_follow_host_tools(kb: KnowledgeBase) -> None:
     assert kb.build_pins("2.11.0").pip == ("cmake>=3.27", "ninja>=1.5")
     assert kb.build_pins("2.2.2").pip == ("cmake>=3.18,<4", "ninja>=1.5", "setuptools<80", "numpy<2")
     assert kb.build_pins("2.5.1").to_json()["env"] == {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}
+
+
+def test_arch_rows_agree_with_the_cuda_rows(kb: KnowledgeBase) -> None:
+    """Each [[arch]] row and the [[cuda]] rows' min_cc/max_cc tell the same story for the releases known."""
+    known_first = kb.cuda_releases[0].line
+    for support in kb.arch_support:
+        window = [r.line for r in kb.cuda_window(support.cc)]
+        assert window, support
+        expected_first = max(support.cuda_min, known_first, key=lambda v: tuple(map(int, v.split("."))))
+        assert window[0] == expected_first, support
+        assert window[-1] == (support.cuda_max or kb.cuda_releases[-1].line), support
+        # no gaps: every release between the first and the last targets it
+        lines = [r.line for r in kb.cuda_releases]
+        assert window == lines[lines.index(window[0]) : lines.index(window[-1]) + 1]
