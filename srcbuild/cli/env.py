@@ -239,7 +239,7 @@ def lock_env(
     spec = _spec(recipe, channels, channel_alias, mirrors)
     started = time.monotonic()
     log_path = paths.logs_dir / f"lock-{spec.key}.log"
-    packages = solve_spec(spec, EnvStore(paths.envs_dir).repodata_cache, log_path)
+    packages = solve_spec(spec, EnvStore(paths.envs_dir).repodata_cache, log_path, for_this_host=False)
     target = Path(output) if output else lockfile_path(recipe.path, recipe.name)
     lock = lockfile_from(packages, spec.hash(), spec.channels, [recipe.path.name])
     lock.write(target)

@@ -208,14 +208,14 @@ class EnvStore:
         (self.root / f".{key}.lock").unlink(missing_ok=True)
         return found
 
-    def list(self) -> list[tuple[Path, dict[str, Any] | None]]:
+    def entries(self) -> list[tuple[Path, dict[str, Any] | None]]:
         if not self.root.is_dir():
             return []
         return [(p, read_marker(p)) for p in sorted(self.root.iterdir()) if p.is_dir() and not p.name.startswith(".")]
 
     def remove_all(self) -> list[Path]:
         removed = []
-        for path, _ in self.list():
+        for path, _ in self.entries():
             self.remove(path.name)
             removed.append(path)
         for cache in (self.package_cache, self.repodata_cache, self.downloads):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,11 @@ from pathlib import Path
 from srcbuild.envs.lockfile import LockedPackage
 from srcbuild.envs.spec import EnvSpec, package_name
 from srcbuild.errors import EnvironmentError_
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 _TREE = re.compile(r"^[\s│├└─]+")
 
@@ -99,10 +105,54 @@ def _locked(record: object, spec: EnvSpec) -> LockedPackage:
     )
 
 
-def solve_spec(spec: EnvSpec, repodata_cache: Path, log_path: Path | None = None) -> list[LockedPackage]:
-    """Solve the spec's conda packages; an unsatisfiable spec is an EnvironmentError_ in plain words."""
+VIRTUAL_DATA = Path(__file__).resolve().parent / "data" / "virtual_packages.toml"
+
+
+def virtual_package_specs(spec: EnvSpec, for_this_host: bool) -> list[tuple[str, str, str]]:
+    """(name, version, build) of the virtual packages to solve with.
+
+    For this host: what rattler detects here. For a lockfile: the portable defaults in
+    ``data/virtual_packages.toml``. Either way ``__cuda`` is the recipe's CUDA version: a build
+    machine compiles for that CUDA whether or not it has a driver.
+    """
+    out: list[tuple[str, str, str]] = []
+    if for_this_host:
+        import rattler
+
+        for detected in rattler.VirtualPackage.detect():
+            generic = detected.into_generic()
+            out.append((str(generic.name.normalized), str(generic.version), str(generic.build_string)))
+    else:
+        table = tomllib.loads(VIRTUAL_DATA.read_text(encoding="utf-8")).get(spec.platform, {})
+        for name, value in table.items():
+            version, _, build = str(value).partition("=")
+            out.append((name, version, build or "0"))
+    out = [v for v in out if v[0] != "__cuda"]
+    if spec.cuda:
+        out.append(("__cuda", spec.cuda, "0"))
+    return out
+
+
+def _virtual_packages(specs: list[tuple[str, str, str]]) -> list[object]:
+    from rattler import GenericVirtualPackage, PackageName, Version
+    from rattler.package import BuildString
+
+    return [GenericVirtualPackage(PackageName(n), Version(v), BuildString(b)) for n, v, b in specs]
+
+
+def solve_spec(
+    spec: EnvSpec, repodata_cache: Path, log_path: Path | None = None, for_this_host: bool = True
+) -> list[LockedPackage]:
+    """Solve the spec's conda packages; an unsatisfiable spec is an EnvironmentError_ in plain words.
+
+    ``for_this_host`` solves for this machine's virtual packages; ``False`` (lockfiles) for the
+    portable defaults.
+    """
     import rattler
     from rattler.exceptions import SolverError
+
+    virtual = virtual_package_specs(spec, for_this_host)
+    _log(log_path, "virtual packages: " + ", ".join(f"{n}={v}={b}" for n, v, b in virtual))
 
     channels = [rattler.Channel(spec.routing.base_url(c)) for c in spec.channels]
     gateway = rattler.Gateway(cache_dir=repodata_cache, show_progress=False)
@@ -113,8 +163,8 @@ def solve_spec(spec: EnvSpec, repodata_cache: Path, log_path: Path | None = None
                 sources=channels,
                 specs=list(spec.conda_specs),
                 gateway=gateway,
-                platforms=[spec.platform, "noarch"],
-                virtual_packages=[],
+                platforms=[spec.platform, "noarch"],  # type: ignore[list-item]
+                virtual_packages=_virtual_packages(virtual),  # type: ignore[arg-type]
             )
         )
 

@@ -6,7 +6,8 @@ channel when the recipe builds with CUDA and that package exists; the pins the k
 old tags need on today's tools (``setuptools<=59.5.0``, ``numpy<2``, ``cmake<4``: folded into the
 package they constrain); and the recipe's own ``[env]`` table (conda packages, channels, pip).
 
-``EnvSpec.hash()`` is the sha256 of the canonical JSON of (python, conda, pip, channels, platform):
+``EnvSpec.hash()`` is the sha256 of the canonical JSON of (python, conda, pip, channels, platform,
+cuda):
 the environment's identity, its directory name and the lockfile's ``content_hash``. Channel routing
 (aliases, mirrors) and the record of where each package came from are not part of it.
 """
@@ -68,6 +69,7 @@ class EnvSpec:
     pip: tuple[str, ...] = ()  # pip requirements installed after the conda packages
     channels: tuple[str, ...] = DEFAULT_CHANNELS
     platform: str = PLATFORM
+    cuda: str | None = None  # the recipe's CUDA version: the `__cuda` virtual package when solving
     # conda spec -> the pip requirement that provides the same package ("" when pip cannot)
     pip_equivalents: tuple[tuple[str, str], ...] = ()
     origins: tuple[tuple[str, str], ...] = ()  # package name -> where it came from
@@ -82,6 +84,7 @@ class EnvSpec:
             "pip": sorted(self.pip),
             "channels": list(self.channels),
             "platform": self.platform,
+            "cuda": self.cuda,
         }
 
     def hash(self) -> str:
@@ -303,6 +306,7 @@ def env_spec_for(
         channels = list(channels_override)
     return EnvSpec(
         python=recipe.toolchain.python,
+        cuda=recipe.toolchain.cuda,
         conda=builder.conda_specs(),
         pip=tuple(builder.pip.values()),
         channels=tuple(dict.fromkeys(channels)),

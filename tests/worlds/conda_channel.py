@@ -199,6 +199,12 @@ def conda_forge_packages() -> list[FakePackage]:
         _pylib("cffi", "1.14.6"),
         _pylib("typing_extensions", "4.7.1"),
         FakePackage(
+            "cudatoolkit",
+            "9.2.148",
+            depends=("__glibc >=2.17", "__cuda >=9.2"),  # virtual packages: the system, not the channel
+            files={"lib/libcudart.txt": b"cudart 9.2\n"},
+        ),
+        FakePackage(
             "gcc_linux-64",
             "7.5.0",
             files={

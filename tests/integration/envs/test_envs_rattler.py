@@ -267,3 +267,17 @@ def test_env_rm_all(
     envs = Paths.resolve().envs_dir
     assert capsys.readouterr().out == f"removed 1 environment(s) and the package caches from {envs}\n"
     assert not [p for p in envs.iterdir() if not p.name.endswith(".lock")]
+
+
+def test_virtual_packages_cuda_from_the_recipe(channels: dict[str, Path], tmp_path: Path) -> None:
+    channel = (channels["conda-forge"].as_uri(),)
+    spec = EnvSpec(python="3.8", cuda="9.2", conda=("cudatoolkit 9.2.*",), channels=channel)
+    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+    assert (env.prefix / "conda-meta" / "cudatoolkit-9.2.148-h0_0.json").is_file()
+    cpu = EnvSpec(python="3.8", cuda=None, conda=("cudatoolkit 9.2.*",), channels=channel)
+    with pytest.raises(EnvironmentError_) as err:
+        RattlerBackend().ensure(cpu, tmp_path / "envs", None, None)
+    assert err.value.message == (
+        "environment cannot be solved: cannot install `cudatoolkit 9.2.*`: cudatoolkit 9.2.148 needs "
+        f"`__cuda >=9.2`, which no package in {channel[0]} provides"
+    )

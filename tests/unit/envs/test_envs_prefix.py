@@ -78,9 +78,9 @@ def test_remove_and_remove_all(tmp_path: Path) -> None:
     store.ensure("k2", "h2", make_files)
     assert store.remove("k1") is True
     assert store.remove("k1") is False
-    assert [p.name for p, _ in store.list()] == ["k2"]
+    assert [p.name for p, _ in store.entries()] == ["k2"]
     assert store.remove_all() == [store.root / "k2"]
-    assert store.list() == []
+    assert store.entries() == []
 
 
 def test_existing_conda_env_and_venv(tmp_path: Path) -> None:

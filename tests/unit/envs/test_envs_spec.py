@@ -155,3 +155,17 @@ def test_to_json_round_trips_the_identity() -> None:
     assert data["hash"] == spec.hash()
     assert data["conda"] == ["libgreet >=1"]
     assert data["routing"] == {"alias": None, "mirrors": {}}
+
+
+def test_lock_virtual_packages_are_portable_and_cuda_follows_the_recipe() -> None:
+    from srcbuild.envs.solve import virtual_package_specs
+
+    spec = EnvSpec(python="3.8", cuda="9.2")
+    assert virtual_package_specs(spec, for_this_host=False) == [
+        ("__unix", "0", "0"),
+        ("__linux", "5.10", "0"),
+        ("__glibc", "2.28", "0"),
+        ("__archspec", "1", "x86_64"),
+        ("__cuda", "9.2", "0"),
+    ]
+    assert ("__cuda", "9.2", "0") not in virtual_package_specs(EnvSpec(python="3.8"), for_this_host=False)
