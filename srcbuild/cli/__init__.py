@@ -16,6 +16,7 @@ import click
 from srcbuild import __version__
 from srcbuild.cli.build import plan_command, torch_command, torchvision_command
 from srcbuild.cli.cache import cache_group
+from srcbuild.cli.compat import compat_command
 from srcbuild.cli.env import env_group, lock_env
 from srcbuild.cli.install import install_cmd
 from srcbuild.cli.recipes import recipes_group
@@ -34,6 +35,7 @@ def cli(debug: bool) -> None:
 
 # Each command lives in its own module; register it here.
 cli.add_command(recipes_group)
+cli.add_command(compat_command)
 cli.add_command(plan_command)
 cli.add_command(torch_command)
 cli.add_command(torchvision_command)

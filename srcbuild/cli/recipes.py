@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import click
@@ -11,8 +12,10 @@ from rich.table import Table
 from srcbuild.capability import generation
 from srcbuild.cli.common import json_option, print_json, resolve_paths
 from srcbuild.errors import RecipeError
+from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
+from srcbuild.rules import check_recipe
 
 
 def gpus_label(recipe: Recipe) -> str:
@@ -114,6 +117,8 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
     targets = list(recipes) or list(catalog.names())
     results = []
     failed = False
+    known = catalog.load_all()
+    rendered: dict[str, list[str]] = {}
     for target in targets:
         try:
             recipe = catalog.load(target)
@@ -121,7 +126,18 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
             failed = True
             results.append({"recipe": target, "ok": False, "error": exc.message, "findings": []})
             continue
-        results.append({"recipe": recipe.name, "ok": True, "error": None, "findings": []})
+        # Compatibility rules (srcbuild.rules): every finding at once; any error fails the recipe.
+        findings = check_recipe(recipe, catalog=known)
+        errors = sum(f.severity is Severity.ERROR for f in findings)
+        failed = failed or errors > 0
+        error = f"{recipe.name}: {errors} compatibility error{'s' if errors > 1 else ''}" if errors else None
+        results.append(
+            {"recipe": recipe.name, "ok": not errors, "error": error, "findings": [f.to_json() for f in findings]}
+        )
+        notes = sum(f.severity is Severity.INFO for f in findings)
+        rendered[recipe.name] = [f.render() for f in findings if f.severity is not Severity.INFO]
+        if notes:
+            rendered[recipe.name].append(f"{notes} note{'s' if notes > 1 else ''} on what srcbuild handles (--json)")
     if as_json:
         print_json(results)
     else:
@@ -130,5 +146,7 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
                 click.echo(f"ok     {result['recipe']}")
             else:
                 click.echo(f"error  {result['error']}")
+            for text in rendered.get(str(result["recipe"]), []):
+                click.echo(textwrap.indent(text, "       "))
         click.echo(f"{sum(r['ok'] for r in results)} of {len(results)} recipes valid")
     return 1 if failed else 0

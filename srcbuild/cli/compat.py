@@ -1,0 +1,168 @@
+"""``srcbuild compat --arch 3.0 | --gpu "GT 750M" | --pci-id 10de:0fe9``: the window that works for one GPU."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.errors import RecipeError, UsageError
+from srcbuild.knowledge import KnowledgeBase, load_knowledge
+from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.rules.window import CompatWindow, compat_window
+
+NVIDIA_VENDOR = 0x10DE
+_PCI_RE = re.compile(r"^(?:(?:0x)?([0-9a-fA-F]{4}):)?(?:0x)?([0-9a-fA-F]{4})$")
+
+
+@click.command("compat")
+@click.option("--arch", "arch", metavar="CC", help='A compute capability, e.g. "3.0".')
+@click.option("--gpu", "gpu", metavar="NAME", help='A marketing name, e.g. "GT 750M".')
+@click.option("--pci-id", "pci_id", metavar="ID", help='An NVIDIA PCI id as `lspci -nn` shows it, e.g. "10de:0fe9".')
+@json_option
+def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_json: bool) -> int:
+    """What works for one GPU: CUDA range, gcc per CUDA, newest torch/torchvision, cuDNN, last driver,
+    and which catalog recipes fit."""
+    given = [name for name, value in (("--arch", arch), ("--gpu", gpu), ("--pci-id", pci_id)) if value]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --arch, --gpu and --pci-id", 'e.g. srcbuild compat --gpu "GT 750M"')
+    kb = load_knowledge()
+    label, ids = "", ()
+    if arch:
+        try:
+            cc = ComputeCapability.parse(arch)
+        except ValueError as exc:
+            raise UsageError(f"--arch: {exc}") from exc
+    elif pci_id:
+        cc, label, ids = _from_pci_id(kb, pci_id)
+    else:
+        assert gpu is not None
+        resolved = _from_name(kb, gpu, as_json)
+        if resolved is None:
+            return UsageError.exit_code
+        cc, label, ids = resolved
+    window = compat_window(kb, cc, _catalog(), gpu=label, pci_ids=ids)
+    if as_json:
+        print_json(window.to_json())
+    else:
+        render(window, Console(width=120, highlight=False))
+    return 0
+
+
+def _catalog() -> list[Recipe]:
+    try:
+        return RecipeCatalog(resolve_paths()).load_all()
+    except RecipeError:
+        return []
+
+
+def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, tuple[str, ...]]:
+    m = _PCI_RE.match(text.strip())
+    if not m:
+        raise UsageError(f"--pci-id {text!r} is not a PCI id", 'write it as lspci -nn shows it, e.g. "10de:0fe9"')
+    vendor = int(m.group(1), 16) if m.group(1) else NVIDIA_VENDOR
+    if vendor != NVIDIA_VENDOR:
+        raise UsageError(f"--pci-id {text}: vendor {vendor:04x} is not NVIDIA (10de)")
+    device = int(m.group(2), 16)
+    chip = kb.gpu_by_pci_id(device)
+    if chip is None:
+        raise UsageError(
+            f"--pci-id {text}: srcbuild does not know NVIDIA device {device:04x}",
+            "pass the compute capability with --arch instead (https://developer.nvidia.com/cuda-legacy-gpus)",
+        )
+    name = chip.device_name(device)
+    label = f"{name} ({chip.name})" if name else chip.name
+    return chip.cc, label, (f"10de:{device:04x}",)
+
+
+def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapability, str, tuple[str, ...]] | None:
+    models = kb.gpus_by_name(name)
+    if not models:
+        names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
+        raise UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
+    if models[0].ambiguous:
+        candidates = [
+            {"name": m.name, "chip": m.chip, "cc": str(m.cc), "pci_ids": list(m.pci_id_labels)} for m in models
+        ]
+        if as_json:
+            print_json({"gpu": name, "ambiguous": True, "candidates": candidates})
+        else:
+            console = Console(width=120, highlight=False)
+            table = Table(title=f'"{name}" names GPUs of different compute capabilities')
+            for column in ("name", "chip", "compute capability", "PCI ids"):
+                table.add_column(column)
+            for m in models:
+                table.add_row(m.name, m.chip, str(m.cc), " ".join(m.pci_id_labels))
+            console.print(table)
+        click.echo(
+            f"error: --gpu {name!r} is ambiguous; pass --pci-id with the id `lspci -nn | grep -i nvidia` shows",
+            err=True,
+        )
+        return None
+    ccs = {m.cc for m in models}
+    cc = ccs.pop()
+    chips = "/".join(dict.fromkeys(m.chip for m in models))
+    label = f"{models[0].name} ({chips})" if len(models) > 1 and len({m.name for m in models}) > 1 else models[0].name
+    if "(" not in label:
+        label = f"{label} ({chips})"
+    return cc, label, tuple(i for m in models for i in m.pci_id_labels)
+
+
+def render(window: CompatWindow, console: Console) -> None:
+    """The window as text: a heading, the CUDA table, the torch/driver summary and the recipes."""
+    head = f"{window.gpu}: " if window.gpu else ""
+    ids = f" [PCI {' '.join(window.pci_ids)}]" if window.pci_ids else ""
+    console.print(f"{head}compute capability {window.cc} ({window.generation}){ids}", markup=False)
+    if not window.cuda:
+        console.print("No CUDA release srcbuild knows can target it.")
+        return
+    table = Table(title=f"CUDA releases that target sm_{window.cc.sm}")
+    for column in ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"):
+        table.add_column(column)
+    for option in window.cuda:
+        table.add_row(
+            option.cuda,
+            option.gcc_range,
+            option.min_driver,
+            _span(option.torch_lines) or "-",
+            _span(option.cudnn_lines) or "-",
+        )
+    console.print(table)
+    lines = [
+        f"CUDA range: {window.cuda[0].cuda} to {window.cuda[-1].cuda}",
+        (
+            f"Newest torch: {window.newest_torch} with torchvision {window.newest_torchvision}"
+            if window.newest_torch
+            else "Newest torch: none srcbuild knows compiles for it"
+        ),
+        f"Official wheels with sm_{window.cc.sm} SASS: {window.official_wheel or 'none'}",
+    ]
+    if window.last_driver_branch:
+        lines.append(
+            f"Last driver: R{window.last_driver_branch} (runs CUDA ≤ {window.last_driver_cuda} natively); "
+            f"last CUDA toolkit: {window.last_cuda}"
+        )
+    else:
+        lines.append("Last driver: current drivers still support it")
+    for line in lines:
+        console.print(line, markup=False)
+    if window.recipes:
+        recipes = Table(title="Catalog recipes")
+        for column in ("recipe", "fits", "torch", "CUDA", "why not"):
+            recipes.add_column(column)
+        for fit in window.recipes:
+            recipes.add_row(fit.name, "yes" if fit.fits else "no", fit.torch, fit.cuda, fit.reason)
+        console.print(recipes)
+
+
+def _span(items: tuple[str, ...]) -> str:
+    if not items:
+        return ""
+    return items[0] if len(items) == 1 else f"{items[0]}–{items[-1]}"

@@ -1,0 +1,135 @@
+"""`srcbuild recipes check` runs the rules; `srcbuild compat` shows one GPU's window."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from srcbuild.cli import main
+
+COMBOS = Path(__file__).resolve().parents[2] / "fixtures" / "combos"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_recipes_check_passes_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recipes", "check")
+    assert code == 0
+    assert out.splitlines()[-1] == "9 of 9 recipes valid"
+    assert "ok     kepler-cu92" in out.splitlines()
+
+
+def test_recipes_check_rejects_an_impossible_recipe_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recipes", "check", str(COMBOS / "torch2-on-sm30.toml"))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "error  torch2-on-sm30: 7 compatibility errors"
+    assert "       error: CUDA 11.3 cannot target compute capability 3.0 (nvcc 11.0 removed sm_30). (source: " in out
+    assert "         fix: Use CUDA ≤ 10.2, e.g. the recipe kepler-cu102." in lines
+    assert "         fix: Use torchvision v0.15.2." in lines
+    assert lines[-1] == "0 of 1 recipes valid"
+
+
+def test_recipes_check_json_fills_findings(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recipes", "check", "--json", str(COMBOS / "cuda1140-gcc11.toml"), "kepler-cu102")
+    assert code == 1
+    bad, good = json.loads(out)
+    assert set(bad) == {"recipe", "ok", "error", "findings"}
+    assert (bad["ok"], bad["error"]) == (False, "cuda1140-gcc11: 1 compatibility error")
+    errors = [f for f in bad["findings"] if f["severity"] == "error"]
+    assert errors == [
+        {
+            "rule": "gcc-cuda",
+            "severity": "error",
+            "message": "CUDA 11.4.0 accepts host gcc ≤ 10, not gcc 11 (its crt/host_config.h rejects newer gcc).",
+            "source": errors[0]["source"],
+            "fix": "Use gcc 10, or CUDA 11.4.1 or later for gcc 11.",
+            "field": "toolchain.gcc",
+        }
+    ]
+    assert "conflicts('%gcc@11:', when='%cuda@:11.4.0')" in errors[0]["source"]
+    assert good["ok"] is True and good["error"] is None
+    assert {f["rule"] for f in good["findings"]} >= {"breakage-torchvision-sm30-supported-arches"}
+
+
+def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "compat", "--gpu", "GT 750M")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "GeForce GT 750M (GK107): compute capability 3.0 (Kepler) [PCI 10de:0fe4 10de:0fe9]"
+    assert "CUDA range: 8.0 to 10.2" in lines
+    assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
+    assert "Official wheels with sm_30 SASS: torch 1.3.0 cu100/cu101" in lines
+    assert "Last driver: R470 (runs CUDA ≤ 11.4 natively); last CUDA toolkit: 10.2" in lines
+    assert any(line.startswith("│ 10.2 │ ≤ 8      │ 440.33     │ 1.0–1.13    │ 7.6–8.4 │") for line in lines)
+    assert any(line.startswith("│ kepler-cu102 ") and "│ yes  │" in line for line in lines)
+    assert any(line.startswith("│ maxwell-cu126 ") and "│ no   │" in line for line in lines)
+
+
+def test_compat_pci_id_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "compat", "--pci-id", "10de:0fe9", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["cc"], data["generation"], data["gpu"], data["pci_ids"]) == (
+        "3.0",
+        "Kepler",
+        "GeForce GT 750M Mac Edition (GK107)",
+        ["10de:0fe9"],
+    )
+    assert [c["cuda"] for c in data["cuda"]] == ["8.0", "9.0", "9.1", "9.2", "10.0", "10.1", "10.2"]
+    assert data["cuda"][-1]["gcc"] == "≤ 8"
+    assert (data["newest_torch"], data["newest_torchvision"]) == ("1.13.1", "0.14.1")
+    assert (data["last_driver_branch"], data["last_cuda"]) == (470, "10.2")
+    fits = {r["name"]: r["fits"] for r in data["recipes"]}
+    assert fits["kepler-cu102"] and fits["kepler-cu92"] and not fits["kepler-k80-cu118"]
+
+
+def test_compat_arch_for_k80_and_pascal(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "compat", "--arch", "3.7", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["cuda"][-1]["cuda"] == "11.8" and data["newest_torch"] == "2.8.0"
+    assert data["official_wheel"] == "torch 2.5.1 cu118"
+    code, out, _ = run(capsys, "compat", "--arch", "6.1", "--json")
+    data = json.loads(out)
+    assert data["cuda"][-1]["cuda"] == "12.9" and data["last_driver_branch"] == 580
+    assert {r["name"] for r in data["recipes"] if r["fits"]} == {
+        "pascal-cu126",
+        "pascal-cu126-mpi",
+        "pascal-mx150-cu113",
+    }
+
+
+def test_compat_ambiguous_name_lists_candidates_and_asks_for_the_pci_id(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "compat", "--gpu", "GT 730")
+    assert code == 2
+    assert '"GT 730" names GPUs of different compute capabilities' in out
+    assert "10de:1287" in out and "10de:0fc9" in out
+    assert err.strip() == (
+        "error: --gpu 'GT 730' is ambiguous; pass --pci-id with the id `lspci -nn | grep -i nvidia` shows"
+    )
+    code, out, _ = run(capsys, "compat", "--gpu", "GT 730", "--json")
+    data = json.loads(out)
+    assert data["ambiguous"] is True
+    assert sorted(c["cc"] for c in data["candidates"]) == ["2.1", "3.0", "3.5"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["compat"], "error: give exactly one of --arch, --gpu and --pci-id"),
+        (["compat", "--arch", "3.3"], "error: --arch: '3.3' is not a compute capability any NVIDIA GPU has"),
+        (["compat", "--pci-id", "8086:0fe9"], "error: --pci-id 8086:0fe9: vendor 8086 is not NVIDIA (10de)"),
+        (["compat", "--pci-id", "10de:0001"], "error: --pci-id 10de:0001: srcbuild does not know NVIDIA device 0001"),
+        (["compat", "--gpu", "GT 7500M"], "error: --gpu 'GT 7500M': no GPU of that name is known"),
+    ],
+)
+def test_compat_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert err.splitlines()[0].startswith(message)
