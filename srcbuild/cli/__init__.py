@@ -19,6 +19,7 @@ from srcbuild.cli.cache import cache_group
 from srcbuild.cli.compat import compat_command
 from srcbuild.cli.env import env_group, lock_env
 from srcbuild.cli.install import install_cmd
+from srcbuild.cli.doctor import doctor_command, recommend_command
 from srcbuild.cli.recipes import recipes_group
 from srcbuild.cli.verify import verify_command
 from srcbuild.errors import SrcbuildError
@@ -35,6 +36,8 @@ def cli(debug: bool) -> None:
 
 # Each command lives in its own module; register it here.
 cli.add_command(recipes_group)
+cli.add_command(doctor_command)
+cli.add_command(recommend_command)
 cli.add_command(compat_command)
 cli.add_command(plan_command)
 cli.add_command(torch_command)

@@ -1,0 +1,138 @@
+"""``srcbuild doctor`` (this machine's facts and a verdict per recipe) and ``srcbuild recommend``.
+
+Both never fail because a tool is missing: a missing tool is a line in the report. ``recommend``
+reads this machine by default, or another machine described by ``--gpu``, ``--pci-id``,
+``--driver``, ``--lspci FILE`` or ``--nvidia-smi FILE`` (that machine's pasted output).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from srcbuild.advice.doctor import diagnose
+from srcbuild.advice.recommend import recommend
+from srcbuild.advice.render import render_doctor, render_recommendation
+from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.errors import UsageError
+from srcbuild.host import probe_host
+from srcbuild.host.facts import DriverInfo, GpuInfo
+from srcbuild.host.gpu import (
+    gpus_from_lspci,
+    gpus_from_nvidia_smi,
+    parse_proc_driver_version,
+    resolve_name,
+    resolve_pci,
+)
+from srcbuild.knowledge import load_knowledge
+from srcbuild.recipe import RecipeCatalog
+
+_PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})$")
+_DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}$")
+
+
+@click.command("doctor")
+@path_options
+@json_option
+def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+    """What this machine has for building PyTorch, and which catalog recipes can build here."""
+    paths = resolve_paths(work_dir, cache_dir)
+    host = probe_host(work_dir=paths.work_dir)
+    report = diagnose(load_knowledge(), host, RecipeCatalog(paths).load_all(), paths)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        click.echo(render_doctor(report), nl=False)
+    return 0
+
+
+def _read(path: str, option: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {path}: cannot read it ({exc.strerror})", f"pass a file holding the output of {option[2:]}"
+        ) from None
+
+
+def _pci_id(text: str) -> int:
+    m = _PCI_RE.match(text.strip())
+    if not m:
+        raise UsageError(
+            f"--pci-id {text}: not an NVIDIA PCI id", "write it as lspci -nn shows it, e.g. 10de:0fe4 (vendor:device)"
+        )
+    return int(m.group(1), 16)
+
+
+@click.command("recommend")
+@click.option("--gpu", "gpu_name", help='A GPU by name, e.g. "GeForce GT 750M".')
+@click.option("--pci-id", help="A GPU by PCI id, as `lspci -nn` shows it, e.g. 10de:0fe4.")
+@click.option("--driver", help="The NVIDIA driver version of that machine, e.g. 470.82.")
+@click.option("--lspci", "lspci_file", type=click.Path(dir_okay=False), help="A file with `lspci -nn` output.")
+@click.option(
+    "--nvidia-smi",
+    "smi_file",
+    type=click.Path(dir_okay=False),
+    help="A file with `nvidia-smi` output (the default table or a --query-gpu CSV).",
+)
+@click.option(
+    "--proc-driver-version",
+    "proc_file",
+    type=click.Path(dir_okay=False),
+    help="A file with the content of /proc/driver/nvidia/version.",
+)
+@path_options
+@json_option
+def recommend_command(
+    gpu_name: str | None,
+    pci_id: str | None,
+    driver: str | None,
+    lspci_file: str | None,
+    smi_file: str | None,
+    proc_file: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Which catalog recipe to build for a GPU (this machine's, or one described by the options)."""
+    paths = resolve_paths(work_dir, cache_dir)
+    kb = load_knowledge()
+    gpus: list[GpuInfo] = []
+    driver_info: DriverInfo | None = None
+    origin: list[str] = []
+    if smi_file:
+        found, driver_info = gpus_from_nvidia_smi(_read(smi_file, "--nvidia-smi"), f"nvidia-smi output in {smi_file}")
+        gpus.extend(found)
+        origin.append(f"--nvidia-smi {smi_file}")
+    if lspci_file and not gpus:
+        gpus.extend(gpus_from_lspci(_read(lspci_file, "--lspci"), f"lspci output in {lspci_file}"))
+    if lspci_file:
+        origin.append(f"--lspci {lspci_file}")
+    if pci_id:
+        gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
+        origin.append(f"--pci-id {pci_id}")
+    if gpu_name:
+        gpus.append(resolve_name(gpu_name, "--gpu"))
+        origin.append(f"--gpu {gpu_name!r}")
+    if proc_file:
+        version = parse_proc_driver_version(_read(proc_file, "--proc-driver-version"))
+        if version:
+            driver_info = DriverInfo(version, f"{proc_file}")
+        origin.append(f"--proc-driver-version {proc_file}")
+    if driver:
+        if not _DRIVER_RE.match(driver.strip()):
+            raise UsageError(f"--driver {driver}: not an NVIDIA driver version", "write it like 470.82 or 470.82.01")
+        driver_info = DriverInfo(driver.strip(), "--driver")
+        origin.append(f"--driver {driver}")
+    if not origin:
+        host = probe_host(work_dir=paths.work_dir)
+        gpus, driver_info = list(host.gpus), host.driver
+        origin.append("this machine")
+    result = recommend(kb, gpus, driver_info, RecipeCatalog(paths).load_all(), ", ".join(origin))
+    if as_json:
+        print_json(result.to_json())
+    else:
+        click.echo(render_recommendation(result), nl=False)
+    return 0
