@@ -1,0 +1,88 @@
+"""A cache hit of ``srcbuild install`` vs plain ``pip install <the same wheel file>`` (goal: within 1.5x).
+
+Both install the same wheel with ``--no-deps`` into a fresh environment each round (a copy of one
+venv, made before the clock starts). ``srcbuild install`` runs as a user runs it (a new process):
+it resolves the recipe and fingerprint, looks the wheel up, re-hashes it, checks it fits the
+target and then runs the target's pip. Two wheel sizes: a tiny one (fixed costs dominate) and a
+larger one (closer to real torch wheels, which are hundreds of MB).
+
+    python bench/bench_cache_install.py [--rounds 5] [--sizes 0.01,50]   # sizes in MB
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "unit" / "cache"))
+
+from synthetic import host_python_recipe, host_tag, make_manifest, make_wheel  # noqa: E402
+
+from srcbuild.cache.store import WheelCache  # noqa: E402
+from srcbuild.paths import Paths  # noqa: E402
+from srcbuild.recipe import RecipeCatalog  # noqa: E402
+
+QUIET = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+
+
+def run(argv: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=QUIET)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(argv)}\n{done.stderr}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sizes", default="0.01,50", help="wheel payload sizes in MB")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp_name:
+        tmp = Path(tmp_name)
+        template = tmp / "venv-template"
+        subprocess.run([sys.executable, "-m", "venv", str(template)], check=True)
+        recipe_file = host_python_recipe(tmp / "recipes")
+        recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+        for size_mb in (float(s) for s in args.sizes.split(",")):
+            cache_dir = tmp / f"cache-{size_mb}"
+            payload = os.urandom(int(size_mb * 1024 * 1024))
+            wheel = make_wheel(tmp / f"dist-{size_mb}", version="1.7.1+cu92.sm30", tag=host_tag(), payload=payload)
+            WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, platform=None))
+            pip_times, srcbuild_times = [], []
+            for i in range(args.rounds):
+                a, b = tmp / f"pip-{size_mb}-{i}", tmp / f"sb-{size_mb}-{i}"
+                shutil.copytree(template, a, symlinks=True)
+                shutil.copytree(template, b, symlinks=True)
+                pip_times.append(run([str(a / "bin" / "python"), "-m", "pip", "install", "--no-deps", str(wheel)]))
+                install = [sys.executable, "-m", "srcbuild", "install", "torch", "--recipe", str(recipe_file)]
+                srcbuild_times.append(run([*install, "--into", str(b), "--cache-dir", str(cache_dir)]))
+                shutil.rmtree(a)
+                shutil.rmtree(b)
+            rows.append(
+                (size_mb, wheel.stat().st_size, statistics.median(pip_times), statistics.median(srcbuild_times))
+            )
+    print(f"srcbuild install (cache hit) vs pip install of the same wheel file; median of {args.rounds} fresh targets")
+    print(f"{'wheel':>10}  {'pip install':>11}  {'srcbuild install':>16}  {'ratio':>6}  goal <= 1.5x")
+    worst = 0.0
+    for _, size, pip_s, sb_s in rows:
+        ratio = sb_s / pip_s
+        worst = max(worst, ratio)
+        label = f"{size / 1024 / 1024:.2f} MB"
+        print(f"{label:>10}  {pip_s:>9.2f} s  {sb_s:>14.2f} s  {ratio:>5.2f}x  {'ok' if ratio <= 1.5 else 'MISSED'}")
+    return 0 if worst <= 1.5 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
