@@ -17,9 +17,9 @@ from srcbuild import __version__
 from srcbuild.cli.build import plan_command, torch_command, torchvision_command
 from srcbuild.cli.cache import cache_group
 from srcbuild.cli.compat import compat_command
+from srcbuild.cli.doctor import doctor_command, recommend_command
 from srcbuild.cli.env import env_group, lock_env
 from srcbuild.cli.install import install_cmd
-from srcbuild.cli.doctor import doctor_command, recommend_command
 from srcbuild.cli.recipes import recipes_group
 from srcbuild.cli.verify import verify_command
 from srcbuild.errors import SrcbuildError
