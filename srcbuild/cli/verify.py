@@ -6,6 +6,9 @@ JSON; a failed verification raises ``VerificationFailed`` (exit 6) naming the fi
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Optional
@@ -20,7 +23,9 @@ from srcbuild.errors import UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.verify.cuobjdump import find_cuobjdump
+from srcbuild.verify.mpi import probe_host_mpi
 from srcbuild.verify.report import VerifyReport, verify_wheel
+from srcbuild.verify.smoke import SmokeReport, find_python, is_root, plan_smoke, run_smoke
 
 
 def parse_archs(values: Sequence[str]) -> list[ComputeCapability]:
@@ -129,4 +134,84 @@ def verify_command(
     if not as_json:
         warnings = sum(1 for f in report.findings if f.severity is Severity.WARNING)
         click.echo(f"verified: {Path(wheel).name}" + (f" ({warnings} warnings)" if warnings else ""))
+    return 0
+
+
+def cached_wheel(recipe: Recipe, package: str) -> Path:
+    """The wheel of ``package`` for ``recipe`` in the local cache (what `srcbuild torch` stored)."""
+    from srcbuild.cache.install import find_wheel
+    from srcbuild.cache.store import WheelCache
+
+    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [])
+    if found is None:
+        raise UsageError(
+            f"smoke: no cached {package} wheel for recipe {recipe.name}",
+            f"build it with `srcbuild {package} --recipe {recipe.name}`, or pass --wheel PATH",
+        )
+    return found.entry.wheel_path
+
+
+def render_smoke(report: SmokeReport, console: Console) -> None:
+    table = Table(title=f"smoke test of {report.recipe}" + ("" if report.gpu else " (no GPU)"))
+    for column in ("check", "result", "detail"):
+        table.add_column(column)
+    for check in report.checks:
+        table.add_row(check.name, check.status, check.detail)
+    console.print(table)
+
+
+@click.command("smoke")
+@click.option("--recipe", "recipe_name", required=True, help="Recipe the wheel was built from (name or file).")
+@click.option("--wheel", "wheel", type=click.Path(dir_okay=False, exists=True), help="torch wheel (default: cached).")
+@click.option(
+    "--torchvision-wheel", type=click.Path(dir_okay=False, exists=True), help="torchvision wheel to test nms with."
+)
+@click.option("--python", "python", default=None, help="Interpreter for the venv (default: python<toolchain.python>).")
+@click.option(
+    "--venv", "venv", type=click.Path(file_okay=False), help="Reuse/keep this venv instead of a throwaway one."
+)
+@json_option
+def smoke_command(
+    recipe_name: str,
+    wheel: Optional[str],
+    torchvision_wheel: Optional[str],
+    python: Optional[str],
+    venv: Optional[str],
+    as_json: bool,
+) -> int:
+    """Install the wheel in a venv and run it: GPU checks when there is a GPU, CPU and MPI parts always."""
+    recipe = load_recipe(recipe_name)
+    assert recipe is not None
+    paths = resolve_paths()
+    wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
+    if torchvision_wheel:
+        wheels.append(Path(torchvision_wheel))
+    interpreter = find_python(recipe, python)
+    env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
+    host_mpi = probe_host_mpi() if recipe.mpi.enabled else None
+    mpirun = shutil.which("mpirun") if recipe.mpi.enabled else None
+    plan = plan_smoke(
+        recipe,
+        wheels,
+        interpreter,
+        env_dir.resolve(),
+        keep_venv=venv is not None,
+        mpirun=mpirun,
+        openmpi=host_mpi is None or host_mpi.implementation == "openmpi",
+        as_root=is_root(),
+    )
+    log = paths.logs_dir / f"smoke-{recipe.name}.log"
+    report = run_smoke(plan, dict(os.environ), log, echo=sys.stderr)
+    if as_json:
+        print_json(report.to_json())
+    else:
+        render_smoke(report, Console(width=160))
+    failed = [c for c in report.checks if c.status == "fail"]
+    if failed:
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise VerificationFailed(
+            f"smoke test of {recipe.name}: {failed[0].name}: {failed[0].detail}{more}", f"see {log}"
+        )
+    if not as_json:
+        click.echo(f"smoke test passed{'' if report.gpu else ' (CPU and MPI parts only: no GPU here)'}")
     return 0

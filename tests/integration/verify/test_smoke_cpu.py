@@ -1,0 +1,92 @@
+"""`srcbuild smoke` without a GPU, for real: the torch 2.13.0+cpu wheel in one venv per session."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from srcbuild.cli import main
+
+pytestmark = pytest.mark.integration
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+TORCH = "torch==2.13.0+cpu"
+
+
+@pytest.fixture(scope="session")
+def torch_cpu_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("torch-wheel")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(out), TORCH],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wheels = list(out.glob("torch-*.whl"))
+    if done.returncode != 0 or not wheels:
+        pytest.skip(f"cannot download {TORCH}: {done.stderr.strip()[-300:]}")
+    return wheels[0]
+
+
+@pytest.fixture(scope="session")
+def smoke_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("smoke") / "venv"
+
+
+def cpu_recipe(tmp: Path, mpi: bool) -> Path:
+    name = "cpu-mpi" if mpi else "cpu"
+    text = f'name = "{name}"\ndescription = "CPU test"\n[torch]\ntag = "v2.13.0"\n'
+    text += f'[toolchain]\npython = "{PY}"\ngcc = "12"\ncuda = "none"\n'
+    if mpi:
+        text += '[mpi]\nenabled = true\nimplementation = "openmpi"\nversion = "4.1"\n'
+    path = tmp / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+def smoke(recipe: Path, wheel: Path, venv: Path, *extra: str) -> int:
+    return main(
+        [
+            "smoke",
+            "--recipe",
+            str(recipe),
+            "--wheel",
+            str(wheel),
+            "--python",
+            sys.executable,
+            "--venv",
+            str(venv),
+            *extra,
+        ]
+    )
+
+
+def test_cpu_wheel_without_gpu_runs_cpu_parts(
+    tmp_path: Path, torch_cpu_wheel: Path, smoke_venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert smoke(cpu_recipe(tmp_path, mpi=False), torch_cpu_wheel, smoke_venv) == 0
+    out = capsys.readouterr().out
+    assert "smoke test of cpu (no GPU)" in out
+    assert "│ import        │ pass    │ torch 2.13.0+cpu, CUDA None" in out
+    assert "│ kernel-launch │ skipped │ no GPU: torch.cuda.is_available() is False" in out
+    assert out.splitlines()[-1] == "smoke test passed (CPU and MPI parts only: no GPU here)"
+
+
+def test_mpi_recipe_fails_on_a_wheel_without_mpi(
+    tmp_path: Path, torch_cpu_wheel: Path, smoke_venv: Path, mpicc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert smoke(cpu_recipe(tmp_path, mpi=True), torch_cpu_wheel, smoke_venv, "--json") == 6
+    out, err = capsys.readouterr()
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["matmul-cpu"]["status"] == "pass"
+    assert checks["mpi-available"] == {
+        "name": "mpi-available",
+        "status": "fail",
+        "detail": "torch.distributed.is_mpi_available() is False",
+        "seconds": 0.0,
+    }
+    assert checks["mpi-allreduce"]["detail"].startswith("RuntimeError: Distributed package doesn't have MPI built in")
+    assert "error: smoke test of cpu-mpi: mpi-available: torch.distributed.is_mpi_available() is False" in err
