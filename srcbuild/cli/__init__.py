@@ -21,7 +21,7 @@ from srcbuild.cli.doctor import doctor_command, recommend_command
 from srcbuild.cli.env import env_group, lock_env
 from srcbuild.cli.install import install_cmd
 from srcbuild.cli.recipes import recipes_group
-from srcbuild.cli.verify import verify_command
+from srcbuild.cli.verify import smoke_command, verify_command
 from srcbuild.errors import SrcbuildError
 
 INTERNAL_ERROR = 70
@@ -45,6 +45,7 @@ cli.add_command(torchvision_command)
 cli.add_command(cache_group)
 cli.add_command(install_cmd)
 cli.add_command(verify_command)
+cli.add_command(smoke_command)
 cli.add_command(env_group)
 cli.add_command(lock_env)
 
