@@ -245,5 +245,7 @@ def lock_env(
     lock.write(target)
     took = time.monotonic() - started
     click.echo(f"locked {len(packages)} packages for linux-64 in {took:.2f} s (spec {spec.key})", err=True)
+    if spec.pip:
+        click.echo(f"note: pip packages are installed by requirement, not locked: {' '.join(spec.pip)}", err=True)
     click.echo(display_path(target))
     return 0

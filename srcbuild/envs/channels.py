@@ -15,6 +15,7 @@ mirror make the same environment.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -79,11 +80,22 @@ class ChannelRouting:
         return url
 
     def route_url(self, url: str, channels: Iterable[str]) -> str:
-        """A canonical package URL (from a lockfile), rewritten to be fetched through this routing."""
+        """A canonical package URL (from a lockfile), rewritten to be fetched through this routing.
+
+        A named channel's URL is recognised by its shape, ``<any base>/<name>/<subdir>/<file>``,
+        so no default address is needed (and nothing changes when no mirror or alias applies).
+        """
         for channel in channels:
-            base = self.canonical_base(channel)
-            if url.startswith(base):
-                return self.base_url(channel) + url[len(base) :]
+            routed = self.route(channel)
+            if routed == channel:
+                continue  # not mirrored: fetch from where the lockfile says
+            if is_url(channel):
+                if url.startswith(_slash(channel)):
+                    return _slash(routed) + url[len(_slash(channel)) :]
+                continue
+            match = re.match(rf"^.*/{re.escape(channel)}/([^/]+/[^/]+)$", url)
+            if match:
+                return _slash(routed) + match.group(1)
         return url
 
     def describe(self) -> list[str]:

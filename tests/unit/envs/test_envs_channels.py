@@ -49,3 +49,18 @@ def test_bad_mirror_and_alias_are_usage_errors() -> None:
     with pytest.raises(UsageError) as err:
         routing_from("mirror.example.edu", (), {})
     assert err.value.message == "channel alias 'mirror.example.edu' is not a URL"
+
+
+def test_route_url_needs_no_default_address() -> None:
+    routing = ChannelRouting(alias="file:///srv/alias", mirrors=(("x", "https://m.example/x-mirror"),))
+    url = "https://somewhere.example/conda-forge/noarch/six-1.16.0-py_0.tar.bz2"
+    assert routing.route_url(url, ("conda-forge",)) == "file:///srv/alias/conda-forge/noarch/six-1.16.0-py_0.tar.bz2"
+    assert routing.route_url(url, ("pytorch",)) == url  # not a URL of that channel
+    assert ChannelRouting().route_url(url, ("conda-forge",)) == url  # nothing mirrored: unchanged
+    own = "https://own.example/chan/linux-64/a-1-0.tar.bz2"
+    assert (
+        ChannelRouting(mirrors=(("https://own.example/chan", "file:///m"),)).route_url(
+            own, ("https://own.example/chan",)
+        )
+        == "file:///m/linux-64/a-1-0.tar.bz2"
+    )
