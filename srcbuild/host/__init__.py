@@ -27,7 +27,7 @@ from srcbuild.host.facts import (
 from srcbuild.host.gpu import probe_gpus
 from srcbuild.host.locate import Runner, which_in
 from srcbuild.host.mpi import list_mpi
-from srcbuild.host.system import find_conda, probe_docker, probe_resources
+from srcbuild.host.system import conda_env_dirs, find_conda, probe_docker, probe_resources
 from srcbuild.host.toolchain import find_cudnn, find_nccl, list_cuda, list_gcc
 from srcbuild.paths import Paths
 
@@ -57,16 +57,18 @@ def probe_host(
     missing: list[str] = []
     gpus, driver, gpu_missing = probe_gpus(root, run, which)
     missing.extend(gpu_missing)
-    toolkits = list_cuda(env, root, run)
+    paths = Paths.resolve(work_dir=work_dir, environ=env)
+    work_dir = paths.work_dir
+    conda = find_conda(env, root, which)
+    toolkits = list_cuda(env, root, run, conda_env_dirs(conda, paths.envs_dir))
     if not toolkits:
-        missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, PATH)")
+        missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, conda envs, PATH)")
     gccs = list_gcc(env, root, run)
     if not gccs:
         missing.append("gcc: not found")
     mpi = list_mpi(env, root, run)
     if not mpi:
         missing.append("MPI: no mpicc or mpirun found")
-    conda = find_conda(env, root, which)
     if not conda:
         missing.append("conda/mamba/micromamba: not found (srcbuild can create environments without them)")
     docker = probe_docker(which, run)
@@ -74,8 +76,6 @@ def probe_host(
         missing.append("docker: not found")
     elif docker.runtimes is None:
         missing.append("docker: the daemon did not answer `docker info`")
-    if work_dir is None:
-        work_dir = Paths.resolve(environ=env).work_dir
     return HostFacts(
         gpus=tuple(gpus),
         driver=driver,

@@ -131,33 +131,35 @@ def resolve_pci(device_id: int, name: str | None, source: str) -> GpuInfo:
     pci_id = f"{NVIDIA_VENDOR}:{device_id:04x}"
     if chip is None:
         return GpuInfo(name or f"NVIDIA device {pci_id}", None, source, pci_id=pci_id)
-    display = name or (chip.names[0] if chip.names else chip.chip)
-    return GpuInfo(display, chip.cc, source, pci_id=pci_id, chip=chip.chip)
+    display = name or chip.device_name(device_id) or chip.name
+    return GpuInfo(display, chip.cc, source, pci_id=pci_id, chip=chip.name)
 
 
 def resolve_name(name: str, source: str, cc: str | None = None, device_id: int | None = None) -> GpuInfo:
-    """A GPU from what nvidia-smi (or the user) calls it; the device id wins over the name."""
+    """A GPU from what nvidia-smi (or the user) calls it; the device id wins over the name.
+
+    An ambiguous name without a device id keeps ``cc`` None and lists its candidates.
+    """
     if device_id is not None:
         info = resolve_pci(device_id, name, source)
-        if cc and info.cc is None:
-            info = GpuInfo(info.name, ComputeCapability.parse(cc), source, info.pci_id, info.chip)
         if info.cc is not None:
             return info
     if cc:
-        return GpuInfo(name, ComputeCapability.parse(cc), source)
+        try:
+            return GpuInfo(name, ComputeCapability.parse(cc), source)
+        except ValueError:
+            pass
     from srcbuild.knowledge import load_knowledge
 
-    models = load_knowledge().gpus_by_name(name)
+    kb = load_knowledge()
+    bare = name[len("NVIDIA ") :] if name.startswith("NVIDIA ") else name
+    models = kb.gpus_by_name(bare) or kb.gpus_by_name(name)
     ccs = sorted({m.cc for m in models})
     if len(ccs) == 1:
-        return GpuInfo(models[0].name, ccs[0], source, chip=models[0].chip)
-    candidates = tuple(f"{m.chip} ({m.cc}, pci {_pci_list(m)})" for m in models)
+        chips = sorted({m.chip for m in models})
+        return GpuInfo(name, ccs[0], source, chip="/".join(chips))
+    candidates = tuple(f"{m.chip} (compute capability {m.cc}, pci {', '.join(m.pci_id_labels)})" for m in models)
     return GpuInfo(name, None, source, candidates=candidates)
-
-
-def _pci_list(model: object) -> str:
-    ids = getattr(model, "pci_ids", ()) or ()
-    return ", ".join(f"{NVIDIA_VENDOR}:{i:04x}" if isinstance(i, int) else str(i) for i in ids) or "?"
 
 
 def gpus_from_nvidia_smi(text: str, source: str = "nvidia-smi") -> tuple[list[GpuInfo], DriverInfo | None]:
@@ -184,15 +186,21 @@ def probe_gpus(
             if out is not None and out.strip():
                 gpus, driver = gpus_from_nvidia_smi(out)
                 break
+        if not gpus:
+            missing.append("nvidia-smi: found, but it did not answer (is the NVIDIA kernel module loaded?)")
     else:
         missing.append("nvidia-smi: not found (no NVIDIA driver, or not on PATH)")
     if not gpus:
         lspci = which("lspci")
         out = run([str(lspci), "-nn"], timeout=5) if lspci else None
-        if out is None:
+        if lspci is None:
             missing.append("lspci: not found (install pciutils to detect GPUs without a driver)")
+        elif out is None:
+            missing.append("lspci: `lspci -nn` failed")
         else:
             gpus = gpus_from_lspci(out)
+            if not gpus:
+                missing.append("GPU: `lspci -nn` lists no NVIDIA display controller (vendor 10de)")
     if driver is None:
         proc = root / PROC_DRIVER_VERSION
         text = read_text(proc)

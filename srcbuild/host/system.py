@@ -11,7 +11,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srcbuild import proc
@@ -94,3 +94,21 @@ def probe_docker(which: Which, run: Runner = proc.probe) -> DockerInfo | None:
         if isinstance(data, dict):
             runtimes = tuple(sorted(data))
     return DockerInfo(docker, runtimes)
+
+
+def conda_env_dirs(conda: Sequence[tuple[str, Path]], envs_dir: Path | None) -> list[tuple[Path, str]]:
+    """Environments of the conda installations found (``<base>/envs/*``) and srcbuild's own, as CUDA homes."""
+    out: list[tuple[Path, str]] = []
+    bases = []
+    for _, exe in conda:
+        base = exe.resolve().parent.parent
+        if base not in bases:
+            bases.append(base)
+    for base in bases:
+        out.append((base, "conda base"))
+        envs = base / "envs"
+        if envs.is_dir():
+            out.extend((env, f"conda env {env.name}") for env in sorted(envs.iterdir()) if env.is_dir())
+    if envs_dir is not None and envs_dir.is_dir():
+        out.extend((env, f"srcbuild env {env.name}") for env in sorted(envs_dir.iterdir()) if env.is_dir())
+    return out

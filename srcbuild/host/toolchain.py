@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srcbuild import proc
@@ -69,10 +69,12 @@ def _home_candidates(environ: Mapping[str, str], root: Path, version: str | None
     return out
 
 
-def _nvcc_candidates(environ: Mapping[str, str], root: Path, version: str | None) -> list[tuple[Path, Path, str]]:
+def _nvcc_candidates(
+    environ: Mapping[str, str], root: Path, version: str | None, extra_homes: Sequence[tuple[Path, str]] = ()
+) -> list[tuple[Path, Path, str]]:
     """(home, nvcc, source) in search order, duplicates (same nvcc file) removed."""
     found: list[tuple[Path, Path, str]] = []
-    for home, source in _home_candidates(environ, root, version):
+    for home, source in [*_home_candidates(environ, root, version), *extra_homes]:
         nvcc = home / "bin" / "nvcc"
         if is_executable(nvcc):
             found.append((home, nvcc, source))
@@ -92,12 +94,18 @@ def _nvcc_candidates(environ: Mapping[str, str], root: Path, version: str | None
 
 
 def list_cuda(
-    environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    environ: Mapping[str, str] | None = None,
+    root: Path = Path("/"),
+    run: Runner = proc.probe,
+    extra_homes: Sequence[tuple[Path, str]] = (),
 ) -> list[CudaToolkit]:
-    """Every CUDA toolkit whose nvcc answers, in search order; a PATH wrapper of a found one is folded."""
+    """Every CUDA toolkit whose nvcc answers, in search order; a PATH wrapper of a found one is folded.
+
+    ``extra_homes`` are more (directory, source) pairs to look in, e.g. conda environments.
+    """
     env = os.environ if environ is None else environ
     toolkits: list[CudaToolkit] = []
-    for home, nvcc, source in _nvcc_candidates(env, root, None):
+    for home, nvcc, source in _nvcc_candidates(env, root, None, extra_homes):
         version = nvcc_version(nvcc, run)
         if version is None:
             continue

@@ -122,3 +122,23 @@ def test_preflight_kepler_cu92_on_this_machine(gcc11: Path) -> None:
             "gcc 7 (toolchain.gcc) is not installed: no gcc-7 on PATH, in /usr/bin or /usr/local/bin "
             f"(gcc found here: {found_gcc})"
         )
+
+
+def test_cuda_in_conda_envs(tmp_path: Path) -> None:
+    """A conda installation's environments and srcbuild's own are searched for nvcc."""
+    base = tmp_path / "miniforge3"
+    (base / "bin").mkdir(parents=True)
+    (base / "bin" / "conda").write_text("#!/bin/sh\nexit 0\n")
+    env_nvcc = base / "envs" / "cu113" / "bin" / "nvcc"
+    own_nvcc = tmp_path / "work" / "envs" / "kepler-cu102" / "bin" / "nvcc"
+    for nvcc, release in ((env_nvcc, "11.3, V11.3.109"), (own_nvcc, "10.2, V10.2.89")):
+        nvcc.parent.mkdir(parents=True)
+        nvcc.write_text(f"#!/bin/sh\necho 'Cuda compilation tools, release {release}'\n")
+    for exe in (base / "bin" / "conda", env_nvcc, own_nvcc):
+        exe.chmod(0o755)
+    host = probe_host(environ={"PATH": "", "HOME": str(tmp_path)}, root=tmp_path, work_dir=tmp_path / "work")
+    assert host.conda == (("conda", base / "bin" / "conda"),)
+    assert [(t.version, t.source) for t in host.cuda_toolkits] == [
+        ("11.3.109", "conda env cu113"),
+        ("10.2.89", "srcbuild env kepler-cu102"),
+    ]
