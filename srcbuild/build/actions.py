@@ -52,15 +52,10 @@ def _ctx(ex: Executor) -> BuildContext:
 
 def preflight(ex: Executor, step: Step) -> None:
     from srcbuild.preflight import host_findings
+    from srcbuild.rules import check_recipe
 
     ctx = _ctx(ex)
-    try:
-        from srcbuild.rules import check_recipe  # type: ignore[attr-defined]
-    except ImportError:
-        ex.console.print("    the compatibility rules are not part of this installation; host checks only")
-        rules: list[Finding] = []
-    else:
-        rules = list(check_recipe(ctx.recipe))
+    rules = list(check_recipe(ctx.recipe))
     host = list(host_findings(ctx.recipe, ctx.host_facts, ctx.paths))
     ctx.findings.extend(rules + host)
     for f in rules + host:
@@ -68,6 +63,11 @@ def preflight(ex: Executor, step: Step) -> None:
             ex.console.print(f.render(), markup=False, highlight=False)
     rule_errors = [f for f in rules if f.severity is Severity.ERROR]
     host_errors = [f for f in host if f.severity is Severity.ERROR]
+    assert step.action is not None
+    if step.action.arg.get("ignore") and (rule_errors or host_errors):
+        n = len(rule_errors) + len(host_errors)
+        ex.console.print(f"    --ignore-preflight: going on despite {n} error(s); expect the build to fail as they say")
+        return
     if rule_errors:
         raise IncompatibleError(
             f"recipe {ctx.recipe.name} breaks {len(rule_errors)} compatibility rule(s): {rule_errors[0].message}",
@@ -121,6 +121,28 @@ def check_env(ex: Executor, step: Step) -> None:
             f"pass an environment with Python {want}, or leave out --env to let srcbuild create one",
         )
     ex.console.print(f"    Python {out.strip()} at {python}")
+
+
+def ensure_env(ex: Executor, step: Step) -> None:
+    from srcbuild.envs.backends import choose_backend
+    from srcbuild.envs.spec import env_spec_for
+
+    ctx = _ctx(ex)
+    assert step.action is not None
+    link = Path(step.action.arg["link"])
+    spec = env_spec_for(ctx.recipe, environ=ex.environ)
+    backend = choose_backend(step.action.arg["backend"], spec, ex.environ)
+    log = ex.log_path(ex.plan.step_ids.index(step.id) + 1, step)
+    env = backend.ensure(spec, ctx.paths.envs_dir, None, log)
+    if Path(env.prefix) != link:
+        if link.is_symlink() or link.is_file():
+            link.unlink()
+        elif link.exists():
+            shutil.rmtree(link)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(env.prefix, target_is_directory=True)
+    state = "reused" if env.reused else f"made in {env.seconds:.1f}s"
+    ex.console.print(f"    {backend.name} environment {env.prefix} ({state})")
 
 
 def check_build_tree(ex: Executor, step: Step) -> None:
@@ -227,6 +249,7 @@ ACTIONS: dict[str, Callable[..., Any]] = {
     "preflight": preflight,
     "verify-sources": verify_sources,
     "check-env": check_env,
+    "ensure-env": ensure_env,
     "check-build-tree": check_build_tree,
     "verify-wheel": verify_wheel_action,
     "cache-wheel": cache_wheel,

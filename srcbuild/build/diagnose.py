@@ -108,3 +108,14 @@ def diagnose(lines: Iterable[str], signatures: tuple[Signature, ...] = SIGNATURE
                     sig.id, line, sig.meaning.format(*groups), sig.hint.format(*groups), sig.source
                 )
     return [found[s.id] for s in signatures if s.id in found]
+
+
+_ERROR_LINE = re.compile(r"(\berror\b|\bfatal\b|FAILED:)", re.IGNORECASE)
+
+
+def first_error(lines: Iterable[str]) -> str | None:
+    """The first compiler or CMake error line: usually the cause, the rest follows from it."""
+    for line in lines:
+        if _ERROR_LINE.search(line) and not line.startswith(("+ ", "FAILED:")):
+            return line
+    return None

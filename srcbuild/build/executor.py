@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 
 from srcbuild import proc
-from srcbuild.build.diagnose import Diagnosis, diagnose
+from srcbuild.build.diagnose import Diagnosis, diagnose, first_error
 from srcbuild.build.progress import NinjaProgress
 from srcbuild.build.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
 from srcbuild.command import Command
@@ -136,7 +136,7 @@ class Executor:
                 handler(self, step)
             for cmd in step.commands:
                 self._run_command(step, cmd, log)
-        except Interrupted:
+        except (Interrupted, KeyboardInterrupt):
             self.state.mark(step, INTERRUPTED, log)
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "interrupted", time.monotonic() - started, str(log)))
@@ -184,10 +184,14 @@ class Executor:
         for line in result.tail[-TAIL_LINES:]:
             self.console.print(line, markup=False, highlight=False)
         self.console.print("---", highlight=False)
-        found = diagnose(_read_lines(log))
+        lines = _read_lines(log)
+        found = diagnose(lines)
         self.result.diagnoses.extend(found)
         for d in found:
             self.console.print(d.render(), markup=False, highlight=False)
+        first = first_error(lines)
+        if not found and first:
+            self.console.print(f"first error: {first.strip()}", markup=False, highlight=False)
         if step.on_failure and not self.plan.keep_build:
             self.console.print("cleaning the failed build (--keep-build keeps it)")
             for cleanup in step.on_failure:
@@ -195,7 +199,7 @@ class Executor:
                 done = proc.run(cleanup.argv, cwd=cleanup.cwd, env=self.command_env(cleanup), log_path=log)
                 if not done.ok:
                     self.console.print(f"cleanup exited {done.returncode}; see {log}")
-        hint = found[0].hint if found else f"read {log}"
+        hint = found[0].hint if found else f"fix the first error ({(first or '').strip()[:160]}) or read {log}"
         raise StepFailed(
             f"step {step.id} failed ({cmd.argv[0]} exited {result.returncode}); full log: {log}",
             f"{hint}; then rerun with --resume to continue from this step",

@@ -50,6 +50,11 @@ def build_options(func: F) -> F:
             help="Select gcc system-wide with update-alternatives (needs root; restored afterwards).",
         ),
         click.option(
+            "--ignore-preflight",
+            is_flag=True,
+            help="Report compatibility and host errors but build anyway (at your own risk).",
+        ),
+        click.option(
             "--cuda-home", default=None, help="The CUDA toolkit to use [env SRCBUILD_CUDA_HOME; default: probed]."
         ),
         path_options,
@@ -69,6 +74,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         keep_build=kw["keep_build"],
         system_alternatives=kw["system_alternatives"],
         cuda_home=kw["cuda_home"],
+        ignore_preflight=kw["ignore_preflight"],
     )
 
 

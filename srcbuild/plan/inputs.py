@@ -26,6 +26,7 @@ class BuildOptions:
     keep_build: bool | None = None
     system_alternatives: bool = False
     cuda_home: str | None = None
+    ignore_preflight: bool = False
     git_jobs: int = 8
 
 

@@ -14,7 +14,6 @@ from srcbuild.build.variables import (
     Toolset,
     cmake_settings,
     torch_variables,
-    version_of_tag,
     vision_variables,
     wheel_version,
 )
@@ -86,7 +85,7 @@ def make_plan(
     build_env = variables.extend(comp_env)
     version = wheel_version(recipe, pin.tag)
 
-    steps: list[Step] = [_preflight_step(recipe, package)]
+    steps: list[Step] = [_preflight_step(recipe, package, options.ignore_preflight)]
     if package == "torchvision":
         steps.append(_torch_wheel_step(recipe, root))
     steps.append(comp_step)
@@ -96,7 +95,7 @@ def make_plan(
     patch = patches_step(checkout, files, labels)
     if patch is not None:
         steps.append(patch)
-    steps.append(_environment_step(recipe, host, settings, prefix, checkout))
+    steps.append(_environment_step(recipe, settings, prefix, environ))
     if package == "torchvision":
         steps.append(_install_torch_step(recipe, python, root))
     cmake = cmake_settings(build_env)
@@ -143,13 +142,16 @@ def make_plan(
     )
 
 
-def _preflight_step(recipe: Recipe, package: str) -> Step:
+def _preflight_step(recipe: Recipe, package: str, ignore: bool) -> Step:
+    what = f"check recipe {recipe.name} and this host for a {package} build"
+    if ignore:
+        what += " (--ignore-preflight: errors are reported, the build goes on)"
     return Step(
         id="preflight",
         title="Preflight: compatibility rules and host checks",
         why="stop before any download or compile when the pins contradict upstream or this machine lacks a "
         "tool (nvcc of the pinned CUDA, gcc, cuDNN, MPI, disk, memory)",
-        action=Action("preflight", f"check recipe {recipe.name} and this host for a {package} build"),
+        action=Action("preflight", what, args=(("ignore", "1" if ignore else ""),)),
     )
 
 
@@ -191,9 +193,7 @@ def _compiler_step(
     )
 
 
-def _environment_step(
-    recipe: Recipe, host: BuildHost, settings: ResolvedSettings, prefix: Path, checkout: Path
-) -> Step:
+def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, environ: Mapping[str, str]) -> Step:
     if settings.env_prefix:
         return Step(
             id="environment",
@@ -203,30 +203,33 @@ def _environment_step(
                 "check-env",
                 f"check {prefix}/bin/python is Python {recipe.toolchain.python}",
                 args=(("prefix", str(prefix)), ("python", recipe.toolchain.python)),
+                shell=(f"test -x {prefix}/bin/python",),
             ),
         )
-    base = str(host.python) if host.python else f"python{recipe.toolchain.python}"
-    pip = [str(prefix / "bin" / "python"), "-m", "pip", "install"]
-    reqs = checkout / "requirements.txt"
-    pins = _knowledge_pip_pins(version_of_tag(recipe.torch.tag))
-    commands = [
-        Command((base, "-m", "venv", str(prefix)), f"a Python {recipe.toolchain.python} venv for the build"),
-        Command(
-            (*pip, "-r", str(reqs), *pins, *recipe.env.pip), "the tag's build requirements and the pins old tags need"
-        ),
-    ]
+    from srcbuild.envs.backends import choose_backend
+    from srcbuild.envs.spec import env_spec_for
+
+    spec = env_spec_for(recipe, environ=environ)
+    backend = choose_backend(settings.env_backend, spec, environ)
+    described = backend.describe(spec, prefix, None)
+    shell: tuple[str, ...] = ()
+    if backend.name == "venv":  # the same commands, made in place of the stable link
+        from srcbuild.envs.backends.venv_backend import VenvBackend
+
+        made = [f"  {c.shell()}" for c in VenvBackend().commands(spec, prefix)]
+        shell = (f"if [ ! -x {prefix}/bin/python ]; then", *made, "fi")
     return Step(
         id="environment",
-        title=f"Build environment: venv {prefix}",
-        why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag}",
-        commands=tuple(commands),
+        title=f"Build environment: {backend.name}, Python {recipe.toolchain.python}",
+        why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag} "
+        f"({', '.join(spec.conda_specs) or 'no extra packages'}); made once and reused while its spec is unchanged",
+        action=Action(
+            "ensure-env",
+            f"{backend.name}: " + "; ".join(described) + f"; linked as {prefix}",
+            args=(("backend", backend.name), ("link", str(prefix))),
+            shell=shell,
+        ),
     )
-
-
-def _knowledge_pip_pins(version: str) -> tuple[str, ...]:
-    from srcbuild.knowledge import load_knowledge
-
-    return tuple(load_knowledge().build_pins(version).pip)
 
 
 def _torch_wheel_step(recipe: Recipe, root: Path) -> Step:

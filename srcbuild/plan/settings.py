@@ -24,7 +24,7 @@ class ResolvedSettings:
     max_jobs_reason: str
     keep_build: bool
     mirrors: tuple[str, ...]
-    env_backend: str
+    env_backend: str | None  # None: chosen automatically
     env_prefix: str | None
     cuda_home: str | None
     ccache: str | None
@@ -108,7 +108,8 @@ def resolve_settings(
         mirrors, source = tuple(options.mirrors), "command line --mirror"
     out.append(Setting("mirrors", " ".join(mirrors) or "(none)", source))
 
-    backend, source = "venv", "default"
+    backend: str | None = None
+    source = "default (a venv when the host has the recipe's Python, else a conda environment)"
     if environ.get("SRCBUILD_ENV_BACKEND"):
         backend, source = environ["SRCBUILD_ENV_BACKEND"], "environment SRCBUILD_ENV_BACKEND"
     if options.env_backend:
@@ -117,7 +118,7 @@ def resolve_settings(
     if prefix:
         out.append(Setting("environment", prefix, "command line --env", "an existing environment is used as is"))
     else:
-        out.append(Setting("env_backend", backend, source))
+        out.append(Setting("env_backend", backend or "auto", source))
 
     cuda_home: str | None = None
     if recipe.toolchain.cuda is not None:

@@ -53,6 +53,14 @@ def gencode_flags(arch_list):
     return " ".join(flags)
 
 
+def cuda_version():
+    """The CUDA release of $CUDA_HOME's nvcc ("11.8"), as torch records it in torch/version.py."""
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
+    out = subprocess.run([os.path.join(cuda_home, "bin", "nvcc"), "--version"], capture_output=True, text=True)
+    m = re.search(r"release (\d+\.\d+)", out.stdout)
+    return m.group(1) if m else None
+
+
 def run(argv):
     print("+ " + " ".join(argv), flush=True)
     code = subprocess.call(argv, cwd=ROOT)
@@ -98,9 +106,7 @@ def build():
         path = os.path.join(BUILD, name)
         if os.path.exists(path):
             shutil.copy2(path, os.path.join(lib_dir, name))
-    cuda = None
-    if flag("USE_CUDA", "1"):
-        cuda = os.environ.get("FAKE_TORCH_CUDA_VERSION") or "unknown"
+    cuda = cuda_version() if flag("USE_CUDA", "1") else None
     with open(os.path.join(ROOT, "torch", "version.py"), "w") as f:
         f.write(f"__version__ = {version()!r}\ncuda = {cuda!r}\n")
 

@@ -1,0 +1,177 @@
+"""End-to-end builds of the fake torch with real git, gcc, nvcc, MPI and update-alternatives."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from srcbuild.verify.fatbin import scan_elf
+from tests.integration.build.conftest import Srcbuild
+
+pytestmark = pytest.mark.integration
+
+
+def _sms(wheel: Path, member: str) -> list[tuple[str, int]]:
+    """(kind, sm) of every device-code entry of one library inside the wheel."""
+    with zipfile.ZipFile(wheel) as zf:
+        data = zf.read(member)
+    return sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))})
+
+
+def test_kepler_build_with_cuda118_and_private_gcc11(srcbuild_118: Srcbuild) -> None:
+    ran = srcbuild_118.run("torch", "world-kepler-cu118")
+    assert ran.rc == 0, ran.out
+    wheel = Path(ran.last_line)
+    assert wheel.name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    assert wheel.is_file() and srcbuild_118.cache_dir in wheel.parents
+    assert _sms(wheel, "torch/lib/libtorch_cuda.so") == [("ptx", 37), ("sass", 35), ("sass", 37)]
+    # gcc-11 came from the private alternatives tree, first on PATH, and nvcc used it as host compiler
+    links = srcbuild_118.work_dir / "compilers" / "gcc-11" / "bin"
+    assert (links / "gcc").resolve() == Path("/usr/bin/gcc-11").resolve()
+    assert (links / "g++").resolve() == Path("/usr/bin/g++-11").resolve()
+    log = srcbuild_118.build_log("world-kepler-cu118").read_text()
+    assert f"-DCUDA_HOST_COMPILER={links / 'g++'}" in log  # nvcc's -ccbin
+    cmake_cache = (srcbuild_118.checkout("world-kepler-cu118") / "build" / "CMakeCache.txt").read_text()
+    assert f"CMAKE_C_COMPILER:FILEPATH={links / 'gcc'}" in cmake_cache  # from CC
+    ua_log = srcbuild_118.work_dir / "compilers" / "gcc-11" / "update-alternatives.log"
+    assert "gcc" in ua_log.read_text()  # --log went to the private tree
+    # a second build is a cache hit: nothing is compiled, the same wheel is printed last
+    again = srcbuild_118.run("torch", "world-kepler-cu118")
+    assert again.rc == 0, again.out
+    assert "cache hit" in again.out and "==> [" not in again.out
+    assert again.last_line == ran.last_line
+
+
+def test_gcc12_is_refused_by_the_preflight_and_by_nvcc_118(srcbuild_118: Srcbuild) -> None:
+    ran = srcbuild_118.run("torch", "world-kepler-cu118-gcc12")
+    assert ran.rc == 3, ran.out
+    assert (
+        "error: recipe world-kepler-cu118-gcc12 breaks 1 compatibility rule(s): CUDA 11.8 accepts host gcc ≤ 11"
+        in ran.out
+    )
+    assert not srcbuild_118.checkout("world-kepler-cu118-gcc12").exists()  # stopped before fetching
+    # the preflight was right: run the same plan without it and nvcc 11.8 refuses gcc 12
+    forced = srcbuild_118.run("torch", "world-kepler-cu118-gcc12", "--ignore-preflight")
+    assert forced.rc == 5, forced.out
+    assert "#error -- unsupported GNU version! gcc versions later than 11 are not supported!" in forced.out
+    assert "diagnosis: nvcc refuses the host compiler: this CUDA accepts gcc 11 at most" in forced.out
+    assert "fix: set [toolchain] gcc to 11 or older in the recipe" in forced.out
+
+
+def test_turing_build_with_cuda13(srcbuild_130: Srcbuild) -> None:
+    ran = srcbuild_130.run("torch", "world-turing-cu130")
+    assert ran.rc == 0, ran.out
+    wheel = Path(ran.last_line)
+    assert wheel.name == "torch-2.9.0+cu130.sm75-cp311-cp311-linux_x86_64.whl"
+    assert _sms(wheel, "torch/lib/libtorch_cuda.so") == [("sass", 75)]
+    links = srcbuild_130.work_dir / "compilers" / "gcc-12" / "bin"
+    assert (links / "gcc").resolve() == Path("/usr/bin/gcc-12").resolve()
+
+
+def test_mpi_is_linked(srcbuild_118: Srcbuild, mpicc: Path) -> None:
+    ran = srcbuild_118.run("torch", "world-kepler-cu118-mpi")
+    assert ran.rc == 0, ran.out
+    log = srcbuild_118.build_log("world-kepler-cu118-mpi").read_text()
+    assert "-DUSE_MPI=1" in log and "MPI support found" in log
+    with zipfile.ZipFile(ran.last_line) as zf:
+        cpu = zf.read("torch/lib/libtorch_cpu.so")
+    assert b"libmpi.so" in cpu and b"fake_torch_mpi_available" in cpu
+
+
+def test_failure_is_explained_cleaned_and_resumed(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    ran = srcbuild_118.run("torch", "world-kepler-cu118", env=knob)
+    assert ran.rc == 5, ran.out
+    log = srcbuild_118.build_log("world-kepler-cu118")
+    assert "gcc: fatal error: Killed signal terminated program cc1" in log.read_text()  # the log is kept
+    assert (
+        "diagnosis: the compiler was killed, most likely by the out-of-memory killer "
+        "(Killed signal terminated program cc1)" in ran.out
+    )
+    assert "fix: run fewer compile jobs at once: --max-jobs with a smaller number (then --resume)" in ran.out
+    assert "cleaning the failed build (--keep-build keeps it)" in ran.out
+    assert "error: step build failed (" in ran.out and f"full log: {log}" in ran.out
+    checkout = srcbuild_118.checkout("world-kepler-cu118")
+    assert not (checkout / "build").exists() and not (checkout / "torch" / "lib").exists()  # clean ran
+    state = json.loads((srcbuild_118.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json").read_text())
+    assert state["steps"]["build"]["status"] == "failed" and state["steps"]["sources"]["status"] == "done"
+
+    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume", env=knob)
+    assert resumed.rc == 0, resumed.out
+    assert "Sources: https://github.com/pytorch/pytorch at v2.5.1: done in an earlier run" in resumed.out
+    assert Path(resumed.last_line).name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+
+
+def test_failure_tag_keeps_log_and_cleans(srcbuild_118: Srcbuild) -> None:
+    ran = srcbuild_118.run("torch", "world-fail")
+    assert ran.rc == 5, ran.out
+    assert "first error: " in ran.out and "undefined_symbol_in_failure_tag" in ran.out
+    assert "+ " in ran.out and "setup.py clean" in ran.out
+    assert not (srcbuild_118.checkout("world-fail") / "build").exists()
+    assert "undeclared" in srcbuild_118.build_log("world-fail").read_text()
+
+
+def test_keep_build_resume_rebuilds_only_what_is_left(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    ran = srcbuild_118.run("torch", "world-kepler-cu118", "--keep-build", env=knob)
+    assert ran.rc == 5, ran.out
+    assert "cleaning the failed build" not in ran.out
+    assert (srcbuild_118.checkout("world-kepler-cu118") / "build" / "libtorch_cuda.so").exists()
+    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--keep-build", "--resume", env=knob)
+    assert resumed.rc == 0, resumed.out
+    log = srcbuild_118.build_log("world-kepler-cu118").read_text()
+    second = log[log.rindex("Everything's in place. Do not rerun.") :]
+    assert "[1/2] Building C object CMakeFiles/torch_python.dir/csrc/python_bindings.c.o" in second
+    assert "ops_01.c" not in second and "Building CUDA kernels" not in second
+
+
+def test_changed_settings_clean_a_stale_build_tree(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    assert srcbuild_118.run("torch", "world-kepler-cu118", "--keep-build", env=knob).rc == 5
+    changed = tmp_path / "world-kepler-cu118.toml"
+    text = Path(srcbuild_118.args("torch", "world-kepler-cu118")[5]).read_text()
+    changed.write_text(text.replace('USE_NCCL = "0"', 'USE_NCCL = "0", USE_FOO = "1"'))
+    argv = srcbuild_118.args("torch", "world-kepler-cu118", "--keep-build", "--resume")
+    argv[5] = str(changed)
+
+    done = subprocess.run(
+        argv, env={**srcbuild_118.env, **knob}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert done.returncode == 0, done.stdout
+    assert "was configured with other settings (settings hash " in done.stdout
+    assert "cleaning it first" in done.stdout
+    log = srcbuild_118.build_log("world-kepler-cu118").read_text()
+    assert "-DUSE_FOO=1" in log
+
+
+def test_ctrl_c_stops_the_tree_and_resume_finishes(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    paused = tmp_path / "paused"
+    proc = srcbuild_118.popen("torch", "world-kepler-cu118", env={"FAKE_TORCH_PAUSE": str(paused)})
+    deadline = time.monotonic() + 120
+    while not paused.exists():
+        assert proc.poll() is None, proc.communicate()[0]
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    launcher = int(paused.read_text())
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out
+    assert "error: interrupted during step build; the build tree and the log" in out
+    assert "hint: continue with: srcbuild torch --recipe world-kepler-cu118 --resume" in out
+    with pytest.raises(ProcessLookupError):
+        os.kill(launcher, 0)  # the whole process tree is gone
+    assert (srcbuild_118.checkout("world-kepler-cu118") / "build" / "libtorch_cuda.so").exists()  # kept
+    state = json.loads((srcbuild_118.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json").read_text())
+    assert state["steps"]["build"]["status"] == "interrupted"
+    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume")
+    assert resumed.rc == 0, resumed.out
+    assert Path(resumed.last_line).is_file()
