@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from srcbuild.capability import ComputeCapability
@@ -192,3 +194,13 @@ def test_arch_rows_agree_with_the_cuda_rows(kb: KnowledgeBase) -> None:
         # no gaps: every release between the first and the last targets it
         lines = [r.line for r in kb.cuda_releases]
         assert window == lines[lines.index(window[0]) : lines.index(window[-1]) + 1]
+
+
+def test_short_source_names_are_expanded(kb: KnowledgeBase) -> None:
+    short = ("spack-cuda", "llvm-nvptx", "torch-gcc", "nv-drivers", "nv-minor", "nv-matrix", "spack-torch", "spack-tv")
+    short += ("release-md", "tv-readme", "spack-cudnn", "nv-cudnn-760", "nv-cudnn-850", "nv-cudnn-900")
+    rows = (*kb.cuda_releases, *kb.driver_branches, *kb.driver_limits, *kb.torch_releases, *kb.cudnn_releases)
+    for row in rows:
+        for name in short:
+            assert not re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w-])", row.source), (name, row.source)
+    assert kb.cuda("10.2").source.startswith("spack/spack-packages:repos/spack_repo/builtin/build_systems/cuda.py")  # type: ignore[union-attr]
