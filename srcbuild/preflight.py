@@ -16,7 +16,7 @@ from srcbuild.findings import Finding, Severity
 from srcbuild.host.facts import HostFacts
 from srcbuild.host.jobs import GIB, PER_JOB_GIB, RESERVE_GIB, max_jobs
 from srcbuild.host.jobs import SOURCE as JOBS_SOURCE
-from srcbuild.host.toolchain import cuda_matches
+from srcbuild.host.toolchain import version_matches
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 
@@ -109,7 +109,7 @@ def check_cuda(recipe: Recipe, host: HostFacts) -> list[Finding]:
     pinned = recipe.toolchain.cuda
     if pinned is None or _provided_by_env(recipe, "cudatoolkit-dev", "cuda-nvcc", "cuda-toolkit", "cuda"):
         return []
-    if any(cuda_matches(pinned, t.version) for t in host.cuda_toolkits):
+    if host.cuda_toolkit(pinned) is not None:
         return []
     found = ", ".join(f"{t.version} in {t.home}" for t in host.cuda_toolkits) or "none"
     release = ".".join(pinned.split(".")[:2])
@@ -131,7 +131,7 @@ def check_cudnn(recipe: Recipe, host: HostFacts) -> list[Finding]:
     pinned = recipe.toolchain.cudnn
     if not pinned or recipe.toolchain.cuda is None or _provided_by_env(recipe, "cudnn"):
         return []
-    if any(cuda_matches(pinned, c.version) for c in host.cudnn):
+    if host.cudnn_version(pinned) is not None:
         return []
     found = ", ".join(f"{c.version} ({c.header})" for c in host.cudnn) or "none"
     cuda = recipe.toolchain.cuda
@@ -161,7 +161,7 @@ def check_mpi(recipe: Recipe, host: HostFacts) -> list[Finding]:
     for install in host.mpi:
         if install.implementation != mpi.implementation:
             continue
-        if mpi.version and not cuda_matches(mpi.version, install.version):
+        if mpi.version and not version_matches(mpi.version, install.version):
             continue
         if install.mpicc and install.mpicxx:
             return []

@@ -53,7 +53,10 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
             lines.extend(f"    {c}" for c in advice.gpu.candidates)
             lines.append("  give the PCI id (from `lspci -nn`) with --pci-id to choose")
         else:
-            lines.append("  compute capability unknown: not in the knowledge base")
+            lines.append(
+                "  compute capability unknown: not in the knowledge base (it knows NVIDIA GPUs from Fermi to Turing); "
+                "if you know it, `srcbuild compat --arch X.Y` shows its window"
+            )
         return lines
     lines.extend(f"  {line}" for line in window_lines(advice.window))
     best = advice.best

@@ -134,6 +134,18 @@ class HostFacts:
     def gcc(self, major: int) -> GccInstall | None:
         return next((g for g in self.gccs if g.major == major), None)
 
+    def cuda_toolkit(self, pinned: str) -> CudaToolkit | None:
+        """The first toolkit whose nvcc reports ``pinned`` ("9.2" accepts 9.2.148)."""
+        from srcbuild.host.toolchain import version_matches
+
+        return next((t for t in self.cuda_toolkits if version_matches(pinned, t.version)), None)
+
+    def cudnn_version(self, pinned: str) -> HeaderVersion | None:
+        """The first cuDNN whose header reports ``pinned`` ("8.5" accepts 8.5.0)."""
+        from srcbuild.host.toolchain import version_matches
+
+        return next((c for c in self.cudnn if version_matches(pinned, c.version)), None)
+
     def to_json(self) -> dict[str, Any]:
         res = self.resources
         return {

@@ -157,7 +157,8 @@ def resolve_name(name: str, source: str, cc: str | None = None, device_id: int |
     ccs = sorted({m.cc for m in models})
     if len(ccs) == 1:
         chips = sorted({m.chip for m in models})
-        return GpuInfo(name, ccs[0], source, chip="/".join(chips))
+        names = sorted({m.name for m in models})
+        return GpuInfo(names[0] if len(names) == 1 else name, ccs[0], source, chip="/".join(chips))
     candidates = tuple(f"{m.chip} (compute capability {m.cc}, pci {', '.join(m.pci_id_labels)})" for m in models)
     return GpuInfo(name, None, source, candidates=candidates)
 

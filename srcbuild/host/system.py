@@ -85,15 +85,17 @@ def probe_docker(which: Which, run: Runner = proc.probe) -> DockerInfo | None:
     if docker is None:
         return None
     out = run([str(docker), "info", "--format", "{{json .Runtimes}}"], timeout=DOCKER_TIMEOUT_S)
-    runtimes: tuple[str, ...] | None = None
-    if out:
-        try:
-            data = json.loads(out.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            data = None
-        if isinstance(data, dict):
-            runtimes = tuple(sorted(data))
-    return DockerInfo(docker, runtimes)
+    return DockerInfo(docker, parse_docker_runtimes(out) if out else None)
+
+
+def parse_docker_runtimes(text: str) -> tuple[str, ...] | None:
+    """Runtime names from ``docker info --format '{{json .Runtimes}}'`` ({"nvidia": {...}, "runc": {...}})."""
+    lines = text.strip().splitlines()
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    return tuple(sorted(data)) if isinstance(data, dict) else None
 
 
 def conda_env_dirs(conda: Sequence[tuple[str, Path]], envs_dir: Path | None) -> list[tuple[Path, str]]:

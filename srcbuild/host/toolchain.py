@@ -35,14 +35,18 @@ def parse_nvcc_version(text: str) -> str | None:
     return m.group(2) if m else None
 
 
-def cuda_matches(pinned: str, found: str) -> bool:
-    """True when nvcc's ``found`` version is the ``pinned`` one ("9.2" accepts "9.2.148").
+def version_matches(pinned: str, found: str) -> bool:
+    """True when a tool's ``found`` version is the ``pinned`` one ("9.2" accepts "9.2.148").
 
-    A pin of major.minor compares the release; a three-part pin must match the third part too.
+    A pin of major.minor compares those; a three-part pin must match the third part too (its
+    prefix: "11.4.1" accepts nvcc's "11.4.100"). Used for CUDA, cuDNN and MPI versions.
     """
     want = pinned.split(".")
     have = found.split(".")
     return have[: len(want)] == want if len(want) <= 2 else have[:2] == want[:2] and have[2].startswith(want[2])
+
+
+cuda_matches = version_matches
 
 
 def nvcc_version(nvcc: Path, run: Runner = proc.probe) -> str | None:

@@ -142,3 +142,29 @@ def test_cuda_in_conda_envs(tmp_path: Path) -> None:
         ("11.3.109", "conda env cu113"),
         ("10.2.89", "srcbuild env kepler-cu102"),
     ]
+
+
+OLD_SMI = """#!/bin/sh
+# Answers like nvidia-smi of the R470 driver: no compute_cap field.
+case "$1" in
+  *compute_cap*) echo 'Field "compute_cap" is not a valid field to query.'; exit 2 ;;
+  --query-gpu=name,driver_version,pci.device_id)
+    echo 'Tesla K80, 470.82.01, 0x102D10DE'
+    echo 'Tesla K80, 470.82.01, 0x102D10DE' ;;
+  *) exit 1 ;;
+esac
+"""
+
+
+def test_old_driver_nvidia_smi_without_compute_cap(tmp_path: Path) -> None:
+    """R470's nvidia-smi refuses compute_cap; srcbuild asks again without it and uses the PCI id."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "nvidia-smi").write_text(OLD_SMI)
+    (bindir / "nvidia-smi").chmod(0o755)
+    host = probe_host(environ={"PATH": str(bindir)}, root=tmp_path, work_dir=tmp_path / "work")
+    assert [(g.name, str(g.cc), g.pci_id, g.chip, g.source) for g in host.gpus] == [
+        ("Tesla K80", "3.7", "10de:102d", "GK210", "nvidia-smi")
+    ] * 2
+    assert host.driver is not None and (host.driver.version, host.driver.source) == ("470.82.01", "nvidia-smi")
+    assert not any(line.startswith("nvidia-smi") for line in host.missing)

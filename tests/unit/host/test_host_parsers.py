@@ -111,3 +111,31 @@ def test_cudnn_and_nccl_headers(tmp_path: Path) -> None:
 def test_meminfo() -> None:
     text = "MemTotal:       24684084 kB\nMemFree:        23000000 kB\nMemAvailable:   24306544 kB\n"
     assert parse_meminfo(text) == (24684084 * 1024, 24306544 * 1024)
+
+
+def test_docker_runtimes() -> None:
+    from srcbuild.host.system import parse_docker_runtimes
+
+    text = (
+        '{"io.containerd.runc.v2":{"path":"runc"},"nvidia":{"path":"nvidia-container-runtime"},'
+        '"runc":{"path":"runc"}}\n'
+    )
+    assert parse_docker_runtimes(text) == ("io.containerd.runc.v2", "nvidia", "runc")
+    assert parse_docker_runtimes("Cannot connect to the Docker daemon\n") is None
+    assert parse_docker_runtimes("") is None
+
+
+def test_host_facts_lookups() -> None:
+    from srcbuild.host.facts import CudaToolkit, HeaderVersion, HostFacts
+
+    home = Path("/opt/cuda-11.8")
+    facts = HostFacts(
+        cuda_toolkits=(CudaToolkit("11.8.89", home, home / "bin/nvcc", "CUDA_HOME"),),
+        cudnn=(HeaderVersion("8.5.0", home / "include/cudnn_version.h"),),
+    )
+    assert facts.cuda_toolkit("11.8") is facts.cuda_toolkits[0]
+    assert facts.cuda_toolkit("11.8.0") is None  # nvcc says 11.8.89
+    assert facts.cuda_toolkit("11.7") is None
+    assert facts.cudnn_version("8.5") is facts.cudnn[0]
+    assert facts.cudnn_version("8") is facts.cudnn[0]
+    assert facts.cudnn_version("8.4") is None
