@@ -32,7 +32,8 @@ def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_jso
     if len(given) != 1:
         raise UsageError("give exactly one of --arch, --gpu and --pci-id", 'e.g. srcbuild compat --gpu "GT 750M"')
     kb = load_knowledge()
-    label, ids = "", ()
+    label: str = ""
+    ids: tuple[str, ...] = ()
     if arch:
         try:
             cc = ComputeCapability.parse(arch)

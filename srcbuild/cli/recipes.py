@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -115,7 +116,7 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
     """Validate RECIPES (names or files; all catalog recipes when none are given)."""
     catalog = RecipeCatalog(resolve_paths())
     targets = list(recipes) or list(catalog.names())
-    results = []
+    results: list[dict[str, Any]] = []
     failed = False
     known = catalog.load_all()
     rendered: dict[str, list[str]] = {}
