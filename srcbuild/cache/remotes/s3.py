@@ -3,8 +3,8 @@
 Objects use the local store's layout under the prefix:
 ``<prefix>/entries/<fp[:2]>/<fp>/<entry-key>/{<wheel>, build.log, manifest.json}``. The manifest
 is uploaded last, so an entry is visible only once its wheel is complete. Each wheel is uploaded
-with its SHA-256 (``ChecksumSHA256``) so the server rejects a copy damaged in flight, and every
-download is hashed again by ``srcbuild.cache.transfer``.
+with its SHA-256 (``ChecksumSHA256``) so a server that checks it (AWS S3 does; moto does not)
+rejects a copy damaged in flight, and every download is hashed again by ``srcbuild.cache.transfer``.
 
 Endpoint: ``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``; credentials
 and region come from the usual AWS chain (environment, ``~/.aws``, instance roles); the region
