@@ -249,7 +249,7 @@ class KnowledgeBase:
         env: dict[str, str] = {}
         reasons: list[PinReason] = []
         for floor in self.tool_floors:
-            if versions.matches(floor.torch, torch_version):
+            if floor.project == "torch" and versions.matches(floor.release, torch_version):
                 pip.append(floor.requirement)
                 reasons.append(PinReason(floor.requirement, f"torch {torch_version} build tool range", floor.source))
         for b in self.breakages_for(torch_version):
@@ -264,6 +264,16 @@ class KnowledgeBase:
                 continue
             reasons.append(PinReason(b.value, b.symptom, b.source))
         return BuildPins(pip=tuple(_merge_requirements(pip)), env=tuple(env.items()), reasons=tuple(reasons))
+
+    def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
+        """pip requirements the build environment of a torchvision release needs ("0.8.2" -> pillow<10, ...)."""
+        rows = [
+            f
+            for f in self.tool_floors
+            if f.project == "torchvision" and versions.matches(f.release, torchvision_version)
+        ]
+        reasons = tuple(PinReason(f.requirement, f"torchvision {torchvision_version} build", f.source) for f in rows)
+        return BuildPins(pip=tuple(_merge_requirements([f.requirement for f in rows])), env=(), reasons=reasons)
 
 
 def _host_condition_holds(condition: str | None, host_tools: dict[str, str] | None) -> bool:

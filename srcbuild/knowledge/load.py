@@ -237,4 +237,7 @@ def breakages(data: dict[str, Any]) -> tuple[Breakage, ...]:
 
 
 def tool_floors(data: dict[str, Any]) -> tuple[ToolFloor, ...]:
-    return tuple(ToolFloor(r["torch"], r["requirement"], r["source"]) for r in data.get("tool_floor", []))
+    return tuple(
+        ToolFloor(r["release"], r["requirement"], r["source"], r.get("project", "torch"))
+        for r in data.get("tool_floor", [])
+    )

@@ -227,9 +227,12 @@ class Breakage:
 
 @dataclass(frozen=True)
 class ToolFloor:
-    torch: str  # PEP 440 specifier
+    """A build tool requirement of a range of torch (or torchvision) releases."""
+
+    release: str  # PEP 440 specifier on the project's release
     requirement: str  # pip requirement, e.g. "cmake>=3.18"
     source: str
+    project: str = "torch"  # or "torchvision"
 
 
 @dataclass(frozen=True)

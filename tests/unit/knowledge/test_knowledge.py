@@ -204,3 +204,10 @@ def test_short_source_names_are_expanded(kb: KnowledgeBase) -> None:
         for name in short:
             assert not re.search(rf"(?<![\w/.-]){re.escape(name)}(?![\w-])", row.source), (name, row.source)
     assert kb.cuda("10.2").source.startswith("spack/spack-packages:repos/spack_repo/builtin/build_systems/cuda.py")  # type: ignore[union-attr]
+
+
+def test_torchvision_build_pins(kb: KnowledgeBase) -> None:
+    assert kb.torchvision_build_pins("0.8.2").pip == ("setuptools<77", "numpy<2", "pillow<10,!=8.3.*")
+    assert kb.torchvision_build_pins("0.20.1").pip == ("setuptools<77", "pillow!=8.3.*")
+    assert kb.torchvision_build_pins("0.26.0").pip == ("pillow!=8.3.*",)
+    assert kb.build_pins("2.11.0").pip == ("cmake>=3.27", "ninja>=1.5")  # torchvision rows stay out
