@@ -207,3 +207,29 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[st
 def test_bad_inputs_are_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", *argv]) == 2
     assert capsys.readouterr().err.startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("name", "cc", "chip", "best"),
+    [
+        ("gt750m-laptop", "3.0", "GK107", "kepler-cu102"),
+        ("gt750m-mac", "3.0", "GK107", "kepler-cu92"),
+        ("k80-server", "3.7", "GK210", "kepler-k80-cu118"),
+        ("gtx860m-maxwell", "5.0", "GM107", "maxwell-cu126"),
+        ("gtx860m-kepler", "3.0", "GK104", "kepler-cu102"),
+        ("gtx750ti", "5.0", "GM107", "maxwell-cu126"),
+        ("mx150-laptop", "6.1", "GP108", "pascal-mx150-cu113"),
+        ("gtx1080", "6.1", "GP104", "pascal-cu126"),
+    ],
+)
+def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, best: str) -> None:
+    """The same machines seen only through `lspci -nn` (and /proc's driver version when recorded)."""
+    folder = MACHINES / name
+    gpus = gpus_from_lspci((folder / "lspci.txt").read_text())
+    proc = folder / "proc-driver-version.txt"
+    version = parse_proc_driver_version(proc.read_text()) if proc.exists() else None
+    driver = DriverInfo(version, "/proc/driver/nvidia/version") if version else None
+    result = recommend(load_knowledge(), gpus, driver, RecipeCatalog(Paths.resolve()).load_all(), name)
+    advice = result.gpus[0]
+    assert (str(advice.gpu.cc), advice.gpu.chip) == (cc, chip)
+    assert advice.best is not None and advice.best.recipe == best
