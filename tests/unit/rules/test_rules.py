@@ -233,11 +233,11 @@ IMPOSSIBLE = [
         "Use Python 3.10 to 3.14.",
     ),
     Case(
-        "torch251-py313",
-        dict(name="kepler-k80-cu118", python="3.13"),
+        "torch251-py314",
+        dict(name="kepler-k80-cu118", python="3.14"),
         "torch-python",
-        "torch 2.5.1 supports Python 3.9 to 3.12, not Python 3.13.",
-        "Use Python 3.12, or torch 2.6 or later for Python 3.13.",
+        "torch 2.5.1 supports Python 3.9 to 3.13, not Python 3.14.",
+        "Use Python 3.13, or torch 2.9 or later for Python 3.14.",
     ),
     Case(
         "torch251-gcc8",
