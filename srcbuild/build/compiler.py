@@ -97,18 +97,25 @@ class Selection:
     status: str | None  # "auto" / "manual" / None
     value: str | None
     link_target: str | None = None  # where the gcc link pointed when it was no alternative
+    alternatives: tuple[str, ...] = ()  # the alternatives registered before
 
 
 def parse_query(text: str | None) -> Selection:
     if not text:
         return Selection(None, None)
     fields: dict[str, str] = {}
+    alternatives: list[str] = []
+    head = True
     for line in text.splitlines():
         if not line.strip():
-            break  # the first stanza describes the group; alternatives follow
+            head = False  # the first stanza describes the group; one stanza per alternative follows
+            continue
         key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
-    return Selection(fields.get("Status"), fields.get("Value"))
+        if head:
+            fields[key.strip()] = value.strip()
+        elif key.strip() == "Alternative":
+            alternatives.append(value.strip())
+    return Selection(fields.get("Status"), fields.get("Value"), alternatives=tuple(alternatives))
 
 
 class SystemSelection:
@@ -137,11 +144,16 @@ class SystemSelection:
         prev = self.previous
         if prev is None:
             return ()
+        out: list[tuple[str, ...]] = []
+        if str(installed) not in prev.alternatives:
+            out.append(self.tree.argv("--remove", "gcc", str(installed)))  # srcbuild registered it
         if prev.value is None:
-            return (self.tree.argv("--remove", "gcc", str(installed)),)
+            return tuple(out)
         if prev.status == "auto":
-            return (self.tree.argv("--auto", "gcc"),)
-        return (self.tree.argv("--set", "gcc", prev.value),)
+            out.append(self.tree.argv("--auto", "gcc"))
+        else:
+            out.append(self.tree.argv("--set", "gcc", prev.value))
+        return tuple(out)
 
     def restore(self, installed: Path) -> None:
         """Put back what ``record`` saw; a plain link that was replaced is recreated."""

@@ -1,0 +1,68 @@
+"""torchvision against the recipe's torch wheel, and ``srcbuild plan --format shell`` run by hand."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from srcbuild.verify.fatbin import scan_elf
+from tests.integration.build.conftest import Srcbuild
+
+pytestmark = pytest.mark.integration
+
+
+def _sms(data: bytes) -> list[tuple[str, int]]:
+    return sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))})
+
+
+def test_torchvision_builds_against_the_recipes_torch(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    ran = srcbuild_118.run("torchvision", "world-kepler-cu118", env_prefix=venv)
+    assert ran.rc == 0, ran.out
+    wheel = Path(ran.last_line)
+    assert wheel.name == "torchvision-0.20.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    # torch was built first (it was not in the cache), then installed into the same environment
+    assert "==> [9/9] Store the wheel in the cache" in ran.out
+    assert "Install torch 2.5.1+cu118.sm35.sm37 into the build environment" in ran.out
+    with zipfile.ZipFile(wheel) as zf:
+        meta = zf.read("torchvision-0.20.1+cu118.sm35.sm37.dist-info/METADATA").decode()
+        version_py = zf.read("torchvision/version.py").decode()
+        cuda = zf.read("torchvision/_cuda.so")
+    assert "Requires-Dist: torch==2.5.1+cu118.sm35.sm37" in meta
+    assert "torch_version = '2.5.1+cu118.sm35.sm37'" in version_py  # built against the installed torch
+    assert _sms(cuda) == [("ptx", 37), ("sass", 35), ("sass", 37)]  # FORCE_CUDA=1, same arch list
+    # the second time torch comes from the cache
+    again = srcbuild_118.run("torchvision", "world-kepler-cu118", env_prefix=venv)
+    assert again.rc == 0 and "cache hit: torchvision-0.20.1" in again.out
+
+
+def test_plan_shell_script_builds_the_same_wheel_by_hand(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    plan = srcbuild_118.run("plan", "world-kepler-cu118", "torch", "--format", "shell")
+    assert plan.rc == 0, plan.out
+    script = tmp_path / "build.sh"
+    script.write_text(plan.out)
+    assert plan.out.startswith("#!/usr/bin/env bash\n") and "set -euo pipefail" in plan.out
+    by_hand = subprocess.run(
+        ["bash", str(script)], env=srcbuild_118.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert by_hand.returncode == 0, by_hand.stdout
+    dist = srcbuild_118.checkout("world-kepler-cu118") / "dist"
+    (hand_wheel,) = dist.glob("torch-*.whl")
+    kept = tmp_path / hand_wheel.name
+    hand_wheel.rename(kept)
+
+    ran = srcbuild_118.run("torch", "world-kepler-cu118")
+    assert ran.rc == 0, ran.out
+    built = Path(ran.last_line)
+    assert built.name == kept.name
+    with zipfile.ZipFile(kept) as a, zipfile.ZipFile(built) as b:
+        assert sorted(a.namelist()) == sorted(b.namelist())
+        for lib in ("torch/lib/libtorch_cuda.so",):
+            assert _sms(a.read(lib)) == _sms(b.read(lib)) == [("ptx", 37), ("sass", 35), ("sass", 37)]
+        assert a.read("torch/version.py") == b.read("torch/version.py")
