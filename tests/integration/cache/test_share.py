@@ -9,7 +9,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import pip_show_version
+from tests.integration.cache.conftest import pip_show_version
 from synthetic import host_python_recipe, host_tag, make_manifest, make_wheel
 
 from srcbuild.cache.store import WheelCache

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from tests.conftest import require_tool
 
 from srcbuild.host import probe_host
 from srcbuild.host.toolchain import find_cuda, find_gcc
