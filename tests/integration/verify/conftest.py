@@ -7,6 +7,7 @@ and Ampere, mpicc builds a library that links Open MPI's libmpi.
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CU = FIXTURES / "cuda" / "axpy.cu"
 MPI_C = FIXTURES / "cuda" / "mpi_probe.c"
+TORCH_CPU = "torch==2.13.0+cpu"
 SHARED = ["-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-cudadevrt", "none"]
 
 
@@ -77,3 +79,19 @@ def libmpi_user(mpicc: Path, built: Path) -> Path:
 @pytest.fixture(scope="session")
 def cuobjdump118(cuda118_home: Path) -> Path:
     return cuda118_home / "bin" / "cuobjdump"
+
+
+@pytest.fixture(scope="session")
+def torch_cpu_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The official torch 2.13.0+cpu wheel (about 190 MB), downloaded once per session."""
+    out = tmp_path_factory.mktemp("torch-wheel")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(out), TORCH_CPU],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wheels = list(out.glob("torch-*.whl"))
+    if done.returncode != 0 or not wheels:
+        pytest.skip(f"cannot download {TORCH_CPU}: {done.stderr.strip()[-300:]}")
+    return wheels[0]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,22 +12,6 @@ from srcbuild.cli import main
 
 pytestmark = pytest.mark.integration
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
-TORCH = "torch==2.13.0+cpu"
-
-
-@pytest.fixture(scope="session")
-def torch_cpu_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("torch-wheel")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(out), TORCH],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wheels = list(out.glob("torch-*.whl"))
-    if done.returncode != 0 or not wheels:
-        pytest.skip(f"cannot download {TORCH}: {done.stderr.strip()[-300:]}")
-    return wheels[0]
 
 
 @pytest.fixture(scope="session")

@@ -103,3 +103,24 @@ def test_cli_cross_checks_with_the_recipes_cuda(
     assert err.splitlines()[0] == (
         f'error: {wheel.name}: torch/lib/libextra.so links libcudart.so.13 (CUDA 13.x), but toolchain.cuda = "11.8"'
     )
+
+
+def test_official_cpu_wheel(tmp_path: Path, torch_cpu_wheel: Path) -> None:
+    py = torch_cpu_wheel.name.split("-")[2]  # cp311
+    recipe_file = tmp_path / "cpu.toml"
+    recipe_file.write_text(
+        f'name = "cpu"\ndescription = "CPU"\n[torch]\ntag = "v2.13.0"\n'
+        f'[toolchain]\npython = "{py[2]}.{py[3:]}"\ngcc = "12"\ncuda = "none"\n'
+    )
+    cpu = verify_wheel(torch_cpu_wheel, RecipeCatalog(Paths.resolve()).load(str(recipe_file)))
+    assert cpu.ok, [f.render() for f in cpu.findings]
+    assert cpu.kernels.empty and len(cpu.wheel.libraries) > 5
+    assert cpu.wheel.cuda_version_py == ""  # torch/version.py: cuda = None
+    kepler = verify_wheel(torch_cpu_wheel, recipe("kepler-cu92"))
+    assert [f.rule for f in kepler.errors] == [
+        "kernel-image",
+        "wheel-python-tag",
+        "wheel-local-version",
+        "cuda-runtime",
+    ]
+    assert kepler.errors[3].message == "torch/version.py says cuda = None: the wheel was built without CUDA"
