@@ -13,7 +13,7 @@ on the host.
 from __future__ import annotations
 
 from srcbuild.findings import Finding, Severity
-from srcbuild.host.facts import HostFacts
+from srcbuild.host.facts import CudaToolkit, HostFacts
 from srcbuild.host.jobs import GIB, PER_JOB_GIB, RESERVE_GIB, max_jobs
 from srcbuild.host.jobs import SOURCE as JOBS_SOURCE
 from srcbuild.host.toolchain import version_matches
@@ -105,13 +105,19 @@ def _cuda_hint(version: str) -> str:
     return f"{'; or '.join(ways)}; srcbuild looks in {home}, or set CUDA_HOME to the toolkit's directory"
 
 
+def _toolkit_label(toolkit: CudaToolkit) -> str:
+    """ "13.0.88 in /usr/local/cuda-13.0", naming the variable when one pointed there."""
+    via = f" (from {toolkit.source})" if toolkit.source in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT") else ""
+    return f"{toolkit.version} in {toolkit.home}{via}"
+
+
 def check_cuda(recipe: Recipe, host: HostFacts) -> list[Finding]:
     pinned = recipe.toolchain.cuda
     if pinned is None or _provided_by_env(recipe, "cudatoolkit-dev", "cuda-nvcc", "cuda-toolkit", "cuda"):
         return []
     if host.cuda_toolkit(pinned) is not None:
         return []
-    found = ", ".join(f"{t.version} in {t.home}" for t in host.cuda_toolkits) or "none"
+    found = ", ".join(_toolkit_label(t) for t in host.cuda_toolkits) or "none"
     release = ".".join(pinned.split(".")[:2])
     return [
         Finding(

@@ -9,8 +9,9 @@ variables of ``environ``, so tests can point it at a fixture tree.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 from srcbuild import proc
 from srcbuild.host.facts import (
@@ -45,6 +46,18 @@ __all__ = [
 ]
 
 
+T = TypeVar("T")
+
+
+def _guarded(what: str, probe: Callable[[], T], missing: list[str]) -> T | None:
+    """Run one probe; an unreadable directory or a surprising output becomes a line, not a traceback."""
+    try:
+        return probe()
+    except (OSError, ValueError, UnicodeError) as exc:
+        missing.append(f"{what}: the probe failed ({type(exc).__name__}: {exc})")
+        return None
+
+
 def probe_host(
     environ: Mapping[str, str] | None = None,
     root: Path = Path("/"),
@@ -55,23 +68,23 @@ def probe_host(
     env = dict(os.environ if environ is None else environ)
     which = which_in(env)
     missing: list[str] = []
-    gpus, driver, gpu_missing = probe_gpus(root, run, which)
+    gpus, driver, gpu_missing = _guarded("GPU", lambda: probe_gpus(root, run, which), missing) or ([], None, [])
     missing.extend(gpu_missing)
     paths = Paths.resolve(work_dir=work_dir, environ=env)
-    work_dir = paths.work_dir
-    conda = find_conda(env, root, which)
-    toolkits = list_cuda(env, root, run, conda_env_dirs(conda, paths.envs_dir))
+    conda = _guarded("conda", lambda: find_conda(env, root, which), missing) or []
+    homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), missing) or []
+    toolkits = _guarded("CUDA", lambda: list_cuda(env, root, run, homes), missing) or []
     if not toolkits:
         missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, conda envs, PATH)")
-    gccs = list_gcc(env, root, run)
+    gccs = _guarded("gcc", lambda: list_gcc(env, root, run), missing) or []
     if not gccs:
         missing.append("gcc: not found")
-    mpi = list_mpi(env, root, run)
+    mpi = _guarded("MPI", lambda: list_mpi(env, root, run), missing) or []
     if not mpi:
         missing.append("MPI: no mpicc or mpirun found")
     if not conda:
         missing.append("conda/mamba/micromamba: not found (srcbuild can create environments without them)")
-    docker = probe_docker(which, run)
+    docker = _guarded("docker", lambda: probe_docker(which, run), missing)
     if docker is None:
         missing.append("docker: not found")
     elif docker.runtimes is None:
@@ -80,12 +93,12 @@ def probe_host(
         gpus=tuple(gpus),
         driver=driver,
         cuda_toolkits=tuple(toolkits),
-        cudnn=tuple(find_cudnn(env, root, toolkits)),
-        nccl=tuple(find_nccl(env, root, toolkits)),
+        cudnn=tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits), missing) or []),
+        nccl=tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits), missing) or []),
         gccs=tuple(gccs),
         mpi=tuple(mpi),
         conda=tuple(conda),
         docker=docker,
-        resources=probe_resources(work_dir, root),
+        resources=_guarded("resources", lambda: probe_resources(paths.work_dir, root), missing),
         missing=tuple(missing),
     )

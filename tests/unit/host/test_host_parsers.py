@@ -139,3 +139,17 @@ def test_host_facts_lookups() -> None:
     assert facts.cudnn_version("8.5") is facts.cudnn[0]
     assert facts.cudnn_version("8") is facts.cudnn[0]
     assert facts.cudnn_version("8.4") is None
+
+
+def test_lspci_verbose_kernel_output_is_read_too() -> None:
+    text = (
+        "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GK107M [GeForce GT 750M Mac Edition] "
+        "[10de:0fe9] (rev a1) (prog-if 00 [VGA controller])\n"
+        "\tSubsystem: Apple Inc. GK107M [GeForce GT 750M Mac Edition] [106b:0130]\n"
+        "\tKernel driver in use: nouveau\n"
+        "0000:01:00.1 Audio device [0403]: NVIDIA Corporation GK107 HDMI Audio Controller [10de:0e1b] (rev a1)\n"
+        "\tSubsystem: Apple Inc. GK107 HDMI Audio Controller [106b:0130]\n"
+    )
+    assert [(g.slot, g.pci_id, g.marketing_name) for g in parse_lspci(text)] == [
+        ("01:00.0", "10de:0fe9", "GeForce GT 750M Mac Edition")
+    ]
