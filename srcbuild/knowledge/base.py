@@ -131,23 +131,27 @@ class KnowledgeBase:
     def gpus_by_name(self, name: str) -> list[GpuModel]:
         """Models whose marketing name matches ``name`` loosely ("GT 750M" finds "GeForce GT 750M").
 
-        Exact (normalized) names win; otherwise ``name`` may be a prefix of the name's words
-        ("GTX 1060" finds "GTX 1060 6GB"). Each result is one name on one chip; ``ambiguous`` is set
+        Exact (normalized) names win; otherwise ``name`` may be any run of the name's words, its last
+        word a prefix ("GTX 1060" finds "GTX 1060 6GB", "K80" finds "Tesla K80", "K40" finds
+        "Tesla K40m"). Each result is one name on one chip; ``ambiguous`` is set
         on all of them when they span more than one compute capability.
         """
         query = _name_key(name)
         if not query:
             return []
         exact: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
-        prefix: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
+        loose: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
         for chip in self.gpu_chips:
             for device_id, product in chip.devices:
                 key = _name_key(product)
                 if key == query:
-                    exact.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
-                elif key[: len(query)] == query:
-                    prefix.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
-        found = exact or prefix
+                    tier = exact
+                elif _contains_words(key, query):
+                    tier = loose
+                else:
+                    continue
+                tier.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
+        found = exact or loose
         models = []
         for entries in found.values():
             _, product, chip = entries[0]
@@ -297,6 +301,17 @@ def _merge_requirements(requirements: list[str]) -> list[str]:
         assert m, req
         merged.setdefault(m.group(1), []).append(m.group(2))
     return [name + ",".join(s for s in specs if s) for name, specs in merged.items()]
+
+
+def _contains_words(words: tuple[str, ...], query: tuple[str, ...]) -> bool:
+    """Whether ``query`` is a run of ``words``, its last word possibly a prefix up to letters ("40" of "40m")."""
+    n = len(query)
+    for i in range(len(words) - n + 1):
+        run = words[i : i + n]
+        rest = run[-1][len(query[-1]) :]
+        if run[:-1] == query[:-1] and run[-1].startswith(query[-1]) and (not rest or rest.isalpha()):
+            return True
+    return False
 
 
 def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:

@@ -120,6 +120,7 @@ def test_gpus_by_name_loose_and_unique(kb: KnowledgeBase) -> None:
         ("GTX 860M", ["3.0", "5.0"]),
         ("GTX 750 Ti", ["3.0", "5.0"]),
         ("GT 1030", ["3.0", "6.1"]),
+        ("Titan X", ["5.2", "6.1"]),
     ],
 )
 def test_ambiguous_names(kb: KnowledgeBase, name: str, ccs: list[str]) -> None:
@@ -211,3 +212,12 @@ def test_torchvision_build_pins(kb: KnowledgeBase) -> None:
     assert kb.torchvision_build_pins("0.20.1").pip == ("setuptools<77", "pillow!=8.3.*")
     assert kb.torchvision_build_pins("0.26.0").pip == ("pillow!=8.3.*",)
     assert kb.build_pins("2.11.0").pip == ("cmake>=3.27", "ninja>=1.5")  # torchvision rows stay out
+
+
+def test_gpus_by_name_without_the_product_line(kb: KnowledgeBase) -> None:
+    assert [(m.name, str(m.cc)) for m in kb.gpus_by_name("K80")] == [("Tesla K80", "3.7")]
+    k40 = kb.gpus_by_name("K40")
+    assert {m.cc for m in k40} == {CC("3.5")} and "Tesla K40m" in {m.name for m in k40}
+    assert {m.name for m in kb.gpus_by_name("K4000")} == {"Quadro K4000", "Quadro K4000M"}
+    titan_x = kb.gpus_by_name("Titan X")
+    assert {str(m.cc) for m in titan_x} == {"5.2", "6.1"} and all(m.ambiguous for m in titan_x)
