@@ -17,17 +17,19 @@ import click
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.envs import (
     BACKEND_NAMES,
+    EnvBackend,
     EnvSpec,
     EnvStore,
     choose_backend,
     default_lockfile,
     env_prefix,
+    env_prefixes,
     env_spec_for,
     lockfile_path,
 )
 from srcbuild.envs.lockfile import lockfile_from
 from srcbuild.envs.solve import solve_spec
-from srcbuild.errors import UsageError
+from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
@@ -97,17 +99,23 @@ def show_env(
     paths = resolve_paths(work_dir, cache_dir)
     recipe = _load(recipe_name, paths)
     spec = _spec(recipe, channels, channel_alias, mirrors)
-    backend = choose_backend(env_backend, spec)
-    prefix = env_prefix(spec, paths.envs_dir, backend)
     lockfile = default_lockfile(recipe)
-    steps = backend.describe(spec, prefix, lockfile)
+    backend: EnvBackend | None = None
+    unavailable: HostError | None = None
+    try:
+        backend = choose_backend(env_backend, spec)
+    except HostError as exc:  # still worth showing the spec: say what is missing instead
+        unavailable = exc
+    prefix = env_prefix(spec, paths.envs_dir, backend)
+    steps = backend.describe(spec, prefix, lockfile) if backend is not None else []
     exists = (prefix / ".srcbuild-env.json").is_file()
     if as_json:
         print_json(
             {
                 "recipe": recipe.name,
                 "spec": spec.to_json(),
-                "backend": backend.name,
+                "backend": backend.name if backend is not None else None,
+                "backend_error": unavailable.message if unavailable is not None else None,
                 "prefix": str(prefix),
                 "exists": exists,
                 "lockfile": str(lockfile) if lockfile else None,
@@ -129,7 +137,10 @@ def show_env(
         for item in spec.pip:
             click.echo(f"  {item:<28} {spec.origin(item)}")
     click.echo(f"lockfile:  {display_path(lockfile) if lockfile else 'none (the packages are solved at creation)'}")
-    click.echo(f"backend:   {backend.name}")
+    if backend is not None:
+        click.echo(f"backend:   {backend.name}")
+    elif unavailable is not None:
+        click.echo(f"backend:   none available here: {unavailable.message} ({unavailable.hint})")
     click.echo(f"prefix:    {prefix} ({'exists' if exists else 'not created yet'})")
     for step in steps:
         click.echo(f"  - {step}")
@@ -182,15 +193,11 @@ def create_env(
 @env_group.command("rm")
 @click.option("--recipe", "recipe_name", default=None, metavar="R", help="Remove recipe R's environment.")
 @click.option("--all", "remove_all", is_flag=True, help="Remove every environment and the package caches.")
-@click.option("--env-backend", type=click.Choice(BACKEND_NAMES), default=None, help="Backend the env was made with.")
-@channel_options
+@click.option("--channel", "channels", multiple=True, metavar="NAME|URL", help="As given to env create.")
 @path_options
 def remove_env(
     recipe_name: str | None,
     remove_all: bool,
-    env_backend: str | None,
-    channel_alias: str | None,
-    mirrors: tuple[str, ...],
     channels: tuple[str, ...],
     work_dir: str | None,
     cache_dir: str | None,
@@ -206,12 +213,14 @@ def remove_env(
         return 0
     assert recipe_name is not None
     recipe = _load(recipe_name, paths)
-    spec = _spec(recipe, channels, channel_alias, mirrors)
-    prefix = env_prefix(spec, paths.envs_dir, choose_backend(env_backend, spec))
-    if store.remove(prefix.name):
-        click.echo(f"removed {prefix}")
-    else:
-        click.echo(f"no environment for {recipe.name} at {prefix}")
+    spec = _spec(recipe, channels, None, ())
+    removed_any = False
+    for prefix in env_prefixes(spec, paths.envs_dir):  # made by a conda backend or as a venv
+        if store.remove(prefix.name):
+            click.echo(f"removed {prefix}")
+            removed_any = True
+    if not removed_any:
+        click.echo(f"no environment for {recipe.name} at {env_prefix(spec, paths.envs_dir, None)}")
     return 0
 
 

@@ -9,6 +9,7 @@ Public API (used by the planner and the build step)::
     existing_env(prefix)                          # --env PREFIX
     default_lockfile(recipe)                      # recipes/R.conda-lock.yml when it exists
     env_prefix(spec, envs_dir, backend)           # where ensure() puts (or finds) the environment
+    env_prefixes(spec, envs_dir)                  # both possible places (conda-style, venv)
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "choose_backend",
     "default_lockfile",
     "env_prefix",
+    "env_prefixes",
     "env_spec_for",
     "existing_env",
     "lockfile_path",
@@ -50,8 +52,13 @@ def default_lockfile(recipe: Any) -> Path | None:
     return path if path.is_file() else None
 
 
-def env_prefix(spec: EnvSpec, envs_dir: Path, backend: EnvBackend) -> Path:
-    """The directory ``backend.ensure`` creates or reuses for ``spec``."""
-    if backend.name == "venv":
+def env_prefix(spec: EnvSpec, envs_dir: Path, backend: EnvBackend | None) -> Path:
+    """The directory ``backend.ensure`` creates or reuses for ``spec`` (a conda backend's when None)."""
+    if backend is not None and backend.name == "venv":
         return Path(envs_dir) / ("venv-" + spec.as_pip_only().key)
     return Path(envs_dir) / spec.key
+
+
+def env_prefixes(spec: EnvSpec, envs_dir: Path) -> tuple[Path, Path]:
+    """Both places an environment for ``spec`` can be: made by a conda backend, or as a venv."""
+    return Path(envs_dir) / spec.key, Path(envs_dir) / ("venv-" + spec.as_pip_only().key)

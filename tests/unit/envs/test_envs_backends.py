@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+import srcbuild.envs.backends as backends
 from srcbuild.envs import choose_backend
 from srcbuild.envs.backends.conda_family import CondaFamilyBackend
+from srcbuild.envs.backends.rattler_backend import rattler_available
 from srcbuild.envs.backends.venv_backend import VenvBackend, host_python_version, venv_unsuitable
 from srcbuild.envs.channels import ChannelRouting
 from srcbuild.envs.lockfile import LockedPackage, lockfile_from
@@ -16,6 +18,7 @@ from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import HostError, UsageError
 
 HOST = host_python_version()
+requires_rattler = pytest.mark.skipif(not rattler_available(), reason="py-rattler needs Python >= 3.10")
 CONDA_SPEC = EnvSpec(
     python="3.8",
     conda=("numpy <2", "magma-cuda92"),
@@ -38,8 +41,21 @@ def fake_tools(tmp_path: Path, *names: str) -> dict[str, str]:
     return {"PATH": str(bin_dir)}
 
 
+@requires_rattler
 def test_rattler_is_the_default_without_conda(tmp_path: Path) -> None:
     assert choose_backend(None, CONDA_SPEC, fake_tools(tmp_path)).name == "rattler"
+
+
+def test_nothing_to_make_a_conda_env_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backends, "rattler_available", lambda: False)
+    with pytest.raises(HostError) as err:
+        choose_backend(None, CONDA_SPEC, fake_tools(tmp_path))
+    assert err.value.message == (
+        "no way to make a conda environment here: no micromamba, mamba or conda on PATH, and no py-rattler"
+    )
+    with pytest.raises(HostError) as err:
+        choose_backend("rattler", CONDA_SPEC, fake_tools(tmp_path))
+    assert err.value.message == "--env-backend rattler needs py-rattler, which is not installed for this Python"
 
 
 def test_installed_tools_are_preferred_micromamba_first(tmp_path: Path) -> None:
@@ -54,6 +70,7 @@ def test_venv_when_host_python_and_pip_suffice(tmp_path: Path) -> None:
     assert choose_backend(None, PIP_SPEC, fake_tools(tmp_path, "conda")).name == "venv"
 
 
+@requires_rattler
 def test_named_backend_and_environment_variable(tmp_path: Path) -> None:
     environ = fake_tools(tmp_path, "conda")
     assert choose_backend("rattler", PIP_SPEC, environ).name == "rattler"
@@ -118,7 +135,7 @@ def test_conda_installs_a_lockfile_from_an_explicit_list(tmp_path: Path) -> None
     package = LockedPackage(
         name="numpy",
         version="1.19.5",
-        url=CONDA_SPEC.routing.canonical_base("conda-forge") + "linux-64/numpy-1.19.5-py38_0.tar.bz2",
+        url="https://channels.example.org/conda-forge/linux-64/numpy-1.19.5-py38_0.tar.bz2",
         sha256="a" * 64,
         md5="b" * 32,
     )

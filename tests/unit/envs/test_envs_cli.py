@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+import srcbuild.envs.backends as backends
 from srcbuild.cli import main
+from srcbuild.envs.backends.rattler_backend import rattler_available
 from srcbuild.paths import Paths
 
 
@@ -21,6 +23,10 @@ def no_conda_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SRCBUILD_CHANNEL_MIRRORS", raising=False)
 
 
+requires_rattler = pytest.mark.skipif(not rattler_available(), reason="py-rattler needs Python >= 3.10")
+
+
+@requires_rattler
 def test_env_show_json(capsys: pytest.CaptureFixture[str]) -> None:
     mirror = "conda-forge=https://mirror.example.edu/conda-forge"
     assert main(["env", "show", "--recipe", "kepler-cu92", "--channel-mirror", mirror, "--json"]) == 0
@@ -39,6 +45,7 @@ def test_env_show_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["steps"][0].endswith(" for linux-64 from https://mirror.example.edu/conda-forge, pytorch")
 
 
+@requires_rattler
 def test_env_show_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["env", "show", "--recipe", "kepler-cu92"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -74,3 +81,14 @@ def test_bad_backend_from_the_environment(monkeypatch: pytest.MonkeyPatch, capsy
 def test_bad_mirror_argument(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lock", "--recipe", "kepler-cu92", "--channel-mirror", "conda-forge"]) == 2
     assert capsys.readouterr().err.splitlines()[0] == "error: --channel-mirror 'conda-forge' is not NAME=URL"
+
+
+def test_env_show_without_any_backend(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(backends, "rattler_available", lambda: False)
+    assert main(["env", "show", "--recipe", "kepler-cu92"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2] == (
+        "backend:   none available here: no way to make a conda environment here: no micromamba, mamba or conda on "
+        "PATH, and no py-rattler (install py-rattler (pip install py-rattler, Python >= 3.10) or micromamba)"
+    )
+    assert lines[-1].endswith("(not created yet)")
