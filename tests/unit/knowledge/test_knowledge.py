@@ -221,3 +221,22 @@ def test_gpus_by_name_without_the_product_line(kb: KnowledgeBase) -> None:
     assert {m.name for m in kb.gpus_by_name("K4000")} == {"Quadro K4000", "Quadro K4000M"}
     titan_x = kb.gpus_by_name("Titan X")
     assert {str(m.cc) for m in titan_x} == {"5.2", "6.1"} and all(m.ambiguous for m in titan_x)
+
+
+def test_breakage_rows_are_well_formed(kb: KnowledgeBase) -> None:
+    from packaging.specifiers import SpecifierSet
+
+    ids = [b.id for b in kb.breakages]
+    assert len(ids) == len(set(ids))
+    for b in kb.breakages:
+        for spec in (b.torch, b.when_gcc, b.when_cuda, b.when_python, b.when_cudnn):
+            if spec is not None:
+                SpecifierSet(spec)  # raises on a typo
+        assert b.action in ("pin", "env", "patch", "toolchain")
+        if b.action == "env":
+            assert "=" in b.value
+        for setting in b.resolved_by_env:
+            assert "=" in setting
+        assert b.fix.endswith(".") is False, b.id  # the rule adds the full stop
+    for floor in kb.tool_floors:
+        SpecifierSet(floor.release)
