@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from srcbuild.advice.recommend import coverage, rule_errors
-from srcbuild.advice.window import version
+from srcbuild.advice.window import driver_reach, version
 from srcbuild.findings import Finding, Severity
 from srcbuild.host.facts import HostFacts
 from srcbuild.host.jobs import max_jobs
@@ -61,6 +61,7 @@ def missing_piece(finding: Finding, recipe: Recipe) -> str:
 class DoctorReport:
     host: HostFacts
     driver_cuda: str | None  # newest CUDA the driver runs natively
+    driver_reach: str | None  # the same in words, with minor-version compatibility
     driver_notes: tuple[str, ...]  # per GPU: is this branch the last one for it
     gcc_hosts: dict[int, str]  # gcc major -> "CUDA 11.4 to 12.x" range text
     jobs: int
@@ -71,6 +72,7 @@ class DoctorReport:
     def to_json(self) -> dict[str, Any]:
         data = self.host.to_json()
         data["driver_cuda"] = self.driver_cuda
+        data["driver_reach"] = self.driver_reach
         data["driver_notes"] = list(self.driver_notes)
         for gcc in data["gccs"]:
             gcc["hosts_cuda"] = self.gcc_hosts.get(gcc["major"])
@@ -134,6 +136,7 @@ def diagnose(kb: KnowledgeBase, host: HostFacts, recipes: Sequence[Recipe], path
     return DoctorReport(
         host=host,
         driver_cuda=kb.max_cuda_for_driver(host.driver.version) if host.driver else None,
+        driver_reach=driver_reach(kb, host.driver.version) if host.driver else None,
         driver_notes=tuple(driver_notes(kb, host)),
         gcc_hosts={g.major: gcc_hosts(kb, g.major) for g in host.gccs},
         jobs=jobs,

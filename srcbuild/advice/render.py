@@ -29,7 +29,7 @@ def window_lines(window: Window) -> list[str]:
         runs = f", which runs CUDA up to {window.last_branch_cuda}" if window.last_branch_cuda else ""
         lines.append(f"last driver branch for it: R{window.last_branch}{runs}")
     if window.driver:
-        runs = f" runs CUDA up to {window.driver_cuda}" if window.driver_cuda else ""
+        runs = f" runs {window.driver_reach}" if window.driver_reach else ""
         lines.append(f"driver {window.driver}{runs}")
     if window.newest_torch:
         lines.append(f"newest torch that builds for it: {window.newest_torch} (with CUDA {window.newest_torch_cuda})")
@@ -96,8 +96,8 @@ def render_doctor(report: DoctorReport) -> str:
     out.append("Driver:")
     if host.driver:
         line = f"  {host.driver.version}, from {host.driver.source}"
-        if report.driver_cuda:
-            line += f"; runs CUDA up to {report.driver_cuda}"
+        if report.driver_reach:
+            line += f"; runs {report.driver_reach}"
         out.append(line)
         out.extend(f"  {note}" for note in report.driver_notes)
     else:

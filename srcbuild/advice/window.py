@@ -56,6 +56,20 @@ def branch_runs(kb: KnowledgeBase, branch: int, cuda: str) -> DriverCheck:
     return driver_runs(kb, f"{branch}.9999", cuda)
 
 
+def driver_reach(kb: KnowledgeBase, driver: str) -> str | None:
+    """What a driver runs, in words: "CUDA up to 11.4 (11.8 through CUDA minor-version compatibility)"."""
+    native = kb.max_cuda_for_driver(driver)
+    if native is None:
+        return None
+    major = int(native.split(".")[0])
+    same_major = [str(r.version) for r in kb.cuda_releases if int(str(r.version).split(".")[0]) == major]
+    newest = max(same_major, key=version) if same_major else native
+    floor = MINOR_COMPAT_FLOORS.get(major)
+    if version(newest) > version(native) and floor and version(driver) >= version(floor):
+        return f"CUDA up to {native} ({newest} through CUDA minor-version compatibility)"
+    return f"CUDA up to {native}"
+
+
 @dataclass(frozen=True)
 class GccRange:
     cuda: str
@@ -89,6 +103,7 @@ class Window:
     last_cuda: str | None  # the last toolkit that targets this generation
     driver: str | None
     driver_cuda: str | None  # newest CUDA the given driver runs natively
+    driver_reach: str | None  # the same in words, with minor-version compatibility
     newest_torch: str | None
     newest_torch_cuda: str | None
     official: OfficialWheel | None
@@ -109,6 +124,7 @@ class Window:
             "last_cuda": self.last_cuda,
             "driver": self.driver,
             "driver_cuda": self.driver_cuda,
+            "driver_reach": self.driver_reach,
             "newest_torch": self.newest_torch,
             "newest_torch_cuda": self.newest_torch_cuda,
             "official_wheel": self.official.to_json() if self.official else None,
@@ -204,6 +220,7 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         last_cuda=str(last_cuda) if last_cuda else None,
         driver=driver,
         driver_cuda=driver_cuda,
+        driver_reach=driver_reach(kb, driver) if driver else None,
         newest_torch=torch[0] if torch else None,
         newest_torch_cuda=torch[1] if torch else None,
         official=official_wheel(kb, cc, driver, last_branch),

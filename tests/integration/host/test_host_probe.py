@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import require_tool
 
 from srcbuild.host import probe_host
 from srcbuild.host.toolchain import find_cuda, find_gcc
 from srcbuild.paths import Paths
 from srcbuild.preflight import host_findings
 from srcbuild.recipe import RecipeCatalog
+from tests.conftest import require_tool
 
 pytestmark = pytest.mark.integration
 

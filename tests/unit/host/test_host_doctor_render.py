@@ -45,7 +45,10 @@ def test_k80_box_report() -> None:
     assert CANNOT not in status.values()  # every catalog recipe passes the rules
     text = render_doctor(report)
     assert "GPUs:\n  Tesla K80 (GK210, pci 10de:102d), from nvidia-smi: compute capability 3.7\n" in text
-    assert "Driver:\n  470.82.01, from nvidia-smi; runs CUDA up to 11.4\n" in text
+    assert (
+        "Driver:\n  470.82.01, from nvidia-smi; runs CUDA up to 11.4 (11.8 through CUDA minor-version compatibility)\n"
+        in text
+    )
     assert "  kepler-k80-cu118: can build here now\n" in text
     assert "  kepler-k80-cu118-mpi: can build after installing Open MPI 4.1\n" in text
     assert "  maxwell-cu126: can build after installing CUDA 12.6, gcc 13, cuDNN 9.10 for CUDA 12.6\n" in text
