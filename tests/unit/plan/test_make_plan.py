@@ -1,0 +1,175 @@
+"""make_plan: the steps, their order, the build variables and the settings with their sources."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from srcbuild.errors import RecipeError, UsageError
+from srcbuild.paths import Paths
+from srcbuild.plan import BuildHost, BuildOptions, make_plan
+from tests.unit.plan.conftest import load
+
+
+def test_torch_steps_in_order(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    assert plan.step_ids == (
+        "preflight",
+        "compiler",
+        "sources",
+        "sources-check",
+        "environment",
+        "build-tree",
+        "build",
+        "verify",
+        "cache",
+    )
+    assert plan.version == "2.5.1+cu118.sm35.sm37"
+    assert plan.checkout == paths.work_dir / "src" / "world-kepler-cu118" / "pytorch"
+    assert plan.state_path == paths.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json"
+
+
+def test_build_variables(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    env = plan.env.final_values()
+    links = paths.work_dir / "compilers" / "gcc-11" / "bin"
+    assert env["TORCH_CUDA_ARCH_LIST"] == "3.5;3.7+PTX"
+    assert env["USE_CUDA"] == "1" and env["USE_CUDNN"] == "0" and env["USE_MPI"] == "0"
+    assert env["CUDA_HOME"] == "/opt/cuda-11.8"
+    assert env["MAX_JOBS"] == "4"
+    assert env["BUILD_TEST"] == "0"
+    assert env["CMAKE_PREFIX_PATH"] == "/envs/py311"
+    assert env["PYTORCH_BUILD_VERSION"] == "2.5.1+cu118.sm35.sm37" and env["PYTORCH_BUILD_NUMBER"] == "1"
+    assert env["CC"] == str(links / "gcc") and env["CXX"] == str(links / "g++")
+    assert env["CUDAHOSTCXX"] == str(links / "g++")
+    assert "CUDA_HOST_COMPILER" not in env  # 2.x aliases CUDAHOSTCXX itself
+    assert env["USE_NCCL"] == "0"  # recipe [build] env
+    assert "CMAKE_C_COMPILER_LAUNCHER" not in env  # no ccache on this host
+    # the compiler's bin dir ends up first on PATH
+    applied = plan.env.apply({"PATH": "/usr/bin"})
+    assert applied["PATH"].split(":")[:3] == [str(links), "/envs/py311/bin", "/opt/cuda-11.8/bin"]
+    origins = {c.name: c.origin for c in plan.env if c.op == "set"}
+    assert origins["MAX_JOBS"] == "max_jobs (4 cores; 32.0 GiB of memory allows 10 jobs at 3 GiB each)"
+    assert origins["USE_NCCL"] == "recipe [build.env]"
+
+
+def test_old_torch_gets_the_era_names(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "kepler-cu92")  # torch v1.7.1: CUDA_HOST_COMPILER for FindCUDA, CUDNN_LIBRARY
+    host = dataclasses.replace(host, cudnn_root=Path("/opt/cudnn"), ccache=Path("/usr/bin/ccache"))
+    env = make_plan(recipe, options, host, paths, {}).env.final_values()
+    links = paths.work_dir / "compilers" / "gcc-7" / "bin"
+    assert env["CUDA_HOST_COMPILER"] == str(links / "g++")
+    assert env["USE_CUDNN"] == "1"
+    assert env["CUDNN_INCLUDE_DIR"] == "/opt/cudnn/include"
+    assert env["CUDNN_LIB_DIR"] == env["CUDNN_LIBRARY"] == "/opt/cudnn/lib64"
+    assert env["CMAKE_CUDA_COMPILER_LAUNCHER"] == "/usr/bin/ccache"
+    assert env["PYTORCH_BUILD_VERSION"] == "1.7.1+cu92.sm30"
+    assert "NO_CUDA" not in env
+
+
+def test_mpi_recipe_sets_use_mpi(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    plan = make_plan(load(paths, "world-kepler-cu118-mpi"), options, host, paths, {})
+    assert plan.env.final_values()["USE_MPI"] == "1"
+    assert plan.version == "2.5.1+cu118.sm35.mpi"
+
+
+def test_settings_precedence(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "world-kepler-cu118")
+    by_name = {s.name: s for s in make_plan(recipe, options, host, paths, {}).settings}
+    assert (by_name["max_jobs"].value, by_name["max_jobs"].source) == ("4", "default (host memory)")
+    env = {"MAX_JOBS": "3", "SRCBUILD_KEEP_BUILD": "1", "SRCBUILD_CUDA_HOME": "/env/cuda"}
+    by_name = {s.name: s for s in make_plan(recipe, options, host, paths, env).settings}
+    assert (by_name["max_jobs"].value, by_name["max_jobs"].source) == ("3", "environment MAX_JOBS")
+    assert (by_name["keep_build"].value, by_name["keep_build"].source) == ("yes", "environment SRCBUILD_KEEP_BUILD")
+    assert (by_name["cuda_home"].value, by_name["cuda_home"].source) == ("/env/cuda", "environment SRCBUILD_CUDA_HOME")
+    cli = dataclasses.replace(options, max_jobs=1, keep_build=False, cuda_home="/cli/cuda")
+    plan = make_plan(recipe, cli, host, paths, env)
+    by_name = {s.name: s for s in plan.settings}
+    assert (by_name["max_jobs"].value, by_name["max_jobs"].source) == ("1", "command line --max-jobs")
+    assert (by_name["keep_build"].value, by_name["keep_build"].source) == ("no", "command line --keep-build")
+    assert (by_name["cuda_home"].value, by_name["cuda_home"].source) == ("/cli/cuda", "command line --cuda-home")
+    assert by_name["gcc"].source == "recipe world-kepler-cu118.toml [toolchain.gcc]"
+    assert plan.env.final_values()["MAX_JOBS"] == "1" and not plan.keep_build
+
+
+def test_bad_max_jobs_is_a_usage_error(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "world-kepler-cu118")
+    with pytest.raises(UsageError) as err:
+        make_plan(recipe, options, host, paths, {"MAX_JOBS": "many"})
+    assert err.value.message == "MAX_JOBS='many' is not a whole number"
+    with pytest.raises(UsageError) as err:
+        make_plan(recipe, dataclasses.replace(options, max_jobs=0), host, paths, {})
+    assert err.value.message == "--max-jobs 0 must be at least 1"
+
+
+def test_torchvision_needs_a_tag(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "world-kepler-cu118-mpi")
+    with pytest.raises(RecipeError) as err:
+        make_plan(recipe, dataclasses.replace(options, package="torchvision"), host, paths, {})
+    assert err.value.message == "recipe world-kepler-cu118-mpi pins no torchvision tag"
+
+
+def test_torchvision_plan(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    plan = make_plan(
+        load(paths, "world-kepler-cu118"), dataclasses.replace(options, package="torchvision"), host, paths, {}
+    )
+    assert plan.step_ids[:3] == ("preflight", "torch-wheel", "compiler")
+    assert plan.step_ids.index("install-torch") == plan.step_ids.index("environment") + 1
+    env = plan.env.final_values()
+    assert env["FORCE_CUDA"] == "1"
+    assert env["BUILD_VERSION"] == "0.20.1+cu118.sm35.sm37"
+    assert env["PYTORCH_VERSION"] == "2.5.1+cu118.sm35.sm37"
+    assert env["TORCH_CUDA_ARCH_LIST"] == "3.5;3.7+PTX"
+    install = plan.step("install-torch").commands[0].argv
+    assert install[-1] == "torch==2.5.1+cu118.sm35.sm37" and "--no-index" in install
+
+
+def test_private_compiler_commands_always_pass_log(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    ua = [c.argv for c in plan.step("compiler").commands if c.argv[0] == "update-alternatives"]
+    root = paths.work_dir / "compilers" / "gcc-11"
+    assert len(ua) == 2
+    for argv in ua:
+        assert argv[1:7] == (
+            "--altdir",
+            str(root / "alt"),
+            "--admindir",
+            str(root / "admin"),
+            "--log",
+            str(root / "update-alternatives.log"),
+        )
+    assert ua[1][7:] == ("--set", "gcc", "/usr/bin/gcc-11")
+
+
+def test_system_alternatives_plan(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    plan = make_plan(
+        load(paths, "world-kepler-cu118"), dataclasses.replace(options, system_alternatives=True), host, paths, {}
+    )
+    ua = [c.argv for c in plan.step("compiler").commands]
+    assert ua[0][:3] == ("update-alternatives", "--log", str(paths.work_dir / "compilers" / "update-alternatives.log"))
+    assert ua[0][3:6] == ("--install", "/usr/bin/gcc", "gcc")
+    assert ua[-1][-3:] == ("--set", "gcc", "/usr/bin/gcc-11")
+    assert plan.system_alternatives
+    assert plan.env.final_values()["CC"] == "/usr/bin/gcc"
+    assert "restored" in plan.step("compiler").why
+
+
+def test_settings_hash_follows_what_reaches_cmake(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "world-kepler-cu118")
+    base = make_plan(recipe, options, host, paths, {})
+    fewer_jobs = make_plan(recipe, dataclasses.replace(options, max_jobs=1), host, paths, {})
+    other_cuda = make_plan(recipe, dataclasses.replace(options, cuda_home="/other/cuda"), host, paths, {})
+    assert base.settings_hash() == fewer_jobs.settings_hash()  # MAX_JOBS does not reach CMake
+    assert base.settings_hash() != other_cuda.settings_hash()
+    assert base.step("build-tree").action.arg["hash"] == base.settings_hash()  # type: ignore[union-attr]
+
+
+def test_plan_is_pure_and_stable(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "world-kepler-cu118")
+    assert (
+        make_plan(recipe, options, host, paths, {}).fingerprint()
+        == make_plan(recipe, options, host, paths, {}).fingerprint()
+    )
+    assert not paths.work_dir.exists()  # nothing was created
