@@ -1,7 +1,8 @@
 """A recipe's patches: all checked before any is applied, each applied once.
 
-``check_commands()`` runs ``git apply --check`` on the series cumulatively (patch 1, then 1+2, ...;
-``git apply`` with several files applies them in order), so a patch that builds on an earlier one
+``check_commands()`` runs ``git apply --check`` on the series cumulatively: patch 1, then patches
+1 and 2 concatenated, and so on (``git apply --check a b`` would check each file against the
+unpatched tree, so the series is piped in as one stream). A patch that builds on an earlier one
 checks correctly and the first failing command names the patch that does not apply. Nothing is
 applied until every check passed. ``apply_commands()`` applies each patch and records it right
 after in ``<checkout>/.git/srcbuild-patches`` (a git-config file: ``patch.<label>.sha256``), so an
@@ -26,6 +27,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.errors import StepFailed
 
 MARKER = "srcbuild-patches"
+CHECK_SERIES = 'cat -- "$@" | git apply --check'  # the series as one stream: later patches see earlier ones
 _ENV = EnvChanges()
 
 
@@ -62,15 +64,16 @@ class PatchSet:
 
     def check_commands(self) -> list[Command]:
         """``git apply --check`` of patch 1, 1+2, ... 1..n: everything is checked before anything is applied."""
-        return [
-            Command(
-                ("git", "apply", "--check", *(str(p) for p in self.patch_files[: i + 1])),
-                f"check that patch {label} applies" + (" after the ones before it" if i else ""),
-                cwd=self.checkout,
-                env=_ENV,
-            )
-            for i, label in enumerate(self.labels)
-        ]
+        out: list[Command] = []
+        for i, label in enumerate(self.labels):
+            files = tuple(str(p) for p in self.patch_files[: i + 1])
+            if i == 0:
+                argv: tuple[str, ...] = ("git", "apply", "--check", *files)
+            else:
+                argv = ("sh", "-c", CHECK_SERIES, "check-series", *files)
+            why = f"check that patch {label} applies" + (" after the ones before it" if i else "")
+            out.append(Command(argv, why, cwd=self.checkout, env=_ENV))
+        return out
 
     def apply_commands(self) -> list[Command]:
         """Apply each patch, then record it (label and sha256) in the checkout's marker file."""
@@ -134,11 +137,11 @@ class PatchSet:
 
 def explain_patch_failure(command: Command, tail: Sequence[str], log_path: Path | None = None) -> StepFailed:
     """Name the patch a failed ``git apply`` was about (the last file on its command line) and git's words."""
-    patch = command.argv[-1] if command.argv[:2] == ("git", "apply") else "?"
+    patch = command.argv[-1]
     errors = [line.strip() for line in tail if line.strip().startswith(("error:", "fatal:"))]
     said = "; ".join(errors[:3]) if errors else (tail[-1].strip() if tail else "no output")
     log = f"; full output in {log_path}" if log_path else ""
-    if "--check" in command.argv:
+    if "--check" in command.argv or CHECK_SERIES in command.argv:
         return StepFailed(
             f"patch {patch} does not apply to {command.cwd}: {said}",
             f"no patch was applied; update the patch for this tag or drop it from build.patches{log}",

@@ -18,7 +18,7 @@ A sync (``SourceSync.commands()``, pure) runs:
    copied: the clone borrows the cache's objects through ``objects/info/alternates``), point
    ``origin`` back at the real URL, check out the tag, and rename the partial directory into place.
    A killed clone leaves only the partial directory, which the next run removes.
-3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --jobs N`` with
+3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --force --jobs N`` with
    ``submodule.alternateLocation=superproject``: each submodule clone borrows the objects the cache
    already holds for it and fetches only the rest (``alternateErrorStrategy=info``: a submodule the
    cache has never seen is simply cloned). Both are restartable: rerunning them continues.
@@ -163,9 +163,12 @@ class SourceSync:
                 env=GIT_ENV,
             ),
             Command(
-                self._git(*update_config, "submodule", "update", "--init", "--recursive", "--jobs", str(self.jobs)),
+                self._git(
+                    *update_config, "submodule", "update", "--init", "--recursive", "--force", "--jobs", str(self.jobs)
+                ),
                 "fetch and check out every submodule at every depth, borrowing objects from the cache, "
-                "so setup.py never fetches by itself",
+                "so setup.py never fetches by itself (--force: also check out a submodule a killed run "
+                "cloned but never checked out)",
                 cwd=self.checkout,
                 env=GIT_ENV,
             ),
@@ -249,12 +252,21 @@ class SourceSync:
         return {path: commit for _, commit, path in rows}
 
     def is_complete(self) -> bool:
-        """The checkout is at the tag and every submodule at every depth is checked out as recorded."""
+        """The checkout is at the tag and every submodule at every depth is checked out as recorded.
+
+        ``git submodule status`` compares HEADs only; a submodule whose clone was killed before its
+        checkout can have the right HEAD and no files. Its git dir then has no index yet, which is
+        what the second test looks for.
+        """
         head = self._head()
         if head is None or head != self._tag_commit(self.checkout):
             return False
         rows = self._status()
-        return rows is not None and all(flag == " " for flag, _, _ in rows)
+        if rows is None or any(flag != " " for flag, _, _ in rows):
+            return False
+        modules = self.checkout / ".git" / "modules"
+        git_dirs = [p.parent for p in modules.rglob("HEAD") if (p.parent / "objects").is_dir()]
+        return all((d / "index").is_file() for d in git_dirs)
 
     def run(self, log_path: Path | None = None, echo: IO[str] | None = None) -> str:
         """Run what is pending, verify the pinned commit and return it (a small executor for this step)."""

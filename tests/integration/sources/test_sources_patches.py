@@ -1,0 +1,113 @@
+"""Patches with real git apply: all checked first, applied once, a resumed build does not reapply."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from srcbuild.errors import StepFailed
+from srcbuild.sources.patches import PatchSet
+
+pytestmark = pytest.mark.integration
+
+SETUP = "import setuptools\n\nversion = '1.7.1'\nuse_nccl = True\n"
+
+
+def git(checkout: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=checkout, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture()
+def checkout(tmp_path: Path) -> Path:
+    co = tmp_path / "torch"
+    co.mkdir()
+    git(co, "init", "--quiet")
+    (co / "setup.py").write_text(SETUP)
+    (co / "README.md").write_text("torch\n")
+    git(co, "add", ".")
+    git(co, "commit", "--quiet", "-m", "v1.7.1")
+    return co
+
+
+def make_patch(checkout: Path, path: str, new: str, out: Path) -> Path:
+    """A patch of ``path`` to ``new`` content, made with git diff and then reverted."""
+    old = (checkout / path).read_text()
+    (checkout / path).write_text(new)
+    out.write_text(git(checkout, "diff"))
+    (checkout / path).write_text(old)
+    return out
+
+
+@pytest.fixture()
+def series(checkout: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """Two patches of setup.py where the second builds on the first."""
+    first_text = SETUP.replace("use_nccl = True", "use_nccl = False")
+    p1 = make_patch(checkout, "setup.py", first_text, tmp_path / "01-no-nccl.patch")
+    (checkout / "setup.py").write_text(first_text)
+    git(checkout, "add", "setup.py")  # so that the second diff starts from the first patch's result
+    p2 = make_patch(checkout, "setup.py", first_text + "use_sm30 = True\n", tmp_path / "02-sm30.patch")
+    git(checkout, "reset", "--quiet", "--hard")
+    assert (checkout / "setup.py").read_text() == SETUP
+    alone = subprocess.run(["git", "apply", "--check", str(p2)], cwd=checkout, capture_output=True)
+    assert alone.returncode != 0  # p2 needs p1
+    return p1, p2
+
+
+def test_series_checked_cumulatively_then_applied_once(checkout: Path, series: tuple[Path, Path]) -> None:
+    patches = PatchSet(checkout, series, ["kepler/01-no-nccl.patch", "kepler/02-sm30.patch"])
+    assert not patches.applied()
+    patches.run()
+    assert patches.applied()
+    assert (checkout / "setup.py").read_text().endswith("use_nccl = False\nuse_sm30 = True\n")
+    assert set(patches.recorded()) == {"kepler/01-no-nccl.patch", "kepler/02-sm30.patch"}
+    # a second run (a resumed build) has nothing to do and changes nothing
+    assert not patches.pending()
+    patches.run()
+    assert (checkout / "setup.py").read_text().count("use_sm30") == 1
+
+
+def test_bad_second_patch_means_none_applied(checkout: Path, series: tuple[Path, Path], tmp_path: Path) -> None:
+    bad = tmp_path / "03-bad.patch"
+    bad.write_text(series[1].read_text().replace("version = '1.7.1'", "version = '9.9.9'"))
+    patches = PatchSet(checkout, [series[0], bad], ["01-no-nccl.patch", "03-bad.patch"])
+    with pytest.raises(StepFailed) as err:
+        patches.run(log_path=tmp_path / "patch.log")
+    assert err.value.message == (
+        f"patch {bad} does not apply to {checkout}: error: patch failed: setup.py:2; "
+        "error: setup.py: patch does not apply"
+    )
+    assert err.value.hint == (
+        "no patch was applied; update the patch for this tag or drop it from build.patches; "
+        f"full output in {tmp_path / 'patch.log'}"
+    )
+    assert (checkout / "setup.py").read_text() == SETUP
+    assert patches.recorded() == {}
+
+
+def test_resumed_after_the_first_patch_applies_only_the_rest(checkout: Path, series: tuple[Path, Path]) -> None:
+    patches = PatchSet(checkout, series, ["01.patch", "02.patch"])
+    first_only = PatchSet(checkout, series[:1], ["01.patch"])
+    first_only.run()  # as if the build was interrupted right after recording patch 1
+    todo = patches.pending()
+    assert todo.labels == ("02.patch",)
+    assert [c.argv[-1] for c in todo.check_commands()] == [str(series[1])]
+    patches.run()
+    assert patches.applied()
+    assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
+
+
+def test_changed_or_dropped_patch_refuses_the_checkout(checkout: Path, series: tuple[Path, Path]) -> None:
+    PatchSet(checkout, series, ["01.patch", "02.patch"]).run()
+    with pytest.raises(StepFailed) as err:
+        PatchSet(checkout, series[:1], ["01.patch"]).pending()
+    assert err.value.message == (
+        f"patches: {checkout} has patches applied that the recipe no longer asks for: "
+        "02.patch (no longer in the recipe)"
+    )
+    assert err.value.hint == f"remove {checkout} so the sources step checks it out again"
+    series[0].write_text(series[0].read_text() + "\n")
+    with pytest.raises(StepFailed) as err:
+        PatchSet(checkout, series, ["01.patch", "02.patch"]).pending()
+    assert "01.patch (changed since)" in err.value.message

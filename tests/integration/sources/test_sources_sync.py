@@ -1,0 +1,217 @@
+"""Real git against generated worlds: mirrors, nested submodules, the object cache, interruption, pins."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from srcbuild.errors import StepFailed
+from srcbuild.recipe.model import SourcePin
+from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
+from srcbuild.sources.sync import SourceSync
+from tests.worlds.gitworld import World
+
+pytestmark = pytest.mark.integration
+
+
+def sync_for(world: World, work: Path, tag: str, rules: MirrorRules | None = None, **kw: object) -> SourceSync:
+    mirrors = parse_mirror_args([world.mirror_rule], {}) if rules is None else rules
+    return SourceSync(
+        SourcePin(tag, world.top_url, kw.pop("commit", None)),  # type: ignore[arg-type]
+        work / "src" / f"torch-{tag}",
+        work / "git-objects",
+        mirrors,
+        jobs=4,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def pack_bytes(git_dir: Path) -> int:
+    """Bytes of pack files a repository holds itself (not what it borrows through alternates)."""
+    return sum(p.stat().st_size for p in git_dir.rglob("objects/pack/*.pack"))
+
+
+@pytest.fixture(scope="module")
+def first_sync(world: World, tmp_path_factory: pytest.TempPathFactory) -> SourceSync:
+    """v1.0.0 of the full world synced once into a fresh work dir (shared by the tests that read it)."""
+    work = tmp_path_factory.mktemp("first")
+    sync = sync_for(world, work, "v1.0.0")
+    assert not sync.is_complete()
+    assert sync.run(log_path=work / "sync.log") == world.tags["v1.0.0"]
+    return sync
+
+
+def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync) -> None:
+    sync = first_sync
+    assert sync.is_complete()
+    commits = sync.submodule_commits()
+    assert commits == dict(world.submodules["v1.0.0"])
+    assert len(commits) == 36 + 5
+    checkout = sync.checkout
+    assert (checkout / "third_party/flatbuffers/README.md").read_text() == "# google/flatbuffers\n"  # git@github.com:
+    assert (checkout / "third_party/gloo/README.md").is_file()  # URL without .git
+    assert (checkout / "third_party/fbgemm/third_party/asmjit/README.md").is_file()  # nested
+    assert (checkout / "third_party/tensorpipe/third_party/pybind11/README.md").is_file()
+    assert not sync.partial.exists()
+    # origin names upstream, never the cache or the mirror
+    origin = subprocess.run(
+        ["git", "-C", str(checkout), "remote", "get-url", "origin"], capture_output=True, text=True, check=True
+    )
+    assert origin.stdout.strip() == world.top_url
+    assert sync.pending_commands() == []
+
+
+def test_second_tag_fetches_only_what_is_new(world: World, first_sync: SourceSync) -> None:
+    first = first_sync
+    cache_after_first = pack_bytes(first.cache)
+    second = sync_for(world, first.checkout.parent.parent, "v1.1.0")
+    assert second.cache == first.cache
+    assert second.run() == world.tags["v1.1.0"]
+    assert second.submodule_commits() == dict(world.submodules["v1.1.0"])
+    # the checkout borrows the top repository's objects from the cache and copies none
+    assert (second.checkout / ".git/objects/info/alternates").read_text().strip() == str(first.cache / "objects")
+    assert pack_bytes(second.checkout / ".git/objects") == 0
+    # each submodule borrows from its cache entry and fetched only the new commits
+    alternates = second.checkout / ".git/modules/third_party/fbgemm/modules/third_party/asmjit/objects/info/alternates"
+    assert alternates.read_text().strip() == str(
+        first.cache / "modules/third_party/fbgemm/modules/third_party/asmjit/objects"
+    )
+    first_modules = pack_bytes(first.checkout / ".git/modules")
+    second_modules = pack_bytes(second.checkout / ".git/modules")
+    assert second_modules < first_modules / 4, (second_modules, first_modules)
+    # the cache grew by the new tag only: far less than a second copy
+    assert pack_bytes(first.cache) - cache_after_first < cache_after_first / 2
+
+
+def test_without_a_mirror_rule_the_submodule_url_is_named(small_world: World, work: Path) -> None:
+    # Only the top repository is mirrored; https is refused so the test never reaches the network.
+    os.environ["GIT_ALLOW_PROTOCOL"] = "file"
+    try:
+        top_only = parse_mirror_args([f"{small_world.top_url}={small_world.file_url('pytorch/pytorch')}"], {})
+        sync = sync_for(small_world, work, "v1.0.0", top_only)
+        with pytest.raises(StepFailed) as err:
+            sync.run(log_path=work / "sync.log")
+    finally:
+        del os.environ["GIT_ALLOW_PROTOCOL"]
+    message, hint = err.value.message, err.value.hint or ""
+    assert message.startswith(f"torch sources: could not fetch submodule {sync.checkout}/third_party/")
+    url = message.rsplit(" from ", 1)[1]
+    assert url.startswith(("https://github.com/", "git@github.com:"))
+    assert hint.startswith(f"no mirror rule covers {url}: pass --mirror gitee or --mirror https://github.com/=")
+    assert hint.endswith(f"full output in {work / 'sync.log'}")
+    assert err.value.exit_code == 5
+    assert not sync.is_complete()
+
+
+def test_flat_namespace_mirror_map_end_to_end(small_world: World, work: Path) -> None:
+    """A gitee-style map (one rule per repository, flat names) drives every depth, SSH URL included."""
+    flat = work / "flat"
+    flat.mkdir()
+    rows = []
+    for key, path in small_world.repos.items():
+        name = key.replace("/", "-")
+        (flat / f"{name}.git").symlink_to(path)
+        rows.append(f'[[repo]]\ngithub = "{key}"\ngitee = "{name}"\n')
+    mapping = work / "flat.toml"
+    mapping.write_text(f'base = "file://{flat}/"\n' + "\n".join(rows))
+    sync = sync_for(small_world, work, "v2.0.0", parse_mirror_args([str(mapping)], {}))
+    assert sync.run() == small_world.tags["v2.0.0"]
+    assert sync.submodule_commits() == dict(small_world.submodules["v2.0.0"])
+
+
+def test_pinned_commit_mismatch_names_both(small_world: World, work: Path) -> None:
+    wrong = "0123456789abcdef0123456789abcdef01234567"
+    sync = sync_for(small_world, work, "v1.1.0", commit=wrong)
+    with pytest.raises(StepFailed) as err:
+        sync.run()
+    actual = small_world.tags["v1.1.0"]
+    assert err.value.message == (
+        f"torch.commit: tag v1.1.0 of https://github.com/pytorch/pytorch resolves to {actual}, "
+        f"but the recipe pins {wrong}"
+    )
+    assert err.value.hint == (
+        f'if upstream moved the tag on purpose, set torch.commit = "{actual}" in the recipe; '
+        "otherwise the repository or mirror serves a different history: check --mirror"
+    )
+    right = sync_for(small_world, work, "v1.1.0", commit=actual)
+    assert right.verify_commit() == actual
+
+
+def test_interrupted_submodule_update_continues(small_world: World, work: Path) -> None:
+    """The top checkout is in place but submodules stopped half way: a rerun continues, not restarts."""
+    os.environ["GIT_ALLOW_PROTOCOL"] = "file"
+    try:
+        partial_rules = parse_mirror_args(
+            [
+                f"{small_world.top_url}={small_world.file_url('pytorch/pytorch')}",
+                f"https://github.com/pybind/=file://{small_world.root}/pybind/",
+            ],
+            {},
+        )
+        broken = sync_for(small_world, work, "v1.0.0", partial_rules)
+        with pytest.raises(StepFailed):
+            broken.run()
+    finally:
+        del os.environ["GIT_ALLOW_PROTOCOL"]
+    # git clones every submodule it can before it stops; pybind11 is fetched, the others are not
+    assert (broken.checkout / ".git/modules/third_party/pybind11/HEAD").is_file()
+    assert not (broken.checkout / ".git/modules/third_party/fbgemm").exists()
+    assert not broken.is_complete()
+    sync = sync_for(small_world, work, "v1.0.0")
+    assert sync.pending_commands() == sync.submodule_commands()
+    packs = broken.checkout / ".git/modules/third_party/pybind11/objects/pack"
+    before = {p.name: p.stat().st_ino for p in packs.glob("*.pack")}
+    assert before
+    sync.run()
+    assert sync.is_complete()
+    assert sync.submodule_commits() == dict(small_world.submodules["v1.0.0"])
+    assert {p.name: p.stat().st_ino for p in packs.glob("*.pack")} == before  # kept, not cloned again
+
+
+def test_leftovers_of_a_killed_clone_are_never_used(small_world: World, work: Path) -> None:
+    sync = sync_for(small_world, work, "v1.1.0")
+    sync.partial.mkdir(parents=True)
+    (sync.partial / "junk").write_text("half a clone")
+    sync.checkout.mkdir()
+    (sync.checkout / "junk").write_text("not a checkout")
+    assert not sync.is_complete()
+    assert sync.pending_commands() == sync.commands()
+    sync.run()
+    assert sync.is_complete() and not (sync.checkout / "junk").exists() and not sync.partial.exists()
+
+
+def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> None:
+    """SIGKILL the whole sync while submodules are being cloned; the next run finishes the job."""
+    script = (
+        "import sys; from pathlib import Path; from srcbuild.recipe.model import SourcePin; "
+        "from srcbuild.sources.mirrors import parse_mirror_args; from srcbuild.sources.sync import SourceSync; "
+        "SourceSync(SourcePin('v2.0.0', sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), "
+        "parse_mirror_args([sys.argv[4]], {}), jobs=1).run()"
+    )
+    world = small_world
+    sync = sync_for(world, work, "v2.0.0")
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, world.top_url, str(sync.checkout), str(sync.git_cache), world.mirror_rule],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    modules = sync.checkout / ".git" / "modules" / "third_party"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and child.poll() is None:
+        if modules.is_dir() and len(list(modules.iterdir())) >= 3:
+            break
+        time.sleep(0.005)
+    assert child.poll() is None, "the sync finished before it could be interrupted"
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    assert not sync.is_complete()
+    sync.run()
+    assert sync.is_complete()
+    assert sync.submodule_commits() == dict(world.submodules["v2.0.0"])
