@@ -131,6 +131,45 @@ def check_kernels(wheel: WheelReport, archs: Sequence[ComputeCapability]) -> tup
     return rows, findings
 
 
+def check_recipe_kernels(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
+    """What ``TORCH_CUDA_ARCH_LIST`` asked for is there: SASS per ``gpu.arch``, PTX for the highest with ``ptx``.
+
+    Missing pieces that another image still covers are warnings (the GPU runs, but not as built).
+    """
+    if recipe.toolchain.cuda is None or not recipe.gpu.arch:
+        return []
+    kernels = wheel.kernels
+    findings = []
+    missing = [cc for cc in sorted(recipe.gpu.arch) if cc.sm not in kernels.sass]
+    covered = [cc for cc in missing if coverage(kernels, cc).runs]
+    if covered:
+        findings.append(
+            Finding(
+                "kernel-sass-missing",
+                Severity.WARNING,
+                f"gpu.arch asks for SASS for {', '.join(map(str, covered))} but the wheel has SASS only for "
+                f"{', '.join(sm_list(kernels.sass)) or 'none'}; those GPUs fall back to another image",
+                "torch-build.md §1c (TORCH_CUDA_ARCH_LIST)",
+                "check that TORCH_CUDA_ARCH_LIST reached the build (a stale build/ keeps the old list)",
+                "gpu.arch",
+            )
+        )
+    top = max(recipe.gpu.arch)
+    if recipe.gpu.ptx and top.sm not in kernels.ptx:
+        findings.append(
+            Finding(
+                "kernel-ptx-missing",
+                Severity.WARNING,
+                f"gpu.ptx = true asks for PTX for compute_{top.sm} but the wheel has PTX for "
+                f"{', '.join(sm_list(kernels.ptx)) or 'none'}; newer GPUs cannot JIT it",
+                "torch-build.md §1c (TORCH_CUDA_ARCH_LIST +PTX)",
+                "check that TORCH_CUDA_ARCH_LIST ended in +PTX for the build",
+                "gpu.ptx",
+            )
+        )
+    return findings
+
+
 def check_cross(wheel: WheelReport) -> list[Finding]:
     findings = []
     for lib in wheel.libraries:
@@ -178,6 +217,7 @@ def verify_wheel(
     if recipe is not None:
         if recipe.mpi.enabled and host_mpi is None and probe_host:
             host_mpi = probe_host_mpi()
+        findings += check_recipe_kernels(wheel, recipe)
         findings += check_mpi(wheel, recipe, host_mpi)
         findings += check_abi(wheel, recipe)
         findings += check_cuda_runtime(wheel, recipe)

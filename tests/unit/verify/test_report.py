@@ -100,7 +100,7 @@ def test_kepler_running_on_new_ptx_is_a_warning(tmp_path: Path) -> None:
     wheel = torch_wheel(tmp_path, [("ptx", 30)], ["libcudart.so.11.0"], "2.0.0+cu118.sm35.sm37")
     report = verify_wheel(wheel, recipe("kepler-k80-cu118"))
     assert report.ok
-    assert rules(report) == ["kernel-ptx-kepler", "kernel-ptx-kepler"]
+    assert rules(report) == ["kernel-ptx-kepler", "kernel-ptx-kepler", "kernel-sass-missing"]
     assert "Kepler's last driver (R470) cannot JIT PTX newer than CUDA 11.4" in report.findings[0].message
 
 
@@ -172,9 +172,32 @@ def test_tags_and_local_version(tmp_path: Path) -> None:
 
 def test_python37_needs_the_m_abi_tag(tmp_path: Path) -> None:
     wheel = torch_wheel(
-        tmp_path, [("sass", 30)], ["libcudart.so.9.2"], "1.7.1+cu92.sm30", "cp38-cp38m-linux_x86_64", "'9.2'"
+        tmp_path,
+        [("sass", 30), ("ptx", 30)],
+        ["libcudart.so.9.2"],
+        "1.7.1+cu92.sm30",
+        "cp38-cp38m-linux_x86_64",
+        "'9.2'",
     )
     assert rules(verify_wheel(wheel, recipe("kepler-cu92"))) == ["wheel-abi-tag"]
+
+
+def test_what_the_arch_list_asked_for_is_there(tmp_path: Path) -> None:
+    wheel = torch_wheel(
+        tmp_path,
+        [("sass", 50), ("ptx", 50)],
+        ["libcudart.so.12"],
+        "2.0.0+cu126.sm60.sm61",
+        "cp312-cp312-linux_x86_64",
+        "'12.6'",
+    )
+    report = verify_wheel(wheel, recipe("pascal-cu126"))
+    assert report.ok
+    assert [f.message for f in report.findings] == [
+        "gpu.arch asks for SASS for 6.0, 6.1 but the wheel has SASS only for 5.0; "
+        "those GPUs fall back to another image",
+        "gpu.ptx = true asks for PTX for compute_61 but the wheel has PTX for 5.0; newer GPUs cannot JIT it",
+    ]
 
 
 @pytest.mark.parametrize(
