@@ -102,8 +102,9 @@ class EnvSpec:
 
     @property
     def conda_specs(self) -> tuple[str, ...]:
-        """Everything the conda solver is asked for, Python first."""
-        return (self.python_spec, *self.conda)
+        """Everything the conda solver is asked for, Python first (and pip when pip packages follow)."""
+        needs_pip = bool(self.pip) and "pip" not in {package_name(s) for s in self.conda}
+        return (self.python_spec, *self.conda, *(("pip",) if needs_pip else ()))
 
     @property
     def conda_only(self) -> tuple[str, ...]:

@@ -119,6 +119,7 @@ def test_micromamba_solve_command() -> None:
         "python 3.8.*",
         "numpy <2",
         "magma-cuda92",
+        "pip",  # the pip packages below need it
     )
     assert commands[1].argv == (
         str(prefix / "bin" / "python"),

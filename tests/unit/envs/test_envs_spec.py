@@ -169,3 +169,9 @@ def test_lock_virtual_packages_are_portable_and_cuda_follows_the_recipe() -> Non
         ("__cuda", "9.2", "0"),
     ]
     assert ("__cuda", "9.2", "0") not in virtual_package_specs(EnvSpec(python="3.8"), for_this_host=False)
+
+
+def test_pip_packages_bring_pip_into_the_conda_env() -> None:
+    assert EnvSpec(python="3.8", conda=("cmake",)).conda_specs == ("python 3.8.*", "cmake")
+    assert EnvSpec(python="3.8", pip=("pybind11",)).conda_specs == ("python 3.8.*", "pip")
+    assert EnvSpec(python="3.8", conda=("pip 21.*",), pip=("x",)).conda_specs == ("python 3.8.*", "pip 21.*")
