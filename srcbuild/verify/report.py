@@ -171,7 +171,17 @@ def check_recipe_kernels(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
 
 
 def check_cross(wheel: WheelReport) -> list[Finding]:
-    findings = []
+    """cuobjdump disagreements (warnings), refusals (info) and libraries that are not ELF (warnings)."""
+    findings = [
+        Finding(
+            "library-unreadable",
+            Severity.WARNING,
+            f"{lib.name}: {lib.unreadable}; its kernels and links were not checked",
+            fix="check what this file is; a real shared library is an ELF file",
+        )
+        for lib in wheel.libraries
+        if lib.unreadable
+    ]
     for lib in wheel.libraries:
         check = lib.extra
         if not isinstance(check, CrossCheck) or check.status == "match":

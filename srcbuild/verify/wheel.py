@@ -49,6 +49,7 @@ class LibraryReport:
     entries: int = 0  # number of fat binary entries
     ptx_isa: Optional[tuple[int, int]] = None  # newest PTX ISA version among its PTX entries
     extra: Any = None  # what the LibraryHook returned (the cuobjdump cross-check)
+    unreadable: Optional[str] = None  # why the file could not be read as ELF (a linker script named .so)
 
     @property
     def needed(self) -> tuple[str, ...]:
@@ -131,7 +132,8 @@ def _measure_library(zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, hook
             dynamic = read_dynamic(f)
         extra = hook(info.filename, target, entries) if hook is not None and entries else None
     except VerificationFailed as exc:
-        raise VerificationFailed(f"{info.filename}: {exc.message.split(': ', 1)[-1]}", exc.hint) from None
+        reason = exc.message.split(": ", 1)[-1]
+        return LibraryReport(info.filename, Kernels(), DynamicInfo(), info.file_size, unreadable=reason)
     finally:
         target.unlink()
     return LibraryReport(
