@@ -238,11 +238,16 @@ class _Builder:
             self.pip_form[name] = "" if pip_name == "" else (pip_name or self.deps.pip_name(name))
         self.origins.setdefault(name, origin)
 
-    def add_pin(self, pin: str, origin: str) -> None:
+    def add_pin(self, pin: str, origin: str, python: str) -> None:
         try:
             requirement = Requirement(pin)
         except InvalidRequirement:
             raise RecipeError(f"build pin {pin!r} is not a pip requirement") from None
+        if requirement.marker is not None and not requirement.marker.evaluate(
+            {"python_version": python, "python_full_version": f"{python}.0", "sys_platform": "linux"}
+        ):
+            return  # e.g. `dataclasses; python_version < "3.7"` for a Python 3.8 environment
+        requirement.marker = None
         conda_name = {v.lower(): k for k, v in self.deps.pip_names.items()}.get(
             requirement.name.lower(), requirement.name.lower()
         )
@@ -297,7 +302,7 @@ def env_spec_for(
         builder.add_conda(magma, f"MAGMA for CUDA {recipe.toolchain.cuda} (pytorch channel)", "")
         channels.append(deps.magma_channel)
     for pin, why in knowledge_pins(version, kb):
-        builder.add_pin(pin, why)
+        builder.add_pin(pin, why, recipe.toolchain.python)
     for spec in recipe.env.conda:  # a package pip also provides keeps its pip form; others are conda-only
         builder.add_conda(spec, "recipe [env] conda", None if package_name(spec) in builder.conda else "")
     for requirement in recipe.env.pip:

@@ -175,3 +175,9 @@ def test_pip_packages_bring_pip_into_the_conda_env() -> None:
     assert EnvSpec(python="3.8", conda=("cmake",)).conda_specs == ("python 3.8.*", "cmake")
     assert EnvSpec(python="3.8", pip=("pybind11",)).conda_specs == ("python 3.8.*", "pip")
     assert EnvSpec(python="3.8", conda=("pip 21.*",), pip=("x",)).conda_specs == ("python 3.8.*", "pip 21.*")
+
+
+def test_pins_with_markers_follow_the_recipe_python(catalog: RecipeCatalog) -> None:
+    pins = PinsKB(('dataclasses; python_version < "3.7"', 'protobuf<4; python_version >= "3.8"'))
+    spec = env_spec_for(catalog.load("kepler-cu92"), kb=pins)  # Python 3.8
+    assert spec.pip == ("protobuf<4",)
