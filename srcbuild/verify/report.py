@@ -147,8 +147,9 @@ def check_recipe_kernels(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
             Finding(
                 "kernel-sass-missing",
                 Severity.WARNING,
-                f"gpu.arch asks for SASS for {', '.join(map(str, covered))} but the wheel has SASS only for "
-                f"{', '.join(sm_list(kernels.sass)) or 'none'}; those GPUs fall back to another image",
+                f"gpu.arch asks for SASS for {', '.join(map(str, covered))} but the wheel has "
+                + (f"SASS only for {', '.join(sm_list(kernels.sass))}" if kernels.sass else "no SASS")
+                + "; those GPUs fall back to another image",
                 "torch-build.md §1c (TORCH_CUDA_ARCH_LIST)",
                 "check that TORCH_CUDA_ARCH_LIST reached the build (a stale build/ keeps the old list)",
                 "gpu.arch",
@@ -160,8 +161,9 @@ def check_recipe_kernels(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
             Finding(
                 "kernel-ptx-missing",
                 Severity.WARNING,
-                f"gpu.ptx = true asks for PTX for compute_{top.sm} but the wheel has PTX for "
-                f"{', '.join(sm_list(kernels.ptx)) or 'none'}; newer GPUs cannot JIT it",
+                f"gpu.ptx = true asks for PTX for compute_{top.sm} but the wheel has "
+                + (f"PTX only for {', '.join(sm_list(kernels.ptx))}" if kernels.ptx else "no PTX")
+                + "; newer GPUs cannot JIT it",
                 "torch-build.md §1c (TORCH_CUDA_ARCH_LIST +PTX)",
                 "check that TORCH_CUDA_ARCH_LIST ended in +PTX for the build",
                 "gpu.ptx",

@@ -196,7 +196,7 @@ def test_what_the_arch_list_asked_for_is_there(tmp_path: Path) -> None:
     assert [f.message for f in report.findings] == [
         "gpu.arch asks for SASS for 6.0, 6.1 but the wheel has SASS only for 5.0; "
         "those GPUs fall back to another image",
-        "gpu.ptx = true asks for PTX for compute_61 but the wheel has PTX for 5.0; newer GPUs cannot JIT it",
+        "gpu.ptx = true asks for PTX for compute_61 but the wheel has PTX only for 5.0; newer GPUs cannot JIT it",
     ]
 
 
