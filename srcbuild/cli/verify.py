@@ -164,7 +164,9 @@ def render_smoke(report: SmokeReport, console: Console) -> None:
 @click.option("--recipe", "recipe_name", required=True, help="Recipe the wheel was built from (name or file).")
 @click.option("--wheel", "wheel", type=click.Path(dir_okay=False, exists=True), help="torch wheel (default: cached).")
 @click.option(
-    "--torchvision-wheel", type=click.Path(dir_okay=False, exists=True), help="torchvision wheel to test nms with."
+    "--torchvision-wheel",
+    type=click.Path(dir_okay=False, exists=True),
+    help="torchvision wheel to test nms with (default with no --wheel: the cached one, if any).",
 )
 @click.option("--python", "python", default=None, help="Interpreter for the venv (default: python<toolchain.python>).")
 @click.option(
@@ -186,6 +188,11 @@ def smoke_command(
     wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
     if torchvision_wheel:
         wheels.append(Path(torchvision_wheel))
+    elif wheel is None and recipe.torchvision is not None:
+        try:  # the cached torchvision of the same recipe, when there is one
+            wheels.append(cached_wheel(recipe, "torchvision"))
+        except UsageError:
+            pass
     interpreter = find_python(recipe, python)
     env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
     host_mpi = probe_host_mpi() if recipe.mpi.enabled else None
