@@ -7,6 +7,7 @@ from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, GpuAdvice, Recommendat
 from srcbuild.advice.window import Window
 from srcbuild.host.facts import GpuInfo
 from srcbuild.host.jobs import GIB
+from srcbuild.preflight import MPI_LABELS
 
 _STATUS = {FITS: "fits", NEEDS_DRIVER: "needs a newer driver", "no": "does not fit"}
 
@@ -116,10 +117,10 @@ def render_doctor(report: DoctorReport) -> str:
         )
     if not host.gccs:
         out.append("  none found")
-    out.append(
-        "MPI: "
-        + (", ".join(f"{m.implementation} {m.version} ({m.mpicc or m.source})" for m in host.mpi) or "none found")
+    labels_mpi = (
+        f"{MPI_LABELS.get(m.implementation, m.implementation)} {m.version} ({m.mpicc or m.source})" for m in host.mpi
     )
+    out.append("MPI: " + (", ".join(labels_mpi) or "none found"))
     out.append("conda/mamba/micromamba: " + (", ".join(f"{n} ({p})" for n, p in host.conda) or "none found"))
     if host.docker is None:
         out.append("docker: none found")
