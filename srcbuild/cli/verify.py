@@ -6,6 +6,7 @@ JSON; a failed verification raises ``VerificationFailed`` (exit 6) naming the fi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -189,10 +190,8 @@ def smoke_command(
     if torchvision_wheel:
         wheels.append(Path(torchvision_wheel))
     elif wheel is None and recipe.torchvision is not None:
-        try:  # the cached torchvision of the same recipe, when there is one
+        with contextlib.suppress(UsageError):  # the recipe's cached torchvision, when there is one
             wheels.append(cached_wheel(recipe, "torchvision"))
-        except UsageError:
-            pass
     interpreter = find_python(recipe, python)
     env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
     host_mpi = probe_host_mpi() if recipe.mpi.enabled else None
