@@ -11,6 +11,7 @@ routed through mirrors when installed.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,12 @@ class Lockfile:
         """An ``@EXPLICIT`` list (``url#md5``) for ``conda/mamba/micromamba create --file``."""
         route = url_for or (lambda u: u)
         return ["@EXPLICIT", *(f"{route(p.url)}#{p.md5}" for p in self.packages)]
+
+
+def packages_digest(packages: Sequence[LockedPackage]) -> str:
+    """One hash for an exact package set (file name and sha256, or md5, of each package)."""
+    lines = sorted(f"{p.file_name} {p.sha256 or p.md5}" for p in packages)
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def lockfile_path(recipe_path: Path, recipe_name: str) -> Path:

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,9 +116,12 @@ def read_marker(prefix: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def is_complete(prefix: Path, spec_hash: str) -> bool:
+def is_complete(prefix: Path, spec_hash: str, must_match: Mapping[str, Any] | None = None) -> bool:
+    """A marker for this spec hash, which also records each ``must_match`` value (e.g. the packages)."""
     marker = read_marker(prefix)
-    return marker is not None and marker.get("spec_hash") == spec_hash
+    if marker is None or marker.get("spec_hash") != spec_hash:
+        return False
+    return all(marker.get(k) == v for k, v in (must_match or {}).items())
 
 
 def _rmtree(path: Path) -> None:
@@ -162,17 +165,23 @@ class EnvStore:
         self,
         key: str,
         spec_hash: str,
-        create: Callable[[Path, Path], None],
+        create: Callable[[Path, Path], Mapping[str, Any] | None],
         finish: Callable[[Path], None] | None = None,
         relocatable: bool = True,
-        marker_extra: dict[str, Any] | None = None,
+        marker_extra: Mapping[str, Any] | None = None,
+        must_match: Mapping[str, Any] | None = None,
     ) -> tuple[Path, bool]:
-        """Return (prefix, reused). ``create(target, final)`` builds the environment in ``target``
-        (a temp dir renamed to ``final`` afterwards when ``relocatable``; else ``final`` itself);
-        ``finish(final)`` runs in place (pip installs), then the marker is written last."""
+        """Return (prefix, reused).
+
+        A complete environment whose marker has ``spec_hash`` (and every ``must_match`` value) is
+        reused untouched. Otherwise ``create(target, final)`` builds it in ``target`` (a temp dir
+        renamed to ``final`` afterwards when ``relocatable``; else ``final`` itself) and may return
+        values for the marker; ``finish(final)`` runs in place (pip installs); the marker is
+        written last.
+        """
         final = self.prefix_for(key)
         with self.lock(key):
-            if is_complete(final, spec_hash):
+            if is_complete(final, spec_hash, must_match):
                 return final, True
             for stale in self.leftovers(key):  # a creation that was killed
                 _rmtree(stale)
@@ -180,7 +189,7 @@ class EnvStore:
                 _rmtree(final)
             target = self.root / f".{key}.tmp-{os.getpid()}" if relocatable else final
             try:
-                create(target, final)
+                recorded = create(target, final) or {}
                 if relocatable:
                     os.rename(target, final)
                 if finish is not None:
@@ -192,6 +201,7 @@ class EnvStore:
                 raise
             marker = {"spec_hash": spec_hash, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             marker.update(marker_extra or {})
+            marker.update(recorded)
             tmp = final / (MARKER + ".tmp")
             tmp.write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             tmp.replace(final / MARKER)

@@ -152,7 +152,7 @@ def solve_spec(
     from rattler.exceptions import SolverError
 
     virtual = virtual_package_specs(spec, for_this_host)
-    _log(log_path, "virtual packages: " + ", ".join(f"{n}={v}={b}" for n, v, b in virtual))
+    log_line(log_path, "virtual packages: " + ", ".join(f"{n}={v}={b}" for n, v, b in virtual))
 
     channels = [rattler.Channel(spec.routing.base_url(c)) for c in spec.channels]
     gateway = rattler.Gateway(cache_dir=repodata_cache, show_progress=False)
@@ -171,22 +171,22 @@ def solve_spec(
     try:
         records = asyncio.run(run())
     except SolverError as exc:
-        _log(log_path, f"solver report for {list(spec.conda_specs)}:\n{exc}")
+        log_line(log_path, f"solver report for {list(spec.conda_specs)}:\n{exc}")
         why = explain_solve_error(str(exc), spec.channels, spec.conda_specs)
         raise EnvironmentError_(f"environment cannot be solved: {why.message}", why.hint) from None
     except Exception as exc:  # rattler raises its own exception types for fetch/parse failures
-        _log(log_path, f"repodata fetch failed: {type(exc).__name__}: {exc}")
+        log_line(log_path, f"repodata fetch failed: {type(exc).__name__}: {exc}")
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise EnvironmentError_(
             f"cannot read the channels {', '.join(spec.routing.route(c) for c in spec.channels)}: {first}",
             "check the network or give a reachable mirror with --channel-mirror NAME=URL or --channel-alias URL",
         ) from None
     packages = [_locked(r, spec) for r in records]
-    _log(log_path, "solved:\n" + "\n".join(f"  {p.label} {p.url}" for p in packages))
+    log_line(log_path, "solved:\n" + "\n".join(f"  {p.label} {p.url}" for p in packages))
     return sorted(packages, key=lambda p: p.name)
 
 
-def _log(log_path: Path | None, text: str) -> None:
+def log_line(log_path: Path | None, text: str) -> None:
     if log_path is None:
         return
     log_path.parent.mkdir(parents=True, exist_ok=True)

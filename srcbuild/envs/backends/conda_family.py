@@ -15,7 +15,7 @@ from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.envs.backends.base import pip_command, run_checked
-from srcbuild.envs.lockfile import check_current, read_lockfile
+from srcbuild.envs.lockfile import check_current, packages_digest, read_lockfile
 from srcbuild.envs.prefix import BuildEnv, EnvStore, env_changes_for
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import HostError
@@ -68,12 +68,20 @@ class CondaFamilyBackend:
         started = time.monotonic()
         store = EnvStore(Path(envs_dir))
 
-        def create(target: Path, final: Path) -> None:
-            if lockfile is not None and lockfile.is_file():
+        locked = None
+        if lockfile is not None and lockfile.is_file():
+            lock = read_lockfile(lockfile)
+            check_current(lock, lockfile, spec.hash(), lockfile.name.removesuffix(".conda-lock.yml"))
+            locked = packages_digest(lock.packages)
+
+        def create(target: Path, final: Path) -> dict[str, str]:
+            if locked is not None:
+                assert lockfile is not None
                 explicit = self.explicit_file(final)
                 explicit.write_text("\n".join(self.explicit_lines(spec, lockfile)) + "\n", encoding="utf-8")
             for command in self.commands(spec, final, lockfile):
                 run_checked(command, log_path, f"{Path(command.argv[0]).name} {command.argv[1]}")
+            return {"packages": locked} if locked is not None else {}
 
         prefix, reused = store.ensure(
             spec.key,
@@ -81,6 +89,7 @@ class CondaFamilyBackend:
             create,
             relocatable=False,
             marker_extra={"backend": self.name, "spec": spec.canonical()},
+            must_match={"packages": locked} if locked is not None else None,
         )
         return BuildEnv(
             prefix=prefix,

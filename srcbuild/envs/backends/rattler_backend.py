@@ -14,9 +14,9 @@ from pathlib import Path
 
 from srcbuild.envs.backends.base import pip_command, run_checked
 from srcbuild.envs.fetch import fetch_verified
-from srcbuild.envs.lockfile import LockedPackage, check_current, read_lockfile
+from srcbuild.envs.lockfile import LockedPackage, check_current, packages_digest, read_lockfile
 from srcbuild.envs.prefix import BuildEnv, EnvStore, env_changes_for
-from srcbuild.envs.solve import _log, solve_spec
+from srcbuild.envs.solve import log_line, solve_spec
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError
 
@@ -46,17 +46,6 @@ class RattlerBackend:
         lines.append(f"reuse {prefix} untouched while its spec hash is {spec.key}")
         return lines
 
-    def locked_packages(
-        self, spec: EnvSpec, store: EnvStore, lockfile: Path | None, log_path: Path | None
-    ) -> tuple[list[LockedPackage], str]:
-        """The exact packages to install, and what recorded their hashes."""
-        if lockfile is not None and lockfile.is_file():
-            lock = read_lockfile(lockfile)
-            check_current(lock, lockfile, spec.hash(), _recipe_name(lockfile))
-            _log(log_path, f"installing from lockfile {lockfile} ({len(lock.packages)} packages, no solve)")
-            return list(lock.packages), f"the lockfile {lockfile.name}"
-        return solve_spec(spec, store.repodata_cache, log_path), "the channel index"
-
     def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv:
         if not rattler_available():
             raise HostError(
@@ -65,10 +54,21 @@ class RattlerBackend:
             )
         started = time.monotonic()
         store = EnvStore(Path(envs_dir))
+        locked: list[LockedPackage] | None = None
+        if lockfile is not None and lockfile.is_file():
+            lock = read_lockfile(lockfile)
+            check_current(lock, lockfile, spec.hash(), _recipe_name(lockfile))
+            locked = list(lock.packages)
 
-        def create(target: Path, final: Path) -> None:
-            packages, recorded_by = self.locked_packages(spec, store, lockfile, log_path)
+        def create(target: Path, final: Path) -> dict[str, str]:
+            if locked is not None:
+                assert lockfile is not None
+                log_line(log_path, f"installing from lockfile {lockfile} ({len(locked)} packages, no solve)")
+                packages, recorded_by = locked, f"the lockfile {lockfile.name}"
+            else:
+                packages, recorded_by = solve_spec(spec, store.repodata_cache, log_path), "the channel index"
             install_packages(packages, spec, store, target, final, log_path, recorded_by)
+            return {"packages": packages_digest(packages)}
 
         def finish(final: Path) -> None:
             if spec.pip:
@@ -83,8 +83,9 @@ class RattlerBackend:
             marker_extra={
                 "backend": self.name,
                 "spec": spec.canonical(),
-                "lockfile": str(lockfile) if lockfile else None,
+                "lockfile": str(lockfile) if locked else None,
             },
+            must_match={"packages": packages_digest(locked)} if locked is not None else None,
         )
         return BuildEnv(
             prefix=prefix,
@@ -152,10 +153,10 @@ def install_packages(
     except KeyboardInterrupt:
         raise
     except Exception as exc:
-        _log(log_path, f"install failed: {type(exc).__name__}: {exc}")
+        log_line(log_path, f"install failed: {type(exc).__name__}: {exc}")
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise EnvironmentError_(
             f"installing the environment into {final} failed: {first}",
             f"see {log_path} for details" if log_path else "rerun with --debug for details",
         ) from None
-    _log(log_path, f"installed {len(packages)} packages into {final}")
+    log_line(log_path, f"installed {len(packages)} packages into {final}")

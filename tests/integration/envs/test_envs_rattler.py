@@ -281,3 +281,35 @@ def test_virtual_packages_cuda_from_the_recipe(channels: dict[str, Path], tmp_pa
         "environment cannot be solved: cannot install `cudatoolkit 9.2.*`: cudatoolkit 9.2.148 needs "
         f"`__cuda >=9.2`, which no package in {channel[0]} provides"
     )
+
+
+def test_a_new_lockfile_replaces_the_env_and_the_same_one_reuses_it(
+    write_recipe: Callable[..., Path],
+    mirror_args: list[str],
+    channels: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    recipe = write_recipe()
+    assert create(recipe, *mirror_args) == 0  # solved
+    prefix = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main(["lock", "--recipe", str(recipe), *mirror_args]) == 0  # the same packages, now locked
+    capsys.readouterr()
+    assert create(recipe, *mirror_args) == 0
+    assert capsys.readouterr().err.startswith("environment unchanged")
+
+    # the channel gains cmake 3.28: a new lock pins it, and the next create follows the lockfile
+    write_package(
+        FakePackage("cmake", "3.28.6", depends=("libuv >=1.44,<2",), files={"bin/cmake": b"#!/bin/sh\necho 3.28\n"}),
+        channels["conda-forge"],
+    )
+    from worlds.conda_channel import make_channel
+
+    make_channel(channels["conda-forge"], [])  # re-index
+    assert main(["lock", "--recipe", str(recipe), *mirror_args]) == 0
+    capsys.readouterr()
+    assert create(recipe, *mirror_args) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == str(prefix)  # same spec, same place
+    assert err.startswith("environment created with rattler (from ")
+    assert (prefix / "conda-meta" / "cmake-3.28.6-h0_0.json").is_file()
+    assert not (prefix / "conda-meta" / "cmake-3.27.9-h0_0.json").exists()
