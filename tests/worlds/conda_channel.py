@@ -37,6 +37,7 @@ class FakePackage:
     executables: tuple[str, ...] = ()  # paths in ``files`` that get mode 0o755
     noarch: bool = False
     post_link: str | None = None  # shell text run by the installer after linking
+    symlinks: Mapping[str, str] = field(default_factory=dict)  # path -> link target
 
     @property
     def subdir(self) -> str:
@@ -90,16 +91,24 @@ def write_package(pkg: FakePackage, channel: Path) -> Path:
         }
         for path, data in sorted(files.items())
     ]
+    paths += [{"_path": path, "path_type": "softlink"} for path in sorted(pkg.symlinks)]
+    paths.sort(key=lambda entry: str(entry["_path"]))
     out = channel / pkg.subdir / pkg.file_name
     out.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:bz2") as tar:
+    with tarfile.open(fileobj=buffer, mode="w:bz2", compresslevel=1) as tar:
         _add(tar, "info/index.json", json.dumps(_index_json(pkg), indent=2, sort_keys=True).encode())
         _add(tar, "info/paths.json", json.dumps({"paths": paths, "paths_version": 1}, indent=2).encode())
-        _add(tar, "info/files", "".join(f"{p}\n" for p in sorted(files)).encode())
+        _add(tar, "info/files", "".join(f"{p}\n" for p in sorted([*files, *pkg.symlinks])).encode())
         for path, data in sorted(files.items()):
             executable = path in pkg.executables or path.startswith("bin/")
             _add(tar, path, data, 0o755 if executable else 0o644)
+        for path, target in sorted(pkg.symlinks.items()):
+            link = tarfile.TarInfo(path)
+            link.type = tarfile.SYMTYPE
+            link.linkname = target
+            link.mtime = FIXED_MTIME
+            tar.addfile(link)
     out.write_bytes(buffer.getvalue())
     return out
 
@@ -240,6 +249,38 @@ def slow_link_package(marker_var: str = "SRCBUILD_TEST_SLOW_LINK") -> FakePackag
         files={"share/slowlink/README": b"slow to link\n"},
         post_link=f'if [ -n "${marker_var}" ]; then touch "${marker_var}"; sleep 60; fi\nexit 0\n',
     )
+
+
+def host_python_packages() -> list[FakePackage]:
+    """A ``python`` package that runs the interpreter running the tests, as a venv does, and ``pip``.
+
+    ``python`` holds ``pyvenv.cfg`` and ``bin/python`` -> the base interpreter, so the environment's
+    ``sys.prefix`` is the environment itself; ``pip`` is the wheel bundled with ``ensurepip``,
+    unpacked into site-packages. Together they let tests run the pip step of a conda environment
+    for real, offline.
+    """
+    import ensurepip
+    import sys
+    import zipfile
+
+    version = ".".join(str(v) for v in sys.version_info[:3])
+    short = ".".join(str(v) for v in sys.version_info[:2])
+    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    cfg = f"home = {base.parent}\ninclude-system-site-packages = false\nversion = {version}\n"
+    python = FakePackage(
+        "python",
+        version,
+        build="h0_0_host",
+        files={"pyvenv.cfg": cfg.encode(), f"lib/python{short}/site-packages/README.txt": b"site-packages\n"},
+        symlinks={"bin/python": str(base), f"bin/python{short}": str(base)},
+    )
+    bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl"))[-1]
+    pip_version = bundled.name.split("-")[1]
+    site = f"lib/python{short}/site-packages/"
+    with zipfile.ZipFile(bundled) as wheel:
+        files = {site + name: wheel.read(name) for name in wheel.namelist() if not name.endswith("/")}
+    pip = FakePackage("pip", pip_version, build="pyh0_0", depends=(f"python {short}.*",), files=files)
+    return [python, pip]
 
 
 def torch_build_channels(root: Path) -> dict[str, Path]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,3 +67,37 @@ def write_recipe(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def make_wheel(directory: Path, name: str = "srcbuild_demo_greet", version: str = "1.0") -> Path:
+    """A minimal pure-Python wheel, written by hand (no build backend, no network)."""
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": f"GREETING = 'hello from {name} {version}'\n".encode(),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [_record_line(n, d) for n, d in files.items()] + [f"{dist}/RECORD,,"]
+    files[f"{dist}/RECORD"] = ("\n".join(record) + "\n").encode()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as wheel:
+        for member, data in files.items():
+            wheel.writestr(member, data)
+    return path
+
+
+@pytest.fixture
+def offline_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """pip sees only a local wheel directory: no index, no user or site configuration."""
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels)
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    return wheels

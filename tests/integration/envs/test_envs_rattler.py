@@ -313,3 +313,23 @@ def test_a_new_lockfile_replaces_the_env_and_the_same_one_reuses_it(
     assert err.startswith("environment created with rattler (from ")
     assert (prefix / "conda-meta" / "cmake-3.28.6-h0_0.json").is_file()
     assert not (prefix / "conda-meta" / "cmake-3.27.9-h0_0.json").exists()
+
+
+def test_pip_step_of_a_conda_env(tmp_path: Path, offline_pip: Path) -> None:
+    from worlds.conda_channel import host_python_packages, make_channel
+
+    channel = make_channel(tmp_path / "hostpy", host_python_packages())
+    python = ".".join(str(v) for v in sys.version_info[:2])
+    spec = EnvSpec(python=python, pip=("srcbuild-demo-greet==1.0",), channels=(channel.as_uri(),))
+    assert spec.conda_specs == (f"python {python}.*", "pip")
+    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, tmp_path / "env.log")
+    run = subprocess.run(
+        [env.python, "-c", "import sys, srcbuild_demo_greet as g; print(sys.prefix); print(g.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    prefix, module = run.stdout.splitlines()
+    assert Path(prefix) == env.prefix  # installed into the environment, not the interpreter it runs
+    assert Path(module).is_relative_to(env.prefix)
+    assert not list((tmp_path / "envs").glob(".*.tmp-*"))
