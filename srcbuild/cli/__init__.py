@@ -6,6 +6,7 @@ returns the error's exit code. ``--debug`` (or ``SRCBUILD_DEBUG=1``) shows the t
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -14,40 +15,47 @@ from collections.abc import Sequence
 import click
 
 from srcbuild import __version__
-from srcbuild.cli.build import plan_command, torch_command, torchvision_command
-from srcbuild.cli.cache import cache_group
-from srcbuild.cli.compat import compat_command
-from srcbuild.cli.doctor import doctor_command, recommend_command
-from srcbuild.cli.env import env_group, lock_env
-from srcbuild.cli.install import install_cmd
-from srcbuild.cli.recipes import recipes_group
-from srcbuild.cli.verify import smoke_command, verify_command
 from srcbuild.errors import SrcbuildError
 
 INTERNAL_ERROR = 70
 
+# Each command lives in its own module, imported only when that command runs (so that
+# `srcbuild doctor` does not pay for boto3, rattler or the build engine). name -> "module:object".
+COMMANDS = {
+    "recipes": "srcbuild.cli.recipes:recipes_group",
+    "compat": "srcbuild.cli.compat:compat_command",
+    "doctor": "srcbuild.cli.doctor:doctor_command",
+    "recommend": "srcbuild.cli.doctor:recommend_command",
+    "plan": "srcbuild.cli.build:plan_command",
+    "torch": "srcbuild.cli.build:torch_command",
+    "torchvision": "srcbuild.cli.build:torchvision_command",
+    "verify": "srcbuild.cli.verify:verify_command",
+    "smoke": "srcbuild.cli.verify:smoke_command",
+    "cache": "srcbuild.cli.cache:cache_group",
+    "install": "srcbuild.cli.install:install_cmd",
+    "env": "srcbuild.cli.env:env_group",
+    "lock": "srcbuild.cli.env:lock_env",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS and cmd_name not in self.commands:
+            module_name, attr = COMMANDS[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module_name), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="srcbuild")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 def cli(debug: bool) -> None:
     """Build PyTorch and torchvision wheels from source for legacy NVIDIA GPUs."""
-
-
-# Each command lives in its own module; register it here.
-cli.add_command(recipes_group)
-cli.add_command(doctor_command)
-cli.add_command(recommend_command)
-cli.add_command(compat_command)
-cli.add_command(plan_command)
-cli.add_command(torch_command)
-cli.add_command(torchvision_command)
-cli.add_command(cache_group)
-cli.add_command(install_cmd)
-cli.add_command(verify_command)
-cli.add_command(smoke_command)
-cli.add_command(env_group)
-cli.add_command(lock_env)
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
