@@ -239,16 +239,24 @@ def pytorch_packages() -> list[FakePackage]:
 
 
 def slow_link_package(marker_var: str = "SRCBUILD_TEST_SLOW_LINK") -> FakePackage:
-    """A package whose post-link script, when ``$marker_var`` names a file, touches it and sleeps.
+    """A package whose post-link script, when ``$marker_var`` names a file, touches it and waits.
 
-    Tests use it to kill an environment creation half-way through, at a moment they can see.
+    It waits until the file named by ``$<marker_var>_RELEASE`` exists, or 60 s without one. Tests
+    use it to stop an environment creation half-way, at a moment they can see: to kill it, or to
+    start a second creation of the same environment meanwhile.
     """
-    return FakePackage(
-        "slowlink",
-        "1.0",
-        files={"share/slowlink/README": b"slow to link\n"},
-        post_link=f'if [ -n "${marker_var}" ]; then touch "${marker_var}"; sleep 60; fi\nexit 0\n',
-    )
+    script = f"""if [ -n "${marker_var}" ]; then
+  touch "${marker_var}"
+  i=0
+  while [ $i -lt 1200 ]; do
+    if [ -n "${marker_var}_RELEASE" ] && [ -e "${marker_var}_RELEASE" ]; then break; fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+fi
+exit 0
+"""
+    return FakePackage("slowlink", "1.0", files={"share/slowlink/README": b"slow to link\n"}, post_link=script)
 
 
 def host_python_packages() -> list[FakePackage]:

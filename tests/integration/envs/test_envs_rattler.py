@@ -333,3 +333,24 @@ def test_pip_step_of_a_conda_env(tmp_path: Path, offline_pip: Path) -> None:
     assert Path(prefix) == env.prefix  # installed into the environment, not the interpreter it runs
     assert Path(module).is_relative_to(env.prefix)
     assert not list((tmp_path / "envs").glob(".*.tmp-*"))
+
+
+def test_two_creations_of_one_env_wait_for_each_other(
+    write_recipe: Callable[..., Path], mirror_args: list[str], tmp_path: Path
+) -> None:
+    recipe = write_recipe(conda=("slowlink",))
+    marker, release = tmp_path / "linking", tmp_path / "release"
+    first = _spawn_create(
+        recipe, mirror_args, {"SRCBUILD_TEST_SLOW_LINK": str(marker), "SRCBUILD_TEST_SLOW_LINK_RELEASE": str(release)}
+    )
+    _wait_for(marker, first)
+    second = _spawn_create(recipe, mirror_args, {})
+    time.sleep(1.0)
+    assert second.poll() is None  # waiting for the first creation's lock
+    release.touch()
+    out1, _ = first.communicate(timeout=60)
+    out2, _ = second.communicate(timeout=60)
+    assert first.returncode == 0 and second.returncode == 0, out1 + out2
+    assert "environment created with rattler" in out1
+    assert "environment unchanged" in out2  # the second one used what the first one made
+    assert out1.strip().splitlines()[-1] == out2.strip().splitlines()[-1]
