@@ -75,12 +75,15 @@ class CondaFamilyBackend:
             locked = packages_digest(lock.packages)
 
         def create(target: Path, final: Path) -> dict[str, str]:
+            explicit = self.explicit_file(final)
             if locked is not None:
                 assert lockfile is not None
-                explicit = self.explicit_file(final)
                 explicit.write_text("\n".join(self.explicit_lines(spec, lockfile)) + "\n", encoding="utf-8")
-            for command in self.commands(spec, final, lockfile):
-                run_checked(command, log_path, f"{Path(command.argv[0]).name} {command.argv[1]}")
+            try:
+                for command in self.commands(spec, final, lockfile):
+                    run_checked(command, log_path, f"{Path(command.argv[0]).name} {command.argv[1]}")
+            finally:
+                explicit.unlink(missing_ok=True)
             return {"packages": locked} if locked is not None else {}
 
         prefix, reused = store.ensure(
