@@ -175,3 +175,21 @@ def test_ctrl_c_stops_the_tree_and_resume_finishes(srcbuild_118: Srcbuild, tmp_p
     resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume")
     assert resumed.rc == 0, resumed.out
     assert Path(resumed.last_line).is_file()
+
+
+def test_patches_are_checked_applied_once_and_skipped_on_resume(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    env = {
+        "SRCBUILD_PATCHES_PATH": str(Path(__file__).parent / "patches"),
+        "FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once"),
+    }
+    ran = srcbuild_118.run("torch", "world-patched", "--keep-build", env=env)
+    assert ran.rc == 5, ran.out
+    assert "+ git apply --check " in ran.out and "0001-mark-patched.patch" in ran.out
+    bindings = srcbuild_118.checkout("world-patched") / "csrc" / "python_bindings.c"
+    assert bindings.read_text().count("patched by the recipe") == 1
+    resumed = srcbuild_118.run("torch", "world-patched", "--keep-build", "--resume", env=env)
+    assert resumed.rc == 0, resumed.out
+    assert "Patches: torch/v2.5.1/0001-mark-patched.patch: done in an earlier run" in resumed.out
+    assert bindings.read_text().count("patched by the recipe") == 1
+    with zipfile.ZipFile(resumed.last_line) as zf:
+        assert b"patched by the recipe" in zf.read("torch/lib/libtorch_python.so")
