@@ -354,3 +354,16 @@ def test_two_creations_of_one_env_wait_for_each_other(
     assert "environment created with rattler" in out1
     assert "environment unchanged" in out2  # the second one used what the first one made
     assert out1.strip().splitlines()[-1] == out2.strip().splitlines()[-1]
+
+
+def test_unreachable_channel_names_it(tmp_path: Path) -> None:
+    missing = (tmp_path / "no-such-channel").as_uri()
+    spec = EnvSpec(python="3.8", conda=("cmake",), channels=(missing,))
+    with pytest.raises(EnvironmentError_) as err:
+        RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+    assert err.value.message == (
+        f"cannot read the channels {missing}: could not find subdir 'noarch' in channel '{missing}/'"
+    )
+    assert err.value.hint == (
+        "check the network or give a reachable mirror with --channel-mirror NAME=URL or --channel-alias URL"
+    )
