@@ -193,16 +193,21 @@ def create_env(
 @env_group.command("rm")
 @click.option("--recipe", "recipe_name", default=None, metavar="R", help="Remove recipe R's environment.")
 @click.option("--all", "remove_all", is_flag=True, help="Remove every environment and the package caches.")
-@click.option("--channel", "channels", multiple=True, metavar="NAME|URL", help="As given to env create.")
+@channel_options
 @path_options
 def remove_env(
     recipe_name: str | None,
     remove_all: bool,
+    channel_alias: str | None,
+    mirrors: tuple[str, ...],
     channels: tuple[str, ...],
     work_dir: str | None,
     cache_dir: str | None,
 ) -> int:
-    """Remove recipe R's build environment, or all of them with --all."""
+    """Remove recipe R's build environment, or all of them with --all.
+
+    Takes the channel options of `env create` too; only --channel changes which environment it is.
+    """
     if bool(recipe_name) == remove_all:
         raise UsageError("give either --recipe R or --all", "srcbuild env rm --recipe kepler-cu92")
     paths = resolve_paths(work_dir, cache_dir)
