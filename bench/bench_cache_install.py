@@ -6,7 +6,7 @@ it resolves the recipe and fingerprint, looks the wheel up, re-hashes it, checks
 target and then runs the target's pip. Two wheel sizes: a tiny one (fixed costs dominate) and a
 larger one (closer to real torch wheels, which are hundreds of MB).
 
-    python bench/bench_cache_install.py [--rounds 5] [--sizes 0.01,50]   # sizes in MB
+    python bench/bench_cache_install.py [--rounds 5] [--sizes 0.01,100,500]   # sizes in MB
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO / "tests" / "unit" / "cache"))
 
 from synthetic import host_python_recipe, host_tag, make_manifest, make_wheel  # noqa: E402
 
+from srcbuild.cache.install import install  # noqa: E402
 from srcbuild.cache.store import WheelCache  # noqa: E402
 from srcbuild.paths import Paths  # noqa: E402
 from srcbuild.recipe import RecipeCatalog  # noqa: E402
@@ -46,7 +47,7 @@ def run(argv: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--sizes", default="0.01,50", help="wheel payload sizes in MB")
+    parser.add_argument("--sizes", default="0.01,100,500", help="wheel payload sizes in MB")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp_name:
@@ -60,27 +61,46 @@ def main() -> int:
             payload = os.urandom(int(size_mb * 1024 * 1024))
             wheel = make_wheel(tmp / f"dist-{size_mb}", version="1.7.1+cu92.sm30", tag=host_tag(), payload=payload)
             WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, platform=None))
-            pip_times, srcbuild_times = [], []
+            pip_times, cli_times, lib_times = [], [], []
             for i in range(args.rounds):
-                a, b = tmp / f"pip-{size_mb}-{i}", tmp / f"sb-{size_mb}-{i}"
-                shutil.copytree(template, a, symlinks=True)
-                shutil.copytree(template, b, symlinks=True)
+                a, b, c = (tmp / f"{kind}-{size_mb}-{i}" for kind in ("pip", "cli", "lib"))
+                for target in (a, b, c):
+                    shutil.copytree(template, target, symlinks=True)
                 pip_times.append(run([str(a / "bin" / "python"), "-m", "pip", "install", "--no-deps", str(wheel)]))
-                install = [sys.executable, "-m", "srcbuild", "install", "torch", "--recipe", str(recipe_file)]
-                srcbuild_times.append(run([*install, "--into", str(b), "--cache-dir", str(cache_dir)]))
-                shutil.rmtree(a)
-                shutil.rmtree(b)
+                install_cli = [sys.executable, "-m", "srcbuild", "install", "torch", "--recipe", str(recipe_file)]
+                cli_times.append(run([*install_cli, "--into", str(b), "--cache-dir", str(cache_dir)]))
+                start = time.perf_counter()
+                install(WheelCache(cache_dir), recipe, "torch", [], c / "bin" / "python")
+                lib_times.append(time.perf_counter() - start)
+                for target in (a, b, c):
+                    shutil.rmtree(target)
             rows.append(
-                (size_mb, wheel.stat().st_size, statistics.median(pip_times), statistics.median(srcbuild_times))
+                (
+                    wheel.stat().st_size,
+                    statistics.median(pip_times),
+                    statistics.median(cli_times),
+                    statistics.median(lib_times),
+                )
             )
-    print(f"srcbuild install (cache hit) vs pip install of the same wheel file; median of {args.rounds} fresh targets")
-    print(f"{'wheel':>10}  {'pip install':>11}  {'srcbuild install':>16}  {'ratio':>6}  goal <= 1.5x")
+    startup = statistics.median(run([sys.executable, "-m", "srcbuild", "--version"]) for _ in range(args.rounds))
+    print(f"srcbuild install (cache hit) vs pip install of the same wheel; median of {args.rounds} fresh targets each")
+    print(f"(srcbuild's own start-up, `srcbuild --version`: {startup:.2f} s; load average {os.getloadavg()[0]:.1f})")
+    print(
+        "  `srcbuild install` = the command a user runs (a new process: start-up, lookup, sha256 check, fit check, pip)"
+    )
+    print("  in-process = the same install() without srcbuild's start-up (what the cache itself costs)")
+    print(
+        f"{'wheel':>10}  {'pip install':>11}  {'srcbuild install':>16}  {'ratio':>6}  {'in-process':>10}  {'ratio':>6}"
+    )
     worst = 0.0
-    for _, size, pip_s, sb_s in rows:
-        ratio = sb_s / pip_s
-        worst = max(worst, ratio)
+    for size, pip_s, cli_s, lib_s in rows:
+        worst = max(worst, cli_s / pip_s)
         label = f"{size / 1024 / 1024:.2f} MB"
-        print(f"{label:>10}  {pip_s:>9.2f} s  {sb_s:>14.2f} s  {ratio:>5.2f}x  {'ok' if ratio <= 1.5 else 'MISSED'}")
+        print(
+            f"{label:>10}  {pip_s:>9.2f} s  {cli_s:>14.2f} s  {cli_s / pip_s:>5.2f}x"
+            f"  {lib_s:>8.2f} s  {lib_s / pip_s:>5.2f}x"
+        )
+    print(f"goal: srcbuild install within 1.5x of pip install; worst end-to-end ratio {worst:.2f}x")
     return 0 if worst <= 1.5 else 1
 
 
