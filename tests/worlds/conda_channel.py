@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 FIXED_MTIME = 1_600_000_000
+PREFIX_PLACEHOLDER = "/opt/anaconda1anaconda2anaconda3"  # conda-build's placeholder for the install prefix
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,9 @@ def write_package(pkg: FakePackage, channel: Path) -> Path:
         }
         for path, data in sorted(files.items())
     ]
+    for entry in paths:  # text files naming the build prefix get the install prefix instead
+        if PREFIX_PLACEHOLDER.encode() in files.get(str(entry["_path"]), b""):
+            entry.update(prefix_placeholder=PREFIX_PLACEHOLDER, file_mode="text")
     paths += [{"_path": path, "path_type": "softlink"} for path in sorted(pkg.symlinks)]
     paths.sort(key=lambda entry: str(entry["_path"]))
     out = channel / pkg.subdir / pkg.file_name
@@ -207,6 +211,12 @@ def conda_forge_packages() -> list[FakePackage]:
         _pylib("setuptools", "69.5.1"),
         _pylib("cffi", "1.14.6"),
         _pylib("typing_extensions", "4.7.1"),
+        FakePackage(
+            "libgreet-dev",
+            "1.0",
+            depends=("libgreet 1.0",),
+            files={"lib/pkgconfig/greet.pc": f"prefix={PREFIX_PLACEHOLDER}\nlibdir=${{prefix}}/lib\n".encode()},
+        ),
         FakePackage(
             "cudatoolkit",
             "9.2.148",

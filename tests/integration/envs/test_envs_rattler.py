@@ -367,3 +367,12 @@ def test_unreachable_channel_names_it(tmp_path: Path) -> None:
     assert err.value.hint == (
         "check the network or give a reachable mirror with --channel-mirror NAME=URL or --channel-alias URL"
     )
+
+
+def test_prefix_placeholders_get_the_final_prefix(channels: dict[str, Path], tmp_path: Path) -> None:
+    spec = EnvSpec(python="3.8", conda=("libgreet-dev",), channels=(channels["conda-forge"].as_uri(),))
+    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+    # made in a temp dir, renamed into place: the file names where the environment is now
+    assert (
+        env.prefix / "lib" / "pkgconfig" / "greet.pc"
+    ).read_text() == f"prefix={env.prefix}\nlibdir=${{prefix}}/lib\n"
