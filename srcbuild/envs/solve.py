@@ -59,30 +59,32 @@ def explain_solve_error(text: str, channels: Sequence[str], requested: Sequence[
     steps = [_TREE.sub("", line).strip() for line in body.splitlines()[1:] if _TREE.match(line)]
     steps = [s for s in steps if s]
     leaf_package = package_name(wanted)
-    detail = ""
+    reasons: list[str] = []  # one per candidate the solver tried: "cmake 4.0.2 needs `libuv >=1.48`, which ..."
+    subject = ""
     for step in steps:
         needs = re.match(r"(.+?) would require$", step)
         if needs:
-            detail = f"{needs.group(1)} needs"
+            subject = f"{needs.group(1)} needs"
             continue
         lacking = re.match(r"(.+?), for which no candidates were found\.?$", step)
+        conflict = re.match(r"(.+?), which conflicts with (.+?)\.?$", step)
         if lacking:
             spec = lacking.group(1)
-            leaf_package = package_name(spec)
-            other = asked.get(leaf_package)
-            if other is not None and other != spec and package_name(wanted) != leaf_package:
-                detail = f"{detail} `{spec}`, which conflicts with the requested `{other}`".strip()
+            other = asked.get(package_name(spec))
+            if other is not None and other != spec and package_name(wanted) != package_name(spec):
+                why = f"which conflicts with the requested `{other}`"
             else:
-                detail = f"{detail} `{spec}`, which no package in {where} provides".strip()
-            break
-        conflict = re.match(r"(.+?), which conflicts with (.+?)\.?$", step)
-        if conflict:
-            leaf_package = package_name(conflict.group(1))
-            detail = f"{detail} `{conflict.group(1)}`, which conflicts with `{conflict.group(2)}`".strip()
-            break
-        if detail.endswith("needs"):
-            detail = f"{detail} `{step.rstrip('.,')}`"
-    if not detail:
+                why = f"which no package in {where} provides"
+        elif conflict:
+            spec, why = conflict.group(1), f"which conflicts with `{conflict.group(2)}`"
+        else:
+            continue
+        if not reasons:
+            leaf_package = package_name(spec)
+        reasons.append(f"{subject} `{spec}`, {why}".strip())
+    if reasons:
+        detail = "; ".join(reasons[:3]) + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+    else:
         detail = " ".join(steps[:2]) or "no combination of versions satisfies every constraint"
     return SolveExplanation(
         leaf_package,

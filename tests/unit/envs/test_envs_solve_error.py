@@ -64,3 +64,19 @@ def test_a_dependency_excluded_by_another_request_is_a_conflict() -> None:
     assert why.message == (
         "cannot install `hello`: hello 0.1 needs `libgreet >=1.0,<2`, which conflicts with the requested `libgreet >=2`"
     )
+
+
+def test_every_candidate_tried_is_named() -> None:
+    text = (
+        "Cannot solve the request because of: cmake >=3.27 cannot be installed because there are no viable options:\n"
+        "├─ cmake 4.0.2 would require\n"
+        "│  └─ libuv >=1.48,<2, for which no candidates were found.\n"
+        "└─ cmake 3.27.9 would require\n"
+        "   └─ libuv >=1.44,<2, for which no candidates were found.\n"
+    )
+    why = explain_solve_error(text, ("conda-forge",), ("python 3.8.*", "cmake >=3.27", "libuv <1.44"))
+    assert why.package == "libuv"
+    assert why.message == (
+        "cannot install `cmake >=3.27`: cmake 4.0.2 needs `libuv >=1.48,<2`, which conflicts with the requested "
+        "`libuv <1.44`; cmake 3.27.9 needs `libuv >=1.44,<2`, which conflicts with the requested `libuv <1.44`"
+    )
