@@ -16,13 +16,17 @@ A sync (``SourceSync.commands()``, pure) runs:
    it: a second tag transfers only what is new.
 2. ``git clone --shared --no-checkout`` from the cache into ``.<checkout>.partial`` (no object is
    copied: the clone borrows the cache's objects through ``objects/info/alternates``), point
-   ``origin`` back at the real URL, check out the tag, and rename the partial directory into place.
+   ``origin`` back at the real URL, check out the tag, seed ``.git/modules`` with hard links to
+   every submodule git dir the cache holds (``git submodule update`` reuses a git dir it finds, so a
+   known submodule needs no fetch), and rename the partial directory into place.
    A killed clone leaves only the partial directory, which the next run removes.
 3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --force --jobs N`` with
    ``submodule.alternateLocation=superproject``: each submodule clone borrows the objects the cache
    already holds for it and fetches only the rest (``alternateErrorStrategy=info``: a submodule the
    cache has never seen is simply cloned). Both are restartable: rerunning them continues.
-4. ``git submodule foreach --recursive`` records every submodule in the cache: a first sight is a
+4. Every submodule is recorded in the cache. The first sync of a repository hard-links the whole
+   ``.git/modules`` tree into the cache in one command (made bare: ``core.worktree`` dropped); later
+   syncs run ``git submodule foreach --recursive``: a submodule seen for the first time is a
    ``git clone --mirror`` of the checkout's module (local, so objects are hard links, not copies),
    a new commit of a known one is a ``git fetch`` of just that commit.
 
@@ -71,6 +75,30 @@ RECORD = (
     'git -C "$c.partial" update-ref "refs/srcbuild/$sha1" "$sha1" && mv -T "$c.partial" "$c"; fi'
 )
 
+# The recording step. The first sync of a repository hard-links the checkout's whole .git/modules
+# tree into the cache in one go (packs are immutable, so links are safe) and turns the copies into
+# bare repositories; later syncs run RECORD in each submodule.
+RECORD_ALL = (
+    'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0; '
+    'if ! test -d "$c/modules"; then rm -rf "$c/modules.partial" && cp -al .git/modules "$c/modules.partial" && '
+    'find "$c/modules.partial" -name index -type f -delete && '
+    "find \"$c/modules.partial\" -name config -type f -exec sed -i -e '/^[[:space:]]*worktree = /d' "
+    "-e 's/^\\([[:space:]]*bare = \\)false/\\1true/' {} + && "
+    'exec mv -T "$c/modules.partial" "$c/modules"; fi; '
+    'exec git -c protocol.file.allow=always submodule foreach --quiet --recursive "$1"'
+)
+
+# Seeding a new checkout (run in it before it is moved into place): hard-link every submodule git
+# dir the cache holds into .git/modules, made non-bare. `git submodule update` then reuses a git dir
+# it finds (as after `git submodule deinit`) and only checks out, with no transport at all, unless
+# the commit is missing; git itself sets core.worktree when it connects the work tree.
+SEED = (
+    'c="$SRCBUILD_GIT_CACHE"; test -d "$c/modules" || exit 0; rm -rf .git/modules && '
+    'cp -al "$c/modules" .git/modules && '
+    "exec find .git/modules -name config -type f -exec sed -i "
+    "-e 's/^\\([[:space:]]*bare = \\)true/\\1false/' {} +"
+)
+
 _STATUS_LINE = re.compile(r"^([ +\-U])([0-9a-f]{40}) (.+?)(?: \(.*\))?$")
 
 
@@ -100,6 +128,10 @@ class SourceSync:
     @property
     def partial(self) -> Path:
         return self.checkout.parent / f".{self.checkout.name}.partial"
+
+    @property
+    def _cache_env(self) -> EnvChanges:
+        return GIT_ENV.set(CACHE_VAR, str(self.cache), "sources: the object cache entry")
 
     def _git(self, *args: str) -> tuple[str, ...]:
         return ("git", *self.mirrors.git_config_args(), *args)
@@ -138,6 +170,12 @@ class SourceSync:
                 cwd=self.partial,
                 env=GIT_ENV,
             ),
+            Command(
+                ("sh", "-c", SEED),
+                "seed the submodule git dirs from the cache (hard links): known submodules need no fetch",
+                cwd=self.partial,
+                env=self._cache_env,
+            ),
             Command(("rm", "-rf", "--", str(self.checkout)), "remove an incomplete or outdated checkout", env=GIT_ENV),
             Command(
                 ("mv", "-T", str(self.partial), str(self.checkout)),
@@ -173,10 +211,10 @@ class SourceSync:
                 env=GIT_ENV,
             ),
             Command(
-                ("git", "-c", "protocol.file.allow=always", "submodule", "foreach", "--quiet", "--recursive", RECORD),
+                ("sh", "-c", RECORD_ALL, "record-in-cache", RECORD),
                 "record every submodule's objects in the cache (hard links on first sight, then new commits only)",
                 cwd=self.checkout,
-                env=GIT_ENV.set(CACHE_VAR, str(self.cache), "sources: the object cache entry"),
+                env=self._cache_env,
             ),
         ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,26 +68,49 @@ def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync
     assert sync.pending_commands() == []
 
 
+def own_pack_bytes(git_dir: Path, shared_with: Path) -> int:
+    """Bytes of pack files under ``git_dir`` that are not hard links to files under ``shared_with``."""
+    shared = {p.stat().st_ino for p in shared_with.rglob("*.pack")}
+    return sum(p.stat().st_size for p in git_dir.rglob("objects/pack/*.pack") if p.stat().st_ino not in shared)
+
+
 def test_second_tag_fetches_only_what_is_new(world: World, first_sync: SourceSync) -> None:
     first = first_sync
     cache_after_first = pack_bytes(first.cache)
-    second = sync_for(world, first.checkout.parent.parent, "v1.1.0")
+    first_modules = pack_bytes(first.checkout / ".git/modules")
+    # the first sync recorded every submodule in the cache (hard links, made bare)
+    cached = first.cache / "modules/third_party/fbgemm/modules/third_party/asmjit"
+    assert "bare = true" in (cached / "config").read_text() and not (cached / "index").exists()
+    work = first.checkout.parent.parent
+    second = sync_for(world, work, "v1.1.0")
     assert second.cache == first.cache
-    assert second.run() == world.tags["v1.1.0"]
+    assert second.run(log_path=work / "second.log") == world.tags["v1.1.0"]
     assert second.submodule_commits() == dict(world.submodules["v1.1.0"])
     # the checkout borrows the top repository's objects from the cache and copies none
     assert (second.checkout / ".git/objects/info/alternates").read_text().strip() == str(first.cache / "objects")
     assert pack_bytes(second.checkout / ".git/objects") == 0
-    # each submodule borrows from its cache entry and fetched only the new commits
-    alternates = second.checkout / ".git/modules/third_party/fbgemm/modules/third_party/asmjit/objects/info/alternates"
-    assert alternates.read_text().strip() == str(
-        first.cache / "modules/third_party/fbgemm/modules/third_party/asmjit/objects"
-    )
-    first_modules = pack_bytes(first.checkout / ".git/modules")
-    second_modules = pack_bytes(second.checkout / ".git/modules")
-    assert second_modules < first_modules / 4, (second_modules, first_modules)
+    # every submodule git dir came from the cache: nothing was cloned, no pack is new
+    assert "Cloning into" not in (work / "second.log").read_text()
+    assert own_pack_bytes(second.checkout / ".git/modules", first.cache) == 0
+    assert pack_bytes(second.checkout / ".git/modules") >= first_modules
     # the cache grew by the new tag only: far less than a second copy
     assert pack_bytes(first.cache) - cache_after_first < cache_after_first / 2
+
+
+def test_submodule_new_to_the_cache_is_cloned_and_recorded(small_world: World, work: Path) -> None:
+    first = sync_for(small_world, work, "v1.0.0")
+    first.run()
+    gloo = first.cache / "modules/third_party/gloo"
+    shutil.rmtree(gloo)  # as if v1.0.0 had no gloo submodule
+    second = sync_for(small_world, work, "v2.0.0")
+    second.run(log_path=work / "second.log")
+    assert second.submodule_commits() == dict(small_world.submodules["v2.0.0"])
+    log = (work / "second.log").read_text()
+    assert log.count("Cloning into") == 1 and "third_party/gloo'..." in log
+    assert (gloo / "HEAD").is_file() and "bare = true" in (gloo / "config").read_text()
+    commit = small_world.submodules["v2.0.0"]["third_party/gloo"]
+    show = subprocess.run(["git", "-C", str(gloo), "cat-file", "-t", commit], capture_output=True, text=True)
+    assert show.stdout.strip() == "commit"
 
 
 def test_without_a_mirror_rule_the_submodule_url_is_named(small_world: World, work: Path) -> None:

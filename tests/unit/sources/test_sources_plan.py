@@ -11,7 +11,7 @@ from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.diagnose import explain_git_failure
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.patches import CHECK_SERIES, PatchSet, explain_patch_failure
-from srcbuild.sources.sync import RECORD, SourceSync, cache_repo
+from srcbuild.sources.sync import RECORD, RECORD_ALL, SEED, SourceSync, cache_repo
 
 URL = "https://github.com/pytorch/pytorch"
 MIRROR = "https://github.com/=https://mirror.example/gh/"
@@ -49,6 +49,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
         ("git", "clone", "--quiet", "--shared", "--no-checkout", cache, partial),
         ("git", "remote", "set-url", "origin", URL),
         ("git", "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", "refs/tags/v1.7.1"),
+        ("sh", "-c", SEED),
         ("rm", "-rf", "--", checkout),
         ("mv", "-T", partial, checkout),
         ("git", *m, "submodule", "sync", "--quiet", "--recursive"),
@@ -67,13 +68,14 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
             "--jobs",
             "6",
         ),
-        ("git", "-c", "protocol.file.allow=always", "submodule", "foreach", "--quiet", "--recursive", RECORD),
+        ("sh", "-c", RECORD_ALL, "record-in-cache", RECORD),
     ]
     assert [c.cwd for c in commands] == [
         None,
         sync.cache,
         None,
         None,
+        sync.partial,
         sync.partial,
         sync.partial,
         None,
@@ -89,6 +91,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
     for command in commands:
         assert command.env.final_values()["GIT_TERMINAL_PROMPT"] == "0"
     assert commands[-1].env.final_values()["SRCBUILD_GIT_CACHE"] == cache
+    assert commands[6].env.final_values()["SRCBUILD_GIT_CACHE"] == cache
     assert sync.submodule_commands() == commands[-3:]
 
 
@@ -103,7 +106,7 @@ def test_without_mirrors_git_gets_no_rules(tmp_path: Path) -> None:
 def test_commands_render_as_json_and_shell(tmp_path: Path) -> None:
     command = make_sync(tmp_path).commands()[-1]
     assert command.to_json()["argv"][-1] == RECORD
-    assert command.shell().startswith("git -c protocol.file.allow=always submodule foreach --quiet --recursive 'unset")
+    assert command.shell().startswith('sh -c \'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0;')
 
 
 def test_patch_commands_check_everything_first_cumulatively(tmp_path: Path) -> None:
