@@ -81,28 +81,31 @@ def preflight(ex: Executor, step: Step) -> None:
     ex.console.print(f"    {len(rules)} rule finding(s), {len(host)} host finding(s), no errors")
 
 
+def _sync(ex: Executor) -> Any:
+    from srcbuild.sources.sync import SourceSync
+
+    ctx = _ctx(ex)
+    pin = ctx.recipe.torch if ex.plan.package == "torch" else ctx.recipe.torchvision
+    assert pin is not None
+    return SourceSync(pin, ex.plan.checkout, ctx.paths.git_cache_dir, label=ex.plan.package)
+
+
 def verify_sources(ex: Executor, step: Step) -> None:
-    assert step.action is not None
-    args = step.action.arg
-    checkout = Path(args["checkout"])
-    head = proc.probe(["git", "-C", str(checkout), "rev-parse", "HEAD"])
-    if head is None:
-        raise StepFailed(f"step {step.id}: {checkout} is not a git checkout", "rerun without --resume to fetch again")
-    head = head.strip()
-    if args.get("commit") and not head.startswith(args["commit"]):
+    sync = _sync(ex)
+    commit = sync.verify_commit()
+    if not sync.is_complete():
         raise StepFailed(
-            f"tag {args['tag']} resolves to {head[:12]}, not the recipe's pinned commit {args['commit'][:12]}",
-            "the tag moved or the mirror serves another history: check the mirror, or update [torch] commit",
+            f"{ex.plan.checkout} is not complete: a submodule is missing or not at its recorded commit",
+            "fetch through a mirror (--mirror gitee or --mirror PREFIX=REPLACEMENT) and rerun",
         )
-    status = proc.probe(["git", "-C", str(checkout), "submodule", "status", "--recursive"]) or ""
-    missing = [line.split()[1] for line in status.splitlines() if line[:1] == "-" and len(line.split()) > 1]
-    if missing:
-        raise StepFailed(
-            f"{len(missing)} submodule(s) are not checked out, e.g. {missing[0]}",
-            "fetch through a mirror (--mirror gitee or --mirror PREFIX=REPLACEMENT) and rerun with --resume",
-        )
-    count = len([line for line in status.splitlines() if line.strip()])
-    ex.console.print(f"    HEAD {head[:12]}, {count} submodule(s) checked out")
+    ex.console.print(
+        f"    {ex.plan.package} at {commit[:12]}, {len(sync.submodule_commits())} submodule(s) checked out"
+    )
+
+
+def sources_complete(ex: Executor, step: Step) -> bool:
+    """the checkout is already at the tag with every submodule (its build tree is kept)"""
+    return bool(_sync(ex).is_complete())
 
 
 def check_env(ex: Executor, step: Step) -> None:
@@ -184,7 +187,8 @@ def verify_wheel_action(ex: Executor, step: Step) -> None:
     report = verify_wheel(wheel, ctx.recipe, ctx.recipe.gpu.arch)
     ctx.report = report
     for row in report.coverage_rows():
-        ex.console.print(f"    {row}", markup=False, highlight=False)
+        verdict = "runs" if row.get("runs") else "does NOT run"
+        ex.console.print(f"    compute capability {row.get('cc')}: {verdict} ({row.get('via') or 'no kernels'})")
     for f in report.findings:
         if f.severity is not Severity.INFO:
             ex.console.print(f.render(), markup=False, highlight=False)
@@ -238,6 +242,7 @@ def torch_wheel(ex: Executor, step: Step) -> None:
 
 
 def patches_applied(ex: Executor, step: Step) -> bool:
+    """every patch is already applied to the checkout"""
     from srcbuild.sources.patches import PatchSet
 
     ctx = _ctx(ex)
@@ -255,4 +260,5 @@ ACTIONS: dict[str, Callable[..., Any]] = {
     "cache-wheel": cache_wheel,
     "torch-wheel": torch_wheel,
     "condition:patches-applied": patches_applied,
+    "condition:sources-complete": sources_complete,
 }

@@ -123,7 +123,9 @@ class Executor:
         self.console.print(f"[bold]==> [{index}/{total}] {step.title}[/bold]")
         started = time.monotonic()
         if step.skip_if and self._condition(step.skip_if, step):
-            self.console.print(f"    skipped: {step.skip_if}")
+            handler = self.actions.get(f"condition:{step.skip_if}")
+            reason = (handler.__doc__ or step.skip_if).strip() if handler else step.skip_if
+            self.console.print(f"    skipped: {reason}")
             self.state.mark(step, SKIPPED)
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "skipped", 0.0))

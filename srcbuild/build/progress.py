@@ -59,7 +59,7 @@ class NinjaProgress:
             transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(self.label, total=None)
+        self._task = self._progress.add_task(self.label, total=None, visible=False)  # shown at the first [n/N]
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -74,4 +74,5 @@ class NinjaProgress:
         if total != self.total or done < self.done:
             self._progress.reset(self._task, total=total, completed=0)
         self.done, self.total = done, total
-        self._progress.update(self._task, completed=done, total=total, description=f"{self.label} {what[:40]}")
+        description = f"{self.label} {what[:40]}"
+        self._progress.update(self._task, completed=done, total=total, description=description, visible=True)

@@ -30,6 +30,7 @@ def sources_steps(
         why="clone through the shared object cache, check out the tag and sync every submodule before setup.py "
         "runs, so setup.py never fetches anything itself",
         commands=commands,
+        skip_if="sources-complete",
     )
     check = Step(
         id="sources-check",

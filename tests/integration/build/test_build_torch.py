@@ -209,3 +209,12 @@ def test_patches_are_checked_applied_once_and_skipped_on_resume(srcbuild_118: Sr
     assert bindings.read_text().count("patched by the recipe") == 1
     with zipfile.ZipFile(resumed.last_line) as zf:
         assert b"patched by the recipe" in zf.read("torch/lib/libtorch_python.so")
+
+
+def test_a_new_build_reuses_a_complete_checkout_and_its_build_tree(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    assert srcbuild_118.run("torch", "world-kepler-cu118", "--keep-build", env=knob).rc == 5
+    again = srcbuild_118.run("torch", "world-kepler-cu118", env=knob)  # not --resume: every step is checked
+    assert again.rc == 0, again.out
+    assert "skipped: the checkout is already at the tag with every submodule (its build tree is kept)" in again.out
+    assert "the existing build tree was configured with these settings: reusing it" in again.out
