@@ -13,6 +13,7 @@ import shutil
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 from srcbuild.envs.lockfile import LockedPackage
 from srcbuild.errors import EnvironmentError_
@@ -62,8 +63,17 @@ def verify(package: LockedPackage, path: Path, recorded_by: str = "the lockfile"
             )
 
 
-def fetch_verified(package: LockedPackage, url: str, downloads: Path, recorded_by: str = "the lockfile") -> Path:
-    """A verified local copy of ``package`` fetched from ``url`` (already routed through mirrors)."""
+def fetch_verified(
+    package: LockedPackage,
+    url: str,
+    downloads: Path,
+    recorded_by: str = "the lockfile",
+    echo: IO[str] | None = None,
+) -> Path:
+    """A verified local copy of ``package`` fetched from ``url`` (already routed through mirrors).
+
+    Each real download is announced on ``echo`` (a file:// package is read in place, silently).
+    """
     path = local_path(url)
     if path is not None:
         if not path.is_file():
@@ -75,6 +85,8 @@ def fetch_verified(package: LockedPackage, url: str, downloads: Path, recorded_b
         return path
     dest = downloads / (package.sha256 or package.md5 or "unhashed") / package.file_name
     if not dest.is_file():
+        if echo is not None:
+            print(f"  downloading {package.file_name} from {url.rsplit('/', 2)[0]}", file=echo, flush=True)
         _download(url, dest)
     try:
         verify(package, dest, recorded_by)

@@ -9,6 +9,7 @@ place, pip-install the spec's pip packages, then write the marker.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 
@@ -132,7 +133,7 @@ def install_packages(
     local = []
     for package in packages:
         url = spec.routing.route_url(package.url, spec.channels)
-        local.append((package, url, fetch_verified(package, url, store.downloads, recorded_by)))
+        local.append((package, url, fetch_verified(package, url, store.downloads, recorded_by, sys.stderr)))
 
     async def run() -> None:
         records = []
