@@ -7,7 +7,10 @@ archives are deterministic (fixed mtimes and owners), so the same package always
 
 ``torch_build_channels(root)`` builds the two channels a torch 1.x build environment asks for:
 ``conda-forge`` (a fake Python 3.8, numpy, cmake, mkl, ... with real version constraints between
-them) and ``pytorch`` (magma-cudaXX).
+them, ``libgreet``/``hello``, a package with a prefix placeholder, compiler packages, a package
+needing the ``__cuda`` virtual package, and ``slowlink``, whose post-link script waits so tests can
+interrupt a creation) and ``pytorch`` (magma-cudaXX). ``host_python_packages()`` makes a ``python``
+that runs the test interpreter venv-style, plus ``pip``, for the pip step of a conda environment.
 """
 
 from __future__ import annotations
