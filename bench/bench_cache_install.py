@@ -1,10 +1,11 @@
 """A cache hit of ``srcbuild install`` vs plain ``pip install <the same wheel file>`` (goal: within 1.5x).
 
-Both install the same wheel with ``--no-deps`` into a fresh environment each round (a copy of one
-venv, made before the clock starts). ``srcbuild install`` runs as a user runs it (a new process):
-it resolves the recipe and fingerprint, looks the wheel up, re-hashes it, checks it fits the
-target and then runs the target's pip. Two wheel sizes: a tiny one (fixed costs dominate) and a
-larger one (closer to real torch wheels, which are hundreds of MB).
+Both install the same wheel file (the cached one) with ``--no-deps`` into a fresh environment each
+round (a copy of one venv, made before the clock starts); the order rotates between rounds.
+``srcbuild install`` runs as a user runs it (a new process): it resolves the recipe and
+fingerprint, looks the wheel up, re-hashes it, checks it fits the target and then runs the
+target's pip. The in-process column times the same ``install()`` without srcbuild's start-up.
+Wheel sizes: a tiny one (fixed costs dominate) and larger ones (real torch wheels are hundreds of MB).
 
     python bench/bench_cache_install.py [--rounds 5] [--sizes 0.01,100,500]   # sizes in MB
 """
@@ -44,6 +45,25 @@ def run(argv: list[str]) -> float:
     return elapsed
 
 
+class Jobs:
+    """The three ways of installing one cached wheel into a fresh ``target`` prefix; each returns seconds."""
+
+    def __init__(self, wheel: Path, recipe_file: Path, recipe: object, cache_dir: Path) -> None:
+        self.wheel, self.recipe_file, self.recipe, self.cache_dir = wheel, recipe_file, recipe, cache_dir
+
+    def pip(self, target: Path) -> float:
+        return run([str(target / "bin" / "python"), "-m", "pip", "install", "--no-deps", str(self.wheel)])
+
+    def cli(self, target: Path) -> float:
+        argv = [sys.executable, "-m", "srcbuild", "install", "torch", "--recipe", str(self.recipe_file)]
+        return run([*argv, "--into", str(target), "--cache-dir", str(self.cache_dir)])
+
+    def lib(self, target: Path) -> float:
+        start = time.perf_counter()
+        install(WheelCache(self.cache_dir), self.recipe, "torch", [], target / "bin" / "python")  # type: ignore[arg-type]
+        return time.perf_counter() - start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -60,20 +80,17 @@ def main() -> int:
             cache_dir = tmp / f"cache-{size_mb}"
             payload = os.urandom(int(size_mb * 1024 * 1024))
             wheel = make_wheel(tmp / f"dist-{size_mb}", version="1.7.1+cu92.sm30", tag=host_tag(), payload=payload)
-            WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, platform=None))
-            pip_times, cli_times, lib_times = [], [], []
+            stored = WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, platform=None)).wheel_path
+            jobs = Jobs(stored, recipe_file, recipe, cache_dir)
+            times: dict[str, list[float]] = {"pip": [], "cli": [], "lib": []}
             for i in range(args.rounds):
-                a, b, c = (tmp / f"{kind}-{size_mb}-{i}" for kind in ("pip", "cli", "lib"))
-                for target in (a, b, c):
+                order = ["pip", "cli", "lib"][i % 3 :] + ["pip", "cli", "lib"][: i % 3]  # no one always reads cold
+                for kind in order:
+                    target = tmp / f"{kind}-{size_mb}-{i}"
                     shutil.copytree(template, target, symlinks=True)
-                pip_times.append(run([str(a / "bin" / "python"), "-m", "pip", "install", "--no-deps", str(wheel)]))
-                install_cli = [sys.executable, "-m", "srcbuild", "install", "torch", "--recipe", str(recipe_file)]
-                cli_times.append(run([*install_cli, "--into", str(b), "--cache-dir", str(cache_dir)]))
-                start = time.perf_counter()
-                install(WheelCache(cache_dir), recipe, "torch", [], c / "bin" / "python")
-                lib_times.append(time.perf_counter() - start)
-                for target in (a, b, c):
+                    times[kind].append(getattr(jobs, kind)(target))
                     shutil.rmtree(target)
+            pip_times, cli_times, lib_times = times["pip"], times["cli"], times["lib"]
             rows.append(
                 (
                     wheel.stat().st_size,
