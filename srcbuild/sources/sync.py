@@ -77,7 +77,8 @@ RECORD = (
 
 # The recording step. The first sync of a repository hard-links the checkout's whole .git/modules
 # tree into the cache in one go (packs are immutable, so links are safe) and turns the copies into
-# bare repositories; later syncs run RECORD in each submodule.
+# bare repositories. Later syncs run RECORD in each submodule, unless every object file of the
+# checkout's submodules is a hard link into the cache (nothing was fetched: nothing to record).
 RECORD_ALL = (
     'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0; '
     'if ! test -d "$c/modules"; then rm -rf "$c/modules.partial" && cp -al .git/modules "$c/modules.partial" && '
@@ -85,6 +86,7 @@ RECORD_ALL = (
     "find \"$c/modules.partial\" -name config -type f -exec sed -i -e '/^[[:space:]]*worktree = /d' "
     "-e 's/^\\([[:space:]]*bare = \\)false/\\1true/' {} + && "
     'exec mv -T "$c/modules.partial" "$c/modules"; fi; '
+    "find .git/modules -path '*/objects/*' ! -path '*/objects/info/*' -type f -links 1 | grep -q . || exit 0; "
     'exec git -c protocol.file.allow=always submodule foreach --quiet --recursive "$1"'
 )
 
