@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
+from srcbuild.build.compiler import AlternativesTree, shell_restore_lines
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.plan.model import Plan, Setting
@@ -91,14 +93,10 @@ def render_shell(plan: Plan) -> str:
     ]
     out += ["#" + line[1:] for line in render_settings(plan.settings)]
     if plan.system_alternatives:
-        compiler = plan.step("compiler")
-        ua = compiler.commands[-1].argv[: compiler.commands[-1].argv.index("--set")]
-        from srcbuild.build.compiler import AlternativesTree, shell_restore_lines
-
-        log = ua[ua.index("--log") + 1] if "--log" in ua else None
-        from pathlib import Path
-
-        tree = AlternativesTree(Path("/usr/bin"), log=Path(log) if log else None, program=ua[0])
+        select = plan.step("compiler").commands[-1].argv  # update-alternatives [--log L] --set gcc G
+        ua = select[: select.index("--set")]
+        log = Path(ua[ua.index("--log") + 1]) if "--log" in ua else None
+        tree = AlternativesTree(Path("/usr/bin"), log=log, program=ua[0])
         out += ["", "# Restore the system's gcc selection when this script ends."]
         out += list(shell_restore_lines(tree))
     for n, step in enumerate(plan.steps, 1):
