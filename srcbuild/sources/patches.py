@@ -2,11 +2,12 @@
 
 ``check_commands()`` runs ``git apply --check`` on the series cumulatively: patch 1, then patches
 1 and 2 concatenated, and so on (``git apply --check a b`` would check each file against the
-unpatched tree, so the series is piped in as one stream). A patch that builds on an earlier one
+unpatched tree, so the series is given as one stream). A patch that builds on an earlier one
 checks correctly and the first failing command names the patch that does not apply. Nothing is
 applied until every check passed. ``apply_commands()`` applies each patch and records it right
-after in ``<checkout>/.git/srcbuild-patches`` (a git-config file: ``patch.<label>.sha256``), so an
-interrupted or resumed build applies only what is not recorded (``pending()``) and never twice.
+after in ``<checkout>/.git/srcbuild-patches`` (a git-config file: ``patch.<label>.sha256``). Every
+command skips the patches already recorded with the same content, so running the whole step again
+after an interruption applies only the rest and never a patch twice (``pending()`` says which).
 A recorded patch whose content changed, or one no longer in the recipe, means the checkout holds
 changes the recipe no longer asks for: ``pending()`` refuses and says to re-sync the checkout.
 """
@@ -27,7 +28,23 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.errors import StepFailed
 
 MARKER = "srcbuild-patches"
-CHECK_SERIES = 'cat -- "$@" | git apply --check'  # the series as one stream: later patches see earlier ones
+# Both scripts take the marker file, then `label sha256 file` per patch, and skip a patch the marker
+# records with the same sha256, so running the step again (a resumed build) is safe.
+# CHECK_SERIES: `git apply --check` of the unrecorded patches among those given, as one stream (with
+# several file arguments git apply would check each against the unpatched tree); nothing to do when
+# the last one is recorded.
+CHECK_SERIES = (
+    "m=$1; shift; t=$(mktemp) || exit 1; trap 'rm -f \"$t\"' EXIT; last=; "
+    "while [ $# -ge 3 ]; do "
+    'if [ "$(git config --file "$m" --get "patch.$1.sha256")" = "$2" ]; then last=; '
+    'else cat -- "$3" >> "$t" || exit 1; last=$3; fi; shift 3; done; '
+    'test -n "$last" || exit 0; git apply --check "$t"'
+)
+# APPLY_ONCE: apply one patch unless recorded, then record it.
+APPLY_ONCE = (
+    'm=$1; [ "$(git config --file "$m" --get "patch.$2.sha256")" = "$3" ] && exit 0; '
+    'git apply --whitespace=nowarn "$4" && exec git config --file "$m" "patch.$2.sha256" "$3"'
+)
 _ENV = EnvChanges()
 
 
@@ -62,35 +79,36 @@ class PatchSet:
     def marker(self) -> Path:
         return self.checkout / ".git" / MARKER
 
+    def _args(self, upto: int) -> tuple[str, ...]:
+        """``label sha256 file`` for patches 1..upto, the arguments of the scripts above."""
+        out: list[str] = []
+        for path, label in zip(self.patch_files[:upto], self.labels[:upto]):
+            out += [label, sha256_file(path), str(path)]
+        return tuple(out)
+
     def check_commands(self) -> list[Command]:
-        """``git apply --check`` of patch 1, 1+2, ... 1..n: everything is checked before anything is applied."""
-        out: list[Command] = []
-        for i, label in enumerate(self.labels):
-            files = tuple(str(p) for p in self.patch_files[: i + 1])
-            if i == 0:
-                argv: tuple[str, ...] = ("git", "apply", "--check", *files)
-            else:
-                argv = ("sh", "-c", CHECK_SERIES, "check-series", *files)
-            why = f"check that patch {label} applies" + (" after the ones before it" if i else "")
-            out.append(Command(argv, why, cwd=self.checkout, env=_ENV))
-        return out
+        """``git apply --check`` of patches 1, 1+2, ... 1..n: everything is checked before anything is applied."""
+        return [
+            Command(
+                ("sh", "-c", CHECK_SERIES, "check-series", str(self.marker), *self._args(i + 1)),
+                f"check that patch {label} applies" + (" after the ones before it" if i else ""),
+                cwd=self.checkout,
+                env=_ENV,
+            )
+            for i, label in enumerate(self.labels)
+        ]
 
     def apply_commands(self) -> list[Command]:
-        """Apply each patch, then record it (label and sha256) in the checkout's marker file."""
-        out: list[Command] = []
-        for path, label in zip(self.patch_files, self.labels):
-            out.append(
-                Command(("git", "apply", "--whitespace=nowarn", str(path)), f"apply patch {label}", self.checkout, _ENV)
+        """Apply each patch not recorded yet, then record it (label and sha256) in the marker file."""
+        return [
+            Command(
+                ("sh", "-c", APPLY_ONCE, "apply-once", str(self.marker), *self._args(i + 1)[-3:]),
+                f"apply patch {label} and record it (skipped when already recorded: never applied twice)",
+                cwd=self.checkout,
+                env=_ENV,
             )
-            out.append(
-                Command(
-                    ("git", "config", "--file", str(self.marker), f"patch.{label}.sha256", sha256_file(path)),
-                    f"record that {label} is applied (a resumed build does not apply it again)",
-                    self.checkout,
-                    _ENV,
-                )
-            )
-        return out
+            for i, label in enumerate(self.labels)
+        ]
 
     def recorded(self) -> dict[str, str]:
         """Label -> sha256 of the patches recorded as applied in the checkout."""
@@ -141,7 +159,7 @@ def explain_patch_failure(command: Command, tail: Sequence[str], log_path: Path 
     errors = [line.strip() for line in tail if line.strip().startswith(("error:", "fatal:"))]
     said = "; ".join(errors[:3]) if errors else (tail[-1].strip() if tail else "no output")
     log = f"; full output in {log_path}" if log_path else ""
-    if "--check" in command.argv or CHECK_SERIES in command.argv:
+    if CHECK_SERIES in command.argv:
         return StepFailed(
             f"patch {patch} does not apply to {command.cwd}: {said}",
             f"no patch was applied; update the patch for this tag or drop it from build.patches{log}",

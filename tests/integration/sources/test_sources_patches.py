@@ -98,6 +98,21 @@ def test_resumed_after_the_first_patch_applies_only_the_rest(checkout: Path, ser
     assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
 
 
+def test_rerunning_every_command_of_the_step_is_safe(checkout: Path, series: tuple[Path, Path]) -> None:
+    """An executor that reruns the whole step after an interruption: recorded patches are skipped."""
+    patches = PatchSet(checkout, series, ["01.patch", "02.patch"])
+    commands = patches.check_commands() + patches.apply_commands()
+    for command in commands[:3]:  # both checks, then patch 1 applied and recorded: interrupted here
+        subprocess.run(command.argv, cwd=command.cwd, check=True)
+    assert set(patches.recorded()) == {"01.patch"}
+    for command in commands:  # the step again, from the start
+        subprocess.run(command.argv, cwd=command.cwd, check=True)
+    for command in commands:  # and once more, when everything is applied
+        subprocess.run(command.argv, cwd=command.cwd, check=True)
+    assert patches.applied()
+    assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
+
+
 def test_changed_or_dropped_patch_refuses_the_checkout(checkout: Path, series: tuple[Path, Path]) -> None:
     PatchSet(checkout, series, ["01.patch", "02.patch"]).run()
     with pytest.raises(StepFailed) as err:

@@ -10,7 +10,7 @@ from srcbuild.command import Command
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.diagnose import explain_git_failure
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
-from srcbuild.sources.patches import CHECK_SERIES, PatchSet, explain_patch_failure
+from srcbuild.sources.patches import APPLY_ONCE, CHECK_SERIES, PatchSet, explain_patch_failure
 from srcbuild.sources.sync import RECORD, RECORD_ALL, SEED, SourceSync, cache_repo
 
 URL = "https://github.com/pytorch/pytorch"
@@ -114,34 +114,21 @@ def test_patch_commands_check_everything_first_cumulatively(tmp_path: Path) -> N
     p1.write_text("one\n")
     p2.write_text("two\n")
     patches = PatchSet(tmp_path / "co", [p1, p2], ["kepler/a.patch", "kepler/b.patch"])
+    marker = str(tmp_path / "co" / ".git" / "srcbuild-patches")
+    sha1 = "2c8b08da5ce60398e1f19af0e5dccc744df274b826abe585eaba68c525434806"
+    sha2 = "27dd8ed44a83ff94d557f9fd0412ed5a8cbca69ea04922d88c01184a07300a5a"
+    a, b = ("kepler/a.patch", sha1, str(p1)), ("kepler/b.patch", sha2, str(p2))
     assert [c.argv for c in patches.check_commands()] == [
-        ("git", "apply", "--check", str(p1)),
-        ("sh", "-c", 'cat -- "$@" | git apply --check', "check-series", str(p1), str(p2)),
+        ("sh", "-c", CHECK_SERIES, "check-series", marker, *a),
+        ("sh", "-c", CHECK_SERIES, "check-series", marker, *a, *b),
     ]
     assert [c.why for c in patches.check_commands()] == [
         "check that patch kepler/a.patch applies",
         "check that patch kepler/b.patch applies after the ones before it",
     ]
-    marker = str(tmp_path / "co" / ".git" / "srcbuild-patches")
     assert [c.argv for c in patches.apply_commands()] == [
-        ("git", "apply", "--whitespace=nowarn", str(p1)),
-        (
-            "git",
-            "config",
-            "--file",
-            marker,
-            "patch.kepler/a.patch.sha256",
-            "2c8b08da5ce60398e1f19af0e5dccc744df274b826abe585eaba68c525434806",
-        ),
-        ("git", "apply", "--whitespace=nowarn", str(p2)),
-        (
-            "git",
-            "config",
-            "--file",
-            marker,
-            "patch.kepler/b.patch.sha256",
-            "27dd8ed44a83ff94d557f9fd0412ed5a8cbca69ea04922d88c01184a07300a5a",
-        ),
+        ("sh", "-c", APPLY_ONCE, "apply-once", marker, *a),
+        ("sh", "-c", APPLY_ONCE, "apply-once", marker, *b),
     ]
     assert all(c.cwd == tmp_path / "co" for c in patches.apply_commands())
     assert not PatchSet(tmp_path, [], [])
