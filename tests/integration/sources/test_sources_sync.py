@@ -16,7 +16,7 @@ from srcbuild.errors import StepFailed
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.sync import SourceSync
-from tests.worlds.gitworld import World
+from tests.worlds.gitworld import World, make_project
 
 pytestmark = pytest.mark.integration
 
@@ -239,3 +239,15 @@ def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> Non
     sync.run()
     assert sync.is_complete()
     assert sync.submodule_commits() == dict(world.submodules["v2.0.0"])
+
+
+def test_repository_without_submodules(tmp_path: Path) -> None:
+    """A torchvision-shaped repository: no .gitmodules, so the submodule steps have nothing to do."""
+    tags = make_project(tmp_path / "github", "pytorch/vision", {"v0.8.2": {"setup.py": b"print('vision')\n"}})
+    rules = parse_mirror_args([f"https://github.com/=file://{tmp_path / 'github'}/"], {})
+    pin = SourcePin("v0.8.2", "https://github.com/pytorch/vision", tags["v0.8.2"])
+    sync = SourceSync(pin, tmp_path / "src" / "vision", tmp_path / "cache", rules, jobs=2, label="torchvision")
+    assert sync.run() == tags["v0.8.2"]
+    assert sync.is_complete() and sync.submodule_commits() == {}
+    assert (sync.checkout / "setup.py").read_text() == "print('vision')\n"
+    assert not (sync.cache / "modules").exists()
