@@ -109,21 +109,22 @@ def sources_complete(ex: Executor, step: Step) -> bool:
 
 
 def check_env(ex: Executor, step: Step) -> None:
+    from srcbuild.envs.prefix import existing_env
+
     assert step.action is not None
-    prefix = Path(step.action.arg["prefix"])
+    env = existing_env(Path(step.action.arg["prefix"]))  # a venv or a conda environment, or UsageError
     want = step.action.arg["python"]
-    python = prefix / "bin" / "python"
-    out = proc.probe([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    out = proc.probe([str(env.python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
     if out is None:
         raise EnvironmentError_(
-            f"--env {prefix}: {python} does not run", "pass the prefix of an environment that has bin/python"
+            f"--env {env.prefix}: {env.python} does not run", "pass the prefix of an environment whose Python runs"
         )
     if out.strip() != want:
         raise EnvironmentError_(
-            f"--env {prefix} has Python {out.strip()}, the recipe pins {want}",
+            f"--env {env.prefix} has Python {out.strip()}, the recipe pins {want}",
             f"pass an environment with Python {want}, or leave out --env to let srcbuild create one",
         )
-    ex.console.print(f"    Python {out.strip()} at {python}")
+    ex.console.print(f"    {env.backend} environment with Python {out.strip()} at {env.python}")
 
 
 def ensure_env(ex: Executor, step: Step) -> None:

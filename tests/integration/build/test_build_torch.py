@@ -63,6 +63,16 @@ def test_kepler_build_with_cuda118_and_private_gcc11(srcbuild_118: Srcbuild) -> 
     assert again.rc == 0, again.out
     assert "cache hit" in again.out and "==> [" not in again.out
     assert again.last_line == ran.last_line
+    as_json = subprocess.run(
+        srcbuild_118.args("torch", "world-kepler-cu118", "--json"),
+        env=srcbuild_118.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    result = json.loads(as_json.stdout)
+    assert result["cached"] is True and result["wheel"] == ran.last_line
+    assert result["version"] == "2.5.1+cu118.sm35.sm37" and result["steps"] == []
 
 
 def test_gcc12_is_refused_by_the_preflight_and_by_nvcc_118(srcbuild_118: Srcbuild) -> None:
