@@ -133,6 +133,8 @@ def ensure_env(ex: Executor, step: Step) -> None:
 
     ctx = _ctx(ex)
     assert step.action is not None
+    if step.action.arg.get("error"):
+        raise HostError(step.action.arg["error"], step.action.arg.get("hint") or None)
     link = Path(step.action.arg["link"])
     spec = env_spec_for(ctx.recipe, environ=ex.environ)
     backend = choose_backend(step.action.arg["backend"], spec, ex.environ)

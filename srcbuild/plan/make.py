@@ -19,7 +19,7 @@ from srcbuild.build.variables import (
 )
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.errors import RecipeError, UsageError
+from srcbuild.errors import HostError, RecipeError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.plan.inputs import PACKAGES, BuildHost, BuildOptions
 from srcbuild.plan.model import Action, Plan, Step, settings_hash
@@ -210,7 +210,19 @@ def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, 
     from srcbuild.envs.spec import env_spec_for
 
     spec = env_spec_for(recipe, environ=environ)
-    backend = choose_backend(settings.env_backend, spec, environ)
+    try:
+        backend = choose_backend(settings.env_backend, spec, environ)
+    except HostError as exc:  # shown in the plan; the build stops at this step with the same words
+        return Step(
+            id="environment",
+            title=f"Build environment: Python {recipe.toolchain.python} (no way to make it here)",
+            why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag}",
+            action=Action(
+                "ensure-env",
+                f"cannot: {exc.message}",
+                args=(("backend", ""), ("link", str(prefix)), ("error", exc.message), ("hint", exc.hint or "")),
+            ),
+        )
     described = backend.describe(spec, prefix, None)
     shell: tuple[str, ...] = ()
     if backend.name == "venv":  # the same commands, made in place of the stable link

@@ -173,3 +173,16 @@ def test_plan_is_pure_and_stable(paths: Paths, host: BuildHost, options: BuildOp
         == make_plan(recipe, options, host, paths, {}).fingerprint()
     )
     assert not paths.work_dir.exists()  # nothing was created
+
+
+def test_environment_step_without_a_backend_says_why(
+    paths: Paths, host: BuildHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import srcbuild.envs.backends as backends
+
+    monkeypatch.setattr(backends, "rattler_available", lambda: False)
+    recipe = load(paths, "kepler-cu92")  # Python 3.8 and conda-only packages: no venv
+    plan = make_plan(recipe, BuildOptions(), host, paths, {"PATH": ""})
+    step = plan.step("environment")
+    assert step.title == "Build environment: Python 3.8 (no way to make it here)"
+    assert step.action is not None and step.action.description.startswith("cannot: no way to make a conda environment")
