@@ -71,7 +71,11 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
 def prepare(recipe: Recipe, options: BuildOptions, paths: Paths, environ: Mapping[str, str]) -> Prepared:
     from srcbuild.host import probe_host
 
-    facts = probe_host(environ=environ, work_dir=paths.work_dir)
+    probe_env = dict(environ)
+    chosen = options.cuda_home or environ.get("SRCBUILD_CUDA_HOME")
+    if chosen:  # the host checks look at the toolkit the build will use
+        probe_env["CUDA_HOME"] = chosen
+    facts = probe_host(environ=probe_env, work_dir=paths.work_dir)
     host = build_host(recipe, facts, environ)
     return Prepared(make_plan(recipe, options, host, paths, environ), host, facts)
 
