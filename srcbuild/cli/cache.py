@@ -263,11 +263,13 @@ def _no_match(ref: str) -> list[CacheEntry]:
 
 
 @cache_group.command("pull")
+@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
 @remote_options
 @path_options
 @json_option
 def pull_cmd(
+    recipe_name: str | None,
     fp: str | None,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
@@ -277,9 +279,19 @@ def pull_cmd(
 ) -> int:
     """Fetch the entries of each --remote that the local cache lacks (each wheel verified by sha256)."""
     cache = open_cache(work_dir, cache_dir)
+    fingerprints: list[str | None] = [fp]
+    if recipe_name is not None:
+        from srcbuild.cache.install import request_inputs
+        from srcbuild.cache.key import fingerprint
+        from srcbuild.recipe import RecipeCatalog
+
+        recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
+        packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
+        fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
-        results.extend(pull_entries(cache, remote, fp))
+        for wanted in fingerprints:
+            results.extend(pull_entries(cache, remote, wanted))
     return _print_transfers(results, as_json)
 
 
