@@ -139,7 +139,8 @@ def ensure_env(ex: Executor, step: Step) -> None:
     spec = env_spec_for(ctx.recipe, environ=ex.environ)
     backend = choose_backend(step.action.arg["backend"], spec, ex.environ)
     log = ex.log_path(ex.plan.step_ids.index(step.id) + 1, step)
-    env = backend.ensure(spec, ctx.paths.envs_dir, None, log)
+    lockfile = step.action.arg.get("lockfile") or None
+    env = backend.ensure(spec, ctx.paths.envs_dir, Path(lockfile) if lockfile else None, log)
     if Path(env.prefix) != link:
         if link.is_symlink() or link.is_file():
             link.unlink()

@@ -206,10 +206,12 @@ def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, 
                 shell=(f"test -x {prefix}/bin/python",),
             ),
         )
+    from srcbuild.envs import default_lockfile
     from srcbuild.envs.backends import choose_backend
     from srcbuild.envs.spec import env_spec_for
 
     spec = env_spec_for(recipe, environ=environ)
+    lockfile = default_lockfile(recipe)  # recipes/R.conda-lock.yml: install exactly it, no solve
     try:
         backend = choose_backend(settings.env_backend, spec, environ)
     except HostError as exc:  # shown in the plan; the build stops at this step with the same words
@@ -223,7 +225,7 @@ def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, 
                 args=(("backend", ""), ("link", str(prefix)), ("error", exc.message), ("hint", exc.hint or "")),
             ),
         )
-    described = backend.describe(spec, prefix, None)
+    described = backend.describe(spec, prefix, lockfile)
     shell: tuple[str, ...] = ()
     if backend.name == "venv":  # the same commands, made in place of the stable link
         from srcbuild.envs.backends.venv_backend import VenvBackend
@@ -238,7 +240,7 @@ def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, 
         action=Action(
             "ensure-env",
             f"{backend.name}: " + "; ".join(described) + f"; linked as {prefix}",
-            args=(("backend", backend.name), ("link", str(prefix))),
+            args=(("backend", backend.name), ("link", str(prefix)), ("lockfile", str(lockfile or ""))),
             shell=shell,
         ),
     )

@@ -10,7 +10,8 @@ import pytest
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.plan import BuildHost, BuildOptions, make_plan
-from tests.unit.plan.conftest import load
+from srcbuild.recipe import RecipeCatalog
+from tests.unit.plan.conftest import FIXTURE_RECIPES, load
 
 
 def test_torch_steps_in_order(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
@@ -186,3 +187,19 @@ def test_environment_step_without_a_backend_says_why(
     step = plan.step("environment")
     assert step.title == "Build environment: Python 3.8 (no way to make it here)"
     assert step.action is not None and step.action.description.startswith("cannot: no way to make a conda environment")
+
+
+def test_environment_step_installs_from_the_recipes_lockfile(
+    paths: Paths, host: BuildHost, options: BuildOptions, tmp_path: Path
+) -> None:
+    recipe_file = tmp_path / "recipes" / "world-kepler-cu118.toml"
+    recipe_file.parent.mkdir()
+    recipe_file.write_text((FIXTURE_RECIPES / "world-kepler-cu118.toml").read_text())
+    lockfile = recipe_file.parent / "world-kepler-cu118.conda-lock.yml"
+    lockfile.write_text("version: 1\n")
+    recipe = RecipeCatalog(paths).load(str(recipe_file))
+    no_env = dataclasses.replace(options, env_prefix=None, env_backend="rattler")
+    step = next(s for s in make_plan(recipe, no_env, host, paths, {}).steps if s.id == "environment")
+    assert step.action is not None
+    assert step.action.arg["lockfile"] == str(lockfile)
+    assert f"install the exact packages of {lockfile} (no solve" in step.action.description
