@@ -9,10 +9,15 @@ configuration for both:
 * a second tag ``v1.1.0``: srcbuild with the cache warm from the first tag vs a plain
   ``git clone --recursive`` (goal: srcbuild at least 10x faster).
 
-``git clone --recursive --jobs N`` is timed too, for reference. Each case is repeated
-``--repeat`` times into fresh directories and the fastest run is reported.
+Each case runs over two links: ``local`` (file:// URLs on this disk: transfers cost almost
+nothing, so this measures per-process overhead) and ``network`` (``githttp.py``: git's smart HTTP
+on 127.0.0.1 with a shared bandwidth cap and a delay per request, the way users reach GitHub or a
+mirror). ``git clone --recursive --jobs N`` is timed too, for reference, and the bytes each side
+pulled through the network link are printed. Each case is repeated ``--repeat`` times into fresh
+directories and the fastest run is reported.
 
     python bench/bench_source_sync.py [--size BYTES] [--commits N] [--jobs N] [--repeat N]
+                                      [--bandwidth-mb MB/s] [--latency-ms MS] [--links local,network]
 """
 
 from __future__ import annotations
@@ -33,7 +38,10 @@ sys.path.insert(0, str(REPO))
 from srcbuild.recipe.model import SourcePin  # noqa: E402
 from srcbuild.sources.mirrors import parse_mirror_args  # noqa: E402
 from srcbuild.sources.sync import SourceSync  # noqa: E402
-from tests.worlds.gitworld import isolated_git_env, make_world  # noqa: E402
+from tests.worlds.gitworld import World, isolated_git_env, make_world  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from githttp import Link, serve  # noqa: E402
 
 
 def du(path: Path) -> int:
@@ -51,64 +59,41 @@ def best_of(repeat: int, run: Callable[[int], None]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--size", type=int, default=48 * 1024, help="bytes of new text per commit per repository")
+    parser.add_argument("--size", type=int, default=192 * 1024, help="bytes of new text per commit per repository")
     parser.add_argument("--commits", type=int, default=12, help="commits per tag per repository")
     parser.add_argument("--submodules", type=int, default=36)
-    parser.add_argument("--jobs", type=int, default=8, help="parallel submodule jobs for srcbuild")
+    parser.add_argument("--jobs", type=int, default=8, help="parallel submodule jobs (srcbuild and the --jobs column)")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--bandwidth-mb", type=float, default=10.0, help="MB/s of the simulated network link")
+    parser.add_argument("--latency-ms", type=float, default=30.0, help="delay per HTTP request on that link")
+    parser.add_argument("--links", default="local,network", help="which links to time: local, network or both")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = parser.parse_args()
 
     os.environ.update(isolated_git_env())
     scratch = Path(tempfile.mkdtemp(prefix="bench-source-sync-"))
+    rows: list[tuple[str, str, float, float, float, int, int]] = []
     try:
         start = time.perf_counter()
         world = make_world(scratch / "github", n_submodules=args.submodules, size=args.size, commits=args.commits)
         n_subs = len(world.submodules["v1.0.0"])
+        git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+        print(f"{git_version}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         print(
             f"world: {args.submodules} submodules + {n_subs - args.submodules} nested, "
             f"{du(world.root) / 1e6:.0f} MB of packed history, made in {time.perf_counter() - start:.1f}s"
         )
-        mirrors = parse_mirror_args([world.mirror_rule], {})
-        git_c = ["git", *mirrors.git_config_args()]
-
-        def plain(tag: str, jobs: int | None) -> Callable[[int], None]:
-            def run(i: int) -> None:
-                dest = scratch / f"plain-{tag}-{jobs}-{i}"
-                extra = ["--jobs", str(jobs)] if jobs else []
-                subprocess.run(
-                    [*git_c, "clone", "--quiet", "--recursive", *extra, "-b", tag, world.top_url, str(dest)],
-                    check=True,
-                    capture_output=True,
-                )
-
-            return run
-
-        def srcbuild(tag: str, warm_from: str | None) -> Callable[[int], None]:
-            def run(i: int) -> None:
-                work = scratch / f"srcbuild-{tag}-{warm_from}-{i}"
-                if warm_from:  # warm the cache with the earlier tag, outside the timed part
-                    SourceSync(SourcePin(warm_from, world.top_url), work / "co-warm", work / "cache", mirrors).run()
-                sync = SourceSync(SourcePin(tag, world.top_url), work / "co", work / "cache", mirrors, jobs=args.jobs)
-                start = time.perf_counter()
-                sync.run(log_path=work / "sync.log")
-                timings.append(time.perf_counter() - start)
-                assert sync.submodule_commits() == dict(world.submodules[tag])
-
-            return run
-
-        results = []
-        for label, tag, warm in (
-            ("first sync, cold cache", "v1.0.0", None),
-            ("second tag, warm cache", "v1.1.0", "v1.0.0"),
-        ):
-            timings: list[float] = []
-            for i in range(args.repeat):
-                srcbuild(tag, warm)(i)
-            ours = min(timings)
-            theirs = best_of(args.repeat, plain(tag, None))
-            theirs_jobs = best_of(args.repeat, plain(tag, args.jobs))
-            results.append((label, theirs, theirs_jobs, ours))
+        for link_name in args.links.split(","):
+            if link_name == "local":
+                server, link = None, None
+                base = f"file://{world.root}/"
+            else:
+                server, base, link = serve(world.root, args.bandwidth_mb * 1e6, args.latency_ms / 1000)
+            try:
+                rows += time_link(world, scratch / link_name, link_name, base, link, args)
+            finally:
+                if server is not None:
+                    server.shutdown()
     finally:
         if args.keep:
             print(f"kept {scratch}")
@@ -116,23 +101,73 @@ def main() -> int:
             shutil.rmtree(scratch, ignore_errors=True)
 
     goals = {"first sync, cold cache": 1.0, "second tag, warm cache": 10.0}
-    print()
+    print(
+        f"\nlinks: local = file:// on this disk; network = smart HTTP on 127.0.0.1 at "
+        f"{args.bandwidth_mb:g} MB/s with {args.latency_ms:g} ms per request"
+    )
     header = (
-        f"{'case':<24} {'git clone --recursive':>22} {f'(--jobs {args.jobs})':>12} {'srcbuild':>9} {'ratio':>7}  goal"
+        f"{'link':<8} {'case':<23} {'git clone --recursive':>21} {f'(--jobs {args.jobs})':>10} "
+        f"{'srcbuild':>9} {'ratio':>6}  {'goal':<13} {'MB moved (clone/srcbuild)':>25}"
     )
     print(header)
     print("-" * len(header))
     ok = True
-    for label, theirs, theirs_jobs, ours in results:
+    for link_name, label, theirs, theirs_jobs, ours, their_bytes, our_bytes in rows:
         ratio = theirs / ours
         met = ratio >= goals[label]
         ok = ok and met
+        moved = f"{their_bytes / 1e6:.1f}/{our_bytes / 1e6:.1f}" if link_name != "local" else "-"
         print(
-            f"{label:<24} {theirs:>21.2f}s {theirs_jobs:>11.2f}s {ours:>8.2f}s {ratio:>6.1f}x"
-            f"  >= {goals[label]:.0f}x {'met' if met else 'NOT met'}"
+            f"{link_name:<8} {label:<23} {theirs:>20.2f}s {theirs_jobs:>9.2f}s {ours:>8.2f}s {ratio:>5.1f}x"
+            f"  >= {goals[label]:>2.0f}x {'met' if met else 'NOT met':<7} {moved:>25}"
         )
-    print("\nratio = plain git clone --recursive time / srcbuild time (best of", args.repeat, "runs each)")
+    print(f"\nratio = plain git clone --recursive / srcbuild (best of {args.repeat} runs each, same mirror rule)")
     return 0 if ok else 1
+
+
+def time_link(
+    world: World, scratch: Path, link_name: str, base: str, link: Link | None, args: argparse.Namespace
+) -> list[tuple[str, str, float, float, float, int, int]]:
+    """Time both cases through one link; the mirror rule maps github.com onto ``base``."""
+    mirrors = parse_mirror_args([f"https://github.com/={base}"], {})
+    git_c = ["git", *mirrors.git_config_args()]
+    moved: dict[str, int] = {}
+
+    def count(key: str, run: Callable[[], None]) -> None:
+        before = link.bytes if link else 0
+        run()
+        moved[key] = (link.bytes if link else 0) - before
+
+    def plain(tag: str, jobs: int | None) -> Callable[[int], None]:
+        def run(i: int) -> None:
+            dest = scratch / f"plain-{tag}-{jobs}-{i}"
+            extra = ["--jobs", str(jobs)] if jobs else []
+            argv = [*git_c, "clone", "--quiet", "--recursive", *extra, "-b", tag, world.top_url, str(dest)]
+            count(f"plain {tag} {jobs}", lambda: subprocess.run(argv, check=True, capture_output=True) and None)
+
+        return run
+
+    results = []
+    for label, tag, warm in (
+        ("first sync, cold cache", "v1.0.0", None),
+        ("second tag, warm cache", "v1.1.0", "v1.0.0"),
+    ):
+        timings: list[float] = []
+        for i in range(args.repeat):
+            work = scratch / f"srcbuild-{tag}-{i}"
+            if warm:  # warm the cache with the earlier tag, outside the timed part
+                SourceSync(SourcePin(warm, world.top_url), work / "co-warm", work / "cache", mirrors).run()
+            sync = SourceSync(SourcePin(tag, world.top_url), work / "co", work / "cache", mirrors, jobs=args.jobs)
+            t0 = time.perf_counter()
+            count(f"srcbuild {tag}", lambda s=sync, w=work: s.run(log_path=w / "sync.log") and None)  # type: ignore[misc]
+            timings.append(time.perf_counter() - t0)
+            assert sync.submodule_commits() == dict(world.submodules[tag])
+        theirs = best_of(args.repeat, plain(tag, None))
+        theirs_jobs = best_of(args.repeat, plain(tag, args.jobs))
+        results.append(
+            (link_name, label, theirs, theirs_jobs, min(timings), moved[f"plain {tag} None"], moved[f"srcbuild {tag}"])
+        )
+    return results
 
 
 if __name__ == "__main__":
