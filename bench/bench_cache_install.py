@@ -24,14 +24,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "unit" / "cache"))
-
-from synthetic import host_python_recipe, host_tag, make_manifest, make_wheel  # noqa: E402
 
 from srcbuild.cache.install import install  # noqa: E402
 from srcbuild.cache.store import WheelCache  # noqa: E402
 from srcbuild.paths import Paths  # noqa: E402
 from srcbuild.recipe import RecipeCatalog  # noqa: E402
+from tests.unit.cache.synthetic import host_python_recipe, host_tag, make_manifest, make_wheel  # noqa: E402
 
 QUIET = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -13,17 +12,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "cache"))
-
-
-def require_tool(what: str, found: object) -> None:
-    """As tests/conftest.py's: skip locally, fail in CI (SRCBUILD_REQUIRE_TOOLS=1)."""
-    if found:
-        return
-    message = f"{what} is not installed here (.ci/run installs it)"
-    if os.environ.get("SRCBUILD_REQUIRE_TOOLS") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
+from tests.conftest import require_tool
 
 
 def free_port() -> int:
@@ -92,16 +81,3 @@ def fresh_venv(venv_template: Path, tmp_path: Path) -> Path:
     target = tmp_path / "venv"
     shutil.copytree(venv_template, target, symlinks=True)
     return target
-
-
-def pip_show_version(prefix: Path, name: str) -> str | None:
-    out = subprocess.run(
-        [str(prefix / "bin" / "python"), "-m", "pip", "show", name],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
-    )
-    for line in out.stdout.splitlines():
-        if line.startswith("Version:"):
-            return line.split(":", 1)[1].strip()
-    return None

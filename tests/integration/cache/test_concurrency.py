@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from synthetic import make_manifest, make_wheel
 
 from srcbuild.cache import store as store_module
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes.directory import DirectoryRemote
 from srcbuild.cache.store import WheelCache
+from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 pytestmark = pytest.mark.integration
 fork = multiprocessing.get_context("fork")

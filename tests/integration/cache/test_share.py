@@ -9,15 +9,27 @@ from pathlib import Path
 
 import boto3
 import pytest
-from tests.integration.cache.conftest import pip_show_version
-from synthetic import host_python_recipe, host_tag, make_manifest, make_wheel
 
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
+from tests.unit.cache.synthetic import host_python_recipe, host_tag, make_manifest, make_wheel
 
 pytestmark = pytest.mark.integration
+
+
+def pip_show_version(prefix: Path, name: str) -> str | None:
+    out = subprocess.run(
+        [str(prefix / "bin" / "python"), "-m", "pip", "show", name],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("Version:"):
+            return line.split(":", 1)[1].strip()
+    return None
 
 
 def flip_byte(data: bytes, at: int = 100) -> bytes:

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-from synthetic import make_manifest, make_wheel
 
 from srcbuild.cache.maintenance import entry_size, human_size, parse_size
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.errors import UsageError
+from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 
 @pytest.fixture()

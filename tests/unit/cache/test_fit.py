@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from synthetic import make_manifest, make_wheel
-
 from srcbuild.cache.fit import Target, check_fit
 from srcbuild.findings import Severity
+from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 PY = Path("/envs/k/bin/python")
 

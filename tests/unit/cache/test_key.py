@@ -6,7 +6,6 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from synthetic import PLATFORM, catalog_recipe
 
 from srcbuild.cache.key import (
     FingerprintInputs,
@@ -19,6 +18,7 @@ from srcbuild.cache.key import (
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.recipe.model import Build, Gpu, Mpi, Recipe, SourcePin, Toolchain
+from tests.unit.cache.synthetic import PLATFORM, catalog_recipe
 
 
 def fp(recipe, package="torch", env=None, platform=PLATFORM) -> str:

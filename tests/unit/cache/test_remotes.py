@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from synthetic import make_manifest, make_wheel
 
 from srcbuild.cache.remotes import RemoteOptions, open_remote, parse_remotes
 from srcbuild.cache.remotes.directory import DirectoryRemote
@@ -15,6 +14,7 @@ from srcbuild.cache.remotes.s3 import S3Remote, split_s3_url
 from srcbuild.cache.store import WheelCache
 from srcbuild.cache.transfer import pull_entries, pull_entry, push_entries
 from srcbuild.errors import CacheIntegrityError, UsageError
+from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 
 def test_registry_by_scheme(tmp_path: Path) -> None:

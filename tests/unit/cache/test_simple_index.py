@@ -6,11 +6,10 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from synthetic import make_manifest, make_wheel
-
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.simple_index import relabel_wheel, write_index
 from srcbuild.cache.store import WheelCache
+from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 
 def test_index_pages_and_relabelling(tmp_path: Path) -> None:

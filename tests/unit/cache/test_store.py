@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from synthetic import make_manifest, make_wheel
 
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import WheelCache
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError
+from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 
 def cc(text: str) -> ComputeCapability:
