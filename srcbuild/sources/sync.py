@@ -296,7 +296,8 @@ class SourceSync:
 
         ``git submodule status`` compares HEADs only; a submodule whose clone was killed before its
         checkout can have the right HEAD and no files. Its git dir then has no index yet, which is
-        what the second test looks for.
+        what the second test looks for (git dirs seeded from the cache for submodules this tag no
+        longer has are not looked at).
         """
         head = self._head()
         if head is None or head != self._tag_commit(self.checkout):
@@ -304,9 +305,7 @@ class SourceSync:
         rows = self._status()
         if rows is None or any(flag != " " for flag, _, _ in rows):
             return False
-        modules = self.checkout / ".git" / "modules"
-        git_dirs = [p.parent for p in modules.rglob("HEAD") if (p.parent / "objects").is_dir()]
-        return all((d / "index").is_file() for d in git_dirs)
+        return all(_checked_out(self.checkout / path) for _, _, path in rows)
 
     def run(self, log_path: Path | None = None, echo: IO[str] | None = None) -> str:
         """Run what is pending, verify the pinned commit and return it (a small executor for this step)."""
@@ -317,6 +316,21 @@ class SourceSync:
             if not result.ok:
                 raise explain_git_failure(command, result.tail, self.mirrors, self.label, log_path)
         return self.verify_commit()
+
+
+def _checked_out(worktree: Path) -> bool:
+    """A submodule work tree whose git dir (named by its ``.git`` file) has an index: git checked it out."""
+    gitfile = worktree / ".git"
+    try:
+        text = gitfile.read_text(encoding="utf-8").strip()
+    except IsADirectoryError:
+        return (gitfile / "index").is_file()
+    except OSError:
+        return False
+    if not text.startswith("gitdir:"):
+        return False
+    git_dir = Path(text[len("gitdir:") :].strip())
+    return ((worktree / git_dir) if not git_dir.is_absolute() else git_dir).joinpath("index").is_file()
 
 
 def _base_env() -> dict[str, str]:

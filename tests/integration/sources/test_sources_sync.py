@@ -102,9 +102,13 @@ def test_submodule_new_to_the_cache_is_cloned_and_recorded(small_world: World, w
     first.run()
     gloo = first.cache / "modules/third_party/gloo"
     shutil.rmtree(gloo)  # as if v1.0.0 had no gloo submodule
+    # and as if it had one that later tags dropped: seeded into the checkout, never checked out
+    shutil.copytree(first.cache / "modules/third_party/pybind11", first.cache / "modules/third_party/dropped")
     second = sync_for(small_world, work, "v2.0.0")
     second.run(log_path=work / "second.log")
     assert second.submodule_commits() == dict(small_world.submodules["v2.0.0"])
+    assert (second.checkout / ".git/modules/third_party/dropped/HEAD").is_file()
+    assert second.is_complete()
     log = (work / "second.log").read_text()
     assert log.count("Cloning into") == 1 and "third_party/gloo'..." in log
     assert (gloo / "HEAD").is_file() and "bare = true" in (gloo / "config").read_text()
@@ -251,3 +255,18 @@ def test_repository_without_submodules(tmp_path: Path) -> None:
     assert sync.is_complete() and sync.submodule_commits() == {}
     assert (sync.checkout / "setup.py").read_text() == "print('vision')\n"
     assert not (sync.cache / "modules").exists()
+
+
+def test_submodule_cloned_but_never_checked_out_is_repaired(small_world: World, work: Path) -> None:
+    """What a SIGKILL between a submodule's clone and its checkout leaves: right HEAD, no index, no files."""
+    sync = sync_for(small_world, work, "v1.1.0")
+    sync.run()
+    (sync.checkout / ".git/modules/third_party/fbgemm/modules/third_party/asmjit/index").unlink()
+    for path in (sync.checkout / "third_party/fbgemm/third_party/asmjit").iterdir():
+        if path.name != ".git":
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    assert not sync.is_complete()
+    assert sync.pending_commands() == sync.submodule_commands()
+    sync.run()
+    assert sync.is_complete()
+    assert (sync.checkout / "third_party/fbgemm/third_party/asmjit/README.md").read_text() == "# asmjit/asmjit\n"
