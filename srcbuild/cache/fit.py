@@ -12,6 +12,9 @@ Rules, each with its source:
   driver of the same major runs later minors through minor-version compatibility, without PTX JIT
   of newer PTX (https://docs.nvidia.com/deploy/cuda-compatibility/ ; research compat.md §1.3, §2.1).
   When no driver answers (``nvidia-smi`` missing), the check is skipped with a note.
+* GPU: when ``nvidia-smi`` reports compute capabilities, each GPU must be covered by the wheel's
+  measured kernels (SASS of the same major and a lower or equal minor, or PTX no newer; CUDA C++
+  Programming Guide, "Binary Compatibility" and "PTX Compatibility").
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from packaging.utils import parse_wheel_filename
 
 from srcbuild import proc
 from srcbuild.cache.manifest import Manifest
+from srcbuild.capability import ComputeCapability
 from srcbuild.findings import Finding, Severity
 
 CUDA_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/"
 PEP425 = "https://peps.python.org/pep-0425/"
 PEP600 = "https://peps.python.org/pep-0600/"
+BINARY_COMPAT_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility"
 
 _TARGET_QUERY = (
     "import sys, platform, os; "
@@ -50,6 +55,7 @@ class Target:
     machine: str  # "x86_64"
     glibc: tuple[int, int] | None
     driver_cuda: tuple[int, int] | None  # None: no driver answered
+    gpus: tuple[ComputeCapability, ...] = ()  # compute capabilities of this machine's GPUs, when known
 
     @property
     def cp_tag(self) -> str:
@@ -70,8 +76,20 @@ def probe_driver_cuda() -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
+def probe_gpus() -> tuple[ComputeCapability, ...]:
+    """Compute capabilities from ``nvidia-smi --query-gpu=compute_cap`` (drivers from about R510 answer)."""
+    out = proc.probe(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"])
+    found = []
+    for line in (out or "").splitlines():
+        try:
+            found.append(ComputeCapability.parse(line.strip()))
+        except ValueError:
+            continue
+    return tuple(found)
+
+
 def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe_driver: bool = True) -> Target | None:
-    """Ask ``python`` what it is; None when it does not run."""
+    """Ask ``python`` what it is (and ``nvidia-smi`` about the driver and GPUs); None when it does not run."""
     out = proc.probe([str(python), "-c", _TARGET_QUERY])
     if not out:
         return None
@@ -86,6 +104,7 @@ def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe
         machine=machine,
         glibc=_version_pair(libc) if libc.startswith("glibc") else None,
         driver_cuda=driver_cuda if driver_cuda is not None or not probe_driver else probe_driver_cuda(),
+        gpus=probe_gpus() if probe_driver else (),
     )
 
 
@@ -120,7 +139,31 @@ def check_fit(manifest: Manifest, target: Target) -> list[Finding]:
         )
     findings.extend(_platform_findings(manifest, target, {t.platform for t in tags}))
     findings.extend(_driver_findings(manifest, target))
+    findings.extend(_gpu_findings(manifest, target))
     return findings
+
+
+def _gpu_findings(manifest: Manifest, target: Target) -> list[Finding]:
+    """Each GPU of the machine must be able to run the wheel's kernels (``verify.kernels.covers``)."""
+    if not manifest.key_inputs.get("cuda") or not target.gpus:
+        return []
+    from srcbuild.verify.kernels import covers, sm_text
+
+    kernels = manifest.kernels
+    missing = [cc for cc in target.gpus if not covers(kernels, cc)]
+    if not missing:
+        return []
+    ccs = ", ".join(str(cc) for cc in missing)
+    return [
+        Finding(
+            "wheel-gpu",
+            Severity.ERROR,
+            f"no kernel in {manifest.wheel} runs on this machine's GPU (compute capability {ccs}): it has SASS for "
+            f"{sm_text(manifest.sass)} and PTX for {sm_text(manifest.ptx)}",
+            source=BINARY_COMPAT_SOURCE,
+            fix=f"use a recipe whose gpu.arch includes {ccs}",
+        )
+    ]
 
 
 def _platform_findings(manifest: Manifest, target: Target, platforms: set[str]) -> list[Finding]:

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from srcbuild.cache.fit import Target, check_fit
+from srcbuild.capability import ComputeCapability
 from srcbuild.findings import Severity
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 
@@ -83,3 +84,17 @@ def test_no_driver_is_only_a_note(tmp_path: Path) -> None:
     (finding,) = check_fit(manifest_for(tmp_path), target(driver=None))
     assert finding.severity is Severity.INFO
     assert finding.message == "no NVIDIA driver answered (nvidia-smi); not checked that it runs CUDA 9.2"
+
+
+def test_the_machines_gpu_must_be_covered(tmp_path: Path) -> None:
+    manifest = manifest_for(tmp_path, sass=(35, 37), ptx=())
+    ok = dataclasses.replace(target(driver=(11, 4)), gpus=(ComputeCapability(3, 7),))
+    assert check_fit(manifest, ok) == []
+    laptop = dataclasses.replace(target(driver=(11, 4)), gpus=(ComputeCapability(3, 0),))
+    (finding,) = check_fit(manifest, laptop)
+    assert finding.rule == "wheel-gpu"
+    assert finding.message == (
+        "no kernel in torch-1.7.1+cu92.sm30-cp38-cp38-linux_x86_64.whl runs on this machine's GPU "
+        "(compute capability 3.0): it has SASS for 3.5 and 3.7 and PTX for none"
+    )
+    assert finding.fix == "use a recipe whose gpu.arch includes 3.0"
