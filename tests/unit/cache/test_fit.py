@@ -98,3 +98,16 @@ def test_the_machines_gpu_must_be_covered(tmp_path: Path) -> None:
         "(compute capability 3.0): it has SASS for 3.5 and 3.7 and PTX for none"
     )
     assert finding.fix == "use a recipe whose gpu.arch includes 3.0"
+
+
+def test_driver_and_gpus_from_recorded_nvidia_smi(monkeypatch) -> None:
+    from srcbuild.cache import fit
+    from tests.conftest import FIXTURES
+
+    table = (FIXTURES / "machines" / "k80-server" / "nvidia-smi.txt").read_text()
+    answers = {("nvidia-smi",): table, ("nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"): "3.7\n3.7\n"}
+    monkeypatch.setattr(fit.proc, "probe", lambda argv, **kw: answers.get(tuple(argv)))
+    assert fit.probe_driver_cuda() == (11, 4)
+    assert fit.probe_gpus() == (ComputeCapability(3, 7), ComputeCapability(3, 7))
+    monkeypatch.setattr(fit.proc, "probe", lambda argv, **kw: None)  # no driver
+    assert fit.probe_driver_cuda() is None and fit.probe_gpus() == ()
