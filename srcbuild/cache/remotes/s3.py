@@ -123,10 +123,12 @@ class S3Remote:
             Key=self._entry_key(manifest, manifest.wheel),
             Filename=str(wheel),
         )
+        from botocore.exceptions import BotoCoreError, ClientError
+
         log: Path | None = dest_dir / LOG_NAME
         try:
             self.client.download_file(Bucket=self.bucket, Key=self._entry_key(manifest, LOG_NAME), Filename=str(log))
-        except Exception:  # the build log is optional
+        except (ClientError, BotoCoreError):  # the build log is optional
             log = None
         return wheel, log
 
