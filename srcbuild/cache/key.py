@@ -24,7 +24,8 @@ measured in the wheel instead, see ``store.WheelCache.lookup``).
 Build variables: the recipe's ``[build] env`` always counts. Variables the caller passes in
 (``build_env``) count except those that cannot change the binary or are already hashed through
 another field: the names in ``IGNORED_BUILD_VARS`` (parallelism, compiler launchers, version
-strings that embed the arch list, variables srcbuild derives from recipe fields hashed above) and
+strings that embed the arch list, variables srcbuild derives from recipe fields hashed above,
+switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources) and
 any variable whose value is an absolute path (tool locations differ between machines; the tool
 versions are hashed instead). Patches are keyed by content (sha256), not by path. A torchvision
 fingerprint counts the patches under ``torchvision/``, a torch one those under ``torch/``; a patch
@@ -78,6 +79,8 @@ IGNORED_BUILD_VARS = frozenset(
         "CCACHE_COMPILERCHECK",
         "SCCACHE_DIR",
         "TORCH_NO_COMPILER_WRAPPER",
+        # switches that let a newer tool accept old sources (set or not depending on the host's cmake)
+        "CMAKE_POLICY_VERSION_MINIMUM",
         # functions of recipe fields already hashed (toolchain.cuda/cudnn, mpi.enabled, build.env)
         "USE_CUDA",
         "USE_CUDNN",
