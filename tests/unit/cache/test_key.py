@@ -108,6 +108,7 @@ def test_caller_variables_count_unless_ignored_or_paths() -> None:
         "USE_CUDA": "1",
         "CUDNN_INCLUDE_DIR": "/opt/cudnn/include",
         "SOME_TOOL": "/opt/some/tool",
+        "CMAKE_POLICY_VERSION_MINIMUM": "3.5",
     }
     assert fp(recipe, env=same) == base
 
