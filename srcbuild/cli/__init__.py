@@ -96,4 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entrypoint() -> None:
-    sys.exit(main())
+    code = main()
+    if "rattler" in sys.modules:
+        # py-rattler's Rust runtime keeps native threads that can abort the interpreter while it
+        # finalizes ("PyGILState_Release: thread state ... must be current when releasing",
+        # SIGABRT after the work is done). Everything is written and closed by now: leave directly.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
