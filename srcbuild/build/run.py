@@ -89,7 +89,9 @@ def run_build(
     resume: bool = False,
 ) -> BuildResult:
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
+    from srcbuild.cache.install import find_wheel
     from srcbuild.cache.key import FingerprintInputs, fingerprint
+    from srcbuild.cache.remotes import open_remote, parse_remotes
     from srcbuild.cache.store import WheelCache
 
     prepared = prepare(recipe, options, paths, environ)
@@ -101,12 +103,16 @@ def run_build(
     fp = fingerprint(inputs)
     cache = WheelCache(paths.cache_dir)
 
+    remote_urls = parse_remotes(options.remotes, environ)
+
     def hit() -> BuildResult | None:
-        entry = cache.lookup(fp, recipe.gpu.arch)
-        if entry is None:
+        # the local store first, then each remote (pulled into the local store, sha256 checked)
+        found = find_wheel(cache, recipe, plan.package, [open_remote(url) for url in remote_urls], fp)
+        if found is None:
             return None
-        console.print(f"cache hit: {entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
-        return BuildResult(plan, wheel=entry.wheel_path, cached=True)
+        where = "" if found.origin == "local" else f" from {found.origin}"
+        console.print(f"cache hit{where}: {found.entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
+        return BuildResult(plan, wheel=found.entry.wheel_path, cached=True)
 
     if not resume:
         found = hit()

@@ -57,6 +57,13 @@ def build_options(func: F) -> F:
         click.option(
             "--cuda-home", default=None, help="The CUDA toolkit to use [env SRCBUILD_CUDA_HOME; default: probed]."
         ),
+        click.option(
+            "--remote",
+            "remotes",
+            multiple=True,
+            help="A shared cache to look in before building: directory, s3://bucket/prefix or http://host:port/ "
+            "(repeatable) [env SRCBUILD_REMOTES].",
+        ),
         path_options,
     ]
     for deco in reversed(decorators):
@@ -75,6 +82,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         system_alternatives=kw["system_alternatives"],
         cuda_home=kw["cuda_home"],
         ignore_preflight=kw["ignore_preflight"],
+        remotes=tuple(kw["remotes"]),
     )
 
 

@@ -28,6 +28,7 @@ class BuildOptions:
     cuda_home: str | None = None
     ignore_preflight: bool = False
     git_jobs: int = 8
+    remotes: tuple[str, ...] = ()  # shared caches to look in before building (also SRCBUILD_REMOTES)
 
 
 @dataclass(frozen=True)

@@ -228,3 +228,25 @@ def test_a_new_build_reuses_a_complete_checkout_and_its_build_tree(srcbuild_118:
     assert again.rc == 0, again.out
     assert "skipped: the checkout is already at the tag with every submodule (its build tree is kept)" in again.out
     assert "the existing build tree was configured with these settings: reusing it" in again.out
+
+
+def test_a_wheel_on_a_remote_serves_another_machine_without_building(srcbuild_130: Srcbuild, tmp_path: Path) -> None:
+    built = srcbuild_130.run("torch", "world-turing-cu130")
+    assert built.rc == 0, built.out
+    # another machine: its own empty work dir and cache, no git and no compiler on PATH,
+    # and the first machine's cache directory mounted as a shared remote
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    other = {
+        **srcbuild_130.env,
+        "SRCBUILD_WORK_DIR": str(tmp_path / "work"),
+        "SRCBUILD_CACHE_DIR": str(tmp_path / "cache"),
+        "PATH": str(empty_bin),
+    }
+    ran = srcbuild_130.run("torch", "world-turing-cu130", "--remote", str(srcbuild_130.cache_dir), env=other)
+    assert ran.rc == 0, ran.out
+    assert f"cache hit from {srcbuild_130.cache_dir}" in ran.out and "==> [" not in ran.out
+    wheel = Path(ran.last_line)
+    assert wheel.name == Path(built.last_line).name
+    assert (tmp_path / "cache") in wheel.parents  # pulled into this machine's store
+    assert not (tmp_path / "work" / "src").exists()  # no checkout was made
