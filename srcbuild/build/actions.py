@@ -208,13 +208,20 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
+    from srcbuild.host.toolchain import gcc_version, nvcc_version
 
     ctx = _ctx(ex)
     wheel = _find_wheel(step)
     kernels = ctx.report.kernels if ctx.report is not None else None
     head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
+    variables = ex.plan.env.final_values()
+    gcc = gcc_version(Path(variables["CC"])) if variables.get("CC") else None
+    nvcc = nvcc_version(Path(variables["CUDA_HOME"]) / "bin" / "nvcc") if variables.get("CUDA_HOME") else None
     resolved = ResolvedFacts.create(
         source_commit=head.strip() if head else None,
+        submodule_commits=_sync(ex).submodule_commits(),
+        gcc_version=gcc,
+        nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
     )
     manifest = Manifest.create(
@@ -222,7 +229,10 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         ctx.fingerprint_inputs,
         resolved,
         recipe=ctx.recipe.to_json(),
-        toolchain={"gcc": ctx.recipe.toolchain.gcc, "cuda": ctx.recipe.toolchain.cuda or "none"},
+        toolchain={
+            "gcc": gcc or ctx.recipe.toolchain.gcc,
+            "cuda": nvcc or ctx.recipe.toolchain.cuda or "none",
+        },
         sass=sorted(kernels.sass) if kernels is not None else (),
         ptx=sorted(kernels.ptx) if kernels is not None else (),
         local_version=ctx.recipe.local_version(),

@@ -233,6 +233,12 @@ def test_a_new_build_reuses_a_complete_checkout_and_its_build_tree(srcbuild_118:
 def test_a_wheel_on_a_remote_serves_another_machine_without_building(srcbuild_130: Srcbuild, tmp_path: Path) -> None:
     built = srcbuild_130.run("torch", "world-turing-cu130")
     assert built.rc == 0, built.out
+    # the entry records what the build measured: every submodule commit and the real compilers
+    manifest = json.loads((Path(built.last_line).parent / "manifest.json").read_text())
+    resolved = manifest["resolved"]
+    assert len(resolved["submodule_commits"]) == 3  # the build world has three submodules
+    assert all(len(commit) == 40 for commit in resolved["submodule_commits"].values())
+    assert resolved["gcc_version"].startswith("12.") and resolved["nvcc_version"].startswith("13.")
     # another machine: its own empty work dir and cache, no git and no compiler on PATH,
     # and the first machine's cache directory mounted as a shared remote
     empty_bin = tmp_path / "bin"
