@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 
@@ -85,7 +85,7 @@ class EnvChanges:
     def to_json(self) -> list[dict[str, str]]:
         return [c.to_json() for c in self.changes]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[EnvChange]:
         return iter(self.changes)
 
     def __len__(self) -> int:
