@@ -30,6 +30,9 @@ A sync (``SourceSync.commands()``, pure) runs:
    ``git clone --mirror`` of the checkout's module (local, so objects are hard links, not copies),
    a new commit of a known one is a ``git fetch`` of just that commit.
 
+Two syncs of the same repository must not run at the same time: hold ``lock()`` (a file lock next
+to the cache entry) while running the commands, as ``run()`` does.
+
 Every git process gets the mirror rules as ``-c url.<base>.insteadOf=<prefix>`` arguments, which git
 hands down to the processes that clone submodules at every depth. Checkouts borrow objects from the
 cache: delete a checkout freely, but deleting the cache breaks the checkouts made from it (remove
@@ -48,6 +51,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
+
+from filelock import FileLock
 
 from srcbuild import proc
 from srcbuild.command import Command
@@ -70,22 +75,23 @@ RECORD = (
     'if test -f "$c/HEAD"; then '
     'git -C "$c" cat-file -e "$sha1^{commit}" 2>/dev/null || '
     'git -C "$c" fetch --quiet --no-tags "$g" "+$sha1:refs/srcbuild/$sha1"; '
-    'else mkdir -p "$(dirname "$c")" && rm -rf "$c.partial" && '
-    'git clone --quiet --mirror "$g" "$c.partial" && '
-    'git -C "$c.partial" update-ref "refs/srcbuild/$sha1" "$sha1" && mv -T "$c.partial" "$c"; fi'
+    'else mkdir -p "$(dirname "$c")" && p="$c.partial.$$" && rm -rf "$p" && '
+    'git clone --quiet --mirror "$g" "$p" && git -C "$p" update-ref "refs/srcbuild/$sha1" "$sha1" && '
+    '{ mv -T "$p" "$c" 2>/dev/null || rm -rf "$p"; }; fi'
 )
 
 # The recording step. The first sync of a repository hard-links the checkout's whole .git/modules
 # tree into the cache in one go (packs are immutable, so links are safe) and turns the copies into
 # bare repositories. Later syncs run RECORD in each submodule, unless every object file of the
 # checkout's submodules is a hard link into the cache (nothing was fetched: nothing to record).
+# Partial copies carry the shell's pid, and losing the final rename to a concurrent sync is fine.
 RECORD_ALL = (
     'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0; '
-    'if ! test -d "$c/modules"; then rm -rf "$c/modules.partial" && cp -al .git/modules "$c/modules.partial" && '
-    'find "$c/modules.partial" -name index -type f -delete && '
-    "find \"$c/modules.partial\" -name config -type f -exec sed -i -e '/^[[:space:]]*worktree = /d' "
+    'if ! test -d "$c/modules"; then p="$c/modules.partial.$$" && rm -rf "$p" && cp -al .git/modules "$p" && '
+    'find "$p" -name index -type f -delete && '
+    "find \"$p\" -name config -type f -exec sed -i -e '/^[[:space:]]*worktree = /d' "
     "-e 's/^\\([[:space:]]*bare = \\)false/\\1true/' {} + && "
-    'exec mv -T "$c/modules.partial" "$c/modules"; fi; '
+    '{ mv -T "$p" "$c/modules" 2>/dev/null || rm -rf "$p"; }; exit; fi; '
     "find .git/modules -path '*/objects/*' ! -path '*/objects/info/*' -type f -links 1 | grep -q . || exit 0; "
     'exec git -c protocol.file.allow=always submodule foreach --quiet --recursive "$1"'
 )
@@ -307,14 +313,21 @@ class SourceSync:
             return False
         return all(_checked_out(self.checkout / path) for _, _, path in rows)
 
+    def lock(self) -> FileLock:
+        """A lock on the cache entry, to hold while the commands run: two syncs of one repository
+        (two tags, two recipes) take turns, and the second then finds a warm cache."""
+        self.git_cache.mkdir(parents=True, exist_ok=True)
+        return FileLock(f"{self.cache}.lock")
+
     def run(self, log_path: Path | None = None, echo: IO[str] | None = None) -> str:
-        """Run what is pending, verify the pinned commit and return it (a small executor for this step)."""
-        for command in self.pending_commands():
-            result = proc.run(
-                command.argv, cwd=command.cwd, env=command.env.apply(_base_env()), log_path=log_path, echo=echo
-            )
-            if not result.ok:
-                raise explain_git_failure(command, result.tail, self.mirrors, self.label, log_path)
+        """Run what is pending under ``lock()``, verify the pinned commit and return it (a small executor)."""
+        with self.lock():
+            for command in self.pending_commands():
+                result = proc.run(
+                    command.argv, cwd=command.cwd, env=command.env.apply(_base_env()), log_path=log_path, echo=echo
+                )
+                if not result.ok:
+                    raise explain_git_failure(command, result.tail, self.mirrors, self.label, log_path)
         return self.verify_commit()
 
 

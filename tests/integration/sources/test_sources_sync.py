@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -270,3 +271,26 @@ def test_submodule_cloned_but_never_checked_out_is_repaired(small_world: World, 
     sync.run()
     assert sync.is_complete()
     assert (sync.checkout / "third_party/fbgemm/third_party/asmjit/README.md").read_text() == "# asmjit/asmjit\n"
+
+
+def test_two_syncs_share_a_cold_cache_at_the_same_time(small_world: World, work: Path) -> None:
+    """Two builds (two tags) started together on a cold cache take turns through the cache lock; both finish."""
+    syncs = [sync_for(small_world, work, tag) for tag in ("v1.0.0", "v2.0.0")]
+    errors: list[BaseException] = []
+
+    def run(sync: SourceSync) -> None:
+        try:
+            sync.run()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in syncs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for sync, tag in zip(syncs, ("v1.0.0", "v2.0.0")):
+        assert sync.is_complete() and sync.submodule_commits() == dict(small_world.submodules[tag])
+    assert (syncs[0].cache / "modules/third_party/fbgemm/HEAD").is_file()
+    assert not list(syncs[0].cache.glob("modules.partial*"))
