@@ -18,8 +18,10 @@ A sync (``SourceSync.commands()``, pure) runs:
    copied: the clone borrows the cache's objects through ``objects/info/alternates``), point
    ``origin`` back at the real URL, check out the tag, seed ``.git/modules`` with hard links to
    every submodule git dir the cache holds (``git submodule update`` reuses a git dir it finds, so a
-   known submodule needs no fetch), and rename the partial directory into place.
-   A killed clone leaves only the partial directory, which the next run removes.
+   known submodule needs no fetch), and rename the partial directory into place. A killed clone
+   leaves only the partial directory, which the next run removes. A checkout already at the same
+   commit with no patch applied (an interrupted sync) is kept instead, so running every command
+   again continues where the last run stopped.
 3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --force --jobs N`` with
    ``submodule.alternateLocation=superproject``: each submodule clone borrows the objects the cache
    already holds for it and fetches only the rest (``alternateErrorStrategy=info``: a submodule the
@@ -107,6 +109,15 @@ SEED = (
     "-e 's/^\\([[:space:]]*bare = \\)true/\\1false/' {} +"
 )
 
+# Moving the partial clone ($1) into place ($2). A checkout already at the same commit, with no
+# patch applied yet, is an interrupted sync of this tag: keep it (its submodules, fetched or not,
+# and its build tree) and drop the partial clone. Anything else is replaced.
+SWAP = (
+    'h=; test -d "$2/.git" && h=$(git -C "$2" rev-parse -q --verify HEAD 2>/dev/null); '
+    'if test -n "$h" && test "$h" = "$(git -C "$1" rev-parse HEAD)" && ! test -e "$2/.git/srcbuild-patches"; '
+    'then exec rm -rf "$1"; fi; rm -rf "$2" && exec mv -T "$1" "$2"'
+)
+
 _STATUS_LINE = re.compile(r"^([ +\-U])([0-9a-f]{40}) (.+?)(?: \(.*\))?$")
 
 
@@ -184,10 +195,10 @@ class SourceSync:
                 cwd=self.partial,
                 env=self._cache_env,
             ),
-            Command(("rm", "-rf", "--", str(self.checkout)), "remove an incomplete or outdated checkout", env=GIT_ENV),
             Command(
-                ("mv", "-T", str(self.partial), str(self.checkout)),
-                "move the finished clone into place (a killed clone never looks finished)",
+                ("sh", "-c", SWAP, "swap", str(self.partial), str(self.checkout)),
+                "move the finished clone into place (a killed clone never looks finished); a checkout already "
+                "at this commit and not yet patched is kept, so its submodule progress continues",
                 env=GIT_ENV,
             ),
             *self.submodule_commands(),

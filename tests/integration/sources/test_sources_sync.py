@@ -197,7 +197,10 @@ def test_interrupted_submodule_update_continues(small_world: World, work: Path) 
     packs = broken.checkout / ".git/modules/third_party/pybind11/objects/pack"
     before = {p.name: p.stat().st_ino for p in packs.glob("*.pack")}
     assert before
-    sync.run()
+    # an executor that simply runs every command of the step again also continues
+    for command in sync.commands():
+        done = subprocess.run(command.argv, cwd=command.cwd, env=command.env.apply(os.environ), capture_output=True)
+        assert done.returncode == 0, done.stdout + done.stderr
     assert sync.is_complete()
     assert sync.submodule_commits() == dict(small_world.submodules["v1.0.0"])
     assert {p.name: p.stat().st_ino for p in packs.glob("*.pack")} == before  # kept, not cloned again
@@ -294,3 +297,17 @@ def test_two_syncs_share_a_cold_cache_at_the_same_time(small_world: World, work:
         assert sync.is_complete() and sync.submodule_commits() == dict(small_world.submodules[tag])
     assert (syncs[0].cache / "modules/third_party/fbgemm/HEAD").is_file()
     assert not list(syncs[0].cache.glob("modules.partial*"))
+
+
+def test_rerun_replaces_a_patched_checkout(small_world: World, work: Path) -> None:
+    """A checkout with patches applied is never kept by a rerun of the sync: it starts clean."""
+    sync = sync_for(small_world, work, "v1.0.0")
+    sync.run()
+    (sync.checkout / "version.txt").write_text("patched\n")
+    (sync.checkout / ".git/srcbuild-patches").write_text('[patch "x"]\n\tsha256 = 00\n')
+    for command in sync.commands():
+        subprocess.run(
+            command.argv, cwd=command.cwd, env=command.env.apply(os.environ), check=True, capture_output=True
+        )
+    assert (sync.checkout / "version.txt").read_text() == "1.0.0\n"
+    assert not (sync.checkout / ".git/srcbuild-patches").exists() and sync.is_complete()

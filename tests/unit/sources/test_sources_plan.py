@@ -11,7 +11,7 @@ from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.diagnose import explain_git_failure
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.patches import APPLY_ONCE, CHECK_SERIES, PatchSet, explain_patch_failure
-from srcbuild.sources.sync import RECORD, RECORD_ALL, SEED, SourceSync, cache_repo
+from srcbuild.sources.sync import RECORD, RECORD_ALL, SEED, SWAP, SourceSync, cache_repo
 
 URL = "https://github.com/pytorch/pytorch"
 MIRROR = "https://github.com/=https://mirror.example/gh/"
@@ -50,8 +50,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
         ("git", "remote", "set-url", "origin", URL),
         ("git", "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", "refs/tags/v1.7.1"),
         ("sh", "-c", SEED),
-        ("rm", "-rf", "--", checkout),
-        ("mv", "-T", partial, checkout),
+        ("sh", "-c", SWAP, "swap", partial, checkout),
         ("git", *m, "submodule", "sync", "--quiet", "--recursive"),
         (
             "git",
@@ -78,7 +77,6 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
         sync.partial,
         sync.partial,
         sync.partial,
-        None,
         None,
         sync.checkout,
         sync.checkout,
