@@ -13,8 +13,10 @@ Repositories are written with ``git fast-import`` (fast, deterministic: the same
 the same commit ids). Every repository gets ``commits`` commits per tag, each rewriting two files
 with ``size`` bytes of fresh hex text, so the history outweighs one checkout as it does upstream.
 Two submodules in three move at each tag; the rest stay pinned at their first tag's commit.
-``project_files[tag]`` puts files (setup.py, sources) into the top repository at that tag;
-``make_project`` writes a plain tagged repository (a torchvision stand-in).
+``project_files[tag]`` puts files (setup.py, sources) into the top repository at that tag; they stay
+in later tags until a later tag's files overwrite them. ``make_project`` writes a plain tagged
+repository without submodules (a torchvision stand-in). ``isolated_git_env()`` is the environment
+to run git in: no user or system config, a fixed identity, no credential prompts.
 """
 
 from __future__ import annotations
