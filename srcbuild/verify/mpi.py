@@ -6,7 +6,6 @@ or ``mpirun`` through ``srcbuild.proc.probe``; parsing its answer is pure.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -14,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from srcbuild import proc
+from srcbuild.host.mpi import parse_mpi_version as parse_version_output
 
 
 @dataclass(frozen=True)
@@ -109,19 +109,10 @@ class HostMpi:
     tool: str  # the command that said so
 
 
-_OMPI_RE = re.compile(r"Open MPI\)?\s+v?(\d+\.\d+(?:\.\d+)?)")
-_HYDRA_RE = re.compile(r"HYDRA build details:.*?Version:\s+(\d+\.\d+(?:\.\d+)?)", re.DOTALL)
-
-
 def parse_mpi_version(text: str, tool: str) -> Optional[HostMpi]:
-    """Read ``ompi_info --version`` / ``mpirun --version`` output (Open MPI or MPICH's hydra)."""
-    m = _OMPI_RE.search(text)
-    if m:
-        return HostMpi("openmpi", m.group(1), tool)
-    m = _HYDRA_RE.search(text)
-    if m:
-        return HostMpi("mpich", m.group(1), tool)
-    return None
+    """Read ``ompi_info --version`` / ``mpirun --version`` output (Open MPI, MPICH, Intel MPI)."""
+    parsed = parse_version_output(text)
+    return HostMpi(parsed[0], parsed[1], tool) if parsed else None
 
 
 def probe_host_mpi() -> Optional[HostMpi]:
