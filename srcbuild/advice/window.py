@@ -106,6 +106,8 @@ class Window:
     driver_reach: str | None  # the same in words, with minor-version compatibility
     newest_torch: str | None
     newest_torch_cuda: str | None
+    reported_torch: str | None  # newest torch reported to build and run there, when that is lower
+    reported_source: str
     official: OfficialWheel | None
     source: str
 
@@ -127,6 +129,8 @@ class Window:
             "driver_reach": self.driver_reach,
             "newest_torch": self.newest_torch,
             "newest_torch_cuda": self.newest_torch_cuda,
+            "newest_torch_reported": self.reported_torch,
+            "newest_torch_reported_source": self.reported_source or None,
             "official_wheel": self.official.to_json() if self.official else None,
             "source": self.source,
         }
@@ -210,6 +214,10 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
     last_branch_cuda = kb.max_cuda_for_driver(f"{last_branch}.9999") if last_branch else None
     driver_cuda = kb.max_cuda_for_driver(driver) if driver else None
     torch = newest_torch(kb, cc, cudas)
+    support = kb.arch(cc)
+    reported = support.reported_torch if support is not None else None
+    if reported is not None and torch is not None and reported == torch[0]:
+        reported = None  # nothing to add: the rules' ceiling is also what is reported to work
     return Window(
         cc=cc,
         generation=generation or cc_generation(cc),
@@ -223,6 +231,8 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         driver_reach=driver_reach(kb, driver) if driver else None,
         newest_torch=torch[0] if torch else None,
         newest_torch_cuda=torch[1] if torch else None,
+        reported_torch=reported,
+        reported_source=support.reported_source if reported and support is not None else "",
         official=official_wheel(kb, cc, driver, last_branch),
         source=limit.source if limit else "",
     )

@@ -123,7 +123,14 @@ def cuda_releases(data: dict[str, Any]) -> tuple[CudaRelease, ...]:
 
 def arch_support(data: dict[str, Any]) -> tuple[ArchSupport, ...]:
     return tuple(
-        ArchSupport(ComputeCapability.parse(cc), str(row["cuda_min"]), row.get("cuda_max"), row["source"])
+        ArchSupport(
+            ComputeCapability.parse(cc),
+            str(row["cuda_min"]),
+            row.get("cuda_max"),
+            row["source"],
+            row.get("reported_torch"),
+            row.get("reported_source", ""),
+        )
         for row in data.get("arch", [])
         for cc in row["cc"]
     )

@@ -63,6 +63,8 @@ class ArchSupport:
     cuda_min: str
     cuda_max: str | None
     source: str
+    reported_torch: str | None = None  # newest torch reported to build and run there, when known
+    reported_source: str = ""
 
 
 @dataclass(frozen=True)

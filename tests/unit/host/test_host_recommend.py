@@ -126,7 +126,9 @@ GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci output in {path}
   CUDA that can target it: 8.0 to 10.2 (host gcc per CUDA: 8.0: gcc <= 5, 9.0: gcc <= 6, 9.1: gcc <= 6, \
 9.2: gcc <= 7, 10.0: gcc <= 7, 10.1: gcc <= 8, 10.2: gcc <= 8)
   last driver branch for it: R470, which runs CUDA up to 11.4
-  newest torch that builds for it: 1.13.1 (with CUDA 10.2)
+  newest torch its CUDA window allows: 1.13.1 (with CUDA 10.2)
+  newest torch reported to work on it: 1.10.2 (source: dizcza/pytorch-sm30-docker:README.md ('latest possible \
+pytorch (v1.10.2) and torchvision (v0.11.3) that could be compiled for the sm_30'); dizcza/pytorch-sm30-docker#4)
   no build needed for torch 1.3.0: its official cu101 wheel has kernels for compute capability 3.0 and up
   recipe to use: kepler-cu102 (torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
   recipes, best first:
