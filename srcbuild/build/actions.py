@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from srcbuild import proc
+from srcbuild.command import Command
 from srcbuild.errors import (
     EnvironmentError_,
     HostError,
@@ -42,6 +43,7 @@ class BuildContext:
     fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
     report: Any = None  # the VerifyReport of the built wheel
     findings: list[Finding] = field(default_factory=list)
+    mirrors: Any = None  # srcbuild.sources.mirrors.MirrorRules of the build (for failure messages)
 
 
 def _ctx(ex: Executor) -> BuildContext:
@@ -87,7 +89,65 @@ def _sync(ex: Executor) -> Any:
     ctx = _ctx(ex)
     pin = ctx.recipe.torch if ex.plan.package == "torch" else ctx.recipe.torchvision
     assert pin is not None
-    return SourceSync(pin, ex.plan.checkout, ctx.paths.git_cache_dir, label=ex.plan.package)
+    if ctx.mirrors is None:
+        return SourceSync(pin, ex.plan.checkout, ctx.paths.git_cache_dir, label=ex.plan.package)
+    return SourceSync(pin, ex.plan.checkout, ctx.paths.git_cache_dir, ctx.mirrors, label=ex.plan.package)
+
+
+def run_sources(ex: Executor, step: Step, log: Path) -> None:
+    """Run the sources step's commands that are still pending, holding the object cache's lock.
+
+    The plan lists every command of a sync; ``SourceSync.pending_commands()`` says which are left
+    (none when the checkout is complete, the submodule commands when it is at the tag). Those are
+    the planned commands' tail, matched by their ``why``, so they keep the plan's mirror arguments.
+    """
+    from filelock import Timeout
+
+    from srcbuild.sources.diagnose import explain_git_failure
+
+    ctx = _ctx(ex)
+    sync = _sync(ex)
+    lock = sync.lock()
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        ex.console.print(f"    waiting for another sync of {sync.cache.name} to finish (it shares the object cache)")
+        lock.acquire()
+    try:
+        planned = list(step.commands)
+        todo = _pending_tail(planned, sync.pending_commands())
+        done = planned[: len(planned) - len(todo)]
+        if done:
+            why = (
+                "the checkout is complete"
+                if not todo
+                else f"{ex.plan.checkout} is already at {sync.pin.tag}; its submodules are synced next"
+            )
+            ex.console.print(f"    skipping {len(done)} of {len(planned)} command(s): {why}")
+            for cmd in done:
+                ex.console.print(f"[dim]    skipped: {cmd.shell()[:120]}[/dim]", highlight=False)
+        rules = ctx.mirrors if ctx.mirrors is not None else sync.mirrors
+
+        def explain(cmd: Command, result: proc.RunResult) -> StepFailed:
+            failure = explain_git_failure(cmd, result.tail, rules, ex.plan.package, log)
+            # newer git names a submodule by its absolute path: show it relative to the checkout
+            return StepFailed(failure.message.replace(f" {ex.plan.checkout}/", " "), failure.hint)
+
+        for cmd in todo:
+            ex.run_command(step, cmd, log, explain=explain)
+    finally:
+        lock.release()
+
+
+def _pending_tail(planned: list[Command], pending: list[Command]) -> list[Command]:
+    """The planned commands that are still pending: the tail whose reasons match ``pending``'s."""
+    if not pending:
+        return []
+    if len(pending) <= len(planned):
+        tail = planned[len(planned) - len(pending) :]
+        if [c.why for c in tail] == [c.why for c in pending]:
+            return tail
+    return planned
 
 
 def verify_sources(ex: Executor, step: Step) -> None:
@@ -267,6 +327,7 @@ def patches_applied(ex: Executor, step: Step) -> bool:
 ACTIONS: dict[str, Callable[..., Any]] = {
     "preflight": preflight,
     "verify-sources": verify_sources,
+    "commands:sources": run_sources,
     "check-env": check_env,
     "ensure-env": ensure_env,
     "check-build-tree": check_build_tree,

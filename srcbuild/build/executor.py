@@ -1,7 +1,9 @@
 """The executor: walks a ``Plan`` step by step, recording each step's state for ``--resume``.
 
 Commands go through ``srcbuild.proc`` (one log file per step, the whole process group killed on
-Ctrl-C); internal actions go to the handlers in ``srcbuild.build.actions``. On a failed step the
+Ctrl-C); internal actions go to the handlers in ``srcbuild.build.actions``. A step whose commands
+can partly be done already (the sources step) has a ``commands:<step id>`` handler that decides
+which of them still run, says why the others are skipped, and explains their failures. On a failed step the
 log's last lines and the matching failure signatures are printed, the step's cleanup runs unless
 ``--keep-build``, and ``StepFailed`` carries the log path. Ctrl-C leaves the build tree as it is
 and marks the step interrupted, so ``--resume`` continues where it stopped.
@@ -10,7 +12,7 @@ and marks the step interrupted, so ``--resume`` continues where it stopped.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,8 +138,12 @@ class Executor:
             if step.action is not None:
                 handler = self.actions[step.action.name]
                 handler(self, step)
-            for cmd in step.commands:
-                self._run_command(step, cmd, log)
+            runner = self.actions.get(f"commands:{step.id}")
+            if runner is not None:  # the step decides which of its commands still have to run
+                runner(self, step, log)
+            else:
+                for cmd in step.commands:
+                    self.run_command(step, cmd, log)
         except (Interrupted, KeyboardInterrupt):
             self.state.mark(step, INTERRUPTED, log)
             self._save()
@@ -162,7 +168,15 @@ class Executor:
     def command_env(self, cmd: Command) -> dict[str, str]:
         return cmd.env.apply(self.environ)
 
-    def _run_command(self, step: Step, cmd: Command, log: Path) -> None:
+    def run_command(
+        self,
+        step: Step,
+        cmd: Command,
+        log: Path,
+        explain: Callable[[Command, proc.RunResult], SrcbuildError] | None = None,
+    ) -> None:
+        """Run one command of ``step``; on failure raise ``explain(cmd, result)`` when given (after
+        showing the log's last lines), else the generic diagnosis of ``_fail``."""
         self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
         env = self.command_env(cmd)
         try:
@@ -178,14 +192,20 @@ class Executor:
             ) from None
         if result.ok:
             return
+        if explain is not None:
+            self._show_tail(step, cmd, result, log)
+            raise explain(cmd, result)
         self._fail(step, cmd, result, log)
 
-    def _fail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
+    def _show_tail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
         self.console.print(f"[red]step {step.id} failed: {cmd.argv[0]} exited {result.returncode}[/red]")
         self.console.print(f"--- last lines of {log} ---", highlight=False)
         for line in result.tail[-TAIL_LINES:]:
             self.console.print(line, markup=False, highlight=False)
         self.console.print("---", highlight=False)
+
+    def _fail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
+        self._show_tail(step, cmd, result, log)
         lines = _read_lines(log)
         found = diagnose(lines)
         self.result.diagnoses.extend(found)

@@ -123,7 +123,15 @@ def run_build(
             found = hit()  # another build of the same inputs may have finished meanwhile
             if found is not None:
                 return found
-        ctx = BuildContext(recipe=recipe, paths=paths, host_facts=prepared.host_facts, fingerprint_inputs=inputs)
+        from srcbuild.sources.mirrors import parse_mirror_args
+
+        ctx = BuildContext(
+            recipe=recipe,
+            paths=paths,
+            host_facts=prepared.host_facts,
+            fingerprint_inputs=inputs,
+            mirrors=parse_mirror_args(list(options.mirrors), environ),
+        )
         if plan.package == "torchvision":
             torch_options = replace(options, package="torch")
 

@@ -113,3 +113,30 @@ def test_finalizers_run_on_failure(tmp_path: Path) -> None:
     with pytest.raises(StepFailed):
         ex.run()
     assert calls == ["restored"]
+
+
+def test_a_commands_handler_decides_which_commands_run(tmp_path: Path) -> None:
+    from srcbuild.command import Command
+
+    cmds = (Command(("false",), "never run here"), Command(("false",), "nor this"))
+    step = Step("sources", "Sources", "why", commands=cmds)
+    seen: list[tuple[str, int]] = []
+
+    def handler(ex: Executor, s: Step, log: Path) -> None:
+        seen.append((s.id, len(s.commands)))
+
+    ex = _run(_plan(tmp_path, step), Recorder(), **{"commands:sources": handler})
+    assert seen == [("sources", 2)]
+    assert [o.status for o in ex.result.outcomes] == ["done"]
+
+
+def test_pending_tail_keeps_the_planned_commands_of_what_is_left() -> None:
+    from srcbuild.build.actions import _pending_tail
+    from srcbuild.command import Command
+
+    planned = [Command(("git", "-c", "url.M.insteadOf=P", n), f"why {n}") for n in ("clone", "sync", "update")]
+    left = [Command(("git", n), f"why {n}") for n in ("sync", "update")]
+    assert _pending_tail(planned, left) == planned[1:]  # with the plan's mirror arguments
+    assert _pending_tail(planned, []) == []
+    other = [Command(("git", "x"), "something else")]
+    assert _pending_tail(planned, other) == planned  # not a tail of the plan: run everything
