@@ -44,6 +44,8 @@ class BuildContext:
     report: Any = None  # the VerifyReport of the built wheel
     findings: list[Finding] = field(default_factory=list)
     mirrors: Any = None  # srcbuild.sources.mirrors.MirrorRules of the build (for failure messages)
+    source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
+    submodule_commits: dict[str, str] | None = None
 
 
 def _ctx(ex: Executor) -> BuildContext:
@@ -151,16 +153,17 @@ def _pending_tail(planned: list[Command], pending: list[Command]) -> list[Comman
 
 
 def verify_sources(ex: Executor, step: Step) -> None:
+    ctx = _ctx(ex)
     sync = _sync(ex)
     commit = sync.verify_commit()
-    if not sync.is_complete():
+    commits = sync.complete_commits()  # is_complete() and submodule_commits() from one git status
+    if commits is None:
         raise StepFailed(
             f"{ex.plan.checkout} is not complete: a submodule is missing or not at its recorded commit",
             "fetch through a mirror (--mirror gitee or --mirror PREFIX=REPLACEMENT) and rerun",
         )
-    ex.console.print(
-        f"    {ex.plan.package} at {commit[:12]}, {len(sync.submodule_commits())} submodule(s) checked out"
-    )
+    ctx.source_commit, ctx.submodule_commits = commit, commits
+    ex.console.print(f"    {ex.plan.package} at {commit[:12]}, {len(commits)} submodule(s) checked out")
 
 
 def sources_complete(ex: Executor, step: Step) -> bool:
@@ -169,22 +172,29 @@ def sources_complete(ex: Executor, step: Step) -> bool:
 
 
 def check_env(ex: Executor, step: Step) -> None:
-    from srcbuild.envs.prefix import existing_env
-
     assert step.action is not None
-    env = existing_env(Path(step.action.arg["prefix"]))  # a venv or a conda environment, or UsageError
+    prefix = Path(step.action.arg["prefix"]).expanduser().resolve()
+    python = prefix / "bin" / "python"
+    kind = "conda" if (prefix / "conda-meta").is_dir() else "venv" if (prefix / "pyvenv.cfg").is_file() else None
+    if kind is None or not python.exists():
+        # what srcbuild.envs accepts as --env; it raises the UsageError that says what is wrong
+        # (imported only then: the environments package is not needed to use a good one)
+        from srcbuild.envs.prefix import existing_env
+
+        env = existing_env(prefix)
+        kind, python = env.backend.replace("existing ", ""), env.python
     want = step.action.arg["python"]
-    out = proc.probe([str(env.python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    out = proc.probe([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
     if out is None:
         raise EnvironmentError_(
-            f"--env {env.prefix}: {env.python} does not run", "pass the prefix of an environment whose Python runs"
+            f"--env {prefix}: {python} does not run", "pass the prefix of an environment whose Python runs"
         )
     if out.strip() != want:
         raise EnvironmentError_(
-            f"--env {env.prefix} has Python {out.strip()}, the recipe pins {want}",
+            f"--env {prefix} has Python {out.strip()}, the recipe pins {want}",
             f"pass an environment with Python {want}, or leave out --env to let srcbuild create one",
         )
-    ex.console.print(f"    {env.backend} environment with Python {out.strip()} at {env.python}")
+    ex.console.print(f"    existing {kind} environment with Python {out.strip()} at {python}")
 
 
 def ensure_env(ex: Executor, step: Step) -> None:
@@ -268,18 +278,20 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
-    from srcbuild.host.toolchain import gcc_version, nvcc_version
 
     ctx = _ctx(ex)
     wheel = _find_wheel(step)
     kernels = ctx.report.kernels if ctx.report is not None else None
-    head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
+    if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
+        head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
+        ctx.source_commit = head.strip() if head else None
+        ctx.submodule_commits = _sync(ex).submodule_commits()
     variables = ex.plan.env.final_values()
-    gcc = gcc_version(Path(variables["CC"])) if variables.get("CC") else None
-    nvcc = nvcc_version(Path(variables["CUDA_HOME"]) / "bin" / "nvcc") if variables.get("CUDA_HOME") else None
+    gcc = _measured_gcc(ctx, Path(variables["CC"])) if variables.get("CC") else None
+    nvcc = _measured_nvcc(ctx, Path(variables["CUDA_HOME"])) if variables.get("CUDA_HOME") else None
     resolved = ResolvedFacts.create(
-        source_commit=head.strip() if head else None,
-        submodule_commits=_sync(ex).submodule_commits(),
+        source_commit=ctx.source_commit,
+        submodule_commits=ctx.submodule_commits,
         gcc_version=gcc,
         nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
@@ -301,6 +313,28 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
     ex.console.print(f"    stored {entry.wheel_path}")
+
+
+def _measured_gcc(ctx: BuildContext, cc: Path) -> str | None:
+    """The version of the gcc ``cc`` links to: the host probe already ran it, else run it now."""
+    from srcbuild.host.toolchain import gcc_version
+
+    target = cc.resolve()
+    for g in getattr(ctx.host_facts, "gccs", ()):
+        if Path(g.path).resolve() == target:
+            return str(g.version)
+    return gcc_version(cc)
+
+
+def _measured_nvcc(ctx: BuildContext, cuda_home: Path) -> str | None:
+    """The version of ``cuda_home``'s nvcc: the host probe already ran it, else run it now."""
+    from srcbuild.host.toolchain import nvcc_version
+
+    home = cuda_home.resolve()
+    for tk in getattr(ctx.host_facts, "cuda_toolkits", ()):
+        if Path(tk.home).resolve() == home:
+            return str(tk.version)
+    return nvcc_version(cuda_home / "bin" / "nvcc")
 
 
 def torch_wheel(ex: Executor, step: Step) -> None:

@@ -8,7 +8,8 @@ the wheel's path is printed and nothing runs.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,16 +69,46 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     )
 
 
-def prepare(recipe: Recipe, options: BuildOptions, paths: Paths, environ: Mapping[str, str]) -> Prepared:
+def prepare(
+    recipe: Recipe,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+    meanwhile: Callable[[], None] | None = None,
+) -> Prepared:
+    """Probe the host and make the plan. The probe mostly waits for programs (nvidia-smi, nvcc,
+    gcc, docker), so it runs in a thread while this one loads the knowledge base (the plan and
+    the preflight read it) and runs ``meanwhile`` (a build imports the modules of its later steps)."""
     from srcbuild.host import probe_host
+    from srcbuild.knowledge import load_knowledge
 
     probe_env = dict(environ)
     chosen = options.cuda_home or environ.get("SRCBUILD_CUDA_HOME")
     if chosen:  # the host checks look at the toolkit the build will use
         probe_env["CUDA_HOME"] = chosen
-    facts = probe_host(environ=probe_env, work_dir=paths.work_dir)
+    found: list[Any] = []
+    probe = threading.Thread(
+        target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir)), daemon=True
+    )
+    probe.start()
+    try:
+        load_knowledge()
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        probe.join()
+    facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir)
     host = build_host(recipe, facts, environ)
     return Prepared(make_plan(recipe, options, host, paths, environ), host, facts)
+
+
+def _import_build_steps() -> None:
+    """Import what the later steps of a build use, while the host probe waits for its programs."""
+    import srcbuild.cache.install
+    import srcbuild.cache.key
+    import srcbuild.preflight
+    import srcbuild.rules
+    import srcbuild.verify.report  # noqa: F401
 
 
 def run_build(
@@ -94,7 +125,7 @@ def run_build(
     from srcbuild.cache.remotes import open_remote, parse_remotes
     from srcbuild.cache.store import WheelCache
 
-    prepared = prepare(recipe, options, paths, environ)
+    prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
     plan = prepared.plan
     console.print(f"[bold]srcbuild {plan.package} {plan.version} (recipe {plan.recipe})[/bold]")
     for line in render_settings(plan.settings):

@@ -41,7 +41,8 @@ cache: delete a checkout freely, but deleting the cache breaks the checkouts mad
 both, or the checkouts first).
 
 ``is_complete()`` tells a resumed build whether the checkout can be used as it is: the checkout is at
-the tag and every submodule at every depth is initialised at its recorded commit.
+the tag and every submodule at every depth is initialised at its recorded commit
+(``complete_commits()`` answers that and ``submodule_commits()`` with one ``git submodule status``).
 """
 
 from __future__ import annotations
@@ -242,11 +243,12 @@ class SourceSync:
 
         Reads the checkout (not pure); ``srcbuild plan`` shows ``commands()``.
         """
-        if self.is_complete():
+        head, tag = self._head_and_tag()
+        if head is None or head != tag:
+            return self.commands()
+        if self._complete_rows() is not None:
             return []
-        if self._head() is not None and self._head() == self._tag_commit(self.checkout):
-            return self.submodule_commands()
-        return self.commands()
+        return self.submodule_commands()
 
     # -- questions asked after running ------------------------------------------------------------
 
@@ -258,6 +260,16 @@ class SourceSync:
             return None
         out = self._probe("rev-parse", "--verify", "--quiet", "HEAD")
         return out.strip() if out else None
+
+    def _head_and_tag(self) -> tuple[str | None, str | None]:
+        """The checkout's HEAD and the commit of its tag, in one git call ((None, None) without a checkout)."""
+        if not (self.checkout / ".git").exists():
+            return None, None
+        out = self._probe("rev-parse", "HEAD", f"refs/tags/{self.pin.tag}^{{commit}}")
+        lines = out.split() if out else []
+        if len(lines) == 2 and all(re.fullmatch(r"[0-9a-f]{40,64}", x) for x in lines):
+            return lines[0], lines[1]
+        return self._head(), self._tag_commit(self.checkout)  # one of them is missing: ask separately
 
     def _tag_commit(self, repo: Path) -> str | None:
         out = proc.probe(
@@ -285,10 +297,13 @@ class SourceSync:
             )
         return commit
 
-    def _status(self) -> list[tuple[str, str, str]] | None:
+    def _status(self, head_known: bool = False) -> list[tuple[str, str, str]] | None:
         """(flag, commit, path) for every submodule at every depth, or None when git cannot tell."""
-        if self._head() is None:
+        if not head_known and self._head() is None:
             return None
+        rows = _gitlink_status(self.checkout)
+        if rows is not None:
+            return rows
         out = self._probe("submodule", "status", "--recursive")
         if out is None:
             return None
@@ -316,13 +331,25 @@ class SourceSync:
         what the second test looks for (git dirs seeded from the cache for submodules this tag no
         longer has are not looked at).
         """
-        head = self._head()
-        if head is None or head != self._tag_commit(self.checkout):
-            return False
-        rows = self._status()
+        return self.complete_commits() is not None
+
+    def complete_commits(self) -> dict[str, str] | None:
+        """``submodule_commits()`` when ``is_complete()``, else None: both answers from one
+        ``git submodule status`` (what a build asks after the sources step)."""
+        head, tag = self._head_and_tag()
+        if head is None or head != tag:
+            return None
+        rows = self._complete_rows()
+        return None if rows is None else {path: commit for _, commit, path in rows}
+
+    def _complete_rows(self) -> list[tuple[str, str, str]] | None:
+        """The status rows when every submodule is at its recorded commit and checked out (HEAD known)."""
+        rows = self._status(head_known=True)
         if rows is None or any(flag != " " for flag, _, _ in rows):
-            return False
-        return all(_checked_out(self.checkout / path) for _, _, path in rows)
+            return None
+        if not all(_checked_out(self.checkout / path) for _, _, path in rows):
+            return None
+        return rows
 
     def lock(self) -> FileLock:
         """A lock on the cache entry, to hold while the commands run: two syncs of one repository
@@ -340,6 +367,55 @@ class SourceSync:
                 if not result.ok:
                     raise explain_git_failure(command, result.tail, self.mirrors, self.label, log_path)
         return self.verify_commit()
+
+
+def _gitlink_status(repo: Path, prefix: str = "") -> list[tuple[str, str, str]] | None:
+    """What ``git submodule status --recursive`` says, from one ``git ls-files --stage`` per
+    repository that has submodules and the submodules' HEAD files: flag " " (HEAD at the commit
+    the index records), "+" (another commit) or "-" (not initialised). None when a HEAD is not a
+    plain commit (a branch checked out), so the caller asks git itself."""
+    out = proc.probe(["git", "-C", str(repo), "ls-files", "--stage", "-z"], env=GIT_ENV.apply(_base_env()))
+    if out is None:
+        return None
+    rows: list[tuple[str, str, str]] = []
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) != 3 or fields[0] != "160000":
+            continue
+        commit, sub = fields[1], repo / path
+        git_dir = _git_dir(sub)
+        if git_dir is None:
+            rows.append(("-", commit, prefix + path))
+            continue
+        try:
+            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            rows.append(("-", commit, prefix + path))
+            continue
+        if not re.fullmatch(r"[0-9a-f]{40,64}", head):
+            return None
+        rows.append((" " if head == commit else "+", head if head != commit else commit, prefix + path))
+        nested = _gitlink_status(sub, f"{prefix}{path}/") if (sub / ".gitmodules").is_file() else []
+        if nested is None:
+            return None
+        rows.extend(nested)
+    return rows
+
+
+def _git_dir(worktree: Path) -> Path | None:
+    """The git dir of a submodule work tree (its ``.git`` file or directory), or None."""
+    gitfile = worktree / ".git"
+    if gitfile.is_dir():
+        return gitfile
+    try:
+        text = gitfile.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = Path(text[len("gitdir:") :].strip())
+    return git_dir if git_dir.is_absolute() else worktree / git_dir
 
 
 def _checked_out(worktree: Path) -> bool:
