@@ -25,6 +25,7 @@ from srcbuild.plan.inputs import PACKAGES, BuildHost, BuildOptions
 from srcbuild.plan.model import Action, Plan, Step, settings_hash
 from srcbuild.plan.settings import ResolvedSettings, resolve_settings
 from srcbuild.plan.sources import patches_step, sources_steps
+from srcbuild.plan.vision import supported_arches_step
 from srcbuild.recipe import Recipe, SourcePin
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
@@ -98,6 +99,9 @@ def make_plan(
     steps.append(_environment_step(recipe, settings, prefix, environ))
     if package == "torchvision":
         steps.append(_install_torch_step(recipe, python, root))
+        arches = supported_arches_step(recipe, python)  # compute capability 3.0: after the install
+        if arches is not None:
+            steps.append(arches)
     cmake = cmake_settings(build_env)
     steps.append(_build_tree_step(checkout, root, python, cmake))
     steps.append(_build_step(package, checkout, python, build_env, version))

@@ -33,20 +33,38 @@ def project_files(name: str) -> dict[str, bytes]:
     return out
 
 
-def torch_files(tag: str) -> dict[str, bytes]:
+def extra_op(n: int, functions: int = 400) -> bytes:
+    """A generated C file shaped like ``csrc/ops_01.c``: ``functions`` small loops the optimizer
+    has to chew on and one exported entry point (the CMake project globs ``csrc/ops_*.c``)."""
+    lines = [f"/* Generated op {n}: more C for a larger fixture build. */", "#include <stddef.h>", ""]
+    for i in range(functions):
+        lines.append(
+            f"static double op{n}_{i}(double x) {{ double s = 0; for (int k = 0; k < {i + 3}; ++k) "
+            f"s += (x * k + {i}) / (k + 1.5); return s; }}"
+        )
+    lines += ["", f"int fake_torch_op{n}(int n) {{", "  double acc = 0;"]
+    lines += [f"  acc += op{n}_{i}((double)n + {i});" for i in range(functions)]
+    lines += ["  return (int)acc;", "}", ""]
+    return "\n".join(lines).encode()
+
+
+def torch_files(tag: str, extra_ops: int = 0) -> dict[str, bytes]:
     files = project_files("fake_torch")
     if tag == FAILURE_TAG:
         files["csrc/python_bindings.c"] = BROKEN_BINDINGS
+    for n in range(100, 100 + extra_ops):
+        files[f"csrc/ops_{n}.c"] = extra_op(n)
     return files
 
 
-def publish(root: Path, n_submodules: int = 3) -> World:
-    """Write the world under ``root`` and return it (``World.mirror_rule`` maps GitHub onto it)."""
+def publish(root: Path, n_submodules: int = 3, extra_ops: int = 0) -> World:
+    """Write the world under ``root`` and return it (``World.mirror_rule`` maps GitHub onto it).
+    ``extra_ops`` adds that many generated C files to the fake torch (a larger build, for benchmarks)."""
     world = make_world(
         root,
         n_submodules=n_submodules,
         nested=False,
-        project_files={tag: torch_files(tag) for tag in TORCH_TAGS},
+        project_files={tag: torch_files(tag, extra_ops) for tag in TORCH_TAGS},
         tags=TORCH_TAGS,
         size=1024,
         commits=1,

@@ -417,12 +417,12 @@ VALID = [
     (
         "sm30-system-nccl",
         dict(name="kepler-cu102", env={"USE_SYSTEM_NCCL": "1"}),
-        ["breakage-torchvision-sm30-supported-arches"],
+        [],  # torchvision-sm30-supported-arches: srcbuild patches it (an info note)
     ),
     (
         "torch1131-sm30-ceiling",
         dict(name="kepler-cu102", torch="v1.13.1", torchvision="v0.14.1", python="3.10", cudnn="8.4"),
-        ["breakage-torchvision-sm30-supported-arches"],
+        [],
     ),
     (
         "torch280-sm37-ceiling",
@@ -432,7 +432,7 @@ VALID = [
     (
         "torch171-py39",
         dict(name="kepler-cu92", python="3.9"),
-        ["breakage-ldg-sm30", "breakage-torchvision-sm30-supported-arches"],
+        ["breakage-ldg-sm30"],
     ),
     ("pascal-cu129-gcc14", dict(name="pascal-cu126", cuda="12.9", gcc="14"), []),
     ("cpu-only", dict(name="kepler-cu102", cuda=None, cudnn=None, arch=()), []),
@@ -441,7 +441,7 @@ VALID = [
         dict(name="kepler-cu102", cuda="11.4", gcc="10", cudnn="8.2", arch=("3.5",)),
         ["gcc-cuda-caveat"],
     ),
-    ("torch1102-cu102-gcc7", dict(name="kepler-cu102", gcc="7"), ["breakage-torchvision-sm30-supported-arches"]),
+    ("torch1102-cu102-gcc7", dict(name="kepler-cu102", gcc="7"), []),
 ]
 
 

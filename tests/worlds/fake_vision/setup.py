@@ -1,8 +1,11 @@
 """setup.py of the fake torchvision: builds against the installed (fake) torch, like vision does.
 
 It imports torch first (torchvision's setup.py does), reads BUILD_VERSION, PYTORCH_VERSION (the
-torch pin of the wheel), FORCE_CUDA, CUDA_HOME, TORCH_CUDA_ARCH_LIST and CUDAHOSTCXX, compiles
-``torchvision/_C.so`` with $CC and, with FORCE_CUDA=1, ``torchvision/_cuda.so`` with nvcc, and
+torch pin of the wheel), FORCE_CUDA, CUDA_HOME, TORCH_CUDA_ARCH_LIST and CUDAHOSTCXX, checks the
+arch list with the installed torch's ``torch.utils.cpp_extension._get_cuda_arch_flags`` (as
+torchvision's CUDA extension does: an arch torch does not list is a ValueError), compiles
+``torchvision/_C.so`` with $CC and, with FORCE_CUDA=1 against a torch built with CUDA,
+``torchvision/_cuda.so`` with nvcc, and
 writes ``dist/torchvision-<version>-cpXY-cpXY-<platform>.whl``. ``clean`` deletes the .gitignore
 globs.
 """
@@ -52,10 +55,19 @@ def gencode_flags(arch_list):
 
 def build():
     print(f"Building against torch {torch.__version__}", flush=True)
+    if os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        # torchvision's CUDAExtension asks torch for the -gencode flags, and torch refuses an arch
+        # its supported_arches lacks: "ValueError: Unknown CUDA arch (3.0) or GPU not supported"
+        from torch.utils.cpp_extension import _get_cuda_arch_flags
+
+        print("arch flags from torch: " + " ".join(_get_cuda_arch_flags()), flush=True)
     cc = os.environ.get("CC", "cc")
     pkg = os.path.join(ROOT, "torchvision")
     run([cc, "-shared", "-fPIC", "-O2", "-o", os.path.join(pkg, "_C.so"), os.path.join(ROOT, "csrc", "nms.c")])
-    if os.environ.get("FORCE_CUDA") == "1":
+    if os.environ.get("FORCE_CUDA") == "1" and torch.version.cuda is None:
+        # a CPU-only torch has no CUDA libraries to link an extension against
+        print("torch was built without CUDA: building the CPU part only", flush=True)
+    elif os.environ.get("FORCE_CUDA") == "1":
         cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
         argv = [os.path.join(cuda_home, "bin", "nvcc")]
         if os.environ.get("CUDAHOSTCXX"):
