@@ -87,6 +87,7 @@ class Executor:
         self.result = BuildResult(plan)
         self.state = self._initial_state()
         self.finalizers: list[Any] = []  # callables run at the end, also on failure (compiler restore)
+        self._first_run: str | None = None  # the first step this run executed (not resumed, not skipped)
 
     def _initial_state(self) -> BuildState:
         if not self.resume:
@@ -117,12 +118,16 @@ class Executor:
 
     def _run_step(self, index: int, step: Step) -> None:
         total = len(self.plan.steps)
-        if self.resume and self.state.is_done(step):
+        # A step done in an earlier run is skipped, unless an earlier step ran again in this one:
+        # what it did (a new environment, a reinstalled torch) may have undone the later step's work.
+        if self.resume and self.state.is_done(step) and self._first_run is None:
             self.console.print(f"[dim]==> [{index}/{total}] {step.title}: done in an earlier run[/dim]")
             self.result.outcomes.append(StepOutcome(step.id, "resumed", 0.0))
             return
         log = self.log_path(index, step)
         self.console.print(f"[bold]==> [{index}/{total}] {step.title}[/bold]")
+        if self.resume and self.state.is_done(step):
+            self.console.print(f"    done in an earlier run; runs again because step {self._first_run} ran before it")
         started = time.monotonic()
         if step.skip_if and self._condition(step.skip_if, step):
             handler = self.actions.get(f"condition:{step.skip_if}")
@@ -132,6 +137,8 @@ class Executor:
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "skipped", 0.0))
             return
+        if self._first_run is None:
+            self._first_run = step.id
         self.state.mark(step, RUNNING, log)
         self._save()
         try:

@@ -140,3 +140,15 @@ def test_pending_tail_keeps_the_planned_commands_of_what_is_left() -> None:
     assert _pending_tail(planned, []) == []
     other = [Command(("git", "x"), "something else")]
     assert _pending_tail(planned, other) == planned  # not a tail of the plan: run everything
+
+
+def test_steps_after_one_that_ran_again_run_again_on_resume(tmp_path: Path) -> None:
+    with pytest.raises(StepFailed):
+        _run(_plan(tmp_path, _step("a"), _step("b"), _step("c")), Recorder(fail="c"))
+    changed = Step("a", "step a", "why", action=Action("record", "a, differently"))
+    rec = Recorder()
+    out = io.StringIO()
+    plan = _plan(tmp_path, changed, _step("b"), _step("c"))
+    Executor(plan, {"record": rec}, console=Console(file=out, width=200), environ={}, resume=True).run()
+    assert rec.ran == ["a", "b", "c"]  # b was done, but a (say, install-torch) may have undone it
+    assert "    done in an earlier run; runs again because step a ran before it" in out.getvalue()
