@@ -33,7 +33,9 @@ def window_lines(window: Window) -> list[str]:
         runs = f" runs {window.driver_reach}" if window.driver_reach else ""
         lines.append(f"driver {window.driver}{runs}")
     if window.newest_torch:
-        lines.append(f"newest torch its CUDA window allows: {window.newest_torch} (with CUDA {window.newest_torch_cuda})")
+        lines.append(
+            f"newest torch its CUDA window allows: {window.newest_torch} (with CUDA {window.newest_torch_cuda})"
+        )
         if window.reported_torch:
             lines.append(
                 f"newest torch reported to work on it: {window.reported_torch} (source: {window.reported_source})"
