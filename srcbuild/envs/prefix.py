@@ -44,6 +44,22 @@ class BuildEnv:
     reused: bool = False  # True when an existing complete environment was used as is
     seconds: float = 0.0  # time ensure() took
 
+    @classmethod
+    def conda_prefix(
+        cls, prefix: Path, backend: str, spec_hash: str, with_compiler: bool, reused: bool, started: float
+    ) -> BuildEnv:
+        """A conda-layout prefix made (or reused) by ``backend``; ``started`` is a time.monotonic() value."""
+        return cls(
+            prefix=prefix,
+            python=prefix / "bin" / "python",
+            bin_dir=prefix / "bin",
+            env_changes=env_changes_for(prefix, "conda", with_compiler),
+            backend=backend,
+            spec_hash=spec_hash,
+            reused=reused,
+            seconds=time.monotonic() - started,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "prefix": str(self.prefix),

@@ -16,7 +16,7 @@ from pathlib import Path
 from srcbuild.envs.backends.base import pip_command, run_checked
 from srcbuild.envs.fetch import fetch_verified
 from srcbuild.envs.lockfile import LockedPackage, check_current, packages_digest, read_lockfile
-from srcbuild.envs.prefix import BuildEnv, EnvStore, env_changes_for
+from srcbuild.envs.prefix import BuildEnv, EnvStore
 from srcbuild.envs.solve import log_line, solve_spec
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError
@@ -88,16 +88,7 @@ class RattlerBackend:
             },
             must_match={"packages": packages_digest(locked)} if locked is not None else None,
         )
-        return BuildEnv(
-            prefix=prefix,
-            python=prefix / "bin" / "python",
-            bin_dir=prefix / "bin",
-            env_changes=env_changes_for(prefix, "conda", spec.wants_conda_compiler),
-            backend=self.name,
-            spec_hash=spec.hash(),
-            reused=reused,
-            seconds=time.monotonic() - started,
-        )
+        return BuildEnv.conda_prefix(prefix, self.name, spec.hash(), spec.wants_conda_compiler, reused, started)
 
 
 def _recipe_name(lockfile: Path) -> str:
