@@ -88,7 +88,8 @@ def prepare(
         probe_env["CUDA_HOME"] = chosen
     found: list[Any] = []
     probe = threading.Thread(
-        target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir)), daemon=True
+        target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)),
+        daemon=True,
     )
     probe.start()
     try:
@@ -97,7 +98,7 @@ def prepare(
             meanwhile()
     finally:
         probe.join()
-    facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir)
+    facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
     host = build_host(recipe, facts, environ)
     return Prepared(make_plan(recipe, options, host, paths, environ), host, facts)
 

@@ -63,13 +63,21 @@ def probe_host(
     root: Path = Path("/"),
     work_dir: Path | None = None,
     run: Runner = proc.probe,
+    toolchain_only: bool = False,
 ) -> HostFacts:
-    """Probe this machine (or the fixture tree at ``root`` with ``environ``); never raises."""
+    """Probe this machine (or the fixture tree at ``root`` with ``environ``); never raises.
+
+    ``toolchain_only`` (a build's preflight) skips what a build does not use: the GPUs and driver
+    (the wheel is often for another machine) and docker.
+    """
     env = dict(os.environ if environ is None else environ)
     which = which_in(env)
     missing: list[str] = []
-    gpus, driver, gpu_missing = _guarded("GPU", lambda: probe_gpus(root, run, which), missing) or ([], None, [])
-    missing.extend(gpu_missing)
+    gpus: list[GpuInfo] = []
+    driver: DriverInfo | None = None
+    if not toolchain_only:
+        gpus, driver, gpu_missing = _guarded("GPU", lambda: probe_gpus(root, run, which), missing) or ([], None, [])
+        missing.extend(gpu_missing)
     paths = Paths.resolve(work_dir=work_dir, environ=env)
     conda = _guarded("conda", lambda: find_conda(env, root, which), missing) or []
     homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), missing) or []
@@ -84,11 +92,13 @@ def probe_host(
         missing.append("MPI: no mpicc or mpirun found")
     if not conda:
         missing.append("conda/mamba/micromamba: not found (srcbuild can create environments without them)")
-    docker = _guarded("docker", lambda: probe_docker(which, run), missing)
-    if docker is None:
-        missing.append("docker: not found")
-    elif docker.runtimes is None:
-        missing.append("docker: the daemon did not answer `docker info`")
+    docker = None
+    if not toolchain_only:
+        docker = _guarded("docker", lambda: probe_docker(which, run), missing)
+        if docker is None:
+            missing.append("docker: not found")
+        elif docker.runtimes is None:
+            missing.append("docker: the daemon did not answer `docker info`")
     return HostFacts(
         gpus=tuple(gpus),
         driver=driver,
