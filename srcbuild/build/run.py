@@ -39,13 +39,9 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
 
     gcc = facts.gcc(int(recipe.toolchain.gcc.split(".")[0])) if recipe.toolchain.gcc.split(".")[0].isdigit() else None
     cuda_home, cuda_source = None, "host probe (no matching nvcc found)"
-    if recipe.toolchain.cuda is not None:
-        from srcbuild.host.toolchain import cuda_matches
-
-        for tk in facts.cuda_toolkits:
-            if cuda_matches(recipe.toolchain.cuda, tk.version):
-                cuda_home, cuda_source = tk.home, f"host probe ({tk.source}: nvcc {tk.version})"
-                break
+    toolkit = facts.cuda_toolkit(recipe.toolchain.cuda) if recipe.toolchain.cuda is not None else None
+    if toolkit is not None:
+        cuda_home, cuda_source = toolkit.home, f"host probe ({toolkit.source}: nvcc {toolkit.version})"
     cudnn_root = None
     if facts.cudnn:
         cudnn_root = Path(facts.cudnn[0].header).parent.parent
