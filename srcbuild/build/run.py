@@ -42,9 +42,8 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     toolkit = facts.cuda_toolkit(recipe.toolchain.cuda) if recipe.toolchain.cuda is not None else None
     if toolkit is not None:
         cuda_home, cuda_source = toolkit.home, f"host probe ({toolkit.source}: nvcc {toolkit.version})"
-    cudnn_root = None
-    if facts.cudnn:
-        cudnn_root = Path(facts.cudnn[0].header).parent.parent
+    cudnn = facts.cudnn_version(recipe.toolchain.cudnn) if recipe.toolchain.cudnn else None
+    cudnn_root = Path(cudnn.header).parent.parent if cudnn is not None else None  # <root>/include/cudnn*.h
     res = facts.resources
     jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
     path = environ.get("PATH", "")

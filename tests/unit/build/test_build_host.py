@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from srcbuild.build.run import build_host
-from srcbuild.host.facts import CudaToolkit, GccInstall, HostFacts, Resources
+from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, Resources
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 
@@ -45,3 +46,17 @@ def test_nothing_found() -> None:
     host = build_host(recipe, HostFacts(), {"PATH": ""})
     assert host.gcc is None and host.cuda_home is None and host.ccache is None
     assert host.cuda_home_source == "host probe (no matching nvcc found)"
+
+
+def test_picks_the_pinned_cudnn_not_the_first_found() -> None:
+    loaded = RecipeCatalog(Paths.resolve(environ={})).load(str(RECIPE))
+    recipe = dataclasses.replace(loaded, toolchain=dataclasses.replace(loaded.toolchain, cudnn="8.5"))
+    facts = HostFacts(
+        cudnn=(
+            HeaderVersion("9.1.0", Path("/usr/local/cuda-12.6/include/cudnn_version.h")),
+            HeaderVersion("8.5.0", Path("/opt/cudnn-8.5/include/cudnn_version.h")),
+        )
+    )
+    assert build_host(recipe, facts, {"PATH": ""}).cudnn_root == Path("/opt/cudnn-8.5")
+    no_cudnn = dataclasses.replace(loaded, toolchain=dataclasses.replace(loaded.toolchain, cudnn=None))
+    assert build_host(no_cudnn, facts, {"PATH": ""}).cudnn_root is None
