@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.integration.build.world import RECIPES, publish  # noqa: E402
+from tests.integration.execute.world import RECIPES, publish  # noqa: E402
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:

@@ -31,7 +31,7 @@ from srcbuild.recipe import Recipe
 def recipe_build_env(recipe: Recipe, package: str) -> dict[str, str]:
     """The build variables the builder derives from the recipe alone (machine paths left out by the key)."""
     try:
-        from srcbuild.build.variables import Toolset, torch_variables, vision_variables
+        from srcbuild.execute.variables import Toolset, torch_variables, vision_variables
     except ImportError:
         return {}
     tools = Toolset(

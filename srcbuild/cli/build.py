@@ -87,7 +87,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
 
 
 def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
-    from srcbuild.build.run import run_build
+    from srcbuild.execute.run import run_build
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
@@ -124,7 +124,7 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def plan_command(package: str, fmt: str, **kw: Any) -> int:
     """Print every step, command, directory and variable a build would run, without running it."""
-    from srcbuild.build.run import prepare
+    from srcbuild.execute.run import prepare
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])

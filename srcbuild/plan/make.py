@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from srcbuild.build import compiler
-from srcbuild.build.variables import (
+from srcbuild.execute import compiler
+from srcbuild.execute.variables import (
     Toolset,
     cmake_settings,
     torch_variables,

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from srcbuild.build.compiler import AlternativesTree, shell_restore_lines
+from srcbuild.execute.compiler import AlternativesTree, shell_restore_lines
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.plan.model import Plan, Setting

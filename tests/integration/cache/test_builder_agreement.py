@@ -17,7 +17,7 @@ pytestmark = pytest.mark.integration
 @pytest.mark.parametrize("name", ["kepler-cu92", "kepler-k80-cu118-mpi", "pascal-cu126"])
 @pytest.mark.parametrize("package", ["torch", "torchvision"])
 def test_install_and_build_agree_on_the_fingerprint(name: str, package: str) -> None:
-    run = pytest.importorskip("srcbuild.build.run")
+    run = pytest.importorskip("srcbuild.execute.run")
     inputs_module = pytest.importorskip("srcbuild.plan.inputs")
     paths = Paths.resolve()
     recipe = RecipeCatalog(paths).load(name)

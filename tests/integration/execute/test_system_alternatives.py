@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.build.compiler import AlternativesTree, SystemSelection, parse_query, selection_commands
+from srcbuild.execute.compiler import AlternativesTree, SystemSelection, parse_query, selection_commands
 
 pytestmark = pytest.mark.integration
 

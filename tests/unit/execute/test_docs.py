@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.build.diagnose import SIGNATURES
+from srcbuild.execute.diagnose import SIGNATURES
 from srcbuild.cli.build import plan_command, torch_command
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "building.md").read_text()

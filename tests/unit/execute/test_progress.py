@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from srcbuild.build.progress import NinjaProgress, eta_seconds, parse_ninja
+from srcbuild.execute.progress import NinjaProgress, eta_seconds, parse_ninja
 
 
 def test_parse_ninja() -> None:

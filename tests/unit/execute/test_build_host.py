@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from srcbuild.build.run import build_host
+from srcbuild.execute.run import build_host
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, Resources
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog

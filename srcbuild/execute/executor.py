@@ -1,7 +1,7 @@
 """The executor: walks a ``Plan`` step by step, recording each step's state for ``--resume``.
 
 Commands go through ``srcbuild.proc`` (one log file per step, the whole process group killed on
-Ctrl-C); internal actions go to the handlers in ``srcbuild.build.actions``. A step whose commands
+Ctrl-C); internal actions go to the handlers in ``srcbuild.execute.actions``. A step whose commands
 can partly be done already (the sources step) has a ``commands:<step id>`` handler that decides
 which of them still run, says why the others are skipped, and explains their failures. On a failed step the
 log's last lines and the matching failure signatures are printed, the step's cleanup runs unless
@@ -20,9 +20,9 @@ from typing import Any
 from rich.console import Console
 
 from srcbuild import proc
-from srcbuild.build.diagnose import Diagnosis, diagnose, first_error
-from srcbuild.build.progress import NinjaProgress
-from srcbuild.build.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
+from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
+from srcbuild.execute.progress import NinjaProgress
+from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
 from srcbuild.command import Command
 from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
 from srcbuild.plan.model import Plan, Step

@@ -25,16 +25,16 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from srcbuild.build.actions import ACTIONS, BuildContext
-from srcbuild.build.executor import Executor, environ_for_build
-from srcbuild.build.run import prepare
+from srcbuild.execute.actions import ACTIONS, BuildContext
+from srcbuild.execute.executor import Executor, environ_for_build
+from srcbuild.execute.run import prepare
 from srcbuild.errors import StepFailed
 from srcbuild.paths import Paths
 from srcbuild.plan import BuildOptions, Plan
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.sources.mirrors import parse_mirror_args
-from tests.integration.build.conftest import Srcbuild, recipe
-from tests.integration.build.world import WORLDS
+from tests.integration.execute.conftest import Srcbuild, recipe
+from tests.integration.execute.world import WORLDS
 
 pytestmark = pytest.mark.integration
 

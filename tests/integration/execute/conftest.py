@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.build.world import RECIPES, publish
+from tests.integration.execute.world import RECIPES, publish
 from tests.worlds.gitworld import World
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

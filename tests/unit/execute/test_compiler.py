@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.build.compiler import AlternativesTree, Selection, SystemSelection, parse_query, private_tree
+from srcbuild.execute.compiler import AlternativesTree, Selection, SystemSelection, parse_query, private_tree
 
 QUERY = """Name: gcc
 Link: /usr/bin/gcc

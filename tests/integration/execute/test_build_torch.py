@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.verify.fatbin import scan_elf
-from tests.integration.build.conftest import Srcbuild
+from tests.integration.execute.conftest import Srcbuild
 
 pytestmark = pytest.mark.integration
 

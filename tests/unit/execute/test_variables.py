@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srcbuild.build.variables import cmake_settings, version_of_tag
+from srcbuild.execute.variables import cmake_settings, version_of_tag
 from srcbuild.envmods import EnvChanges
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srcbuild.build.diagnose import diagnose, first_error
+from srcbuild.execute.diagnose import diagnose, first_error
 
 NVCC_GCC12 = (
     "/opt/cuda/bin/../targets/x86_64-linux/include/crt/host_config.h:132:2: error: #error -- unsupported GNU "

@@ -29,7 +29,7 @@ from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
 
 if TYPE_CHECKING:
-    from srcbuild.build.executor import Executor
+    from srcbuild.execute.executor import Executor
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.build.conftest import REPO_ROOT, Ran, Srcbuild
+from tests.integration.execute.conftest import REPO_ROOT, Ran, Srcbuild
 
 pytestmark = pytest.mark.integration
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from rich.console import Console
 
-from srcbuild.build.actions import ACTIONS, BuildContext
-from srcbuild.build.executor import BuildResult, Executor, environ_for_build
+from srcbuild.execute.actions import ACTIONS, BuildContext
+from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
 from srcbuild.paths import Paths
 from srcbuild.plan.inputs import BuildHost, BuildOptions
 from srcbuild.plan.make import make_plan
@@ -178,7 +178,7 @@ def run_build(
 
 def _guard_system_selection(executor: Executor, host: BuildHost, paths: Paths) -> None:
     """Record the system's gcc selection now and restore it when the build ends, whatever happens."""
-    from srcbuild.build.compiler import AlternativesTree, SystemSelection
+    from srcbuild.execute.compiler import AlternativesTree, SystemSelection
 
     log = paths.work_dir / "compilers" / "update-alternatives.log"
     tree = AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)
