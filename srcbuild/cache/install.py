@@ -19,7 +19,7 @@ from typing import Any
 
 from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
-from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.cache.key import build_fingerprint
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import find_remote_entry, pull_entry
@@ -28,21 +28,13 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
 
 
-def recipe_build_env(recipe: Recipe, package: str) -> dict[str, str]:
-    """The build variables the builder derives from the recipe alone (machine paths left out by the key)."""
-    try:
-        from srcbuild.execute.variables import Toolset, torch_variables, vision_variables
-    except ImportError:
-        return {}
-    tools = Toolset(
-        cc="cc", cxx="c++", cuda_home=None, cudnn_root=None, env_prefix="/", max_jobs=1, max_jobs_reason="", ccache=None
-    )
-    func = torch_variables if package == "torch" else vision_variables
-    return dict(func(recipe, tools).final_values())
+def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None = None) -> str:
+    """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under: the same
+    ``build_fingerprint`` of the same resolve, with no host probe (no host fact but the platform
+    enters the key)."""
+    from srcbuild.resolve.resolver import resolve_unprobed
 
-
-def request_inputs(recipe: Recipe, package: str, platform_tag: str | None = None) -> FingerprintInputs:
-    return FingerprintInputs.from_recipe(recipe, package, recipe_build_env(recipe, package), platform_tag)
+    return build_fingerprint(resolve_unprobed(recipe, package, platform_tag))
 
 
 def target_python(into: str | None, python: str | None, environ: Mapping[str, str] | None = None) -> Path:
@@ -75,7 +67,7 @@ def find_wheel(
     cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
 ) -> Found | None:
     """The local hit, else the first remote hit pulled into ``cache``; None on a miss."""
-    fp = fp or fingerprint(request_inputs(recipe, package))
+    fp = fp or request_fingerprint(recipe, package)
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
     entry = cache.lookup(fp, requested)
     if entry is not None:
@@ -134,7 +126,7 @@ def install(
     dry_run: bool = False,
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
-    fp = fingerprint(request_inputs(recipe, package))
+    fp = request_fingerprint(recipe, package)
     found = find_wheel(cache, recipe, package, remotes, fp)
     if found is None:
         raise miss_error(recipe, package, fp, cache, remotes)
@@ -179,4 +171,4 @@ def install(
     )
 
 
-__all__ = ["Found", "InstallResult", "Target", "find_wheel", "install", "request_inputs", "target_python"]
+__all__ = ["Found", "InstallResult", "Target", "find_wheel", "install", "request_fingerprint", "target_python"]

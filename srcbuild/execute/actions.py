@@ -2,7 +2,7 @@
 
 Each handler takes the executor and the step; it prints what it finds and raises a
 ``SrcbuildError`` subclass when the build must stop. The sibling packages do the real work:
-``srcbuild.rules``/``srcbuild.preflight`` (checks), ``srcbuild.verify`` (the wheel's kernels),
+``srcbuild.resolve`` (the findings and the refusal), ``srcbuild.verify`` (the wheel's kernels),
 ``srcbuild.cache`` (the wheel store), ``srcbuild.sources`` (patches).
 """
 
@@ -10,23 +10,18 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from srcbuild import proc
 from srcbuild.command import Command
-from srcbuild.errors import (
-    EnvironmentError_,
-    HostError,
-    IncompatibleError,
-    StepFailed,
-    VerificationFailed,
-)
-from srcbuild.findings import Finding, Severity
+from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.findings import Severity
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
+from srcbuild.resolve import ResolvedBuild
 
 if TYPE_CHECKING:
     from srcbuild.execute.executor import Executor
@@ -34,18 +29,23 @@ if TYPE_CHECKING:
 
 @dataclass
 class BuildContext:
-    """What the handlers need besides the plan."""
+    """What the handlers need besides the plan: the resolved build it was made from, and what the
+    steps measured along the way."""
 
-    recipe: Recipe
-    paths: Paths
-    host_facts: Any  # srcbuild.host.HostFacts
+    resolved: ResolvedBuild
     build_torch: Callable[[], Path] | None = None  # torchvision: get (or build) the torch wheel
     fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
     report: Any = None  # the VerifyReport of the built wheel
-    findings: list[Finding] = field(default_factory=list)
-    mirrors: Any = None  # srcbuild.sources.mirrors.MirrorRules of the build (for failure messages)
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
     submodule_commits: dict[str, str] | None = None
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.resolved.recipe
+
+    @property
+    def paths(self) -> Paths:
+        return self.resolved.paths
 
 
 def _ctx(ex: Executor) -> BuildContext:
@@ -55,59 +55,44 @@ def _ctx(ex: Executor) -> BuildContext:
 
 
 def preflight(ex: Executor, step: Step) -> None:
-    from srcbuild.preflight import host_findings
-    from srcbuild.rules import check_recipe
+    """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so."""
+    from srcbuild.resolve import refusal
 
-    ctx = _ctx(ex)
-    rules = list(check_recipe(ctx.recipe))
-    host = list(host_findings(ctx.recipe, ctx.host_facts, ctx.paths))
-    ctx.findings.extend(rules + host)
-    for f in rules + host:
+    r = _ctx(ex).resolved
+    for f in r.findings:
         if f.severity is not Severity.INFO:
             ex.console.print(f.render(), markup=False, highlight=False)
-    rule_errors = [f for f in rules if f.severity is Severity.ERROR]
-    host_errors = [f for f in host if f.severity is Severity.ERROR]
-    assert step.action is not None
-    if step.action.arg.get("ignore") and (rule_errors or host_errors):
-        n = len(rule_errors) + len(host_errors)
-        ex.console.print(f"    --ignore-preflight: going on despite {n} error(s); expect the build to fail as they say")
+    errors = r.errors
+    if r.options.ignore_preflight and errors:
+        ex.console.print(
+            f"    --ignore-preflight: going on despite {len(errors)} error(s); expect the build to fail as they say"
+        )
         return
-    if rule_errors:
-        raise IncompatibleError(
-            f"recipe {ctx.recipe.name} breaks {len(rule_errors)} compatibility rule(s): {rule_errors[0].message}",
-            rule_errors[0].fix or "change the recipe's pins (srcbuild recipes check shows every finding)",
-        )
-    if host_errors:
-        raise HostError(
-            f"this machine cannot build recipe {ctx.recipe.name}: {host_errors[0].message}",
-            host_errors[0].fix or "install what is missing (srcbuild doctor lists it)",
-        )
-    ex.console.print(f"    {len(rules)} rule finding(s), {len(host)} host finding(s), no errors")
+    stop = refusal(r)
+    if stop is not None:
+        raise stop
+    ex.console.print(f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors")
 
 
 def _sync(ex: Executor) -> Any:
     from srcbuild.sources.sync import SourceSync
 
-    ctx = _ctx(ex)
-    pin = ctx.recipe.torch if ex.plan.package == "torch" else ctx.recipe.torchvision
-    assert pin is not None
-    if ctx.mirrors is None:
-        return SourceSync(pin, ex.plan.checkout, ctx.paths.git_cache_dir, label=ex.plan.package)
-    return SourceSync(pin, ex.plan.checkout, ctx.paths.git_cache_dir, ctx.mirrors, label=ex.plan.package)
+    r = _ctx(ex).resolved
+    return SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=r.package.name)
 
 
 def run_sources(ex: Executor, step: Step, log: Path) -> None:
     """Run the sources step's commands that are still pending, holding the object cache's lock.
 
-    The plan lists every command of a sync; ``SourceSync.pending_commands()`` says which are left
-    (none when the checkout is complete, the submodule commands when it is at the tag). Those are
-    the planned commands' tail, matched by their ``why``, so they keep the plan's mirror arguments.
+    The plan lists every command of a sync; ``SourceSync.done_count()`` says how many of them, from
+    the first, the checkout on disk already reflects (all when it is complete, all but the
+    submodule commands when it is at the tag); the rest run.
     """
     from filelock import Timeout
 
     from srcbuild.sources.diagnose import explain_git_failure
 
-    ctx = _ctx(ex)
+    r = _ctx(ex).resolved
     sync = _sync(ex)
     lock = sync.lock()
     try:
@@ -117,39 +102,27 @@ def run_sources(ex: Executor, step: Step, log: Path) -> None:
         lock.acquire()
     try:
         planned = list(step.commands)
-        todo = _pending_tail(planned, sync.pending_commands())
-        done = planned[: len(planned) - len(todo)]
+        done = planned[: sync.done_count()]
+        todo = planned[len(done) :]
         if done:
             why = (
                 "the checkout is complete"
                 if not todo
-                else f"{ex.plan.checkout} is already at {sync.pin.tag}; its submodules are synced next"
+                else f"{r.checkout} is already at {sync.pin.tag}; its submodules are synced next"
             )
             ex.console.print(f"    skipping {len(done)} of {len(planned)} command(s): {why}")
             for cmd in done:
                 ex.console.print(f"[dim]    skipped: {cmd.shell()[:120]}[/dim]", highlight=False)
-        rules = ctx.mirrors if ctx.mirrors is not None else sync.mirrors
 
         def explain(cmd: Command, result: proc.RunResult) -> StepFailed:
-            failure = explain_git_failure(cmd, result.tail, rules, ex.plan.package, log)
+            failure = explain_git_failure(cmd, result.tail, r.mirrors, r.package.name, log)
             # newer git names a submodule by its absolute path: show it relative to the checkout
-            return StepFailed(failure.message.replace(f" {ex.plan.checkout}/", " "), failure.hint)
+            return StepFailed(failure.message.replace(f" {r.checkout}/", " "), failure.hint)
 
         for cmd in todo:
             ex.run_command(step, cmd, log, explain=explain)
     finally:
         lock.release()
-
-
-def _pending_tail(planned: list[Command], pending: list[Command]) -> list[Command]:
-    """The planned commands that are still pending: the tail whose reasons match ``pending``'s."""
-    if not pending:
-        return []
-    if len(pending) <= len(planned):
-        tail = planned[len(planned) - len(pending) :]
-        if [c.why for c in tail] == [c.why for c in pending]:
-            return tail
-    return planned
 
 
 def verify_sources(ex: Executor, step: Step) -> None:
@@ -198,28 +171,26 @@ def check_env(ex: Executor, step: Step) -> None:
 
 
 def ensure_env(ex: Executor, step: Step) -> None:
-    from srcbuild.envs.backends import choose_backend
-    from srcbuild.envs.spec import env_spec_for
+    """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
+    from srcbuild.envs.backends import backend_for
 
-    ctx = _ctx(ex)
-    assert step.action is not None
-    if step.action.arg.get("error"):
-        raise HostError(step.action.arg["error"], step.action.arg.get("hint") or None)
-    link = Path(step.action.arg["link"])
-    spec = env_spec_for(ctx.recipe, environ=ex.environ)
-    backend = choose_backend(step.action.arg["backend"], spec, ex.environ)
+    env = _ctx(ex).resolved.environment
+    if env.error is not None:
+        raise HostError(env.error[0], env.error[1] or None)
+    assert env.backend is not None and env.envs_dir is not None
+    backend = backend_for(env.backend, env.executable)
     log = ex.log_path(ex.plan.step_ids.index(step.id) + 1, step)
-    lockfile = step.action.arg.get("lockfile") or None
-    env = backend.ensure(spec, ctx.paths.envs_dir, Path(lockfile) if lockfile else None, log)
-    if Path(env.prefix) != link:
+    made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log)
+    link = env.prefix
+    if Path(made.prefix) != link:
         if link.is_symlink() or link.is_file():
             link.unlink()
         elif link.exists():
             shutil.rmtree(link)
         link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(env.prefix, target_is_directory=True)
-    state = "reused" if env.reused else f"made in {env.seconds:.1f}s"
-    ex.console.print(f"    {backend.name} environment {env.prefix} ({state})")
+        link.symlink_to(made.prefix, target_is_directory=True)
+    state = "reused" if made.reused else f"made in {made.seconds:.1f}s"
+    ex.console.print(f"    {backend.name} environment {made.prefix} ({state})")
 
 
 def check_build_tree(ex: Executor, step: Step) -> None:
@@ -286,10 +257,9 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
         ctx.source_commit = head.strip() if head else None
         ctx.submodule_commits = _sync(ex).submodule_commits()
-    variables = ex.plan.env.final_values()
-    gcc = _measured_gcc(ctx, Path(variables["CC"])) if variables.get("CC") else None
-    nvcc = _measured_nvcc(ctx, Path(variables["CUDA_HOME"])) if variables.get("CUDA_HOME") else None
-    resolved = ResolvedFacts.create(
+    gcc = _measured_gcc(ctx.resolved)
+    nvcc = _measured_nvcc(ctx.resolved)
+    measured = ResolvedFacts.create(
         source_commit=ctx.source_commit,
         submodule_commits=ctx.submodule_commits,
         gcc_version=gcc,
@@ -299,7 +269,7 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     manifest = Manifest.create(
         wheel,
         ctx.fingerprint_inputs,
-        resolved,
+        measured,
         recipe=ctx.recipe.to_json(),
         toolchain={
             "gcc": gcc or ctx.recipe.toolchain.gcc,
@@ -315,26 +285,21 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     ex.console.print(f"    stored {entry.wheel_path}")
 
 
-def _measured_gcc(ctx: BuildContext, cc: Path) -> str | None:
-    """The version of the gcc ``cc`` links to: the host probe already ran it, else run it now."""
+def _measured_gcc(r: ResolvedBuild) -> str | None:
+    """The version of the selected gcc: the host probe's, else asked now."""
     from srcbuild.host.toolchain import gcc_version
 
-    target = cc.resolve()
-    for g in getattr(ctx.host_facts, "gccs", ()):
-        if Path(g.path).resolve() == target:
-            return str(g.version)
-    return gcc_version(cc)
+    return r.toolchain("gcc").version or gcc_version(r.compiler.gcc)
 
 
-def _measured_nvcc(ctx: BuildContext, cuda_home: Path) -> str | None:
-    """The version of ``cuda_home``'s nvcc: the host probe already ran it, else run it now."""
+def _measured_nvcc(r: ResolvedBuild) -> str | None:
+    """The version of the resolved toolkit's nvcc: the host probe's, else asked now (None: CPU build)."""
     from srcbuild.host.toolchain import nvcc_version
 
-    home = cuda_home.resolve()
-    for tk in getattr(ctx.host_facts, "cuda_toolkits", ()):
-        if Path(tk.home).resolve() == home:
-            return str(tk.version)
-    return nvcc_version(cuda_home / "bin" / "nvcc")
+    cuda = r.toolchain("cuda")
+    if cuda.path is None:
+        return None
+    return cuda.version or nvcc_version(cuda.path / "bin" / "nvcc")
 
 
 def torch_wheel(ex: Executor, step: Step) -> None:
@@ -351,11 +316,10 @@ def torch_wheel(ex: Executor, step: Step) -> None:
 
 def patches_applied(ex: Executor, step: Step) -> bool:
     """every patch is already applied to the checkout"""
-    from srcbuild.sources.patches import PatchSet
+    from srcbuild.plan.sources import patch_set
 
-    ctx = _ctx(ex)
-    patches = PatchSet(ex.plan.checkout, tuple(ctx.recipe.build.patch_files), tuple(ctx.recipe.build.patches))
-    return bool(patches.applied())
+    r = _ctx(ex).resolved
+    return bool(patch_set(r.checkout, r.applied_patches).applied())
 
 
 ACTIONS: dict[str, Callable[..., Any]] = {

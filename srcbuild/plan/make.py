@@ -1,110 +1,49 @@
-"""``make_plan``: a resolved recipe, the options and the host facts become a ``Plan``. Pure.
+"""``make_plan``: a resolved build becomes a ``Plan``. Pure: no I/O, no PATH lookup, no optional import.
 
-The same function feeds ``srcbuild plan`` (which prints the plan) and ``srcbuild torch`` (which
-runs it), so what is shown and what runs cannot drift apart.
+Every decision (paths, compiler, environment backend, mirrors, patch hashes, build variables) was
+made by ``srcbuild.resolve``; this module only orders the steps and writes their commands. The
+same function feeds ``srcbuild plan`` (which prints the plan) and ``srcbuild torch`` (which runs
+it), so what is shown and what runs cannot drift apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
-from srcbuild.execute import compiler
-from srcbuild.execute.variables import (
-    Toolset,
-    cmake_settings,
-    torch_variables,
-    vision_variables,
-    wheel_version,
-)
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.errors import HostError, RecipeError, UsageError
-from srcbuild.paths import Paths
-from srcbuild.plan.inputs import PACKAGES, BuildHost, BuildOptions
+from srcbuild.plan.compiler import selection_commands
 from srcbuild.plan.model import Action, Plan, Step, settings_hash
-from srcbuild.plan.settings import ResolvedSettings, resolve_settings
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
-from srcbuild.recipe import Recipe, SourcePin
+from srcbuild.resolve import ResolvedBuild
+from srcbuild.resolve.variables import cmake_settings, wheel_version
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
 
 
-def build_root(paths: Paths, recipe: Recipe, package: str) -> Path:
-    return paths.builds_dir / f"{recipe.name}-{package}"
-
-
-def checkout_dir(paths: Paths, recipe: Recipe, package: str) -> Path:
-    return paths.sources_dir / recipe.name / ("pytorch" if package == "torch" else "vision")
-
-
-def env_prefix(paths: Paths, recipe: Recipe, settings: ResolvedSettings) -> Path:
-    if settings.env_prefix:
-        return Path(settings.env_prefix).expanduser().resolve()
-    return paths.envs_dir / f"{recipe.name}-py{recipe.toolchain.python}"
-
-
-def make_plan(
-    recipe: Recipe,
-    options: BuildOptions,
-    host: BuildHost,
-    paths: Paths,
-    environ: Mapping[str, str],
-) -> Plan:
-    """The ordered steps of one build of ``options.package`` for ``recipe``."""
-    if options.package not in PACKAGES:
-        raise UsageError(f"unknown package {options.package!r}", f"choose one of: {', '.join(PACKAGES)}")
-    if options.package == "torchvision" and recipe.torchvision is None:
-        raise RecipeError(
-            f"recipe {recipe.name} pins no torchvision tag",
-            f"add a [torchvision] table with tag = ... to {recipe.path or recipe.name}",
-        )
-    settings = resolve_settings(recipe, options, host, environ)
-    package = options.package
-    pin: SourcePin = recipe.torch if package == "torch" else recipe.torchvision  # type: ignore[assignment]
-    checkout = checkout_dir(paths, recipe, package)
-    root = build_root(paths, recipe, package)
-    prefix = env_prefix(paths, recipe, settings)
-    python = prefix / "bin" / "python"
-    cuda = recipe.toolchain.cuda is not None
-
-    comp_step, tree = _compiler_step(recipe, host, paths, settings)
-    tools = Toolset(
-        cc=str(tree.links_dir / "gcc"),
-        cxx=str(tree.links_dir / "g++"),
-        cuda_home=settings.cuda_home,
-        cudnn_root=str(host.cudnn_root) if host.cudnn_root else settings.cuda_home,
-        env_prefix=str(prefix),
-        max_jobs=settings.max_jobs,
-        max_jobs_reason=settings.max_jobs_reason,
-        ccache=settings.ccache,
-    )
-    variables = torch_variables(recipe, tools) if package == "torch" else vision_variables(recipe, tools)
-    comp_env = compiler.compiler_env(tree, cuda, private=settings.compiler_mode == "private")
-    # The compiler goes last so its bin dir ends up first on PATH.
-    build_env = variables.extend(comp_env)
-    version = wheel_version(recipe, pin.tag)
-
-    steps: list[Step] = [_preflight_step(recipe, package, options.ignore_preflight)]
-    if package == "torchvision":
-        steps.append(_torch_wheel_step(recipe, root))
-    steps.append(comp_step)
-    steps.extend(sources_steps(pin, checkout, paths.git_cache_dir, settings.mirrors, environ, options.git_jobs))
-    labels = tuple(recipe.build.patches) if package == "torch" else ()
-    files = tuple(recipe.build.patch_files) if package == "torch" else ()
-    patch = patches_step(checkout, files, labels)
+def make_plan(resolved: ResolvedBuild) -> Plan:
+    """The ordered steps of the build ``resolved`` describes."""
+    r = resolved
+    package = r.package.name
+    steps: list[Step] = [_preflight_step(r)]
+    if r.package.needs_torch_wheel:
+        steps.append(_torch_wheel_step(r))
+    steps.append(_compiler_step(r))
+    steps.extend(sources_steps(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, package))
+    patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:
         steps.append(patch)
-    steps.append(_environment_step(recipe, settings, prefix, environ))
-    if package == "torchvision":
-        steps.append(_install_torch_step(recipe, python, root))
-        arches = supported_arches_step(recipe, python)  # compute capability 3.0: after the install
+    steps.append(_environment_step(r))
+    if r.package.needs_torch_wheel:
+        steps.append(_install_torch_step(r))
+        arches = supported_arches_step(r.unlisted_arches, r.python)  # compute capability 3.0: after the install
         if arches is not None:
             steps.append(arches)
-    cmake = cmake_settings(build_env)
-    steps.append(_build_tree_step(checkout, root, python, cmake))
-    steps.append(_build_step(package, checkout, python, build_env, version))
+    cmake = cmake_settings(r.env_changes)
+    steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake))
+    steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version))
+    wheels = f"{package}-{r.version}-*.whl"
     steps.append(
         Step(
             id="verify",
@@ -113,8 +52,8 @@ def make_plan(
             "that does not is never cached",
             action=Action(
                 "verify-wheel",
-                f"check {package}-{version}-*.whl against the recipe's archs",
-                args=(("dist", str(checkout / "dist")), ("pattern", f"{package}-{version}-*.whl")),
+                f"check {wheels} against the recipe's archs",
+                args=(("dist", str(r.dist_dir)), ("pattern", wheels)),
             ),
         )
     )
@@ -125,149 +64,125 @@ def make_plan(
             why="a later build of the same inputs (and torchvision's build) reuses it without compiling",
             action=Action(
                 "cache-wheel",
-                f"store the wheel and its manifest under {paths.cache_dir}",
-                args=(("dist", str(checkout / "dist")), ("pattern", f"{package}-{version}-*.whl")),
+                f"store the wheel and its manifest under {r.paths.cache_dir}",
+                args=(("dist", str(r.dist_dir)), ("pattern", wheels)),
             ),
         )
     )
     return Plan(
         package=package,
-        recipe=recipe.name,
-        version=version,
-        settings=settings.settings,
+        recipe=r.recipe.name,
+        version=r.version,
+        settings=r.settings,
         steps=tuple(steps),
-        env=build_env,
-        checkout=checkout,
-        build_root=root,
-        dist_dir=checkout / "dist",
+        env=r.env_changes,
+        checkout=r.checkout,
+        build_root=r.build_root,
+        dist_dir=r.dist_dir,
         cmake_settings=cmake,
-        keep_build=settings.keep_build,
-        system_alternatives=settings.compiler_mode == "system",
+        keep_build=r.keep_build,
+        system_alternatives=r.compiler.system,
+        findings=r.findings,
+        resolved=r,
     )
 
 
-def _preflight_step(recipe: Recipe, package: str, ignore: bool) -> Step:
-    what = f"check recipe {recipe.name} and this host for a {package} build"
-    if ignore:
+def _preflight_step(r: ResolvedBuild) -> Step:
+    what = f"check recipe {r.recipe.name} and this host for a {r.package.name} build"
+    if r.options.ignore_preflight:
         what += " (--ignore-preflight: errors are reported, the build goes on)"
     return Step(
         id="preflight",
         title="Preflight: compatibility rules and host checks",
         why="stop before any download or compile when the pins contradict upstream or this machine lacks a "
         "tool (nvcc of the pinned CUDA, gcc, cuDNN, MPI, disk, memory)",
-        action=Action("preflight", what, args=(("ignore", "1" if ignore else ""),)),
+        action=Action("preflight", what, args=(("ignore", "1" if r.options.ignore_preflight else ""),)),
     )
 
 
-def _compiler_step(
-    recipe: Recipe, host: BuildHost, paths: Paths, settings: ResolvedSettings
-) -> tuple[Step, compiler.AlternativesTree]:
-    major = recipe.toolchain.gcc
-    gcc = host.gcc or Path(f"/usr/bin/gcc-{major}")
-    gxx = host.gxx or Path(f"/usr/bin/g++-{major}")
-    log = paths.work_dir / "compilers" / "update-alternatives.log"
-    if settings.compiler_mode == "system":
-        tree = compiler.AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)
+def _compiler_step(r: ResolvedBuild) -> Step:
+    c = r.compiler
+    commands = selection_commands(c.tree, c.gcc, c.gxx, c.major)
+    if c.system:
         why = (
-            f"select gcc-{major} system-wide as the classic instructions do (needs root); the previous "
+            f"select gcc-{c.major} system-wide as the classic instructions do (needs root); the previous "
             "selection is recorded first and restored when the build ends, also on failure"
         )
-        return (
-            Step(
-                id="compiler",
-                title=f"Compiler: gcc-{major} via system update-alternatives",
-                why=why,
-                commands=compiler.selection_commands(tree, gcc, gxx, major),
-            ),
-            tree,
+        title = f"Compiler: gcc-{c.major} via system update-alternatives"
+    else:
+        why = (
+            f"select gcc-{c.major} without touching the system: a private update-alternatives tree whose bin "
+            "directory goes first on PATH, with CC, CXX and CUDAHOSTCXX pointing into it"
         )
-    tree = compiler.private_tree(paths.work_dir / "compilers" / f"gcc-{major}", host.update_alternatives)
-    why = (
-        f"select gcc-{major} without touching the system: a private update-alternatives tree whose bin "
-        "directory goes first on PATH, with CC, CXX and CUDAHOSTCXX pointing into it"
-    )
-    return (
-        Step(
-            id="compiler",
-            title=f"Compiler: gcc-{major} via a private update-alternatives tree",
-            why=why,
-            commands=compiler.selection_commands(tree, gcc, gxx, major),
-        ),
-        tree,
-    )
+        title = f"Compiler: gcc-{c.major} via a private update-alternatives tree"
+    return Step(id="compiler", title=title, why=why, commands=commands)
 
 
-def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, environ: Mapping[str, str]) -> Step:
-    if settings.env_prefix:
+def _environment_step(r: ResolvedBuild) -> Step:
+    env = r.environment
+    prefix, python = env.prefix, env.python
+    if env.existing:
         return Step(
             id="environment",
             title=f"Build environment: existing {prefix}",
             why="--env names an environment to build in; it is used as it is",
             action=Action(
                 "check-env",
-                f"check {prefix}/bin/python is Python {recipe.toolchain.python}",
-                args=(("prefix", str(prefix)), ("python", recipe.toolchain.python)),
+                f"check {prefix}/bin/python is Python {python}",
+                args=(("prefix", str(prefix)), ("python", python)),
                 shell=(f"test -x {prefix}/bin/python",),
             ),
         )
-    from srcbuild.envs import default_lockfile
-    from srcbuild.envs.backends import choose_backend
-    from srcbuild.envs.spec import env_spec_for
-
-    spec = env_spec_for(recipe, environ=environ)
-    lockfile = default_lockfile(recipe)  # recipes/R.conda-lock.yml: install exactly it, no solve
-    try:
-        backend = choose_backend(settings.env_backend, spec, environ)
-    except HostError as exc:  # shown in the plan; the build stops at this step with the same words
+    if env.error is not None:  # shown in the plan; the build stops at this step with the same words
+        message, hint = env.error
         return Step(
             id="environment",
-            title=f"Build environment: Python {recipe.toolchain.python} (no way to make it here)",
-            why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag}",
+            title=f"Build environment: Python {python} (no way to make it here)",
+            why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag}",
             action=Action(
                 "ensure-env",
-                f"cannot: {exc.message}",
-                args=(("backend", ""), ("link", str(prefix)), ("error", exc.message), ("hint", exc.hint or "")),
+                f"cannot: {message}",
+                args=(("backend", ""), ("link", str(prefix)), ("error", message), ("hint", hint)),
             ),
         )
-    described = backend.describe(spec, prefix, lockfile)
     shell: tuple[str, ...] = ()
-    if backend.name == "venv":  # the same commands, made in place of the stable link
-        from srcbuild.envs.backends.venv_backend import VenvBackend
-
-        made = [f"  {c.shell()}" for c in VenvBackend().commands(spec, prefix)]
+    if env.create_shell:  # the same commands, made in place of the stable link
+        made = [f"  {Command(argv, '').shell()}" for argv in env.create_shell]
         shell = (f"if [ ! -x {prefix}/bin/python ]; then", *made, "fi")
+    packages = ", ".join(env.spec.conda_specs) or "no extra packages"
     return Step(
         id="environment",
-        title=f"Build environment: {backend.name}, Python {recipe.toolchain.python}",
-        why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag} "
-        f"({', '.join(spec.conda_specs) or 'no extra packages'}); made once and reused while its spec is unchanged",
+        title=f"Build environment: {env.backend}, Python {python}",
+        why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag} "
+        f"({packages}); made once and reused while its spec is unchanged",
         action=Action(
             "ensure-env",
-            f"{backend.name}: " + "; ".join(described) + f"; linked as {prefix}",
-            args=(("backend", backend.name), ("link", str(prefix)), ("lockfile", str(lockfile or ""))),
+            f"{env.backend}: " + "; ".join(env.description) + f"; linked as {prefix}",
+            args=(("backend", env.backend or ""), ("link", str(prefix)), ("lockfile", str(env.lockfile or ""))),
             shell=shell,
         ),
     )
 
 
-def _torch_wheel_step(recipe: Recipe, root: Path) -> Step:
+def _torch_wheel_step(r: ResolvedBuild) -> Step:
+    dest = r.build_root / "torch-wheel"
     return Step(
         id="torch-wheel",
-        title=f"Torch wheel of recipe {recipe.name}",
+        title=f"Torch wheel of recipe {r.recipe.name}",
         why="torchvision builds against the torch wheel of the same recipe: taken from the cache, built first "
         "when missing",
         action=Action(
             "torch-wheel",
-            f"find (or build) torch for {recipe.name} and copy it to {root / 'torch-wheel'}",
-            args=(("dest", str(root / "torch-wheel")),),
+            f"find (or build) torch for {r.recipe.name} and copy it to {dest}",
+            args=(("dest", str(dest)),),
         ),
     )
 
 
-def _install_torch_step(recipe: Recipe, python: Path, root: Path) -> Step:
-    version = wheel_version(recipe, recipe.torch.tag)
+def _install_torch_step(r: ResolvedBuild) -> Step:
+    version = wheel_version(r.recipe, r.recipe.torch.tag)
     argv = (
-        str(python),
+        str(r.python),
         "-m",
         "pip",
         "install",
@@ -275,7 +190,7 @@ def _install_torch_step(recipe: Recipe, python: Path, root: Path) -> Step:
         "--force-reinstall",
         "--no-index",
         "--find-links",
-        str(root / "torch-wheel"),
+        str(r.build_root / "torch-wheel"),
         f"torch=={version}",
     )
     return Step(

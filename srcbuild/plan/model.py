@@ -10,31 +10,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
+from srcbuild.findings import Finding
+from srcbuild.resolve.model import Setting
 
 
 def settings_hash(cmake_settings: tuple[tuple[str, str], ...]) -> str:
     """A hash of the settings that reach CMake: a build tree configured with others is stale."""
     blob = json.dumps(sorted(cmake_settings)).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One resolved build setting and where its value came from."""
-
-    name: str
-    value: str
-    source: str  # "default", "recipe <file>", "environment VAR", "command line --opt", "host probe"
-    why: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "value": self.value, "source": self.source, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -99,6 +88,8 @@ class Plan:
     cmake_settings: tuple[tuple[str, str], ...] = ()  # what reaches CMake; hashed for staleness
     keep_build: bool = False
     system_alternatives: bool = False
+    findings: tuple[Finding, ...] = ()  # the resolved build's rule and host findings
+    resolved: Any = field(default=None, compare=False, repr=False)  # the ResolvedBuild it was made from
 
     @property
     def state_path(self) -> Path:
@@ -123,7 +114,9 @@ class Plan:
 
     def fingerprint(self) -> str:
         """A hash of the whole plan: a resumed build must be resuming this same plan."""
-        blob = json.dumps(self.to_json(), sort_keys=True, default=str).encode()
+        data = self.to_json()
+        del data["findings"]  # host findings (free disk) change between runs of the same plan
+        blob = json.dumps(data, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -137,5 +130,6 @@ class Plan:
             "settings": [s.to_json() for s in self.settings],
             "build_env": self.env.to_json(),
             "cmake_settings_hash": self.settings_hash(),
+            "findings": [f.to_json() for f in self.findings],
             "steps": [s.to_json() for s in self.steps],
         }

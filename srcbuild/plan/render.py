@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 
-from srcbuild.execute.compiler import AlternativesTree, shell_restore_lines
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
+from srcbuild.findings import Severity
+from srcbuild.plan.compiler import shell_restore_lines
 from srcbuild.plan.model import Plan, Setting
 
 FORMATS = ("text", "json", "shell")
@@ -88,17 +88,16 @@ def render_shell(plan: Plan) -> str:
         f"# srcbuild plan: {plan.package} {plan.version} for recipe {plan.recipe}.",
         f"# The same commands `srcbuild {plan.package} --recipe {plan.recipe}` runs, for running by hand.",
         "set -euo pipefail",
-        "",
-        "# Settings:",
     ]
+    shown = [f for f in plan.findings if f.severity is not Severity.INFO]
+    if shown:
+        out += ["", "# Findings of the compatibility rules and the host checks:"]
+        out += [f"# {line}" for f in shown for line in f.render().splitlines()]
+    out += ["", "# Settings:"]
     out += ["#" + line[1:] for line in render_settings(plan.settings)]
     if plan.system_alternatives:
-        select = plan.step("compiler").commands[-1].argv  # update-alternatives [--log L] --set gcc G
-        ua = select[: select.index("--set")]
-        log = Path(ua[ua.index("--log") + 1]) if "--log" in ua else None
-        tree = AlternativesTree(Path("/usr/bin"), log=log, program=ua[0])
         out += ["", "# Restore the system's gcc selection when this script ends."]
-        out += list(shell_restore_lines(tree))
+        out += list(shell_restore_lines(plan.resolved.compiler.tree))
     for n, step in enumerate(plan.steps, 1):
         out += ["", f"# --- {n}. [{step.id}] {step.title}"]
         out += [f"# {line}" for line in _wrap(step.why)]

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from srcbuild.execute.executor import Executor
-from srcbuild.execute.state import BuildState
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import Interrupted, StepFailed, UsageError
+from srcbuild.execute.executor import Executor
+from srcbuild.execute.state import BuildState
 from srcbuild.plan.model import Action, Plan, Step
 
 
@@ -128,18 +128,6 @@ def test_a_commands_handler_decides_which_commands_run(tmp_path: Path) -> None:
     ex = _run(_plan(tmp_path, step), Recorder(), **{"commands:sources": handler})
     assert seen == [("sources", 2)]
     assert [o.status for o in ex.result.outcomes] == ["done"]
-
-
-def test_pending_tail_keeps_the_planned_commands_of_what_is_left() -> None:
-    from srcbuild.execute.actions import _pending_tail
-    from srcbuild.command import Command
-
-    planned = [Command(("git", "-c", "url.M.insteadOf=P", n), f"why {n}") for n in ("clone", "sync", "update")]
-    left = [Command(("git", n), f"why {n}") for n in ("sync", "update")]
-    assert _pending_tail(planned, left) == planned[1:]  # with the plan's mirror arguments
-    assert _pending_tail(planned, []) == []
-    other = [Command(("git", "x"), "something else")]
-    assert _pending_tail(planned, other) == planned  # not a tail of the plan: run everything
 
 
 def test_steps_after_one_that_ran_again_run_again_on_resume(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -78,7 +79,7 @@ def wheel_version(recipe: Recipe, tag: str) -> str:
     return f"{version_of_tag(tag)}+{recipe.local_version()}"
 
 
-def torch_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
+def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
     version = version_of_tag(recipe.torch.tag)
     era = _era(version)
@@ -110,14 +111,14 @@ def torch_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
     if tools.ccache:
         for lang in ("C", "CXX", "CUDA") if cuda else ("C", "CXX"):
             env = env.set(f"CMAKE_{lang}_COMPILER_LAUNCHER", tools.ccache, "ccache found on PATH")
-    for name, value in _knowledge_pins_env(version):
+    for name, value in _knowledge_pins_env(kb, version):
         env = env.set(name, value, "knowledge base (old tags)")
     for name, value in recipe.build.env:
         env = env.set(name, value, "recipe [build.env]")
     return env
 
 
-def vision_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
+def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     """The build variables of torchvision's setup.py, built against the recipe's torch."""
     assert recipe.torchvision is not None
     env = _common(EnvChanges(), recipe, tools)
@@ -125,7 +126,7 @@ def vision_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
         env = env.set("FORCE_CUDA", "1", "toolchain.cuda (no GPU needed at build time)")
     env = env.set("BUILD_VERSION", wheel_version(recipe, recipe.torchvision.tag), "torchvision.tag + local version")
     env = env.set("PYTORCH_VERSION", wheel_version(recipe, recipe.torch.tag), "pins the torch this wheel needs")
-    for name, value in _knowledge_pins_env(version_of_tag(recipe.torchvision.tag)):
+    for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torchvision.tag)):
         env = env.set(name, value, "knowledge base (old tags)")
     return env
 
@@ -142,11 +143,9 @@ def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
     return env
 
 
-def _knowledge_pins_env(version: str) -> tuple[tuple[str, str], ...]:
+def _knowledge_pins_env(kb: Any, version: str) -> tuple[tuple[str, str], ...]:
     """Variables the knowledge base says this tag needs (e.g. CMAKE_POLICY_VERSION_MINIMUM)."""
-    from srcbuild.knowledge import load_knowledge
-
-    return tuple(load_knowledge().build_pins(version).env)
+    return tuple(kb.build_pins(version).env)
 
 
 def cmake_settings(env: EnvChanges) -> tuple[tuple[str, str], ...]:
