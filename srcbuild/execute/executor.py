@@ -26,6 +26,7 @@ from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
 from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
 from srcbuild.plan.model import Plan, Step
+from srcbuild.resolve.variables import NOT_INHERITED
 
 TAIL_LINES = 25
 
@@ -248,5 +249,4 @@ def _read_lines(path: Path) -> list[str]:
 def environ_for_build(environ: Mapping[str, str]) -> dict[str, str]:
     """The base environment commands start from: the caller's, minus variables that would leak
     into the build unasked (a stray CUDA_HOME or TORCH_CUDA_ARCH_LIST of the user's shell)."""
-    drop = {"TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION"}
-    return {k: v for k, v in environ.items() if k not in drop}
+    return {k: v for k, v in environ.items() if k not in NOT_INHERITED}

@@ -8,6 +8,7 @@ it), so what is shown and what runs cannot drift apart.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from srcbuild.command import Command
@@ -121,7 +122,9 @@ def _compiler_step(r: ResolvedBuild) -> Step:
 def _environment_step(r: ResolvedBuild) -> Step:
     env = r.environment
     prefix, python = env.prefix, env.python
+    q = shlex.quote
     if env.existing:
+        missing = f"this build uses the existing environment {prefix} (--env), which has no bin/python"
         return Step(
             id="environment",
             title=f"Build environment: existing {prefix}",
@@ -130,7 +133,7 @@ def _environment_step(r: ResolvedBuild) -> Step:
                 "check-env",
                 f"check {prefix}/bin/python is Python {python}",
                 args=(("prefix", str(prefix)), ("python", python)),
-                shell=(f"test -x {prefix}/bin/python",),
+                shell=(f"if [ ! -x {q(f'{prefix}/bin/python')} ]; then echo {q(missing)} >&2; exit 1; fi",),
             ),
         )
     if env.error is not None:  # shown in the plan; the build stops at this step with the same words
@@ -143,12 +146,9 @@ def _environment_step(r: ResolvedBuild) -> Step:
                 "ensure-env",
                 f"cannot: {message}",
                 args=(("backend", ""), ("link", str(prefix)), ("error", message), ("hint", hint)),
+                shell=(f"echo {q(f'error: {message}')} >&2", f"echo {q(f'hint: {hint}')} >&2", "exit 1"),
             ),
         )
-    shell: tuple[str, ...] = ()
-    if env.create_shell:  # the same commands, made in place of the stable link
-        made = [f"  {Command(argv, '').shell()}" for argv in env.create_shell]
-        shell = (f"if [ ! -x {prefix}/bin/python ]; then", *made, "fi")
     packages = ", ".join(env.spec.conda_specs) or "no extra packages"
     return Step(
         id="environment",
@@ -159,8 +159,33 @@ def _environment_step(r: ResolvedBuild) -> Step:
             "ensure-env",
             f"{env.backend}: " + "; ".join(env.description) + f"; linked as {prefix}",
             args=(("backend", env.backend or ""), ("link", str(prefix)), ("lockfile", str(env.lockfile or ""))),
-            shell=shell,
+            shell=_environment_shell(r),
         ),
+    )
+
+
+def _environment_shell(r: ResolvedBuild) -> tuple[str, ...]:
+    """Make the environment by hand where plain commands can (venv, conda family without a
+    lockfile); otherwise name the one the script expects and stop when it is absent."""
+    env = r.environment
+    q = shlex.quote
+    link, target = env.prefix, env.target or env.prefix
+    if target == link:  # a venv, made in place of the stable link
+        made = [f"  {Command(argv, '').shell()}" for argv in env.create_shell]
+        return (f"if [ ! -x {q(f'{link}/bin/python')} ]; then", *made, "fi")
+    if env.create_shell:
+        make = [f"    {Command(argv, '').shell()}" for argv in env.create_shell]
+    else:
+        how = f"srcbuild env create --recipe {r.recipe.path or r.recipe.name} --env-backend {env.backend}"
+        expects = f"this script expects the {env.backend} environment {target}; create it with: {how}"
+        make = [f"    echo {q(expects)} >&2", "    exit 1"]
+    return (
+        f"if [ ! -x {q(f'{link}/bin/python')} ]; then",
+        f"  if [ ! -x {q(f'{target}/bin/python')} ]; then",
+        *make,
+        "  fi",
+        f"  mkdir -p {q(str(link.parent))} && ln -sfn {q(str(target))} {q(str(link))}",
+        "fi",
     )
 
 

@@ -16,6 +16,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Severity
 from srcbuild.plan.compiler import shell_restore_lines
 from srcbuild.plan.model import Plan, Setting
+from srcbuild.resolve.variables import NOT_INHERITED
 
 FORMATS = ("text", "json", "shell")
 
@@ -93,6 +94,7 @@ def render_shell(plan: Plan) -> str:
     if shown:
         out += ["", "# Findings of the compatibility rules and the host checks:"]
         out += [f"# {line}" for f in shown for line in f.render().splitlines()]
+    out += ["", "# What the build never inherits from the caller's environment:", f"unset {' '.join(NOT_INHERITED)}"]
     out += ["", "# Settings:"]
     out += ["#" + line[1:] for line in render_settings(plan.settings)]
     if plan.system_alternatives:

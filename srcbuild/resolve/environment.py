@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from srcbuild.envs import default_lockfile
+from srcbuild.envs import default_lockfile, env_prefix
 from srcbuild.envs.backends import pick_backend
+from srcbuild.envs.backends.conda_family import CondaFamilyBackend
 from srcbuild.envs.backends.venv_backend import VenvBackend
 from srcbuild.envs.spec import env_spec_for
 from srcbuild.errors import HostError
@@ -53,8 +54,12 @@ def resolve_environment(
             error=(exc.message, exc.hint or ""),
         )
     create: tuple[tuple[str, ...], ...] = ()
+    target = env_prefix(spec, paths.envs_dir, backend)
     if isinstance(backend, VenvBackend):  # the same commands, made in place of the stable link
         create = tuple(c.argv for c in backend.commands(spec, link))
+        target = link
+    elif isinstance(backend, CondaFamilyBackend) and lockfile is None:  # a lockfile needs srcbuild's explicit file
+        create = tuple(c.argv for c in backend.commands(spec, target, None))
     return ResolvedEnv(
         prefix=link,
         python=python,
@@ -66,5 +71,6 @@ def resolve_environment(
         lockfile=lockfile,
         envs_dir=paths.envs_dir,
         description=tuple(backend.describe(spec, link, lockfile)),
+        target=target,
         create_shell=create,
     )

@@ -120,7 +120,8 @@ class ResolvedEnv:
     lockfile: Path | None = None  # recipes/R.conda-lock.yml: installed exactly, no solve
     envs_dir: Path | None = None
     description: tuple[str, ...] = ()  # what the backend will do, for the plan
-    create_shell: tuple[tuple[str, ...], ...] = ()  # argv of each command that makes it, for the shell plan
+    target: Path | None = None  # where the backend makes it (content-addressed; ``prefix`` links to it)
+    create_shell: tuple[tuple[str, ...], ...] = ()  # argv of each command that makes ``target`` by hand
     error: tuple[str, str] | None = None  # (message, hint): no backend can make it on this host
 
     def to_json(self) -> dict[str, Any]:

@@ -44,6 +44,12 @@ CMAKE_NAMES = (
 )
 
 
+# Variables of the caller's environment a build never inherits: a stray arch list or version of the
+# user's shell would silently change the wheel. The executor drops them from the environment its
+# commands start from; the shell plan unsets them first.
+NOT_INHERITED = ("TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION")
+
+
 def version_of_tag(tag: str) -> str:
     """``v1.7.1`` → ``1.7.1``; ``v2.0.0-rc1`` → ``2.0.0rc1``."""
     text = tag[1:] if tag[:1] in ("v", "V") else tag
@@ -137,6 +143,8 @@ def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
         if tools.cuda_home:
             env = env.set("CUDA_HOME", tools.cuda_home, "toolchain.cuda")
             env = env.prepend("PATH", str(Path(tools.cuda_home) / "bin"), "toolchain.cuda (nvcc)")
+        else:  # no toolkit of the pinned version: never build with whichever the caller's CUDA_HOME names
+            env = env.unset("CUDA_HOME", "toolchain.cuda (no toolkit of this version found)")
     env = env.prepend("PATH", str(Path(tools.env_prefix) / "bin"), "build environment (its python, cmake, ninja)")
     reason = f" ({tools.max_jobs_reason})" if tools.max_jobs_reason else ""
     env = env.set("MAX_JOBS", str(tools.max_jobs), f"max_jobs{reason}")

@@ -47,7 +47,10 @@ def test_shell_script(paths: Paths, host: BuildHost, options: BuildOptions) -> N
     checkout = plan.checkout
     digest = plan.settings_hash()
     assert any(line.startswith(f"if [ -f {checkout}/build/CMakeCache.txt ]") and digest in line for line in lines)
-    assert "test -x /envs/py311/bin/python" in lines
+    assert (
+        "if [ ! -x /envs/py311/bin/python ]; then echo 'this build uses the existing environment /envs/py311 "
+        "(--env), which has no bin/python' >&2; exit 1; fi" in lines
+    )
 
 
 def test_system_alternatives_script_restores(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
