@@ -13,8 +13,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from srcbuild.execute.actions import ACTIONS, BuildContext
 from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
+from srcbuild.execute.work import BuildContext
 from srcbuild.paths import Paths
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
@@ -113,7 +113,7 @@ def run_build(
 
             ctx.build_torch = build_torch
         executor = Executor(
-            plan, ACTIONS, console=console, environ=environ_for_build(environ), resume=resume, context=ctx
+            plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx
         )
         if plan.system_alternatives:
             _guard_system_selection(executor, resolved)

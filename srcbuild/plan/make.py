@@ -13,8 +13,9 @@ from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
+from srcbuild.plan.actions import CacheWheel, CheckBuildTree, CheckEnv, EnsureEnv, Preflight, TorchWheel, VerifyWheel
 from srcbuild.plan.compiler import selection_commands
-from srcbuild.plan.model import Action, Plan, Step, settings_hash
+from srcbuild.plan.model import Plan, Step, settings_hash
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
 from srcbuild.resolve import ResolvedBuild
@@ -51,11 +52,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
             title="Verify the wheel",
             why="the wheel must hold kernels for every arch of the recipe (and MPI when asked for); a wheel "
             "that does not is never cached",
-            action=Action(
-                "verify-wheel",
-                f"check {wheels} against the recipe's archs",
-                args=(("dist", str(r.dist_dir)), ("pattern", wheels)),
-            ),
+            action=VerifyWheel(r.dist_dir, wheels),
         )
     )
     steps.append(
@@ -63,11 +60,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
             id="cache",
             title="Store the wheel in the cache",
             why="a later build of the same inputs (and torchvision's build) reuses it without compiling",
-            action=Action(
-                "cache-wheel",
-                f"store the wheel and its manifest under {r.paths.cache_dir}",
-                args=(("dist", str(r.dist_dir)), ("pattern", wheels)),
-            ),
+            action=CacheWheel(r.dist_dir, wheels, r.paths.cache_dir),
         )
     )
     return Plan(
@@ -89,15 +82,12 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
 
 
 def _preflight_step(r: ResolvedBuild) -> Step:
-    what = f"check recipe {r.recipe.name} and this host for a {r.package.name} build"
-    if r.options.ignore_preflight:
-        what += " (--ignore-preflight: errors are reported, the build goes on)"
     return Step(
         id="preflight",
         title="Preflight: compatibility rules and host checks",
         why="stop before any download or compile when the pins contradict upstream or this machine lacks a "
         "tool (nvcc of the pinned CUDA, gcc, cuDNN, MPI, disk, memory)",
-        action=Action("preflight", what, args=(("ignore", "1" if r.options.ignore_preflight else ""),)),
+        action=Preflight(r.recipe.name, r.package.name, r.options.ignore_preflight),
     )
 
 
@@ -129,11 +119,10 @@ def _environment_step(r: ResolvedBuild) -> Step:
             id="environment",
             title=f"Build environment: existing {prefix}",
             why="--env names an environment to build in; it is used as it is",
-            action=Action(
-                "check-env",
-                f"check {prefix}/bin/python is Python {python}",
-                args=(("prefix", str(prefix)), ("python", python)),
-                shell=(f"if [ ! -x {q(f'{prefix}/bin/python')} ]; then echo {q(missing)} >&2; exit 1; fi",),
+            action=CheckEnv(
+                prefix,
+                python,
+                (f"if [ ! -x {q(f'{prefix}/bin/python')} ]; then echo {q(missing)} >&2; exit 1; fi",),
             ),
         )
     if env.error is not None:  # shown in the plan; the build stops at this step with the same words
@@ -142,11 +131,14 @@ def _environment_step(r: ResolvedBuild) -> Step:
             id="environment",
             title=f"Build environment: Python {python} (no way to make it here)",
             why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag}",
-            action=Action(
-                "ensure-env",
-                f"cannot: {message}",
-                args=(("backend", ""), ("link", str(prefix)), ("error", message), ("hint", hint)),
-                shell=(f"echo {q(f'error: {message}')} >&2", f"echo {q(f'hint: {hint}')} >&2", "exit 1"),
+            action=EnsureEnv(
+                "",
+                prefix,
+                None,
+                "",
+                (f"echo {q(f'error: {message}')} >&2", f"echo {q(f'hint: {hint}')} >&2", "exit 1"),
+                error=message,
+                hint=hint,
             ),
         )
     packages = ", ".join(env.spec.conda_specs) or "no extra packages"
@@ -155,11 +147,12 @@ def _environment_step(r: ResolvedBuild) -> Step:
         title=f"Build environment: {env.backend}, Python {python}",
         why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag} "
         f"({packages}); made once and reused while its spec is unchanged",
-        action=Action(
-            "ensure-env",
+        action=EnsureEnv(
+            env.backend or "",
+            prefix,
+            env.lockfile,
             f"{env.backend}: " + "; ".join(env.description) + f"; linked as {prefix}",
-            args=(("backend", env.backend or ""), ("link", str(prefix)), ("lockfile", str(env.lockfile or ""))),
-            shell=_environment_shell(r),
+            _environment_shell(r),
         ),
     )
 
@@ -196,11 +189,7 @@ def _torch_wheel_step(r: ResolvedBuild) -> Step:
         title=f"Torch wheel of recipe {r.recipe.name}",
         why="torchvision builds against the torch wheel of the same recipe: taken from the cache, built first "
         "when missing",
-        action=Action(
-            "torch-wheel",
-            f"find (or build) torch for {r.recipe.name} and copy it to {dest}",
-            args=(("dest", str(dest)),),
-        ),
+        action=TorchWheel(r.recipe.name, dest),
     )
 
 
@@ -240,12 +229,7 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
         title="Check the build tree is not stale",
         why="CMake reads its settings only on the first configure: a build/CMakeCache.txt made with other "
         "settings is cleaned instead of silently reused",
-        action=Action(
-            "check-build-tree",
-            f"compare the settings hash {digest} with the one stored beside the build tree; clean on a mismatch",
-            args=(("hash", digest), ("hash_file", str(hash_file)), ("cache", str(cache))),
-            shell=shell,
-        ),
+        action=CheckBuildTree(digest, hash_file, cache, shell),
     )
 
 

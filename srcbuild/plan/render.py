@@ -53,8 +53,8 @@ def render_text(plan: Plan) -> str:
     for n, step in enumerate(plan.steps, 1):
         out.append(f"{n:2d}. [{step.id}] {step.title}")
         out.append(f"    why: {step.why}")
-        if step.skip_if:
-            out.append(f"    skipped when: {step.skip_if}")
+        if step.skip_if is not None:
+            out.append(f"    skipped when: {step.skip_if.name}")
         if step.action is not None:
             out.append(f"    srcbuild: {step.action.description}")
         for cmd in step.commands:
@@ -103,9 +103,9 @@ def render_shell(plan: Plan) -> str:
     for n, step in enumerate(plan.steps, 1):
         out += ["", f"# --- {n}. [{step.id}] {step.title}"]
         out += [f"# {line}" for line in _wrap(step.why)]
-        if step.action is not None:
-            if step.action.shell:
-                out += list(step.action.shell)
+        if step.action is not None and not step.action.runs_commands:
+            if step.action.shell():
+                out += list(step.action.shell())
             else:
                 out.append(f"# srcbuild does this itself: {step.action.description}")
         for cmd in step.commands:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.plan.model import Action, Step
+from srcbuild.plan.actions import PatchesApplied, SourcesComplete, SyncSources, VerifySources
+from srcbuild.plan.model import Step
 from srcbuild.recipe import SourcePin
 from srcbuild.resolve.model import ResolvedPatch
 from srcbuild.sources.mirrors import MirrorRules
@@ -27,17 +28,14 @@ def sources_steps(
         why="clone through the shared object cache, check out the tag and sync every submodule before setup.py "
         "runs, so setup.py never fetches anything itself",
         commands=commands,
-        skip_if="sources-complete",
+        action=SyncSources(str(checkout)),
+        skip_if=SourcesComplete(),
     )
     check = Step(
         id="sources-check",
         title="Check the checkout",
         why="the tag must resolve to the pinned commit and every submodule must be checked out",
-        action=Action(
-            "verify-sources",
-            "compare the checked-out commit with the recipe's pin; check every submodule is present",
-            args=(("checkout", str(checkout)), ("commit", pin.commit or ""), ("tag", pin.tag)),
-        ),
+        action=VerifySources(checkout, pin.commit or "", pin.tag),
     )
     return fetch, check
 
@@ -55,5 +53,5 @@ def patches_step(checkout: Path, patches: tuple[ResolvedPatch, ...]) -> Step | N
         title=f"Patches: {', '.join(p.name for p in patches)}",
         why="the recipe's [build] patches, checked with git apply --check first and applied once",
         commands=(*patch.check_commands(), *patch.apply_commands()),
-        skip_if="patches-applied",
+        skip_if=PatchesApplied(),
     )

@@ -26,9 +26,9 @@ import pytest
 from rich.console import Console
 
 from srcbuild.errors import StepFailed
-from srcbuild.execute.actions import ACTIONS, BuildContext
 from srcbuild.execute.executor import Executor, environ_for_build
 from srcbuild.execute.run import prepare
+from srcbuild.execute.work import BuildContext
 from srcbuild.paths import Paths
 from srcbuild.plan import Plan
 from srcbuild.recipe import RecipeCatalog
@@ -61,7 +61,6 @@ def _run_until_build(sb: Srcbuild, plan: Plan, wheel: Path, resolved: ResolvedBu
     ctx = BuildContext(resolved=resolved, build_torch=lambda: wheel)
     executor = Executor(
         dataclasses.replace(plan, steps=steps),
-        ACTIONS,
         console=Console(file=out, width=200, highlight=False, soft_wrap=True),
         environ=environ_for_build(sb.env),
         context=ctx,

@@ -1,9 +1,10 @@
-"""The internal actions a plan names, and the conditions its steps can be skipped on.
+"""What the typed actions and skip conditions of ``srcbuild.plan.actions`` do when a build runs.
 
-Each handler takes the executor and the step; it prints what it finds and raises a
-``SrcbuildError`` subclass when the build must stop. The sibling packages do the real work:
-``srcbuild.resolve`` (the findings and the refusal), ``srcbuild.verify`` (the wheel's kernels),
-``srcbuild.cache`` (the wheel store), ``srcbuild.sources`` (patches).
+Each function takes the executor (its console, its ``BuildContext``) and the action's own inputs;
+it prints what it finds and raises a ``SrcbuildError`` subclass when the build must stop. The
+sibling packages do the real work: ``srcbuild.resolve`` (the findings and the refusal),
+``srcbuild.verify`` (the wheel's kernels), ``srcbuild.cache`` (the wheel store),
+``srcbuild.sources`` (sync and patches).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from srcbuild.resolve import ResolvedBuild
 
 if TYPE_CHECKING:
     from srcbuild.execute.executor import Executor
+    from srcbuild.plan.actions import CheckBuildTree
 
 
 @dataclass
@@ -54,7 +56,7 @@ def _ctx(ex: Executor) -> BuildContext:
     return ctx
 
 
-def preflight(ex: Executor, step: Step) -> None:
+def preflight(ex: Executor) -> None:
     """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so."""
     from srcbuild.resolve import refusal
 
@@ -81,7 +83,7 @@ def _sync(ex: Executor) -> Any:
     return SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=r.package.name)
 
 
-def run_sources(ex: Executor, step: Step, log: Path) -> None:
+def sync_sources(ex: Executor, step: Step, log: Path) -> None:
     """Run the sources step's commands that are still pending, holding the object cache's lock.
 
     The plan lists every command of a sync; ``SourceSync.done_count()`` says how many of them, from
@@ -125,7 +127,7 @@ def run_sources(ex: Executor, step: Step, log: Path) -> None:
         lock.release()
 
 
-def verify_sources(ex: Executor, step: Step) -> None:
+def verify_sources(ex: Executor) -> None:
     ctx = _ctx(ex)
     sync = _sync(ex)
     commit = sync.verify_commit()
@@ -139,14 +141,11 @@ def verify_sources(ex: Executor, step: Step) -> None:
     ex.console.print(f"    {ex.plan.package} at {commit[:12]}, {len(commits)} submodule(s) checked out")
 
 
-def sources_complete(ex: Executor, step: Step) -> bool:
-    """the checkout is already at the tag with every submodule (its build tree is kept)"""
+def sources_complete(ex: Executor) -> bool:
     return bool(_sync(ex).is_complete())
 
 
-def check_env(ex: Executor, step: Step) -> None:
-    assert step.action is not None
-    prefix = Path(step.action.arg["prefix"]).expanduser().resolve()
+def check_env(ex: Executor, prefix: Path, want: str) -> None:
     python = prefix / "bin" / "python"
     kind = "conda" if (prefix / "conda-meta").is_dir() else "venv" if (prefix / "pyvenv.cfg").is_file() else None
     if kind is None or not python.exists():
@@ -156,7 +155,6 @@ def check_env(ex: Executor, step: Step) -> None:
 
         env = existing_env(prefix)
         kind, python = env.backend.replace("existing ", ""), env.python
-    want = step.action.arg["python"]
     out = proc.probe([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
     if out is None:
         raise EnvironmentError_(
@@ -170,7 +168,7 @@ def check_env(ex: Executor, step: Step) -> None:
     ex.console.print(f"    existing {kind} environment with Python {out.strip()} at {python}")
 
 
-def ensure_env(ex: Executor, step: Step) -> None:
+def ensure_env(ex: Executor, log: Path) -> None:
     """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
     from srcbuild.envs.backends import backend_for
 
@@ -179,7 +177,6 @@ def ensure_env(ex: Executor, step: Step) -> None:
         raise HostError(env.error[0], env.error[1] or None)
     assert env.backend is not None and env.envs_dir is not None
     backend = backend_for(env.backend, env.executable)
-    log = ex.log_path(ex.plan.step_ids.index(step.id) + 1, step)
     made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log)
     link = env.prefix
     if Path(made.prefix) != link:
@@ -193,10 +190,8 @@ def ensure_env(ex: Executor, step: Step) -> None:
     ex.console.print(f"    {backend.name} environment {made.prefix} ({state})")
 
 
-def check_build_tree(ex: Executor, step: Step) -> None:
-    assert step.action is not None
-    args = step.action.arg
-    digest, hash_file, cache = args["hash"], Path(args["hash_file"]), Path(args["cache"])
+def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
+    digest, hash_file, cache = action.digest, action.hash_file, action.cache
     stored = hash_file.read_text().strip() if hash_file.is_file() else None
     if cache.is_file() and stored != digest:
         why = "no record of its settings" if stored is None else f"settings hash {stored} != {digest}"
@@ -215,21 +210,19 @@ def check_build_tree(ex: Executor, step: Step) -> None:
     hash_file.write_text(digest + "\n")
 
 
-def _find_wheel(step: Step) -> Path:
-    assert step.action is not None
-    dist, pattern = Path(step.action.arg["dist"]), step.action.arg["pattern"]
+def _find_wheel(dist: Path, pattern: str) -> Path:
     found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
     if not found:
         raise StepFailed(f"the build made no wheel matching {dist / pattern}", "read the build step's log")
     return found[-1]
 
 
-def verify_wheel_action(ex: Executor, step: Step) -> None:
-    from srcbuild.verify.report import verify_wheel
+def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
+    from srcbuild.verify.report import verify_wheel as verify
 
     ctx = _ctx(ex)
-    wheel = _find_wheel(step)
-    report = verify_wheel(wheel, ctx.recipe, ctx.recipe.gpu.arch)
+    wheel = _find_wheel(dist, pattern)
+    report = verify(wheel, ctx.recipe, ctx.recipe.gpu.arch)
     ctx.report = report
     for row in report.coverage_rows():
         verdict = "runs" if row.get("runs") else "does NOT run"
@@ -245,13 +238,13 @@ def verify_wheel_action(ex: Executor, step: Step) -> None:
     ex.console.print(f"    {wheel.name}: kernels match the recipe")
 
 
-def cache_wheel(ex: Executor, step: Step) -> None:
+def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
 
     ctx = _ctx(ex)
-    wheel = _find_wheel(step)
+    wheel = _find_wheel(dist, pattern)
     kernels = ctx.report.kernels if ctx.report is not None else None
     if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
         head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
@@ -302,11 +295,10 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
     return cuda.version or nvcc_version(cuda.path / "bin" / "nvcc")
 
 
-def torch_wheel(ex: Executor, step: Step) -> None:
+def torch_wheel(ex: Executor, dest: Path) -> None:
     ctx = _ctx(ex)
-    assert step.action is not None and ctx.build_torch is not None
+    assert ctx.build_torch is not None
     wheel = ctx.build_torch()
-    dest = Path(step.action.arg["dest"])
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -314,24 +306,8 @@ def torch_wheel(ex: Executor, step: Step) -> None:
     ex.console.print(f"    torch wheel: {wheel}")
 
 
-def patches_applied(ex: Executor, step: Step) -> bool:
-    """every patch is already applied to the checkout"""
+def patches_applied(ex: Executor) -> bool:
     from srcbuild.plan.sources import patch_set
 
     r = _ctx(ex).resolved
     return bool(patch_set(r.checkout, r.applied_patches).applied())
-
-
-ACTIONS: dict[str, Callable[..., Any]] = {
-    "preflight": preflight,
-    "verify-sources": verify_sources,
-    "commands:sources": run_sources,
-    "check-env": check_env,
-    "ensure-env": ensure_env,
-    "check-build-tree": check_build_tree,
-    "verify-wheel": verify_wheel_action,
-    "cache-wheel": cache_wheel,
-    "torch-wheel": torch_wheel,
-    "condition:patches-applied": patches_applied,
-    "condition:sources-complete": sources_complete,
-}
