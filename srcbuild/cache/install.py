@@ -81,6 +81,7 @@ def find_wheel(
     fp: str | None = None,
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
+    refused: list[SrcbuildError] | None = None,
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
 
@@ -94,7 +95,7 @@ def find_wheel(
         return Found(entry, "local")
     if not remotes:
         return None
-    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn)
+    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused)
     if pulled is None:
         return None
     return Found(pulled[0], pulled[1].url)
@@ -150,8 +151,11 @@ def install(
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     fp = fingerprint(request_inputs(recipe, package))
-    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn)
+    refused: list[SrcbuildError] = []
+    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
     if found is None:
+        if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+            raise refused[0]
         raise miss_error(recipe, package, fp, cache, remotes)
     found.entry.check()  # a wheel changed on disk since it was stored is never installed
     target = probe_target(python)

@@ -112,8 +112,13 @@ def fetch_first(
     requested: Sequence[ComputeCapability],
     trust: TrustPolicy,
     warn: Warn | None = warn_stderr,
+    refused: list[SrcbuildError] | None = None,
 ) -> tuple[CacheEntry, CacheRemote] | None:
-    """Pull the first acceptable remote hit of ``fp`` into ``cache``; every failure is a warning."""
+    """Pull the first acceptable remote hit of ``fp`` into ``cache``; every failure is a warning.
+
+    With a ``refused`` list, a hit that was found but refused (unsigned, badly signed, damaged) is
+    appended there instead of being warned about.
+    """
     for i, remote in enumerate(remotes):
         hit = find_remote_entry([remote], fp, requested, warn)
         if hit is None:
@@ -121,7 +126,9 @@ def fetch_first(
         try:
             return pull_entry(cache, remote, hit[1], trust), remote
         except SrcbuildError as exc:
-            if warn is not None:
+            if refused is not None:
+                refused.append(exc)  # the caller reports it
+            elif warn is not None:
                 rest = "the next remote" if i + 1 < len(remotes) else "no remote"
                 warn(f"{exc.message} ({rest} is tried)" if rest != "no remote" else exc.message)
     return None
