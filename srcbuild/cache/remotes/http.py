@@ -71,6 +71,7 @@ class HttpIndexRemote:
     def __init__(self, url: str) -> None:
         self.url = url
         parsed = urlparse(url)  # ValueError for http://[::1 (open_remote reports it)
+        _ = parsed.port  # ValueError for a port out of range
         if not parsed.hostname:
             raise UsageError(f"remote {url}: no host name", "write it as http://host:port/")
         root = url if url.endswith("/") else url + "/"
