@@ -72,8 +72,9 @@ def test_a_wheel_from_other_settings_is_not_stored(tmp_path: Path) -> None:
         name, version, tag = stem.split("-", 2)
         wheel = make_wheel(tmp_path / stem, name=name, version=version, tag=tag)
         manifest = make_manifest(wheel, recipe)
-        manifest = type(manifest)(**{**manifest.__dict__, "key_inputs": make_manifest(
-            make_wheel(tmp_path / "ref"), recipe).key_inputs})
+        manifest = type(manifest)(
+            **{**manifest.__dict__, "key_inputs": make_manifest(make_wheel(tmp_path / "ref"), recipe).key_inputs}
+        )
         with pytest.raises(CacheIntegrityError) as info:
             cache.store(wheel, manifest)
         assert problem in info.value.message
@@ -82,9 +83,7 @@ def test_a_wheel_from_other_settings_is_not_stored(tmp_path: Path) -> None:
     other = make_wheel(tmp_path / "cu118", extra={"torch/version.py": b"__version__ = '1.7.1'\ncuda = '11.8'\n"})
     with pytest.raises(CacheIntegrityError, match="torch/version.py says cuda '11.8', the fingerprint says '9.2'"):
         cache.store(other, make_manifest(other, recipe))
-    commit = make_wheel(
-        tmp_path / "git", extra={"torch/version.py": b"cuda = '9.2'\ngit_version = 'deadbeefcafe'\n"}
-    )
+    commit = make_wheel(tmp_path / "git", extra={"torch/version.py": b"cuda = '9.2'\ngit_version = 'deadbeefcafe'\n"})
     with pytest.raises(CacheIntegrityError, match="says git_version deadbeefcafe, the manifest says commit aaaa"):
         cache.store(commit, make_manifest(commit, recipe))
     good = make_wheel(tmp_path / "good", extra={"torch/version.py": b"cuda = '9.2'\ngit_version = 'aaaaaaa'\n"})
