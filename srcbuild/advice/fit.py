@@ -150,18 +150,22 @@ def _driver_verdict(
             return FITS
         newest = branch_runs(kb, last_branch, cuda) if last_branch else None
         if newest is not None and not newest.ok:
-            reasons.append(f"the last driver branch for this GPU (R{last_branch}) cannot run CUDA {cuda}: {newest.note}")
+            reasons.append(_last_branch_cannot(last_branch, cuda, newest.note))
             return NO
         reasons.append(f"{check.note}; this machine has {driver}")
         return NEEDS_DRIVER
     if last_branch is not None:
         newest = branch_runs(kb, last_branch, cuda)
         if not newest.ok:
-            reasons.append(f"the last driver branch for this GPU (R{last_branch}) cannot run CUDA {cuda}: {newest.note}")
+            reasons.append(_last_branch_cannot(last_branch, cuda, newest.note))
             return NO
         if newest.note:
             notes.append(f"the R{last_branch} driver runs CUDA {cuda} {newest.note}")
     return FITS
+
+
+def _last_branch_cannot(branch: int | None, cuda: str, why: str) -> str:
+    return f"the last driver branch for this GPU (R{branch}) cannot run CUDA {cuda}: {why}"
 
 
 def rank(fits: Sequence[RecipeFit]) -> tuple[RecipeFit, ...]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from srcbuild.capability import ComputeCapability, chip_base, chip_capability
 from srcbuild.errors import UsageError
 from srcbuild.host.facts import DriverInfo, GpuInfo
-from srcbuild.host.paste import ALL_PARSERS, TRUNCATED, PastedGpu, PastePart, read_paste
+from srcbuild.host.paste import ALL_PARSERS, TRUNCATED, Parser, PastedGpu, PastePart, read_paste
 from srcbuild.knowledge import GpuModel, KnowledgeBase
 
 LSPCI_COMMAND = "lspci -nn | grep -i nvidia"
@@ -66,7 +66,7 @@ def models_by_prefix(kb: KnowledgeBase, prefix: str) -> list[GpuModel]:
         for device_id, product in chip.devices:
             if product.lower().startswith(bare):
                 key = (product, chip.name)
-                ids = found[key].pci_ids + (device_id,) if key in found else (device_id,)
+                ids = (*found[key].pci_ids, device_id) if key in found else (device_id,)
                 found[key] = GpuModel(product, chip.name, chip.cc, ids, False, chip.source)
     return sorted(found.values(), key=lambda m: (m.cc, m.name))
 
@@ -138,7 +138,11 @@ def identify(kb: KnowledgeBase, gpu: PastedGpu, source: str, driver: DriverInfo 
 
 
 def read_gpus(
-    kb: KnowledgeBase, text: str, source: str, parsers: tuple = ALL_PARSERS, what: str = "lspci or nvidia-smi output"
+    kb: KnowledgeBase,
+    text: str,
+    source: str,
+    parsers: tuple[Parser, ...] = ALL_PARSERS,
+    what: str = "lspci or nvidia-smi output",
 ) -> PasteReading:
     """The GPUs and driver of a paste; a paste with nothing recognised (or no NVIDIA GPU) is an error."""
     parts = read_paste(text, parsers)

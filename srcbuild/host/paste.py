@@ -17,6 +17,7 @@ Parsers never raise on odd text: what they cannot read is left out.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from srcbuild.host.gpu import parse_nvidia_smi, parse_proc_driver_version
@@ -25,15 +26,19 @@ NVIDIA_VENDOR = "10de"
 TRUNCATED = "..."
 
 _SLOT = r"(?P<slot>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
-# lspci, lspci -nn, first line of -v/-vv: "01:00.0 3D controller [0302]: NVIDIA Corporation GK210GL [Tesla K80] [10de:102d] (rev a1)"
+# lspci, lspci -nn, first line of -v/-vv:
+# "01:00.0 3D controller [0302]: NVIDIA Corporation GK210GL [Tesla K80] [10de:102d] (rev a1)"
 _LSPCI_LINE = re.compile(
     _SLOT + r"\s+(?P<cls>[^:\[]+?)(?:\s*\[(?P<class_id>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$"
 )
 _LSPCI_IDS = re.compile(r"\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]")
-_CHIP_AND_NAME = re.compile(r"^(?P<chip>[A-Z]{1,2}[A-Z0-9]*\d[A-Za-z0-9]*)(?:\s*/\s*[^\[]*?)?\s*(?:\[(?P<name>[^\]]*)\])?")
+_CHIP_AND_NAME = re.compile(
+    r"^(?P<chip>[A-Z]{1,2}[A-Z0-9]*\d[A-Za-z0-9]*)(?:\s*/\s*[^\[]*?)?\s*(?:\[(?P<name>[^\]]*)\])?"
+)
 _VENDOR = re.compile(r"^NVIDIA Corporation\s*(?:\[10de\])?\s*", re.IGNORECASE)
 _DISPLAY_CLASS = re.compile(r"(?i)^(vga compatible controller|3d controller|display controller)$")
-# lspci -mm: 01:00.0 "VGA compatible controller" "NVIDIA Corporation" "GK106 [GeForce GTX 660 OEM]" -ra1 "Dell" "Device 0000"
+# lspci -mm:
+# 01:00.0 "VGA compatible controller" "NVIDIA Corporation" "GK106 [GeForce GTX 660 OEM]" -ra1 "Dell" "Device 0000"
 _MM_LINE = re.compile(_SLOT + r'\s+"(?P<cls>[^"]*)"\s+"(?P<vendor>[^"]*)"\s+"(?P<device>[^"]*)"')
 _MM_ID = re.compile(r"\s*\[([0-9a-fA-F]{4})\]$")
 # nvidia-smi
@@ -270,13 +275,14 @@ def parse_proc_version(text: str) -> PastePart | None:
     return PastePart("/proc/driver/nvidia/version", (), version) if version else None
 
 
-LSPCI_PARSERS = (parse_lspci_mm, parse_lspci_lines)
-SMI_PARSERS = (parse_smi_table, parse_smi_list, parse_smi_csv)
-PROC_PARSERS = (parse_proc_information, parse_proc_version)
-ALL_PARSERS = (*SMI_PARSERS, *PROC_PARSERS, *LSPCI_PARSERS)
+Parser = Callable[[str], "PastePart | None"]
+LSPCI_PARSERS: tuple[Parser, ...] = (parse_lspci_mm, parse_lspci_lines)
+SMI_PARSERS: tuple[Parser, ...] = (parse_smi_table, parse_smi_list, parse_smi_csv)
+PROC_PARSERS: tuple[Parser, ...] = (parse_proc_information, parse_proc_version)
+ALL_PARSERS: tuple[Parser, ...] = (*SMI_PARSERS, *PROC_PARSERS, *LSPCI_PARSERS)
 
 
-def read_paste(text: str, parsers: tuple = ALL_PARSERS) -> list[PastePart]:
+def read_paste(text: str, parsers: tuple[Parser, ...] = ALL_PARSERS) -> list[PastePart]:
     """Every part of ``text`` one of ``parsers`` recognises (a paste may hold several commands' output)."""
     parts = []
     for parse in parsers:
