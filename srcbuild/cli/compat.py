@@ -157,9 +157,7 @@ def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapa
     return cc, label, tuple(i for m in models for i in m.pci_id_labels)
 
 
-def render(
-    window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...], console: Console
-) -> None:
+def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...], console: Console) -> None:
     """The window as text: a headline, the CUDA table, the torch/driver summary and the recipes."""
     head = f"{gpu}: " if gpu else ""
     ids = f" [PCI {' '.join(pci_ids)}]" if pci_ids else ""

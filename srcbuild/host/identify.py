@@ -162,8 +162,10 @@ def read_gpus(
 
 def _rank(part: PastePart) -> int:
     for i, prefix in enumerate(_RANK):
-        if part.format == prefix or part.format.startswith(prefix + " ") or (
-            prefix == "/proc/driver" and part.format.startswith(prefix)
+        if (
+            part.format == prefix
+            or part.format.startswith(prefix + " ")
+            or (prefix == "/proc/driver" and part.format.startswith(prefix))
         ):
             return i
     return len(_RANK)

@@ -28,9 +28,7 @@ TRUNCATED = "..."
 _SLOT = r"(?P<slot>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 # lspci, lspci -nn, first line of -v/-vv:
 # "01:00.0 3D controller [0302]: NVIDIA Corporation GK210GL [Tesla K80] [10de:102d] (rev a1)"
-_LSPCI_LINE = re.compile(
-    _SLOT + r"\s+(?P<cls>[^:\[]+?)(?:\s*\[(?P<class_id>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$"
-)
+_LSPCI_LINE = re.compile(_SLOT + r"\s+(?P<cls>[^:\[]+?)(?:\s*\[(?P<class_id>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$")
 _LSPCI_IDS = re.compile(r"\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]")
 _CHIP_AND_NAME = re.compile(
     r"^(?P<chip>[A-Z]{1,2}[A-Z0-9]*\d[A-Za-z0-9]*)(?:\s*/\s*[^\[]*?)?\s*(?:\[(?P<name>[^\]]*)\])?"
