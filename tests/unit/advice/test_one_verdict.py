@@ -76,25 +76,23 @@ source = "a test's made-up CUDA"
 """
 
 
-def test_a_new_generation_is_a_data_only_change(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_new_generation_is_a_data_only_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     shutil.copytree(load.DATA_DIR, data)
     for name, rows in (("capabilities", NEW_GENERATION), ("cuda", NEW_CUDA)):
         text = (data / f"{name}.toml").read_text()
         head, sep, tail = text.partition("\n[sources]")
         (data / f"{name}.toml").write_text(head + rows + sep + tail)
-    monkeypatch.setattr(load, "DATA_DIR", data)
     load_knowledge.cache_clear()
     try:
-        assert main(["compat", "--arch", "14.0", "--json"]) == 0
-        window = json.loads(capsys.readouterr().out)
-        assert (window["cc"], window["generation"]) == ("14.0", "Nextgen")
-        assert [o["cuda"] for o in window["cuda"]] == ["14.0"]
-        assert window["last_driver_branch"] is None  # current drivers still support it
-        assert capability.chip_capability("GN100M") is not None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(load, "DATA_DIR", data)
+            assert main(["compat", "--arch", "14.0", "--json"]) == 0
+            window = json.loads(capsys.readouterr().out)
+            assert (window["cc"], window["generation"]) == ("14.0", "Nextgen")
+            assert [o["cuda"] for o in window["cuda"]] == ["14.0"]
+            assert window["last_driver_branch"] is None  # current drivers still support it
+            assert capability.chip_capability("GN100M") is not None
     finally:
-        monkeypatch.undo()
         load_knowledge.cache_clear()
     assert main(["compat", "--arch", "14.0"]) == 2  # unknown again with the shipped data
