@@ -21,6 +21,7 @@ from srcbuild.recipe import Recipe
 
 FITS, NEEDS_DRIVER, NO = "fits", "needs-driver", "no"
 ORDER = {FITS: 0, NEEDS_DRIVER: 1, NO: 2}
+NEWER_THAN_KNOWLEDGE = "-newer-than-knowledge"  # rules.tags: a release the knowledge base does not have yet
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,18 @@ def coverage(recipe: Recipe, cc: ComputeCapability) -> tuple[bool, bool, str]:
 
 def rule_errors(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
     """The compatibility rules' errors for ``recipe`` (warnings do not stop a recommendation)."""
+    return [f for f in _findings(kb, recipe) if f.severity is Severity.ERROR]
+
+
+def knowledge_warnings(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
+    """Warnings that a recipe pins a release newer than the knowledge base (its ranges go unchecked)."""
+    return [f for f in _findings(kb, recipe) if f.rule.endswith(NEWER_THAN_KNOWLEDGE)]
+
+
+def _findings(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
     from srcbuild.rules import check_recipe  # the rules import the knowledge this package reads
 
-    return [f for f in check_recipe(recipe, kb) if f.severity is Severity.ERROR]
+    return check_recipe(recipe, kb)
 
 
 def judge(
@@ -117,10 +127,12 @@ def judge(
     else:
         reasons.append(how[0].upper() + how[1:])
         status = NO
-    errors = rule_errors(kb, recipe)
+    found = _findings(kb, recipe)
+    errors = [f for f in found if f.severity is Severity.ERROR]
     if errors:
         reasons.extend(f.message for f in errors)
         status = NO
+    notes.extend(f"warning: {f.message}" for f in found if f.rule.endswith(NEWER_THAN_KNOWLEDGE))
     cuda = recipe.toolchain.cuda
     if cuda is not None and status == FITS:
         status = _driver_verdict(kb, cuda, driver, last_branch, reasons, notes)
