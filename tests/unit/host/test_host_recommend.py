@@ -176,7 +176,9 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
     assert gpu["gpu"]["name"] == "Tesla K80"
     assert gpu["gpu"]["compute_capability"] == "3.7"
     assert gpu["lead"] == "wheel" and gpu["recommended"] is None
-    assert gpu["pip"] == "pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118"
+    assert (
+        gpu["pip"] == "pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118"
+    )
     assert gpu["window"]["cuda"][-1] == "11.8"
     assert set(gpu["recipes"][0]) == {
         "recipe",
