@@ -35,6 +35,8 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("SRCBUILD_CACHE_DIR", str(base / "cache"))
     monkeypatch.delenv("SRCBUILD_RECIPES_PATH", raising=False)
     monkeypatch.delenv("SRCBUILD_MIRROR", raising=False)
+    for var in ("SRCBUILD_TOOLCHAIN_DIR", "SRCBUILD_NVIDIA_MIRROR", "SRCBUILD_TOOLCHAIN_DATA"):
+        monkeypatch.delenv(var, raising=False)
     return base
 
 
