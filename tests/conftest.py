@@ -42,10 +42,16 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 @pytest.fixture(scope="session")
 def cuda118_home() -> Path:
-    """A CUDA 11.8 toolkit (nvcc, cuobjdump) assembled by .ci/cuda118.sh."""
-    home = Path(os.environ.get("SRCBUILD_TEST_CUDA118", Path.home() / ".cache/srcbuild-ci/cuda-11.8"))
-    if not (home / "bin" / "nvcc").exists() and Path("/opt/srcbuild-ci/cuda-11.8/bin/nvcc").exists():
-        home = Path("/opt/srcbuild-ci/cuda-11.8")
+    """A CUDA 11.8 toolkit (nvcc, cuobjdump): `srcbuild toolchain install cuda 11.8 --from debian` in CI."""
+    candidates = [
+        Path(os.environ["SRCBUILD_TEST_CUDA118"]) if os.environ.get("SRCBUILD_TEST_CUDA118") else None,
+        Path.home() / ".cache/srcbuild-ci/toolchains/cuda-11.8-debian",
+        Path.home() / ".cache/srcbuild-ci/cuda-11.8",
+        Path("/opt/srcbuild-ci/cuda-11.8"),
+    ]
+    home = next(
+        (c for c in candidates if c is not None and (c / "bin" / "nvcc").exists()), candidates[0] or candidates[1]
+    )
     require_tool("the CUDA 11.8 toolkit", (home / "bin" / "nvcc").exists())
     return home
 
