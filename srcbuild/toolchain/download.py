@@ -19,6 +19,7 @@ Progress goes to a stream: a redrawn line on a terminal, a plain line every 10 %
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import time
 import urllib.error
@@ -65,6 +66,11 @@ def sha256_of(path: Path) -> str:
         for block in iter(lambda: fh.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def download_lock(final: Path) -> Path:
+    """The lock one download (and ``toolchain gc``) holds while its ``.part`` file may change."""
+    return final.parent / ".locks" / (final.name + ".lock")
 
 
 def mirrored_url(url: str, mirror: str | None) -> str:
@@ -158,8 +164,8 @@ class Downloader:
                 f"or install it yourself and point {artifact.file_name}'s tool at it",
             )
         final = self.target(artifact)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(final) + ".part.lock"):
+        (self.directory / ".locks").mkdir(parents=True, exist_ok=True)
+        with FileLock(str(download_lock(final))):
             if final.is_file():
                 if sha256_of(final) == artifact.sha256:
                     return Fetched(final, artifact.url, 0, final.stat().st_size)
@@ -223,8 +229,9 @@ class Downloader:
                         fetched += len(block)
                         done += len(block)
                         progress.update(done)
-            except OSError as exc:  # timeouts and resets while reading; the part file stays for a resume
-                raise self._failed(url, f"{exc} after {human_size(done)}") from None
+            except (OSError, http.client.HTTPException) as exc:  # cut off: the part file stays for a resume
+                why = type(exc).__name__ if isinstance(exc, http.client.IncompleteRead) else str(exc)
+                raise self._failed(url, f"{why} after {human_size(done)}") from None
             progress.finish(done)
         if total is not None and done < total:
             raise self._failed(url, f"connection closed after {human_size(done)} of {human_size(total)}")

@@ -25,6 +25,8 @@ from typing import Any
 
 from filelock import FileLock
 
+from srcbuild.toolchain.download import download_lock
+
 MANIFEST = ".srcbuild-toolchain.json"
 FORMAT = "srcbuild-toolchain/1"
 
@@ -261,7 +263,7 @@ class ToolchainStore:
             finally:
                 lock.release()
         for part in sorted(self.downloads.glob("*.part")) if self.downloads.is_dir() else ():
-            lock = FileLock(str(part) + ".lock")
+            lock = FileLock(str(download_lock(part.with_suffix(""))))
             try:
                 lock.acquire(timeout=0)
             except TimeoutError:
