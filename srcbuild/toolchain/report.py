@@ -3,6 +3,7 @@ will fetch for it instead of a page of manual steps."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,8 +38,9 @@ class ToolchainReport:
         lines = [(name, fetch_line(list(needs))) for name, needs in self.per_recipe]
         wanted = [(name, line) for name, line in lines if line]
         if wanted:
-            out.append("What `srcbuild toolchain install --recipe R` (or the build) fetches:")
-            out.extend(f"  {name}: {line}" for name, line in wanted)
+            out.append("What `srcbuild toolchain install --recipe R` fetches:")
+            for name, line in wanted:
+                out.append(textwrap.fill(f"{name}: {line}", width=80, initial_indent="  ", subsequent_indent="    "))
         return "\n".join(out) + "\n"
 
 
