@@ -219,10 +219,11 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
     digest = settings_hash(cmake)
     hash_file = root / SETTINGS_HASH_FILE
     cache = checkout / "build" / "CMakeCache.txt"
-    clean = f"(cd {checkout} && {python} setup.py clean)"
+    q = shlex.quote
+    clean = f"(cd {q(str(checkout))} && {q(str(python))} setup.py clean)"
     shell = (
-        f'if [ -f {cache} ] && [ "$(cat {hash_file} 2>/dev/null)" != {digest} ]; then {clean}; fi',
-        f"mkdir -p {root} && echo {digest} > {hash_file}",
+        f'if [ -f {q(str(cache))} ] && [ "$(cat {q(str(hash_file))} 2>/dev/null)" != {digest} ]; then {clean}; fi',
+        f"mkdir -p {q(str(root))} && echo {digest} > {q(str(hash_file))}",
     )
     return Step(
         id="build-tree",
