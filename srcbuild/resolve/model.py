@@ -67,6 +67,7 @@ class Provider(str, enum.Enum):
     """Who provides a toolchain piece. New providers (a provisioned toolchain) are new members."""
 
     HOST = "host"  # installed on this machine, found by the host probe
+    PROVISIONED = "provisioned"  # fetched by `srcbuild toolchain install` into srcbuild's own prefixes
     ENVIRONMENT = "environment"  # the build environment installs it (recipe [env] conda, or its Python)
     NONE = "none"  # the recipe does not use it
     MISSING = "missing"  # the recipe needs it and nobody provides it (a host finding says so)

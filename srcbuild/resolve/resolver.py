@@ -79,7 +79,7 @@ def resolve(
         options=options,
         paths=paths,
         settings=settings.settings,
-        toolchains=resolve_toolchains(recipe, host, settings, compiler, environment),
+        toolchains=resolve_toolchains(recipe, host, settings, compiler, environment, paths.toolchain_dir),
         compiler=compiler,
         environment=environment,
         mirrors=parse_mirror_args(list(settings.mirrors), environ),

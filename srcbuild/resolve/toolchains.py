@@ -1,7 +1,8 @@
 """Each toolchain piece of a resolved build, with its path, version and provider.
 
-Today every piece comes from the host (or from the build environment, when the recipe's
-``[env] conda`` installs it); a provisioned toolchain is one more ``Provider``.
+A piece comes from the host, from srcbuild's own toolchain prefixes (``srcbuild toolchain
+install``: under ``Paths.toolchain_dir``), or from the build environment when the recipe's
+``[env] conda`` installs it; a new source of toolchains is one more ``Provider``.
 """
 
 from __future__ import annotations
@@ -24,20 +25,29 @@ ENV_PACKAGES = {
 }
 
 
-def _provider(recipe: Recipe, piece: str, found: bool) -> tuple[Provider, str]:
+def _provider(recipe: Recipe, piece: str, path: Path | None, toolchain_dir: Path | None = None) -> tuple[Provider, str]:
     if provided_by_env(recipe, *ENV_PACKAGES.get(piece, ())):
         return Provider.ENVIRONMENT, "recipe [env] conda"
-    return (Provider.HOST, "host probe") if found else (Provider.MISSING, "host probe (not found)")
+    if path is None:
+        return Provider.MISSING, "host probe (not found)"
+    if toolchain_dir is not None and path.is_relative_to(toolchain_dir):
+        return Provider.PROVISIONED, f"host probe (provisioned under {toolchain_dir})"
+    return Provider.HOST, "host probe"
 
 
 def resolve_toolchains(
-    recipe: Recipe, host: BuildHost, settings: ResolvedSettings, compiler: CompilerChoice, env: ResolvedEnv
+    recipe: Recipe,
+    host: BuildHost,
+    settings: ResolvedSettings,
+    compiler: CompilerChoice,
+    env: ResolvedEnv,
+    toolchain_dir: Path | None = None,
 ) -> tuple[Toolchain, ...]:
     tc = recipe.toolchain
     out = [
         Toolchain("python", tc.python, None, env.prefix / "bin" / "python", Provider.ENVIRONMENT, env.source),
     ]
-    provider, source = _provider(recipe, "gcc", host.gcc is not None)
+    provider, source = _provider(recipe, "gcc", host.gcc, toolchain_dir)
     out.append(Toolchain("gcc", tc.gcc, host.gcc_version, compiler.gcc, provider, source))
     out.append(Toolchain("g++", tc.gcc, host.gcc_version, compiler.gxx, provider, source))
     if tc.cuda is None:
@@ -45,12 +55,12 @@ def resolve_toolchains(
         out.append(Toolchain("cudnn", None, None, None, Provider.NONE, "recipe (CPU only)"))
     else:
         home = settings.cuda_home
-        provider, _ = _provider(recipe, "cuda", home is not None)
+        provider, _ = _provider(recipe, "cuda", Path(home) if home else None, toolchain_dir)
         version = host.cuda_version if home and host.cuda_home and Path(home) == host.cuda_home else None
         source = _setting_source(settings, "cuda_home")
         out.append(Toolchain("cuda", tc.cuda, version, Path(home) if home else None, provider, source))
         if tc.cudnn:
-            provider, source = _provider(recipe, "cudnn", host.cudnn_root is not None)
+            provider, source = _provider(recipe, "cudnn", host.cudnn_root, toolchain_dir)
             out.append(Toolchain("cudnn", tc.cudnn, host.cudnn_version, host.cudnn_root, provider, source))
         else:
             out.append(Toolchain("cudnn", None, None, None, Provider.NONE, "recipe (no toolchain.cudnn)"))
@@ -75,10 +85,10 @@ def _mpi(recipe: Recipe, host: BuildHost) -> Toolchain:
         if mpi.version and not version_matches(mpi.version, install.version):
             continue
         if install.mpicc and install.mpicxx:
-            provider, source = _provider(recipe, "mpi", True)
+            provider, source = _provider(recipe, "mpi", install.mpicc)
             where = f"{source} ({install.source})"
             return Toolchain("mpi", mpi.version, install.version, install.mpicc, provider, where)
-    provider, source = _provider(recipe, "mpi", False)
+    provider, source = _provider(recipe, "mpi", None)
     return Toolchain("mpi", mpi.version, None, None, provider, source)
 
 

@@ -243,3 +243,13 @@ def test_resolved_build_records_each_decision_and_its_origin(
     assert r.environment.existing and r.environment.prefix == Path("/envs/py311")
     assert r.mirrors.rewrite("https://github.com/pytorch/pytorch") == "file:///mirror/pytorch/pytorch"
     assert r.findings and r.host_findings == ()  # the rules ran; no host facts, no host rules
+
+
+def test_a_toolkit_under_the_toolchains_directory_is_provisioned(
+    paths: Paths, host: BuildHost, options: BuildOptions
+) -> None:
+    home = paths.toolchain_dir / "cuda-11.8"
+    provisioned = dataclasses.replace(host, cuda_home=home)
+    r = resolved_for(load(paths, "world-kepler-cu118"), options, provisioned, paths, {})
+    assert (r.toolchain("cuda").path, r.toolchain("cuda").provider) == (home, Provider.PROVISIONED)
+    assert r.toolchain("gcc").provider is Provider.HOST
