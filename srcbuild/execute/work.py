@@ -20,6 +20,7 @@ from srcbuild.command import Command
 from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.paths import Paths
+from srcbuild.plan.actions import VerifySources
 from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
@@ -27,6 +28,7 @@ from srcbuild.resolve import ResolvedBuild
 if TYPE_CHECKING:
     from srcbuild.execute.executor import Executor
     from srcbuild.plan.actions import CheckBuildTree
+    from srcbuild.sources.sync import SourceSync
 
 
 @dataclass
@@ -76,14 +78,7 @@ def preflight(ex: Executor) -> None:
     ex.console.print(f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors")
 
 
-def _sync(ex: Executor) -> Any:
-    from srcbuild.sources.sync import SourceSync
-
-    r = _ctx(ex).resolved
-    return SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=r.package.name)
-
-
-def sync_sources(ex: Executor, step: Step, log: Path) -> None:
+def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
     """Run the sources step's commands that are still pending, holding the object cache's lock.
 
     The plan lists every command of a sync; ``SourceSync.done_count()`` says how many of them, from
@@ -94,8 +89,6 @@ def sync_sources(ex: Executor, step: Step, log: Path) -> None:
 
     from srcbuild.sources.diagnose import explain_git_failure
 
-    r = _ctx(ex).resolved
-    sync = _sync(ex)
     lock = sync.lock()
     try:
         lock.acquire(timeout=0)
@@ -110,16 +103,16 @@ def sync_sources(ex: Executor, step: Step, log: Path) -> None:
             why = (
                 "the checkout is complete"
                 if not todo
-                else f"{r.checkout} is already at {sync.pin.tag}; its submodules are synced next"
+                else f"{sync.checkout} is already at {sync.pin.tag}; its submodules are synced next"
             )
             ex.console.print(f"    skipping {len(done)} of {len(planned)} command(s): {why}")
             for cmd in done:
                 ex.console.print(f"[dim]    skipped: {cmd.shell()[:120]}[/dim]", highlight=False)
 
         def explain(cmd: Command, result: proc.RunResult) -> StepFailed:
-            failure = explain_git_failure(cmd, result.tail, r.mirrors, r.package.name, log)
+            failure = explain_git_failure(cmd, result.tail, sync.mirrors, sync.label, log)
             # newer git names a submodule by its absolute path: show it relative to the checkout
-            return StepFailed(failure.message.replace(f" {r.checkout}/", " "), failure.hint)
+            return StepFailed(failure.message.replace(f" {sync.checkout}/", " "), failure.hint)
 
         for cmd in todo:
             ex.run_command(step, cmd, log, explain=explain)
@@ -127,9 +120,8 @@ def sync_sources(ex: Executor, step: Step, log: Path) -> None:
         lock.release()
 
 
-def verify_sources(ex: Executor) -> None:
+def verify_sources(ex: Executor, sync: SourceSync) -> None:
     ctx = _ctx(ex)
-    sync = _sync(ex)
     commit = sync.verify_commit()
     commits = sync.complete_commits()  # is_complete() and submodule_commits() from one git status
     if commits is None:
@@ -139,10 +131,6 @@ def verify_sources(ex: Executor) -> None:
         )
     ctx.source_commit, ctx.submodule_commits = commit, commits
     ex.console.print(f"    {ex.plan.package} at {commit[:12]}, {len(commits)} submodule(s) checked out")
-
-
-def sources_complete(ex: Executor) -> bool:
-    return bool(_sync(ex).is_complete())
 
 
 def check_env(ex: Executor, prefix: Path, want: str) -> None:
@@ -249,7 +237,9 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
         head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
         ctx.source_commit = head.strip() if head else None
-        ctx.submodule_commits = _sync(ex).submodule_commits()
+        check = ex.plan.step("sources-check").action
+        assert isinstance(check, VerifySources)
+        ctx.submodule_commits = check.sync.submodule_commits()
     gcc = _measured_gcc(ctx.resolved)
     nvcc = _measured_nvcc(ctx.resolved)
     measured = ResolvedFacts.create(
@@ -304,10 +294,3 @@ def torch_wheel(ex: Executor, dest: Path) -> None:
     dest.mkdir(parents=True)
     shutil.copy2(wheel, dest / wheel.name)
     ex.console.print(f"    torch wheel: {wheel}")
-
-
-def patches_applied(ex: Executor) -> bool:
-    from srcbuild.plan.sources import patch_set
-
-    r = _ctx(ex).resolved
-    return bool(patch_set(r.checkout, r.applied_patches).applied())

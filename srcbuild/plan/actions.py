@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from srcbuild.sources.patches import PatchSet
+from srcbuild.sources.sync import SourceSync
+
 if TYPE_CHECKING:
     from srcbuild.execute.executor import Executor
     from srcbuild.plan.model import Step
@@ -99,34 +102,33 @@ class SyncSources(Action):
 
     name: ClassVar[str] = "sync-sources"
     runs_commands: ClassVar[bool] = True
-    what: str
+    sync: SourceSync
 
     def describe(self) -> str:
-        return f"run the commands below that {self.what} still needs (all of them on a first build)"
+        return f"run the commands below that {self.sync.checkout} still needs (all of them on a first build)"
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
         from srcbuild.execute import work
 
-        work.sync_sources(ex, step, log)
+        work.sync_sources(ex, self.sync, step, log)
 
 
 @dataclass(frozen=True)
 class VerifySources(Action):
     name: ClassVar[str] = "verify-sources"
-    checkout: Path
-    commit: str
-    tag: str
+    sync: SourceSync
 
     def describe(self) -> str:
         return "compare the checked-out commit with the recipe's pin; check every submodule is present"
 
     def args(self) -> dict[str, str]:
-        return {"checkout": str(self.checkout), "commit": self.commit, "tag": self.tag}
+        pin = self.sync.pin
+        return {"checkout": str(self.sync.checkout), "commit": pin.commit or "", "tag": pin.tag}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
         from srcbuild.execute import work
 
-        work.verify_sources(ex)
+        work.verify_sources(ex, self.sync)
 
 
 @dataclass(frozen=True)
@@ -259,19 +261,17 @@ class SkipCondition:
 class SourcesComplete(SkipCondition):
     name: ClassVar[str] = "sources-complete"
     reason: ClassVar[str] = "the checkout is already at the tag with every submodule (its build tree is kept)"
+    sync: SourceSync
 
     def holds(self, ex: Executor) -> bool:
-        from srcbuild.execute import work
-
-        return work.sources_complete(ex)
+        return self.sync.is_complete()
 
 
 @dataclass(frozen=True)
 class PatchesApplied(SkipCondition):
     name: ClassVar[str] = "patches-applied"
     reason: ClassVar[str] = "every patch is already applied to the checkout"
+    patches: PatchSet
 
     def holds(self, ex: Executor) -> bool:
-        from srcbuild.execute import work
-
-        return work.patches_applied(ex)
+        return self.patches.applied()

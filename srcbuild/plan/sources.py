@@ -20,7 +20,8 @@ from srcbuild.sources.sync import SourceSync
 def sources_steps(
     pin: SourcePin, checkout: Path, git_cache: Path, mirrors: MirrorRules, jobs: int, label: str
 ) -> tuple[Step, ...]:
-    commands = tuple(SourceSync(pin, checkout, git_cache, mirrors, jobs, label=label).commands())
+    sync = SourceSync(pin, checkout, git_cache, mirrors, jobs, label=label)
+    commands = tuple(sync.commands())
     what = f"{pin.repo} at {pin.tag}" + (f" (commit {pin.commit[:12]})" if pin.commit else "")
     fetch = Step(
         id="sources",
@@ -28,14 +29,14 @@ def sources_steps(
         why="clone through the shared object cache, check out the tag and sync every submodule before setup.py "
         "runs, so setup.py never fetches anything itself",
         commands=commands,
-        action=SyncSources(str(checkout)),
-        skip_if=SourcesComplete(),
+        action=SyncSources(sync),
+        skip_if=SourcesComplete(sync),
     )
     check = Step(
         id="sources-check",
         title="Check the checkout",
         why="the tag must resolve to the pinned commit and every submodule must be checked out",
-        action=VerifySources(checkout, pin.commit or "", pin.tag),
+        action=VerifySources(sync),
     )
     return fetch, check
 
@@ -53,5 +54,5 @@ def patches_step(checkout: Path, patches: tuple[ResolvedPatch, ...]) -> Step | N
         title=f"Patches: {', '.join(p.name for p in patches)}",
         why="the recipe's [build] patches, checked with git apply --check first and applied once",
         commands=(*patch.check_commands(), *patch.apply_commands()),
-        skip_if=PatchesApplied(),
+        skip_if=PatchesApplied(patch),
     )
