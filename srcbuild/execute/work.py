@@ -159,13 +159,14 @@ def check_env(ex: Executor, prefix: Path, want: str) -> None:
 def ensure_env(ex: Executor, log: Path) -> None:
     """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
     from srcbuild.envs.backends import backend_for
+    from srcbuild.envs.backends.base import CommandIO
 
     env = _ctx(ex).resolved.environment
     if env.error is not None:
         raise HostError(env.error[0], env.error[1] or None)
     assert env.backend is not None and env.envs_dir is not None
     backend = backend_for(env.backend, env.executable)
-    made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log)
+    made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log, CommandIO(ex.environ, ex.console.file))
     link = env.prefix
     if Path(made.prefix) != link:
         if link.is_symlink() or link.is_file():
