@@ -39,7 +39,8 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     steps.append(_environment_step(r))
     if r.package.needs_torch_wheel:
         steps.append(_install_torch_step(r))
-        arches = supported_arches_step(r.unlisted_arches, r.python)  # compute capability 3.0: after the install
+        # compute capability 3.0: after the install
+        arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, r.python)
         if arches is not None:
             steps.append(arches)
     cmake = cmake_settings(r.env_changes)

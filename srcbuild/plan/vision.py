@@ -19,7 +19,6 @@ from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.plan.model import Step
-from srcbuild.resolve.arches import SOURCE
 
 # Run by the build environment's python with the archs to add as arguments. Adds each one to every
 # `supported_arches = [...]` list that lacks it (what the sed does), and says what it did.
@@ -45,7 +44,7 @@ else:
 """
 
 
-def supported_arches_step(arches: tuple[str, ...], python: Path) -> Step | None:
+def supported_arches_step(arches: tuple[str, ...], source: str, python: Path) -> Step | None:
     """The ``torch-arches`` step, or None when the build has no arch torch's list lacks."""
     if not arches:
         return None
@@ -56,7 +55,7 @@ def supported_arches_step(arches: tuple[str, ...], python: Path) -> Step | None:
         title=f"Let the installed torch build extensions for compute capability {names}",
         why=f"torch.utils.cpp_extension's supported_arches never lists {names}, so torchvision's build would stop "
         f"with 'ValueError: Unknown CUDA arch ({arches[0]}) or GPU not supported'; add {names} to the list of the "
-        f"torch installed in the build environment (idempotent). Source: {SOURCE}",
+        f"torch installed in the build environment (idempotent). Source: {source}",
         commands=(
             Command(
                 argv,

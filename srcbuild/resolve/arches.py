@@ -3,20 +3,19 @@
 torch's ``torch/utils/cpp_extension.py`` checks TORCH_CUDA_ARCH_LIST against its
 ``supported_arches`` list when an extension is built, and no torch release lists '3.0' there, so
 torchvision's build for a recipe with ``gpu.arch = ["3.0"]`` stops with
-``ValueError: Unknown CUDA arch (3.0) or GPU not supported`` (pytorch/vision#1841).
+``ValueError: Unknown CUDA arch (3.0) or GPU not supported`` (pytorch/vision#1841). Which
+arches: ``[[unlisted_arch]]`` rows of ``srcbuild/knowledge/data/build.toml``.
 """
 
 from __future__ import annotations
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.knowledge.build_facts import BuildFacts
 from srcbuild.recipe import Recipe
 
-UNLISTED_ARCHES = (ComputeCapability.parse("3.0"),)  # in no torch release's supported_arches
-SOURCE = "dizcza/pytorch-sm30-docker: Dockerfile; pytorch/vision#1841; compat.md §4.4"
 
-
-def unlisted_arches(recipe: Recipe) -> tuple[ComputeCapability, ...]:
+def unlisted_arches(recipe: Recipe, facts: BuildFacts) -> tuple[ComputeCapability, ...]:
     """The recipe's compute capabilities torch's cpp_extension refuses (CUDA builds only)."""
     if recipe.toolchain.cuda is None:
         return ()
-    return tuple(cc for cc in sorted(recipe.gpu.arch) if cc in UNLISTED_ARCHES)
+    return tuple(cc for cc in sorted(recipe.gpu.arch) if cc in facts.unlisted_arches)

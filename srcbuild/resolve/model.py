@@ -175,6 +175,7 @@ class ResolvedBuild:
     findings: tuple[Finding, ...]  # the compatibility rules', then the host rules'
     rule_count: int  # how many of ``findings`` come from the compatibility rules
     unlisted_arches: tuple[str, ...] = ()  # archs torch's cpp_extension never lists (torchvision adds them)
+    unlisted_source: str = ""  # where that fact comes from
 
     @property
     def rule_findings(self) -> tuple[Finding, ...]:

@@ -17,6 +17,7 @@ from typing import Any
 
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError
 from srcbuild.findings import Finding, Severity
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.arches import unlisted_arches
@@ -71,7 +72,8 @@ def resolve(
         ResolvedPatch(name, Path(path), sha256_file(Path(path)))
         for name, path in zip(recipe.build.patches, recipe.build.patch_files)
     )
-    unlisted = unlisted_arches(recipe) if spec.needs_torch_wheel else ()
+    build_facts = load_build_facts()
+    unlisted = unlisted_arches(recipe, build_facts) if spec.needs_torch_wheel else ()
     return ResolvedBuild(
         recipe=recipe,
         package=spec,
@@ -95,6 +97,7 @@ def resolve(
         findings=(*rules, *machine),
         rule_count=len(rules),
         unlisted_arches=tuple(str(cc) for cc in unlisted),
+        unlisted_source=build_facts.unlisted_source,
     )
 
 

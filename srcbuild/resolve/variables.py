@@ -14,6 +14,9 @@ Sources (see the research notes, torch-build.md §1, §6, §7):
 - ``CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER`` reach CMake through the ``CMAKE_`` passthrough (>= 1.2).
 - ``USE_MPI``: CMake option, passes through as a ``USE_`` variable (torch-build.md §2).
 - torchvision: ``FORCE_CUDA``, ``BUILD_VERSION``, ``PYTORCH_VERSION`` (vision setup.py v0.5+).
+
+Which releases read an era-specific variable is data: the ``[[variable_era]]`` rows of
+``srcbuild/knowledge/data/build.toml`` (with these sources).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from srcbuild.envmods import EnvChanges
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
 
 # What reaches CMake, for the stale-build-tree hash: the passthrough prefixes and the allow-list.
@@ -89,6 +93,7 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
     version = version_of_tag(recipe.torch.tag)
     era = _era(version)
+    facts = load_build_facts()  # which releases read which variable
     cuda = recipe.toolchain.cuda is not None
     env = EnvChanges()
     env = _common(env, recipe, tools)
@@ -99,20 +104,20 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
         include, lib = str(Path(tools.cudnn_root) / "include"), str(Path(tools.cudnn_root) / "lib64")
         env = env.set("CUDNN_INCLUDE_DIR", include, "toolchain.cudnn (cuDNN found on this host)")
         env = env.set("CUDNN_LIB_DIR", lib, "toolchain.cudnn (cuDNN found on this host)")
-        if era >= Version("1.2"):
+        if facts.reads_variable("CUDNN_LIBRARY", era):
             env = env.set("CUDNN_LIBRARY", lib, "toolchain.cudnn (1.2+ reads CUDNN_LIBRARY)")
     env = env.set("USE_MPI", "1" if recipe.mpi.enabled else "0", "mpi.enabled")
     env = env.set("BUILD_TEST", "0", "default: tests are not part of a wheel")
     env = env.set("CMAKE_PREFIX_PATH", tools.env_prefix, "build environment")
     env = env.set("PYTORCH_BUILD_VERSION", wheel_version(recipe, recipe.torch.tag), "torch.tag + local version")
     env = env.set("PYTORCH_BUILD_NUMBER", "1", "required with PYTORCH_BUILD_VERSION")
-    if era < Version("1.2"):
-        if not cuda:
-            env = env.set("NO_CUDA", "1", "torch <= 1.1 reads NO_CUDA")
-        if not cudnn:
-            env = env.set("NO_CUDNN", "1", "torch <= 1.1 reads NO_CUDNN")
+    if not cuda and facts.reads_variable("NO_CUDA", era):
+        env = env.set("NO_CUDA", "1", "torch <= 1.1 reads NO_CUDA")
+    if not cudnn and facts.reads_variable("NO_CUDNN", era):
+        env = env.set("NO_CUDNN", "1", "torch <= 1.1 reads NO_CUDNN")
+    if facts.reads_variable("NO_TEST", era):
         env = env.set("NO_TEST", "1", "torch <= 1.1 reads NO_TEST")
-    if cuda and era < Version("2.0"):
+    if cuda and facts.reads_variable("CUDA_HOST_COMPILER", era):
         env = env.set("CUDA_HOST_COMPILER", tools.cxx, "compiler (torch 1.x hands it to FindCUDA)")
     if tools.ccache:
         for lang in ("C", "CXX", "CUDA") if cuda else ("C", "CXX"):
