@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from functools import total_ordering
 from pathlib import Path
 
-_CC_RE = re.compile(r"^(\d{1,2})\.(\d)$")
-_SM_RE = re.compile(r"^(?:sm_|compute_)?(\d{1,2})(\d)$")
+# ASCII digits only: int() also reads "３" and "١", which no tool spells a capability with.
+_CC_RE = re.compile(r"([0-9]{1,2})\.([0-9])")
+_SM_RE = re.compile(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
 
 
 @total_ordering
@@ -29,9 +30,9 @@ class ComputeCapability:
     @classmethod
     def parse(cls, text: str) -> ComputeCapability:
         """Parse ``"3.5"``; raise ValueError with a readable reason otherwise."""
-        m = _CC_RE.match(text.strip())
+        m = _CC_RE.fullmatch(text.strip(" "))
         if not m:
-            sm = _SM_RE.match(text.strip())
+            sm = _SM_RE.fullmatch(text.strip(" "))
             if sm:
                 raise ValueError(
                     f'{text!r} is not a compute capability; write it as "{int(sm.group(1))}.{sm.group(2)}"'

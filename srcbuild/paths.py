@@ -50,6 +50,12 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("srcbuild")) / "wheels"
 
 
+def default_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the user's srcbuild settings live (the trusted signers, the signing key)."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
+
+
 def default_work_dir() -> Path:
     """Where sources, build trees, environments and logs go."""
     return Path(platformdirs.user_cache_dir("srcbuild")) / "work"

@@ -33,6 +33,9 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     base = tmp_path_factory.mktemp("srcbuild")
     monkeypatch.setenv("SRCBUILD_WORK_DIR", str(base / "work"))
     monkeypatch.setenv("SRCBUILD_CACHE_DIR", str(base / "cache"))
+    monkeypatch.setenv("SRCBUILD_CONFIG_DIR", str(base / "config"))
+    monkeypatch.delenv("SRCBUILD_TRUSTED_SIGNERS", raising=False)
+    monkeypatch.delenv("SRCBUILD_SIGNING_KEY", raising=False)
     monkeypatch.delenv("SRCBUILD_RECIPES_PATH", raising=False)
     monkeypatch.delenv("SRCBUILD_MIRROR", raising=False)
     return base

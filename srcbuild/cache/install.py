@@ -1,8 +1,9 @@
 """``srcbuild install``: find the recipe's wheel (local store, then remotes), check it fits, pip it in.
 
-The flow: resolve the request fingerprint (no git, compiler or network), look in the local store,
-then in each remote in order (pulling a hit into the local store, verified by sha256), re-hash
-the wheel, check it fits the target (``fit``), and run the target's
+The flow: resolve the request fingerprint (no git, compiler or network), look in the local store
+(whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
+into the local store when a trusted signer vouches for it, verified by sha256; a remote that
+fails is a warning), re-hash the wheel, check it fits the target (``fit``), and run the target's
 ``python -m pip install --no-deps <wheel>`` through ``srcbuild.proc``. A miss is an error that
 names the build command; nothing is built here.
 """
@@ -21,8 +22,9 @@ from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
 from srcbuild.cache.key import FingerprintInputs, fingerprint
 from srcbuild.cache.remotes import CacheRemote
-from srcbuild.cache.store import CacheEntry, WheelCache
-from srcbuild.cache.transfer import find_remote_entry, pull_entry
+from srcbuild.cache.signing import TrustPolicy
+from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
+from srcbuild.cache.transfer import fetch_first
 from srcbuild.errors import IncompatibleError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
@@ -72,19 +74,31 @@ class Found:
 
 
 def find_wheel(
-    cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    fp: str | None = None,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
+    refused: list[SrcbuildError] | None = None,
 ) -> Found | None:
-    """The local hit, else the first remote hit pulled into ``cache``; None on a miss."""
+    """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
+
+    ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
+    A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
+    """
     fp = fp or fingerprint(request_inputs(recipe, package))
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested)
+    entry = cache.lookup(fp, requested, warn)
     if entry is not None:
         return Found(entry, "local")
-    hit = find_remote_entry(remotes, fp, requested)
-    if hit is None:
+    if not remotes:
         return None
-    remote, manifest = hit
-    return Found(pull_entry(cache, remote, manifest), remote.url)
+    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused)
+    if pulled is None:
+        return None
+    return Found(pulled[0], pulled[1].url)
 
 
 @dataclass(frozen=True)
@@ -132,11 +146,16 @@ def install(
     python: Path,
     echo: Any = None,
     dry_run: bool = False,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     fp = fingerprint(request_inputs(recipe, package))
-    found = find_wheel(cache, recipe, package, remotes, fp)
+    refused: list[SrcbuildError] = []
+    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
     if found is None:
+        if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+            raise refused[0]
         raise miss_error(recipe, package, fp, cache, remotes)
     found.entry.check()  # a wheel changed on disk since it was stored is never installed
     target = probe_target(python)

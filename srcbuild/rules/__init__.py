@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.recipe.model import Recipe
-from srcbuild.rules import breakages, cudnn, releases, tags, toolchain
+from srcbuild.rules import breakages, cudnn, releases, tags, toolchain, trust
 from srcbuild.rules.context import RecipeFacts, RecipeHints, catalog_hints
 
 Rule = Callable[[RecipeFacts, KnowledgeBase, RecipeHints], "list[Finding]"]
@@ -36,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     breakages.known_breakages,
     toolchain.driver_support,
     toolchain.kepler_ptx,
+    trust.env_override,
 )
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
