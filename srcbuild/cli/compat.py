@@ -91,6 +91,7 @@ def compat_json(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: 
                 "cuda": f.cuda,
                 "reason": f.reasons[0] if f.reasons else "",
                 "reasons": list(f.reasons),
+                "notes": list(f.notes),
             }
             for f in fits
         ],
