@@ -26,6 +26,8 @@ from srcbuild.host.identify import read_gpus
 from srcbuild.host.paste import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, Parser
 from srcbuild.knowledge import load_knowledge
 from srcbuild.recipe import RecipeCatalog
+from srcbuild.toolchain.report import toolchain_report
+from srcbuild.toolchain.session import open_session
 
 _PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})$")
 _DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}$")
@@ -38,11 +40,14 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -
     """What this machine has for building PyTorch, and which catalog recipes can build here."""
     paths = resolve_paths(work_dir, cache_dir)
     host = probe_host(work_dir=paths.work_dir)
-    report = diagnose(load_knowledge(), host, RecipeCatalog(paths).load_all(), paths)
+    recipes = RecipeCatalog(paths).load_all()
+    report = diagnose(load_knowledge(), host, recipes, paths)
+    toolchains = toolchain_report(open_session(paths), host, recipes)
     if as_json:
-        print_json(report.to_json())
+        print_json({**report.to_json(), "toolchains": toolchains.to_json()})
     else:
         click.echo(render_doctor(report), nl=False)
+        click.echo(toolchains.render(), nl=False)
     return 0
 
 
