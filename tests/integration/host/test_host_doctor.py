@@ -37,7 +37,7 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert gcc["path"] == shutil.which("gcc-11")
     assert gcc["hosts_cuda"].startswith("11.4 to ")  # CUDA 11.4 is the first to accept gcc 11
     assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve()).names())
-    assert all(set(r) == {"recipe", "status", "reasons", "findings"} for r in data["recipes"])
+    assert all(set(r) == {"recipe", "status", "reasons", "findings", "gpu_fit"} for r in data["recipes"])
     assert any(m["implementation"] == "openmpi" and m["mpicc"] == shutil.which("mpicc") for m in data["mpi"])
     cuda92 = next(n for n in data["toolchains"]["recipes"]["kepler-cu92"] if n["tool"] == "cuda")
     assert (cuda92["status"], cuda92["offer"]["provider"], cuda92["offer"]["version"]) == ("fetch", "runfile", "9.2")
