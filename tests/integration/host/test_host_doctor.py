@@ -53,7 +53,7 @@ def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
     assert elapsed < 1.0, f"probe + diagnose took {elapsed:.2f} s"
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("srcbuild doctor\n\nGPUs:\n")
+    assert out.startswith("srcbuild doctor\n") and "\n\nGPUs:\n" in out
     assert f"MAX_JOBS: {report.jobs} ({report.jobs_reason})\n" in out
     for verdict in report.verdicts:
         assert f"  {verdict.recipe}: " in out
@@ -92,4 +92,4 @@ def test_recommend_for_this_machine_never_fails(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert out.startswith("srcbuild recommend: this machine\n")
     if not probe_host().gpus:
-        assert "no NVIDIA GPU found; describe one with --gpu, --pci-id, --lspci or --nvidia-smi\n" in out
+        assert "no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE\n" in out
