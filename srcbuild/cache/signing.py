@@ -56,7 +56,6 @@ KEY_TYPES = frozenset(
     }
 )
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
-_HINT_KEYGEN = "ssh-keygen -t ed25519 -N '' -f ~/.config/srcbuild/signing-key"
 
 
 def payload(manifest: Manifest) -> bytes:
@@ -203,7 +202,10 @@ def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
     """An armored OpenSSH signature of ``payload(manifest)`` made with the private ``key``."""
     program = _ssh_keygen()
     if not key.is_file():
-        raise UsageError(f"signing key {key} does not exist", f"create one with `{_HINT_KEYGEN}`")
+        raise UsageError(
+            f"signing key {key} does not exist",
+            f"create it with `mkdir -p {key.parent} && ssh-keygen -t ed25519 -N '' -f {key}`",
+        )
     message = work / "manifest.payload"
     message.write_bytes(payload(manifest))
     result = proc.run([program, "-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(message)])
