@@ -44,6 +44,7 @@ from srcbuild.paths import default_config_dir
 
 NAMESPACE = "srcbuild-cache"
 SSH_KEYGEN = "ssh-keygen"
+SSH_KEYGEN_FALLBACKS = ("/usr/bin/ssh-keygen", "/usr/local/bin/ssh-keygen")
 KEY_TYPES = frozenset(
     {
         "ssh-ed25519",
@@ -80,7 +81,8 @@ def signing_key_path(given: str | None, environ: Mapping[str, str] | None = None
 
 
 def _ssh_keygen() -> str:
-    found = shutil.which(SSH_KEYGEN)
+    """``ssh-keygen`` on PATH, else OpenSSH's usual place (a build may run with a narrowed PATH)."""
+    found = shutil.which(SSH_KEYGEN) or next((p for p in SSH_KEYGEN_FALLBACKS if os.access(p, os.X_OK)), None)
     if found is None:
         raise HostError(
             "ssh-keygen is not installed: it signs and verifies cache entries",
