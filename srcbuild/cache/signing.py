@@ -255,10 +255,13 @@ class TrustPolicy:
     def resolve(cls, trust_unsigned: bool = False, environ: Mapping[str, str] | None = None) -> TrustPolicy:
         return cls(trusted_signers_path(environ), trust_unsigned)
 
-    def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str:
-        """Who vouches for ``manifest`` (a signer's name, or "unsigned"); CacheIntegrityError when nobody may."""
+    def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str | None:
+        """Who vouches for ``manifest`` (a signer's name; None: not checked, ``trust_unsigned``).
+
+        CacheIntegrityError when nobody may.
+        """
         if self.trust_unsigned:
-            return "unchecked (--trust-unsigned)"
+            return None
         if signature is None:
             raise CacheIntegrityError(
                 f"{where}: the entry is not signed",

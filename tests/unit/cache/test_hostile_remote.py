@@ -109,7 +109,7 @@ def test_unsigned_entries_are_refused_unless_trusted(tmp_path: Path) -> None:
     assert result.detail.endswith(": the entry is not signed")
     assert list(other.entries()) == [] and list(other.staging_dir.iterdir()) == []
     (result,) = pull_entries(other, share, UNSIGNED)
-    assert result.action == "fetched" and result.detail == "signed by unchecked (--trust-unsigned)"
+    assert result.action == "fetched" and result.detail == "signature not checked (--trust-unsigned)"
 
 
 def test_pull_writes_nothing_into_the_remote(tmp_path: Path) -> None:
