@@ -236,3 +236,9 @@ def test_a_share_serving_a_fifo_or_a_symlink_is_refused_without_hanging(tmp_path
     assert result.action == "rejected"
     assert result.detail.endswith("; not read")
     assert list(other.entries()) == [] and list(other.staging_dir.iterdir()) == []
+
+
+def test_a_fingerprint_option_is_never_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    share, _manifest_path, _data = _shared_entry(tmp_path)
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", str(share.root), "--fingerprint", "../../.."]) == 2
+    assert capsys.readouterr().err.startswith("error: --fingerprint '../../..' is not a fingerprint (64 hex digits)")
