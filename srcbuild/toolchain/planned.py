@@ -11,6 +11,7 @@ decide with these facts as with any host's, and ``--no-provision`` simply skips 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +38,20 @@ class PlannedProvision:
         size = f", {human_size(offer.size)}" if offer.size else ""
         return f"provision {offer.request.label} ({offer.provider}{size}) from {offer.origin} into {self.prefix}"
 
+    def command(self) -> str:
+        """The ``srcbuild toolchain install`` line that does the same (``srcbuild plan --format shell``)."""
+        request = self.offer.request
+        argv = ["srcbuild", "toolchain", "install", request.tool, request.version, "--from", self.offer.provider]
+        if request.cuda and request.tool in ("cudnn", "nccl"):
+            argv += ["--cuda", request.cuda]
+        if request.tool == "mpi":
+            argv += ["--mpi", request.flavour or "openmpi"]
+        for arch in request.archs:
+            argv += ["--arch", arch]
+        return " ".join(shlex.quote(a) for a in argv)
+
     def to_json(self) -> dict[str, object]:
-        return {**self.offer.to_json(), "prefix": str(self.prefix)}
+        return {**self.offer.to_json(), "prefix": str(self.prefix), "command": self.command()}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,11 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
         f"cudnn-9.2-linux-x64-v7.6.5.32.tgz into {tmp_path}/cudnn-7.6.5.32-cuda9.2-nvidia",
         f"provision gcc 7 (conda) from conda-forge: gcc_linux-64 7.* gxx_linux-64 7.* into {tmp_path}/gcc-7-conda",
     ]
+    assert [s.command() for s in planned.steps] == [
+        "srcbuild toolchain install cuda 9.2 --from runfile",
+        "srcbuild toolchain install cudnn 7.6 --from nvidia --cuda 9.2",
+        "srcbuild toolchain install gcc 7 --from conda",
+    ]
     after = planned.facts
     toolkit = after.cuda_toolkit("9.2")
     assert toolkit is not None and (toolkit.version, toolkit.home, toolkit.source) == (
