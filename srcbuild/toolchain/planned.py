@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,8 +95,10 @@ def _with(host: HostFacts, step: PlannedProvision, facts: ToolchainFacts) -> Hos
     return host
 
 
-def plan_provisioning(recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts) -> Provisioning:
-    needs = tuple(needs_for(recipe, host, store, facts))
+def plan_provisioning(
+    recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts, prefer: Sequence[str] = ()
+) -> Provisioning:
+    needs = tuple(needs_for(recipe, host, store, facts, prefer))
     steps = tuple(
         PlannedProvision(n.offer, store.root / toolchain_key(n.offer.name, n.offer.version, n.offer.provider))
         for n in needs
