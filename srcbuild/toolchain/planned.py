@@ -96,9 +96,15 @@ def _with(host: HostFacts, step: PlannedProvision, facts: ToolchainFacts) -> Hos
 
 
 def plan_provisioning(
-    recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts, prefer: Sequence[str] = ()
+    recipe: Recipe,
+    host: HostFacts,
+    store: ToolchainStore,
+    facts: ToolchainFacts,
+    prefer: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> Provisioning:
-    needs = tuple(needs_for(recipe, host, store, facts, prefer))
+    """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home)."""
+    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer) if n.request.tool not in exclude)
     steps = tuple(
         PlannedProvision(n.offer, store.root / toolchain_key(n.offer.name, n.offer.version, n.offer.provider))
         for n in needs

@@ -55,3 +55,10 @@ def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None
     planned = plan_provisioning(recipe, host, ToolchainStore(tmp_path), load_facts({}))
     assert planned.steps == () and planned.facts == host
     assert [n.status for n in planned.needs] == ["host", "host", "host"]
+
+
+def test_a_cuda_home_given_by_the_user_is_never_replaced(tmp_path: Path) -> None:
+    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}), exclude=("cuda",))
+    assert [s.offer.request.tool for s in planned.steps] == ["cudnn", "gcc"]
+    assert planned.facts.cuda_toolkit("9.2") is None
