@@ -54,12 +54,14 @@ class Transfer:
         }
 
 
-def _pull(cache: WheelCache, remote: CacheRemote, manifest: Manifest, trust: TrustPolicy) -> tuple[CacheEntry, str]:
+def _pull(
+    cache: WheelCache, remote: CacheRemote, manifest: Manifest, trust: TrustPolicy
+) -> tuple[CacheEntry, str | None]:
     present = cache.get(manifest)
     if present is not None:
         try:
             present.check_fast()
-            return present, "present"
+            return present, None
         except CacheIntegrityError:
             cache.move_aside(present.path)
     where = f"{manifest.wheel} from {remote.url}"
@@ -161,7 +163,8 @@ def pull_entries(
         except CacheIntegrityError as exc:
             results.append(Transfer("rejected", manifest.wheel, manifest.entry_key, remote.url, exc.message))
             continue
-        results.append(Transfer("fetched", manifest.wheel, manifest.entry_key, remote.url, f"signed by {signer}"))
+        detail = f"signed by {signer}" if signer else "signature not checked (--trust-unsigned)"
+        results.append(Transfer("fetched", manifest.wheel, manifest.entry_key, remote.url, detail))
     return results
 
 

@@ -17,6 +17,7 @@ from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.errors import UsageError
+from srcbuild.paths import default_config_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,10 +65,11 @@ def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
         return None
     key = signing_key_path(signing_key)
     if key is None:
+        default = default_config_dir() / "signing-key"
         raise UsageError(
             "no signing key: pushed entries are signed so that others can trust them",
-            "create one with `mkdir -p ~/.config/srcbuild && ssh-keygen -t ed25519 -N '' "
-            "-f ~/.config/srcbuild/signing-key`, or pass --signing-key KEY (or --unsigned)",
+            f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
+            "or pass --signing-key KEY (or --unsigned)",
         )
     return key
 

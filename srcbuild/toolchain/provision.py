@@ -49,7 +49,7 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
                 if version.startswith(request.version) and request.cuda and request.cuda.startswith(cuda):
                     return entry
         return None
-    name = request.flavour or "openmpi" if request.tool == "mpi" else request.tool
+    name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         return store.find("nccl", f"{request.version}-sm{archs}", only)
