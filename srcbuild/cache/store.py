@@ -210,15 +210,22 @@ class WheelCache:
         return self._read_entry(self.entry_dir(manifest))
 
     def lookup(
-        self, fp: str, requested: Sequence[ComputeCapability], warn: Warn | None = warn_stderr
+        self,
+        fp: str,
+        requested: Sequence[ComputeCapability],
+        warn: Warn | None = warn_stderr,
+        allow_modified: bool = False,
     ) -> CacheEntry | None:
         """The newest intact entry of ``fp`` whose measured kernels serve every requested capability.
+
+        An entry built from modified sources (``Manifest.modified``) is a candidate only with
+        ``allow_modified``: a request names the clean tag.
 
         Each candidate's wheel is checked against its manifest (``CacheEntry.check_fast``); a
         damaged one is moved aside (``move_aside``) with a warning and the lookup goes on.
         """
         for entry in self.entries_for(fp):
-            if not serves(entry.manifest, requested):
+            if not serves(entry.manifest, requested) or (entry.manifest.modified and not allow_modified):
                 continue
             try:
                 entry.check_fast()
