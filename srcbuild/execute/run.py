@@ -7,10 +7,12 @@ the wheel's path is printed and nothing runs.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import filelock
 from rich.console import Console
 
 from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
@@ -104,11 +106,16 @@ def run_build(
         found = hit()
         if found is not None:
             return found
-    with cache.build_lock(fp):
+    # Two locks: the fingerprint's (concurrent builds of the same inputs build once) and the
+    # tree's (builds that share a checkout and build tree, such as two recipe files with one
+    # name, take turns instead of writing into one tree at once).
+    with cache.build_lock(fp), tree_lock(plan, paths, console):
         if not resume:
             found = hit()  # another build of the same inputs may have finished meanwhile
             if found is not None:
                 return found
+        elif _finished(plan):
+            return _already_done(plan, hit, console)
         ctx = BuildContext(resolved=resolved, fingerprint_inputs=inputs)
         if plan.package == "torchvision":
             torch_options = replace(options, package="torch")
@@ -125,6 +132,48 @@ def run_build(
         if plan.system_alternatives:
             _guard_system_selection(executor, resolved)
         return executor.run()
+
+
+def tree_lock(plan: Plan, paths: Paths, console: Console) -> filelock.FileLock:
+    """The lock of the checkout and build tree ``plan`` works in, keyed by their paths.
+
+    A second build of the same tree waits (saying so) until the first one ends.
+    """
+    key = hashlib.sha256(f"{plan.checkout}\n{plan.build_root}".encode()).hexdigest()[:16]
+    locks = paths.work_dir / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(locks / f"tree-{key}.lock"))
+    try:
+        lock.acquire(timeout=0)
+        lock.release()
+    except filelock.Timeout:
+        console.print(f"waiting for another build using {plan.checkout} to finish (lock {lock.lock_file})")
+    return lock
+
+
+def _finished(plan: Plan) -> bool:
+    """Every step of this very plan is recorded as done (or skipped) in its state file."""
+    from srcbuild.execute.state import BuildState
+
+    state = BuildState.load(plan.state_path)
+    return state is not None and state.plan == plan.fingerprint() and all(state.is_done(s) for s in plan.steps)
+
+
+def _already_done(plan: Plan, hit: Callable[[], BuildResult | None], console: Console) -> BuildResult:
+    """``--resume`` of a build that finished: nothing to resume; name its wheel."""
+    from srcbuild.errors import UsageError
+
+    found = hit()
+    if found is None:
+        raise UsageError(
+            f"the build of {plan.package} {plan.version} for recipe {plan.recipe} finished already, "
+            "and its wheel is no longer in the cache",
+            "run the same command without --resume to build it again",
+        )
+    note = f"nothing to resume: the build finished already; its wheel is {found.wheel}"
+    console.print(note, markup=False, highlight=False)
+    found.notes.append(note)
+    return found
 
 
 def _guard_system_selection(executor: Executor, resolved: ResolvedBuild) -> None:

@@ -20,7 +20,7 @@ from srcbuild.command import Command
 from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.paths import Paths
-from srcbuild.plan.actions import VerifySources
+from srcbuild.plan.actions import CheckLocalChanges, VerifySources
 from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
@@ -42,6 +42,7 @@ class BuildContext:
     report: Any = None  # the VerifyReport of the built wheel
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
     submodule_commits: dict[str, str] | None = None
+    local_changes: Any = None  # srcbuild.sources.localdiff.LocalChanges found before the build
 
     @property
     def recipe(self) -> Recipe:
@@ -199,6 +200,28 @@ def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
     hash_file.write_text(digest + "\n")
 
 
+def _local_changes(ex: Executor, action: CheckLocalChanges) -> Any:
+    from srcbuild.sources.localdiff import local_changes
+
+    submodules = sorted(action.sync.submodule_commits())
+    return local_changes(action.sync.checkout, action.patches, submodules, ex.environ)
+
+
+def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:
+    ctx = _ctx(ex)
+    changes = _local_changes(ex, action)
+    ctx.local_changes = changes
+    if not changes.modified:
+        ex.console.print("    the checkout is the tag plus the recipe's patches: no local modifications")
+        return
+    ex.console.print(
+        f"    warning: {len(changes.files)} locally modified file(s): {changes.summary()}; the wheel is "
+        "cached as modified (cache push needs --allow-modified)",
+        markup=False,
+        highlight=False,
+    )
+
+
 def _find_wheel(dist: Path, pattern: str) -> Path:
     found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
     if not found:
@@ -241,6 +264,15 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         check = ex.plan.step("sources-check").action
         assert isinstance(check, VerifySources)
         ctx.submodule_commits = check.sync.submodule_commits()
+    # modifications found before the build count even if undone since; otherwise look now (a
+    # resumed build skips the earlier step, and the sources may have been edited in between)
+    changes = ctx.local_changes if ctx.local_changes is not None and ctx.local_changes.modified else None
+    if changes is None:
+        look = ex.plan.step("local-changes").action
+        assert isinstance(look, CheckLocalChanges)
+        changes = _local_changes(ex, look)
+    if changes.modified:
+        ex.console.print(f"    built from modified sources: {changes.summary()}", markup=False, highlight=False)
     gcc = _measured_gcc(ctx.resolved)
     nvcc = _measured_nvcc(ctx.resolved)
     measured = ResolvedFacts.create(
@@ -249,6 +281,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         gcc_version=gcc,
         nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
+        extra={"source_diff": changes.diff_sha256} if changes.modified else None,
     )
     manifest = Manifest.create(
         wheel,
@@ -262,6 +295,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         sass=sorted(kernels.sass) if kernels is not None else (),
         ptx=sorted(kernels.ptx) if kernels is not None else (),
         local_version=ctx.recipe.local_version(),
+        changes=changes.to_json() if changes.modified else None,
     )
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)

@@ -211,6 +211,26 @@ class CheckBuildTree(Action):
 
 
 @dataclass(frozen=True)
+class CheckLocalChanges(Action):
+    """Compare the checkout and its submodules with the tag plus the recipe's patches."""
+
+    name: ClassVar[str] = "check-local-changes"
+    sync: SourceSync
+    patches: tuple[Path, ...]
+
+    def describe(self) -> str:
+        return f"compare {self.sync.checkout} and its submodules with the tag plus the recipe's patches"
+
+    def args(self) -> dict[str, str]:
+        return {"checkout": str(self.sync.checkout)}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.check_local_changes(ex, self)
+
+
+@dataclass(frozen=True)
 class VerifyWheel(Action):
     name: ClassVar[str] = "verify-wheel"
     dist: Path

@@ -13,13 +13,23 @@ from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.plan.actions import CacheWheel, CheckBuildTree, CheckEnv, EnsureEnv, Preflight, TorchWheel, VerifyWheel
+from srcbuild.plan.actions import (
+    CacheWheel,
+    CheckBuildTree,
+    CheckEnv,
+    CheckLocalChanges,
+    EnsureEnv,
+    Preflight,
+    TorchWheel,
+    VerifyWheel,
+)
 from srcbuild.plan.compiler import selection_commands
 from srcbuild.plan.model import Plan, Step, settings_hash
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.resolve.variables import cmake_settings, wheel_version
+from srcbuild.sources.sync import SourceSync
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
 
@@ -32,7 +42,8 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     if r.package.needs_torch_wheel:
         steps.append(_torch_wheel_step(r))
     steps.append(_compiler_step(r))
-    steps.extend(sources_steps(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, package))
+    sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
+    steps.extend(sources_steps(sources))
     patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:
         steps.append(patch)
@@ -45,6 +56,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
             steps.append(arches)
     cmake = cmake_settings(r.env_changes)
     steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake))
+    steps.append(_local_changes_step(r, sources))
     steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version))
     wheels = f"{package}-{r.version}-*.whl"
     steps.append(
@@ -232,6 +244,15 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
         why="CMake reads its settings only on the first configure: a build/CMakeCache.txt made with other "
         "settings is cleaned instead of silently reused",
         action=CheckBuildTree(digest, hash_file, cache, shell),
+    )
+
+
+def _local_changes_step(r: ResolvedBuild, sync: SourceSync) -> Step:
+    return Step(
+        id="local-changes",
+        title="Look for local modifications",
+        why="a wheel built from hand-edited sources is recorded as modified in the cache, never as the clean tag",
+        action=CheckLocalChanges(sync, tuple(p.path for p in r.applied_patches)),
     )
 
 

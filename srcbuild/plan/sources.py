@@ -10,17 +10,14 @@ from pathlib import Path
 
 from srcbuild.plan.actions import PatchesApplied, SourcesComplete, SyncSources, VerifySources
 from srcbuild.plan.model import Step
-from srcbuild.recipe import SourcePin
 from srcbuild.resolve.model import ResolvedPatch
-from srcbuild.sources.mirrors import MirrorRules
 from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
 
 
-def sources_steps(
-    pin: SourcePin, checkout: Path, git_cache: Path, mirrors: MirrorRules, jobs: int, label: str
-) -> tuple[Step, ...]:
-    sync = SourceSync(pin, checkout, git_cache, mirrors, jobs, label=label)
+def sources_steps(sync: SourceSync) -> tuple[Step, ...]:
+    """The sources step (every command of a sync from scratch) and the check after it."""
+    pin = sync.pin
     commands = tuple(sync.commands())
     what = f"{pin.repo} at {pin.tag}" + (f" (commit {pin.commit[:12]})" if pin.commit else "")
     fetch = Step(
