@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -31,7 +31,7 @@ class Session:
 
     def with_home(self, tool: str, home: Path) -> Session:
         homes = {**self.ctx.homes, tool: home}
-        return Session(self.store, self.facts, Context(**{**self.ctx.__dict__, "homes": homes}), self.prefer)
+        return replace(self, ctx=replace(self.ctx, homes=homes))
 
 
 def configured_mirror(environ: Mapping[str, str]) -> str | None:
