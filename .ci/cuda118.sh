@@ -7,6 +7,17 @@ dest=${1:?usage: cuda118.sh DEST}
 if [ -x "$dest/bin/nvcc" ] && "$dest/bin/nvcc" --version | grep -q 'release 11.8'; then
   echo "CUDA 11.8 already at $dest"; exit 0
 fi
+# Debian bookworm is the release whose non-free nvidia-cuda-toolkit is 11.8
+# (packages.debian.org/bookworm/nvidia-cuda-toolkit; the check below insists on 11.8); fetched from
+# this machine's Debian mirror whatever release the machine runs. A mirror of another
+# distribution (Ubuntu's carries 11.5 in jammy and 12.0 in noble) has no such suite.
+suite=bookworm
+. /etc/os-release
+if [ "${ID:-}" != debian ]; then
+  echo "CUDA 11.8: needs a Debian apt mirror (for $suite's nvidia-cuda-toolkit 11.8); this is ${PRETTY_NAME:-an unknown system}" >&2
+  exit 3
+fi
+[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] || { echo "CUDA 11.8: debian-archive-keyring is not installed" >&2; exit 3; }
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 # The mirror this machine is configured with (deb822 or one-line sources), never a hard-coded host.
@@ -16,7 +27,7 @@ if [ -z "$mirror" ]; then
 fi
 [ -n "$mirror" ] || { echo "no Debian mirror configured in apt sources" >&2; exit 1; }
 mkdir -p "$scratch/apt/etc/none" "$scratch/apt/lists/partial" "$scratch/apt/cache/archives/partial" "$scratch/debs"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main contrib non-free" \
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main contrib non-free" \
   > "$scratch/apt/etc/sources.list"
 APTO=(-o "Dir::Etc::SourceList=$scratch/apt/etc/sources.list" -o "Dir::Etc::SourceParts=$scratch/apt/etc/none"
       -o "Dir::State::Lists=$scratch/apt/lists" -o "Dir::Cache=$scratch/apt/cache")

@@ -21,7 +21,7 @@ def require_tool(what: str, found: object) -> None:
     """Skip (locally) or fail (in CI) when a real tool a test needs is missing."""
     if found:
         return
-    message = f"{what} is not installed here (.ci/run installs it)"
+    message = f"{what} is not installed here (tests/setup.sh installs it)"
     if os.environ.get("SRCBUILD_REQUIRE_TOOLS") == "1":
         pytest.fail(message)
     pytest.skip(message)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
+# tests do not need: apt packages for the real tools (gcc-11, Open MPI, ccache, git, ninja,
+# cmake, python3-venv; as root, through sudo, or skipped with a note when neither is possible),
+# a private CUDA 11.8 toolkit where a Debian mirror is configured (.ci/cuda118.sh), and .venv
+# with the package and its test extras. A tool that could not be installed makes the tests
+# that need it skip with the reason (CI sets SRCBUILD_REQUIRE_TOOLS=1 to make them fail).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. /etc/os-release
+export DEBIAN_FRONTEND=noninteractive
+packages=(gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils python3-venv)
+
+if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
+  echo "apt: skipped (SRCBUILD_SKIP_APT=1)"
+elif ! command -v apt-get >/dev/null; then
+  echo "apt: not available on $PRETTY_NAME; install ${packages[*]} by hand (tests that need them skip)"
+else
+  if [ "$(id -u)" = 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else sudo=(none); fi
+  if [ "${sudo[*]}" = none ]; then
+    echo "apt: not root and no sudo; as root run: apt-get install -y ${packages[*]} (tests that need them skip)"
+  else
+    echo "apt: installing ${packages[*]} on $PRETTY_NAME"
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+  fi
+fi
+
+export SRCBUILD_TEST_CUDA118=${SRCBUILD_TEST_CUDA118:-$HOME/.cache/srcbuild-ci/cuda-11.8}
+if ! bash .ci/cuda118.sh "$SRCBUILD_TEST_CUDA118"; then
+  echo "CUDA 11.8: not assembled (see above); the tests that need it skip"
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
