@@ -20,11 +20,11 @@ from typing import Any
 from rich.console import Console
 
 from srcbuild import proc
+from srcbuild.command import Command
+from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
 from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
 from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
-from srcbuild.command import Command
-from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
 from srcbuild.plan.model import Plan, Step
 
 TAIL_LINES = 25

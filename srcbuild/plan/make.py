@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from srcbuild.command import Command
+from srcbuild.envmods import EnvChanges
+from srcbuild.errors import HostError, RecipeError, UsageError
 from srcbuild.execute import compiler
 from srcbuild.execute.variables import (
     Toolset,
@@ -17,9 +20,6 @@ from srcbuild.execute.variables import (
     vision_variables,
     wheel_version,
 )
-from srcbuild.command import Command
-from srcbuild.envmods import EnvChanges
-from srcbuild.errors import HostError, RecipeError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.plan.inputs import PACKAGES, BuildHost, BuildOptions
 from srcbuild.plan.model import Action, Plan, Step, settings_hash

@@ -12,9 +12,9 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-from srcbuild.execute.compiler import AlternativesTree, shell_restore_lines
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
+from srcbuild.execute.compiler import AlternativesTree, shell_restore_lines
 from srcbuild.plan.model import Plan, Setting
 
 FORMATS = ("text", "json", "shell")

@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from srcbuild.errors import StepFailed
 from srcbuild.execute.actions import ACTIONS, BuildContext
 from srcbuild.execute.executor import Executor, environ_for_build
 from srcbuild.execute.run import prepare
-from srcbuild.errors import StepFailed
 from srcbuild.paths import Paths
 from srcbuild.plan import BuildOptions, Plan
 from srcbuild.recipe import RecipeCatalog

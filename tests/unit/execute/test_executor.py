@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from srcbuild.execute.executor import Executor
-from srcbuild.execute.state import BuildState
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import Interrupted, StepFailed, UsageError
+from srcbuild.execute.executor import Executor
+from srcbuild.execute.state import BuildState
 from srcbuild.plan.model import Action, Plan, Step
 
 
@@ -131,8 +131,8 @@ def test_a_commands_handler_decides_which_commands_run(tmp_path: Path) -> None:
 
 
 def test_pending_tail_keeps_the_planned_commands_of_what_is_left() -> None:
-    from srcbuild.execute.actions import _pending_tail
     from srcbuild.command import Command
+    from srcbuild.execute.actions import _pending_tail
 
     planned = [Command(("git", "-c", "url.M.insteadOf=P", n), f"why {n}") for n in ("clone", "sync", "update")]
     left = [Command(("git", n), f"why {n}") for n in ("sync", "update")]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from srcbuild.execute.variables import cmake_settings, version_of_tag
 from srcbuild.envmods import EnvChanges
+from srcbuild.execute.variables import cmake_settings, version_of_tag
 
 
 def test_version_of_tag() -> None:
