@@ -20,10 +20,11 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
 from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import find_remote_entry, pull_entry
-from srcbuild.errors import IncompatibleError, SrcbuildError, StepFailed, UsageError
+from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
 
@@ -75,16 +76,23 @@ def find_wheel(
     cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
 ) -> Found | None:
     """The local hit, else the first remote hit pulled into ``cache``; None on a miss."""
+    found = find_manifest(cache, recipe, package, remotes, fp)
+    if found is None or isinstance(found[0], CacheEntry):
+        return None if found is None else Found(found[0], "local")
+    remote, manifest = found
+    return Found(pull_entry(cache, remote, manifest), remote.url)
+
+
+def find_manifest(
+    cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
+) -> tuple[CacheEntry, None] | tuple[CacheRemote, Manifest] | None:
+    """The local entry, else the first remote that has the wheel and its manifest (nothing fetched)."""
     fp = fp or fingerprint(request_inputs(recipe, package))
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
     entry = cache.lookup(fp, requested)
     if entry is not None:
-        return Found(entry, "local")
-    hit = find_remote_entry(remotes, fp, requested)
-    if hit is None:
-        return None
-    remote, manifest = hit
-    return Found(pull_entry(cache, remote, manifest), remote.url)
+        return entry, None
+    return find_remote_entry(remotes, fp, requested)
 
 
 @dataclass(frozen=True)
@@ -117,7 +125,7 @@ def miss_error(
     recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote]
 ) -> SrcbuildError:
     where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
-    return SrcbuildError(
+    return NotFoundError(
         f"no cached wheel for {package} of recipe {recipe.name} (fingerprint {fp[:12]}) in {where}",
         f"run `srcbuild {package} --recipe {recipe.name}` to build it (the result is cached), "
         "or add the remote that has it with --remote",
@@ -133,21 +141,32 @@ def install(
     echo: Any = None,
     dry_run: bool = False,
 ) -> InstallResult:
-    """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
+    """Find, check and install the wheel; raises on a miss, a misfit or a failed pip.
+
+    With ``dry_run`` a remote hit is checked from its manifest and not downloaded."""
     fp = fingerprint(request_inputs(recipe, package))
-    found = find_wheel(cache, recipe, package, remotes, fp)
-    if found is None:
+    hit = find_manifest(cache, recipe, package, remotes, fp)
+    if hit is None:
         raise miss_error(recipe, package, fp, cache, remotes)
-    found.entry.check()  # a wheel changed on disk since it was stored is never installed
+    if isinstance(hit[0], CacheEntry):
+        entry: CacheEntry | None = hit[0]
+        origin = "local"
+    else:
+        remote, remote_manifest = hit
+        entry = None if dry_run else pull_entry(cache, remote, remote_manifest)
+        origin = remote.url
+    if entry is not None:
+        entry.check()  # a wheel changed on disk since it was stored is never installed
+    manifest = entry.manifest if entry is not None else remote_manifest
     target = probe_target(python)
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-    findings = tuple(check_fit(found.entry.manifest, target))
+    findings = tuple(check_fit(manifest, target))
     if has_errors(findings):
         first = next(f for f in findings if f.severity is Severity.ERROR)
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
-    if not dry_run:
+    if entry is not None and not dry_run:
         result = proc.run(
             [
                 str(python),
@@ -156,14 +175,14 @@ def install(
                 "install",
                 "--no-deps",
                 "--disable-pip-version-check",
-                str(found.entry.wheel_path),
+                str(entry.wheel_path),
             ],
             echo=echo,
         )
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
-                f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
                 "read pip's message above; the cached wheel itself is intact",
             )
         installed = True
@@ -171,8 +190,8 @@ def install(
         package=package,
         recipe=recipe.name,
         fingerprint=fp,
-        wheel=found.entry.wheel_path,
-        origin=found.origin,
+        wheel=entry.wheel_path if entry is not None else Path(manifest.wheel),
+        origin=origin,
         python=python,
         findings=findings,
         installed=installed,

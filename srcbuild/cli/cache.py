@@ -12,10 +12,11 @@ import click
 from srcbuild.cache.maintenance import entry_size, gc, human_size, parse_size, verify_store
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
+from srcbuild.cache.remotes.directory import DirectoryRemote
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
-from srcbuild.errors import UsageError
+from srcbuild.errors import NotFoundError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -290,6 +291,11 @@ def pull_cmd(
         fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
+        if isinstance(remote, DirectoryRemote) and not remote.root.is_dir():
+            raise NotFoundError(
+                f"remote {remote.url}: no such directory",
+                f"fix the path, or fill it with `srcbuild cache push --remote {remote.url}` where the wheels are",
+            )
         for wanted in fingerprints:
             results.extend(pull_entries(cache, remote, wanted))
     return _print_transfers(results, as_json)

@@ -113,8 +113,10 @@ def recommend_command(
     if pci_id:
         gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
         origin.append(f"--pci-id {pci_id}")
+    named: GpuInfo | None = None
     if gpu_name:
-        gpus.append(resolve_name(gpu_name, "--gpu"))
+        named = resolve_name(gpu_name, "--gpu")
+        gpus.append(named)
         origin.append(f"--gpu {gpu_name!r}")
     if proc_file:
         version = parse_proc_driver_version(_read(proc_file, "--proc-driver-version"))
@@ -131,8 +133,15 @@ def recommend_command(
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")
     result = recommend(kb, gpus, driver_info, RecipeCatalog(paths).load_all(), ", ".join(origin))
-    if as_json:
+    # The same contract as `compat --gpu`: a name that does not say which GPU is a usage error
+    # (with --json, the error object alone; in text, after the candidates).
+    ambiguous = named is not None and named.cc is None and bool(named.candidates)
+    if as_json and not ambiguous:
         print_json(result.to_json())
-    else:
+    elif not as_json:
         click.echo(render_recommendation(result), nl=False)
+    if ambiguous:
+        from srcbuild.cli.compat import ambiguous_gpu_error
+
+        raise ambiguous_gpu_error(gpu_name or "", kb.gpus_by_name(gpu_name or ""), "recommend")
     return 0

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from srcbuild.capability import generation
 from srcbuild.cli.common import json_option, print_json, resolve_paths
-from srcbuild.errors import RecipeError
+from srcbuild.errors import IncompatibleError, RecipeError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
@@ -113,24 +113,27 @@ def _toml_value(value: object) -> str:
 @click.argument("recipes", nargs=-1)
 @json_option
 def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
-    """Validate RECIPES (names or files; all catalog recipes when none are given)."""
+    """Validate RECIPES (names or files; all catalog recipes when none are given).
+
+    Exits 2 when a recipe cannot be read or is invalid, else 3 when one breaks a compatibility rule."""
     catalog = RecipeCatalog(resolve_paths())
     targets = list(recipes) or list(catalog.names())
     results: list[dict[str, Any]] = []
-    failed = False
+    code = 0
     known = catalog.load_all()
     rendered: dict[str, list[str]] = {}
     for target in targets:
         try:
             recipe = catalog.load(target)
         except RecipeError as exc:
-            failed = True
+            code = RecipeError.exit_code
             results.append({"recipe": target, "ok": False, "error": exc.message, "findings": []})
             continue
         # Compatibility rules (srcbuild.rules): every finding at once; any error fails the recipe.
         findings = check_recipe(recipe, catalog=known)
         errors = sum(f.severity is Severity.ERROR for f in findings)
-        failed = failed or errors > 0
+        if errors and not code:
+            code = IncompatibleError.exit_code
         error = f"{recipe.name}: {errors} compatibility error{'s' if errors > 1 else ''}" if errors else None
         results.append(
             {"recipe": recipe.name, "ok": not errors, "error": error, "findings": [f.to_json() for f in findings]}
@@ -150,4 +153,4 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
             for text in rendered.get(str(result["recipe"]), []):
                 click.echo(textwrap.indent(text, "       "))
         click.echo(f"{sum(r['ok'] for r in results)} of {len(results)} recipes valid")
-    return 1 if failed else 0
+    return code

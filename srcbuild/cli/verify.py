@@ -20,7 +20,7 @@ from rich.table import Table
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import json_option, print_json, resolve_paths
-from srcbuild.errors import UsageError, VerificationFailed
+from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.verify.cuobjdump import find_cuobjdump
@@ -145,7 +145,7 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
 
     found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [])
     if found is None:
-        raise UsageError(
+        raise NotFoundError(
             f"smoke: no cached {package} wheel for recipe {recipe.name}",
             f"build it with `srcbuild {package} --recipe {recipe.name}`, or pass --wheel PATH",
         )

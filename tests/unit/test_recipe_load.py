@@ -95,7 +95,7 @@ def test_unknown_recipe_name_suggests_close_one(capsys: pytest.CaptureFixture[st
 
 def test_recipes_check_fails_on_a_bad_file(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(BAD)
-    assert main(["recipes", "check", "kepler-cu92", "typo-top.toml"]) != 0
+    assert main(["recipes", "check", "kepler-cu92", "typo-top.toml"]) == 2
     out = capsys.readouterr().out
     assert "ok     kepler-cu92" in out
     assert "typo-top.toml: toolchian: unknown key (did you mean 'toolchain'?)" in out

@@ -18,7 +18,7 @@ from urllib.parse import urldefrag, urljoin
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.simple_index import FINGERPRINT_ATTR, SIMPLE_DIR
 from srcbuild.cache.store import CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError
 
 TIMEOUT = 30.0
 
@@ -62,7 +62,7 @@ class HttpIndexRemote:
             raise HostError(f"{url}: HTTP {exc.code} while reading {what}", "check the index server") from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise HostError(
+            raise NotFoundError(
                 f"{self.url}: cannot read {what} ({reason})",
                 "check that `srcbuild cache serve` (or another web server) runs there and is reachable",
             ) from None
@@ -112,11 +112,11 @@ class HttpIndexRemote:
             with urllib.request.urlopen(url, timeout=TIMEOUT) as response, open(wheel, "wb") as out:
                 shutil.copyfileobj(response, out, 1 << 20)
         except (urllib.error.URLError, OSError) as exc:
-            raise HostError(f"{url}: download failed ({getattr(exc, 'reason', exc)})", "try again") from None
+            raise NotFoundError(f"{url}: download failed ({getattr(exc, 'reason', exc)})", "try again") from None
         log: Path | None = dest_dir / "build.log"
         try:
             log.write_bytes(self._get(url + ".build.log", "the build log"))  # type: ignore[union-attr]
-        except (FileNotFoundError, HostError):
+        except (FileNotFoundError, HostError, NotFoundError):
             log = None
         return wheel, log
 

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.store import CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError
 
 DEFAULT_REGION = "us-east-1"
 
@@ -76,7 +76,7 @@ class S3Remote:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             if code in ("NoSuchBucket", "404", "NoSuchKey"):
-                raise UsageError(
+                raise NotFoundError(
                     f"{self.url}: cannot {what}: {code}", f"check that the bucket {self.bucket!r} exists"
                 ) from None
             if code in ("BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"):
@@ -88,7 +88,7 @@ class S3Remote:
                 f"{self.url}: cannot {what}: {exc}", "check the bucket, the endpoint and your access"
             ) from None
         except BotoCoreError as exc:
-            raise HostError(
+            raise NotFoundError(
                 f"{self.url}: cannot {what}: {exc}",
                 "check the endpoint (--s3-endpoint-url, SRCBUILD_S3_ENDPOINT_URL or AWS_ENDPOINT_URL) and the network",
             ) from None

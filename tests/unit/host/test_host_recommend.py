@@ -183,8 +183,12 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
 
 
 def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
-    assert capsys.readouterr().out == (
+    assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 2  # as `compat --gpu` does
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == (
+        "error: --gpu 'GeForce GTX 860M' is ambiguous: it names GPUs of compute capability 3.0, 5.0"
+    )
+    assert out == (
         "srcbuild recommend: --gpu 'GeForce GTX 860M'\n"
         "\n"
         "GPU: GeForce GTX 860M, from --gpu\n"
