@@ -2,33 +2,46 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from srcbuild.capability import generation
 from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.console import make_console, print_table
 from srcbuild.errors import IncompatibleError, RecipeError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
 from srcbuild.rules import check_recipe
 
+_GPU_NAMES = re.compile(r"^(?P<names>.*?) \((?:[^()]*)compute capability[^()]*\)")
+
+
+def gpu_names(recipe: Recipe) -> str:
+    """The GPU names a recipe's description gives before its "(…, compute capability …)" part."""
+    m = _GPU_NAMES.match(recipe.description or "")
+    return m.group("names").strip() if m else ""
+
 
 def gpus_label(recipe: Recipe) -> str:
     if not recipe.gpu.arch:
         return "CPU only"
+    archs = " ".join(str(cc) for cc in recipe.gpu.arch)
+    names = gpu_names(recipe)
+    if names:
+        return f"{archs}: {names}"
     gens = dict.fromkeys(generation(cc) for cc in recipe.gpu.arch)
-    return f"{' '.join(str(cc) for cc in recipe.gpu.arch)} ({'/'.join(gens)})"
+    return f"{archs} ({'/'.join(gens)})"
 
 
 def summary_row(recipe: Recipe) -> dict[str, object]:
     return {
         "name": recipe.name,
+        "ok": True,
         "gpus": gpus_label(recipe),
         "torch": recipe.torch.tag,
         "torchvision": recipe.torchvision.tag if recipe.torchvision else None,
@@ -50,24 +63,39 @@ def recipes_group() -> None:
 @recipes_group.command("list")
 @json_option
 def list_recipes(as_json: bool) -> int:
-    """The catalog as a table: GPUs, torch, torchvision, CUDA, gcc, Python, MPI."""
-    catalog = RecipeCatalog(resolve_paths())
-    rows = [summary_row(r) for r in catalog.load_all()]
+    """The catalog as a table: GPUs, torch, torchvision, CUDA, cuDNN, gcc, Python, MPI.
+
+    A recipe file in the search path that does not load is listed apart with its error."""
+    recipes, broken = RecipeCatalog(resolve_paths()).scan()
+    rows = [summary_row(r) for r in recipes]
     if as_json:
-        print_json(rows)
+        print_json([*rows, *({"ok": False, **b.to_json()} for b in broken)])
         return 0
-    table = Table(title="srcbuild recipes", show_lines=False)
-    for column in ("name", "GPUs", "torch", "torchvision", "CUDA", "cuDNN", "gcc", "Python", "MPI"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(
-            *(
-                str(row[key] or "-")
-                for key in ("name", "gpus", "torch", "torchvision", "cuda", "cudnn", "gcc", "python", "mpi")
+    console = make_console()
+    print_table(
+        "srcbuild recipes",
+        ("recipe", "GPUs", "torch", "toolchain", "Python"),
+        (
+            (
+                row["name"],
+                row["gpus"],
+                f"torch {_bare(row['torch'])}"
+                + (f"\nvision {_bare(row['torchvision'])}" if row["torchvision"] else ""),
+                f"CUDA {row['cuda']}" + (f"\ncuDNN {row['cudnn']}" if row["cudnn"] else "") + f"\ngcc {row['gcc']}",
+                f"{row['python']}" + (f"\n{row['mpi']}" if row["mpi"] else ""),
             )
-        )
-    Console(width=160).print(table)
+            for row in rows
+        ),
+        console,
+    )
+    for item in broken:
+        console.print(f"broken  {item.name}: {item.error.message}", markup=False)
     return 0
+
+
+def _bare(tag: object) -> str:
+    text = str(tag)
+    return text[1:] if text[:1] == "v" and text[1:2].isdigit() else text
 
 
 @recipes_group.command("show")
@@ -120,7 +148,7 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
     targets = list(recipes) or list(catalog.names())
     results: list[dict[str, Any]] = []
     code = 0
-    known = catalog.load_all()
+    known = catalog.load_all()  # a broken file fails only its own line below
     rendered: dict[str, list[str]] = {}
     for target in targets:
         try:
