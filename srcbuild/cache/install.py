@@ -27,6 +27,7 @@ from srcbuild.cache.transfer import find_remote_entry, pull_entry
 from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.catalog import recipe_argument
 
 
 def recipe_build_env(recipe: Recipe, package: str) -> dict[str, str]:
@@ -127,7 +128,7 @@ def miss_error(
     where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
     return NotFoundError(
         f"no cached wheel for {package} of recipe {recipe.name} (fingerprint {fp[:12]}) in {where}",
-        f"run `srcbuild {package} --recipe {recipe.name}` to build it (the result is cached), "
+        f"run `srcbuild {package} --recipe {recipe_argument(recipe)}` to build it (the result is cached), "
         "or add the remote that has it with --remote",
     )
 

@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = _debug_requested(args)
     as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
     try:
-        result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False)
+        result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})
     except SrcbuildError as exc:
         if debug:
             traceback.print_exc()

@@ -14,7 +14,16 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import (
+    exact_hint,
+    invocation,
+    json_option,
+    path_options,
+    print_json,
+    resolve_paths,
+    resume_command,
+)
+from srcbuild.errors import SrcbuildError
 from srcbuild.plan.inputs import PACKAGES, BuildOptions
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
@@ -92,7 +101,12 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     console = Console(file=sys.stderr if as_json else sys.stdout, highlight=False, soft_wrap=True)
-    result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    try:
+        result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
+        if invocation():
+            exc.hint = exact_hint(exc.hint, resume_command(invocation()))
+        raise
     if as_json:
         print_json(result.to_json())
     else:

@@ -1,8 +1,11 @@
-"""Pieces every command shares: path options, the JSON switch and result printing."""
+"""Pieces every command shares: path options, the JSON switch, result printing, and the exact
+command line a hint tells the user to run again."""
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -42,3 +45,30 @@ def resolve_paths(work_dir: str | None = None, cache_dir: str | None = None) -> 
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
+
+
+def invocation() -> list[str]:
+    """The arguments of this srcbuild run as the user typed them (``main`` keeps them)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return list(obj.get("argv", [])) if isinstance(obj, dict) else []
+
+
+def resume_command(argv: list[str]) -> str:
+    """``argv`` as a pasteable command that continues the build: every option kept as given
+    (the recipe as a name or a path, --mirror, --env, --work-dir, --cache-dir ...), ``--resume`` added."""
+    args = [a for a in argv if a != "--json"]
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["srcbuild", *args])
+
+
+_GENERIC_RESUME = re.compile(r"srcbuild (?:torch|torchvision) --recipe \S+ --resume")
+
+
+def exact_hint(hint: str | None, command: str) -> str | None:
+    """A build hint with its "continue with"/"rerun with --resume" made the exact ``command``."""
+    if not hint:
+        return hint
+    hint = _GENERIC_RESUME.sub(lambda _: command, hint)
+    return hint.replace("rerun with --resume to continue from this step", f"continue with: {command}")

@@ -23,6 +23,7 @@ from srcbuild.cli.common import json_option, print_json, resolve_paths
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.verify.cuobjdump import find_cuobjdump
 from srcbuild.verify.mpi import probe_host_mpi
 from srcbuild.verify.report import VerifyReport, verify_wheel
@@ -147,7 +148,7 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
     if found is None:
         raise NotFoundError(
             f"smoke: no cached {package} wheel for recipe {recipe.name}",
-            f"build it with `srcbuild {package} --recipe {recipe.name}`, or pass --wheel PATH",
+            f"build it with `srcbuild {package} --recipe {recipe_argument(recipe)}`, or pass --wheel PATH",
         )
     return found.entry.wheel_path
 

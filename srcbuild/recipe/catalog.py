@@ -10,12 +10,13 @@ works with the others.
 from __future__ import annotations
 
 import difflib
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import RecipeError
 from srcbuild.paths import Paths
-from srcbuild.recipe.load import RecipeLoader
+from srcbuild.recipe.load import RecipeLoader, display_path
 from srcbuild.recipe.model import Recipe
 
 
@@ -82,3 +83,14 @@ class RecipeCatalog:
     def load_all(self) -> list[Recipe]:
         """Every reachable recipe that loads; a broken file only fails the commands that name it."""
         return self.scan()[0]
+
+
+def recipe_argument(recipe: Recipe, paths: Paths | None = None) -> str:
+    """How to name ``recipe`` in a command a hint prints: its name when ``--recipe NAME`` finds
+    this very file, else its path (shell-quoted), so that the command works when pasted."""
+    if recipe.path is None:
+        return shlex.quote(recipe.name)
+    found = RecipeCatalog(paths or Paths.resolve()).names().get(recipe.name)
+    if found is not None and found.resolve() == recipe.path.resolve():
+        return shlex.quote(recipe.name)
+    return shlex.quote(display_path(recipe.path))
