@@ -120,21 +120,27 @@ def probe(
     env: Mapping[str, str] | None = None,
     timeout: float = 10.0,
     ok_codes: tuple[int, ...] = (0,),
+    stdin: Path | None = None,
 ) -> str | None:
-    """Run a quick query and return its combined output, or None if it is missing or fails."""
+    """Run a quick query and return its combined output, or None if it is missing or fails.
+
+    ``stdin``: a file fed to the program's standard input (``ssh-keygen -Y verify`` reads its
+    message there); otherwise the input is /dev/null.
+    """
     try:
-        done = subprocess.run(
-            [str(a) for a in argv],
-            env=dict(env) if env is not None else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
+        with open(stdin, "rb") if stdin is not None else open(os.devnull, "rb") as feed:
+            done = subprocess.run(
+                [str(a) for a in argv],
+                env=dict(env) if env is not None else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=feed,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=timeout,
+                check=False,
+            )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode not in ok_codes:

@@ -61,6 +61,6 @@ def doc_commands() -> list[DocCommand]:
                     candidates = [match.group("args")]
                 for args in candidates:
                     argv = _argv(args)
-                    if argv is not None:
+                    if argv and not argv[0].endswith(":"):  # "srcbuild recommend: ..." is output
                         found.append(DocCommand(path.relative_to(REPO_ROOT).as_posix(), first_line + offset, argv))
     return found

@@ -2,9 +2,10 @@
 # Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
 # tests do not need: apt packages for the real tools (gcc-11, Open MPI, ccache, git, ninja,
 # cmake, python3-venv; as root, through sudo, or skipped with a note when neither is possible),
-# a private CUDA 11.8 toolkit where a Debian mirror is configured (.ci/cuda118.sh), and .venv
-# with the package and its test extras. A tool that could not be installed makes the tests
-# that need it skip with the reason (CI sets SRCBUILD_REQUIRE_TOOLS=1 to make them fail).
+# .venv with the package and its test extras, and a private CUDA 11.8 toolkit (`srcbuild
+# toolchain install cuda 11.8 --from debian`, where a Debian mirror is configured). A tool that
+# could not be installed makes the tests that need it skip with the reason (CI sets
+# SRCBUILD_REQUIRE_TOOLS=1 to make them fail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . /etc/os-release
@@ -26,11 +27,14 @@ else
   fi
 fi
 
-export SRCBUILD_TEST_CUDA118=${SRCBUILD_TEST_CUDA118:-$HOME/.cache/srcbuild-ci/cuda-11.8}
-if ! bash .ci/cuda118.sh "$SRCBUILD_TEST_CUDA118"; then
-  echo "CUDA 11.8: not assembled (see above); the tests that need it skip"
-fi
-
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
+
+# The CUDA 11.8 toolkit the tests use, provisioned by srcbuild itself from Debian's non-free
+# packages (private apt configuration, nothing on the system changes); a second run reuses it.
+# Where that route cannot work (not Debian, no network) the tests that need it skip.
+export SRCBUILD_TOOLCHAIN_DIR=${SRCBUILD_TOOLCHAIN_DIR:-$HOME/.cache/srcbuild-ci/toolchains}
+if ! .venv/bin/srcbuild toolchain install cuda 11.8 --from debian; then
+  echo "CUDA 11.8: not provisioned (see above); the tests that need it skip"
+fi

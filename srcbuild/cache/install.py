@@ -1,8 +1,9 @@
 """``srcbuild install``: find the recipe's wheel (local store, then remotes), check it fits, pip it in.
 
-The flow: resolve the request fingerprint (no git, compiler or network), look in the local store,
-then in each remote in order (pulling a hit into the local store, verified by sha256), re-hash
-the wheel, check it fits the target (``fit``), and run the target's
+The flow: resolve the request fingerprint (no git, compiler or network), look in the local store
+(whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
+into the local store when a trusted signer vouches for it, verified by sha256; a remote that
+fails is a warning), re-hash the wheel, check it fits the target (``fit``), and run the target's
 ``python -m pip install --no-deps <wheel>`` through ``srcbuild.proc``. A miss is an error that
 names the build command; nothing is built here.
 """
@@ -20,10 +21,10 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
 from srcbuild.cache.key import FingerprintInputs, fingerprint
-from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
-from srcbuild.cache.store import CacheEntry, WheelCache
-from srcbuild.cache.transfer import find_remote_entry, pull_entry
+from srcbuild.cache.signing import TrustPolicy
+from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
+from srcbuild.cache.transfer import fetch_first
 from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
@@ -74,26 +75,31 @@ class Found:
 
 
 def find_wheel(
-    cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    fp: str | None = None,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
+    refused: list[SrcbuildError] | None = None,
 ) -> Found | None:
-    """The local hit, else the first remote hit pulled into ``cache``; None on a miss."""
-    found = find_manifest(cache, recipe, package, remotes, fp)
-    if found is None or isinstance(found[0], CacheEntry):
-        return None if found is None else Found(found[0], "local")
-    remote, manifest = found
-    return Found(pull_entry(cache, remote, manifest), remote.url)
+    """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
 
-
-def find_manifest(
-    cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
-) -> tuple[CacheEntry, None] | tuple[CacheRemote, Manifest] | None:
-    """The local entry, else the first remote that has the wheel and its manifest (nothing fetched)."""
+    ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
+    A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
+    """
     fp = fp or fingerprint(request_inputs(recipe, package))
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested)
+    entry = cache.lookup(fp, requested, warn)
     if entry is not None:
-        return entry, None
-    return find_remote_entry(remotes, fp, requested)
+        return Found(entry, "local")
+    if not remotes:
+        return None
+    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused)
+    if pulled is None:
+        return None
+    return Found(pulled[0], pulled[1].url)
 
 
 @dataclass(frozen=True)
@@ -141,33 +147,27 @@ def install(
     python: Path,
     echo: Any = None,
     dry_run: bool = False,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
 ) -> InstallResult:
-    """Find, check and install the wheel; raises on a miss, a misfit or a failed pip.
-
-    With ``dry_run`` a remote hit is checked from its manifest and not downloaded."""
+    """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     fp = fingerprint(request_inputs(recipe, package))
-    hit = find_manifest(cache, recipe, package, remotes, fp)
-    if hit is None:
+    refused: list[SrcbuildError] = []
+    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
+    if found is None:
+        if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+            raise refused[0]
         raise miss_error(recipe, package, fp, cache, remotes)
-    if isinstance(hit[0], CacheEntry):
-        entry: CacheEntry | None = hit[0]
-        origin = "local"
-    else:
-        remote, remote_manifest = hit
-        entry = None if dry_run else pull_entry(cache, remote, remote_manifest)
-        origin = remote.url
-    if entry is not None:
-        entry.check()  # a wheel changed on disk since it was stored is never installed
-    manifest = entry.manifest if entry is not None else remote_manifest
+    found.entry.check()  # a wheel changed on disk since it was stored is never installed
     target = probe_target(python)
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-    findings = tuple(check_fit(manifest, target))
+    findings = tuple(check_fit(found.entry.manifest, target))
     if has_errors(findings):
         first = next(f for f in findings if f.severity is Severity.ERROR)
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
-    if entry is not None and not dry_run:
+    if not dry_run:
         result = proc.run(
             [
                 str(python),
@@ -176,14 +176,14 @@ def install(
                 "install",
                 "--no-deps",
                 "--disable-pip-version-check",
-                str(entry.wheel_path),
+                str(found.entry.wheel_path),
             ],
             echo=echo,
         )
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
-                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+                f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
                 "read pip's message above; the cached wheel itself is intact",
             )
         installed = True
@@ -191,8 +191,8 @@ def install(
         package=package,
         recipe=recipe.name,
         fingerprint=fp,
-        wheel=entry.wheel_path if entry is not None else Path(manifest.wheel),
-        origin=origin,
+        wheel=found.entry.wheel_path,
+        origin=found.origin,
         python=python,
         findings=findings,
         installed=installed,

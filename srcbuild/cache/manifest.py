@@ -19,11 +19,24 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild import __version__
 from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint, sha256_file
+from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
 
 MANIFEST_NAME = "manifest.json"
 LOG_NAME = "build.log"
 MANIFEST_FORMAT = 1
+
+
+def check_wheel_name(name: object, where: str) -> str:
+    """``name`` when it is a valid wheel file name and nothing else: never a path (see ``limits``)."""
+    name = safe_file_name(name, "wheel", where)
+    try:
+        parse_wheel_filename(name)
+    except InvalidWheelFilename as exc:
+        raise CacheIntegrityError(
+            f"{where}: wheel {name!r} is not a wheel file name ({exc})", "the manifest is damaged; it is not used"
+        ) from None
+    return name
 
 
 def wheel_name_parts(filename: str) -> tuple[str, str]:
@@ -135,14 +148,18 @@ class Manifest:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "manifest") -> Manifest:
+        """Read a manifest from outside: every name that becomes a path or a key is checked first."""
         try:
             kernels = data.get("kernels") or {}
+            size = data.get("size") or 0
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise ValueError(f"size {size!r} is not a byte count")
             manifest = cls(
                 package=str(data["package"]),
                 version=str(data["version"]),
-                wheel=str(data["wheel"]),
-                sha256=str(data["sha256"]),
-                fingerprint=str(data["fingerprint"]),
+                wheel=check_wheel_name(data["wheel"], where),
+                sha256=check_hex64(data["sha256"], "sha256", where),
+                fingerprint=check_hex64(data["fingerprint"], "fingerprint", where),
                 key_inputs=dict(data.get("key_inputs") or {}),
                 resolved=dict(data.get("resolved") or {}),
                 recipe=dict(data.get("recipe") or {}),
@@ -150,29 +167,39 @@ class Manifest:
                 sass=tuple(int(s) for s in kernels.get("sass", ())),
                 ptx=tuple(int(s) for s in kernels.get("ptx", ())),
                 local_version=str(data.get("local_version") or ""),
-                size=int(data.get("size") or 0),
+                size=size,
                 created=float(data.get("created") or 0.0),
                 srcbuild_version=str(data.get("srcbuild_version") or ""),
                 extra=dict(data.get("extra") or {}),
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            computed = manifest.entry_key
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             raise CacheIntegrityError(
                 f"{where}: not a srcbuild cache manifest ({type(exc).__name__}: {exc})",
                 "remove the entry with `srcbuild cache verify --remove`",
             ) from None
         recorded = data.get("entry_key")
-        if recorded is not None and recorded != manifest.entry_key:
+        if recorded is not None and recorded != computed:
             raise CacheIntegrityError(
-                f"{where}: entry_key {recorded} does not match its resolved facts ({manifest.entry_key})",
+                f"{where}: entry_key {str(recorded)[:80]} does not match its resolved facts ({computed})",
                 "the manifest was edited or damaged; remove the entry with `srcbuild cache verify --remove`",
             )
         return manifest
 
     @classmethod
-    def loads(cls, text: str, where: str = "manifest") -> Manifest:
+    def loads(cls, text: str | bytes, where: str = "manifest") -> Manifest:
+        """Parse manifest text (bytes must be UTF-8); anything else is CacheIntegrityError."""
+        if len(text) > MAX_MANIFEST:
+            raise CacheIntegrityError(f"{where}: larger than {MAX_MANIFEST} bytes", "it is not a srcbuild manifest")
         try:
+            if isinstance(text, bytes):
+                text = text.decode("utf-8")
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except UnicodeDecodeError:
+            raise CacheIntegrityError(f"{where}: not UTF-8 text", "it is not a srcbuild manifest") from None
+        except RecursionError:
+            raise CacheIntegrityError(f"{where}: JSON nested too deep", "it is not a srcbuild manifest") from None
+        except (json.JSONDecodeError, ValueError) as exc:
             raise CacheIntegrityError(
                 f"{where}: unreadable JSON ({exc})", "remove the entry with `srcbuild cache verify --remove`"
             ) from None
@@ -183,7 +210,8 @@ class Manifest:
     @classmethod
     def read(cls, path: Path) -> Manifest:
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, "rb") as handle:
+                text = handle.read(MAX_MANIFEST + 1)
         except OSError as exc:
             raise CacheIntegrityError(f"{path}: cannot read ({exc.strerror})", "check the cache directory") from None
         return cls.loads(text, str(path))

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from srcbuild import __version__
+from srcbuild.cli.common import JSON_OUTPUT
 from srcbuild.errors import SrcbuildError
 
 INTERNAL_ERROR = 70
@@ -39,6 +40,7 @@ COMMANDS = {
     "install": "srcbuild.cli.install:install_cmd",
     "env": "srcbuild.cli.env:env_group",
     "lock": "srcbuild.cli.env:lock_env",
+    "toolchain": "srcbuild.cli.toolchain:toolchain_group",
 }
 
 
@@ -73,7 +75,7 @@ def _fail(
     click.echo(f"error: {message}", err=True)
     if hint:
         click.echo(f"hint: {hint}", err=True)
-    if as_json:
+    if as_json and not JSON_OUTPUT.printed:  # a result already printed carries its own failure
         payload = {"ok": False, "error": message, "hint": hint, "exit_code": code, **(details or {})}
         sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
         sys.stdout.flush()
@@ -85,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(args)
     as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+    JSON_OUTPUT.printed = False
     try:
         result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})
     except SrcbuildError as exc:

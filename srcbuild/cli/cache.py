@@ -1,4 +1,4 @@
-"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve``: the wheel cache and its remotes."""
+"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust``: the wheel cache and its remotes."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import click
 from srcbuild.cache.maintenance import entry_size, gc, human_size, parse_size, verify_store
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
-from srcbuild.cache.remotes.directory import DirectoryRemote
+from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
-from srcbuild.errors import NotFoundError, UsageError
+from srcbuild.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,6 +36,40 @@ def remote_options(func: F) -> F:
         "(repeatable) [env SRCBUILD_REMOTES].",
     )(func)
     return func
+
+
+def trust_option(func: F) -> F:
+    """``--trust-unsigned``: accept remote entries no trusted signer vouches for."""
+    return click.option(
+        "--trust-unsigned",
+        is_flag=True,
+        help="Accept remote entries that no trusted signer signed (the sha256 is still checked).",
+    )(func)
+
+
+def signing_options(func: F) -> F:
+    """``--signing-key`` (also SRCBUILD_SIGNING_KEY) and ``--unsigned``."""
+    func = click.option("--unsigned", is_flag=True, help="Do not sign (pullers then need --trust-unsigned).")(func)
+    func = click.option(
+        "--signing-key",
+        default=None,
+        help="OpenSSH private key (or the .pub of an ssh-agent key) that signs the manifests "
+        "[env SRCBUILD_SIGNING_KEY; default: CONFIG/signing-key].",
+    )(func)
+    return func
+
+
+def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
+    if unsigned:
+        return None
+    key = signing_key_path(signing_key)
+    if key is None:
+        raise UsageError(
+            "no signing key: pushed entries are signed so that others can trust them",
+            "create one with `mkdir -p ~/.config/srcbuild && ssh-keygen -t ed25519 -N '' "
+            "-f ~/.config/srcbuild/signing-key`, or pass --signing-key KEY (or --unsigned)",
+        )
+    return key
 
 
 def open_cache(work_dir: str | None, cache_dir: str | None) -> WheelCache:
@@ -237,25 +271,30 @@ def _print_transfers(results: list[Transfer], as_json: bool) -> int:
 
 @cache_group.command("push")
 @click.argument("refs", nargs=-1)
+@signing_options
 @remote_options
 @path_options
 @json_option
 def push_cmd(
     refs: tuple[str, ...],
+    signing_key: str | None,
+    unsigned: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
-    """Send entries (all, or those matching REFS) to each --remote."""
+    """Sign and send entries (all, or those matching REFS) to each --remote."""
+    key = resolve_signing_key(signing_key, unsigned)
     cache = open_cache(work_dir, cache_dir)
     entries = list(cache.entries())
     if refs:
         entries = [e for ref in refs for e in (cache.find(ref) or _no_match(ref))]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
-        results.extend(push_entries(entries, remote))
+        remote.check(for_push=True)
+        results.extend(push_entries(entries, remote, key))
     return _print_transfers(results, as_json)
 
 
@@ -266,19 +305,22 @@ def _no_match(ref: str) -> list[CacheEntry]:
 @cache_group.command("pull")
 @click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
+@trust_option
 @remote_options
 @path_options
 @json_option
 def pull_cmd(
     recipe_name: str | None,
     fp: str | None,
+    trust_unsigned: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
-    """Fetch the entries of each --remote that the local cache lacks (each wheel verified by sha256)."""
+    """Fetch the entries of each --remote that the local cache lacks (signature and sha256 checked)."""
+    trust = TrustPolicy.resolve(trust_unsigned)
     cache = open_cache(work_dir, cache_dir)
     fingerprints: list[str | None] = [fp]
     if recipe_name is not None:
@@ -291,27 +333,37 @@ def pull_cmd(
         fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
-        if isinstance(remote, DirectoryRemote) and not remote.root.is_dir():
-            raise NotFoundError(
-                f"remote {remote.url}: no such directory",
-                f"fix the path, or fill it with `srcbuild cache push --remote {remote.url}` where the wheels are",
-            )
+        remote.check()
         for wanted in fingerprints:
-            results.extend(pull_entries(cache, remote, wanted))
+            results.extend(pull_entries(cache, remote, trust, wanted))
     return _print_transfers(results, as_json)
+
+
+def _note_unsigned(key: Path | None, as_json: bool) -> None:
+    if key is None and not as_json:
+        click.echo(
+            "note: no signing key, so the index is unsigned: srcbuild pulls from it need --trust-unsigned "
+            "(pass --signing-key KEY to sign it)",
+            err=True,
+        )
 
 
 @cache_group.command("index")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Where to write it [default: CACHE/index].")
+@signing_options
 @path_options
 @json_option
-def index_cmd(out: str | None, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
-    """Write a PEP 503 simple index of the cache (pip install --index-url DIR-URL/simple/)."""
+def index_cmd(
+    out: str | None, signing_key: str | None, unsigned: bool, work_dir: str | None, cache_dir: str | None, as_json: bool
+) -> int:
+    """Write a signed PEP 503 simple index of the cache (pip install --index-url DIR-URL/simple/)."""
     from srcbuild.cache.simple_index import write_index
 
+    key = None if unsigned else signing_key_path(signing_key)
     cache = open_cache(work_dir, cache_dir)
     target = Path(out) if out else cache.root / "index"
-    wheels = write_index(cache, target.resolve())
+    wheels = write_index(cache, target.resolve(), key)
+    _note_unsigned(key, as_json)
     if as_json:
         print_json({"out": str(target), "wheels": [w.filename for w in wheels]})
         return 0
@@ -325,14 +377,25 @@ def index_cmd(out: str | None, work_dir: str | None, cache_dir: str | None, as_j
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=8080, show_default=True, help="Port (0 picks a free one).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Index directory [default: CACHE/index].")
+@signing_options
 @path_options
-def serve_cmd(host: str, port: int, out: str | None, work_dir: str | None, cache_dir: str | None) -> int:
-    """Write the simple index, then serve it over HTTP until Ctrl-C."""
+def serve_cmd(
+    host: str,
+    port: int,
+    out: str | None,
+    signing_key: str | None,
+    unsigned: bool,
+    work_dir: str | None,
+    cache_dir: str | None,
+) -> int:
+    """Write the signed simple index, then serve it over HTTP until Ctrl-C."""
     from srcbuild.cache.simple_index import make_server, write_index
 
+    key = None if unsigned else signing_key_path(signing_key)
     cache = open_cache(work_dir, cache_dir)
     target = (Path(out) if out else cache.root / "index").resolve()
-    wheels = write_index(cache, target)
+    wheels = write_index(cache, target, key)
+    _note_unsigned(key, False)
     try:
         server = make_server(target, host, port)
     except OSError as exc:
@@ -349,3 +412,8 @@ def serve_cmd(host: str, port: int, out: str | None, work_dir: str | None, cache
     finally:
         server.server_close()
     return 0
+
+
+from srcbuild.cli.cache_trust import trust_group  # noqa: E402
+
+cache_group.add_command(trust_group)

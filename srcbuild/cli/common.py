@@ -42,9 +42,19 @@ def resolve_paths(work_dir: str | None = None, cache_dir: str | None = None) -> 
     return Paths.resolve(work_dir=work_dir, cache_dir=cache_dir)
 
 
+class _JsonOutput:
+    """Whether this run already printed its JSON document (a failure after it adds none)."""
+
+    printed = False
+
+
+JSON_OUTPUT = _JsonOutput()
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
+    JSON_OUTPUT.printed = True
 
 
 def invocation() -> list[str]:

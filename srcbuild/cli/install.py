@@ -7,8 +7,9 @@ import sys
 import click
 
 from srcbuild.cache.install import install, target_python
+from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import WheelCache
-from srcbuild.cli.cache import open_remotes, remote_options
+from srcbuild.cli.cache import open_remotes, remote_options, trust_option
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.recipe import RecipeCatalog
 
@@ -19,6 +20,7 @@ from srcbuild.recipe import RecipeCatalog
 @click.option("--into", default=None, help="Environment prefix to install into [default: the active venv/conda env].")
 @click.option("--python", "python", default=None, help="Interpreter to install for (instead of --into).")
 @click.option("--dry-run", is_flag=True, help="Find and check the wheel, but do not install it.")
+@trust_option
 @remote_options
 @path_options
 @json_option
@@ -28,6 +30,7 @@ def install_cmd(
     into: str | None,
     python: str | None,
     dry_run: bool,
+    trust_unsigned: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
@@ -46,6 +49,7 @@ def install_cmd(
         target_python(into, python),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
+        trust=TrustPolicy.resolve(trust_unsigned),
     )
     if as_json:
         print_json(result.to_json())

@@ -118,7 +118,8 @@ def run_build(
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.key import FingerprintInputs, fingerprint
-    from srcbuild.cache.remotes import open_remote, parse_remotes
+    from srcbuild.cache.remotes import RemoteOptions, open_remote, parse_remotes
+    from srcbuild.cache.signing import TrustPolicy
     from srcbuild.cache.store import WheelCache
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
@@ -130,11 +131,17 @@ def run_build(
     fp = fingerprint(inputs)
     cache = WheelCache(paths.cache_dir)
 
-    remote_urls = parse_remotes(options.remotes, environ)
+    remote_options = RemoteOptions.resolve(environ=environ)
+    remotes = [open_remote(url, remote_options) for url in parse_remotes(options.remotes, environ)]
+    trust = TrustPolicy.resolve(options.trust_unsigned, environ)
+
+    def warn(message: str) -> None:
+        console.print(f"warning: {message}", markup=False, highlight=False)
 
     def hit() -> BuildResult | None:
-        # the local store first, then each remote (pulled into the local store, sha256 checked)
-        found = find_wheel(cache, recipe, plan.package, [open_remote(url) for url in remote_urls], fp)
+        # the local store first (each hit checked against its manifest), then each remote (pulled
+        # into the local store when a trusted signer vouches for it); a failing remote is a warning
+        found = find_wheel(cache, recipe, plan.package, remotes, fp, trust, warn)
         if found is None:
             return None
         where = "" if found.origin == "local" else f" from {found.origin}"

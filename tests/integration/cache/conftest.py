@@ -81,3 +81,27 @@ def fresh_venv(venv_template: Path, tmp_path: Path) -> Path:
     target = tmp_path / "venv"
     shutil.copytree(venv_template, target, symlinks=True)
     return target
+
+
+def make_key(directory: Path, name: str) -> Path:
+    """A real ed25519 key pair made by ssh-keygen: ``directory/name`` and ``directory/name.pub``."""
+    require_tool("ssh-keygen (openssh-client)", shutil.which("ssh-keygen"))
+    directory.mkdir(parents=True, exist_ok=True)
+    key = directory / name
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(key)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    return key
+
+
+@pytest.fixture()
+def signer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Alice's key: it signs what this test pushes (SRCBUILD_SIGNING_KEY), and this user trusts it."""
+    from srcbuild.cli import main
+
+    key = make_key(tmp_path / "keys", "alice")
+    monkeypatch.setenv("SRCBUILD_SIGNING_KEY", str(key))
+    assert main(["cache", "trust", "add", f"{key}.pub"]) == 0
+    return key

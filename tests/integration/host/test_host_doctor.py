@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 DOCTOR_KEYS = {
     "gpus", "driver", "cuda_toolkits", "cudnn", "nccl", "gccs", "mpi", "conda", "docker", "resources", "missing",
-    "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs",
+    "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs", "toolchains",
 }  # fmt: skip
 
 
@@ -38,6 +38,8 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve()).names())
     assert all(set(r) == {"recipe", "status", "reasons", "findings"} for r in data["recipes"])
     assert any(m["implementation"] == "openmpi" and m["mpicc"] == shutil.which("mpicc") for m in data["mpi"])
+    cuda92 = next(n for n in data["toolchains"]["recipes"]["kepler-cu92"] if n["tool"] == "cuda")
+    assert (cuda92["status"], cuda92["offer"]["provider"], cuda92["offer"]["version"]) == ("fetch", "runfile", "9.2")
 
 
 def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,6 +56,8 @@ def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"MAX_JOBS: {report.jobs} ({report.jobs_reason})\n" in out
     for verdict in report.verdicts:
         assert f"  {verdict.recipe}: " in out
+    assert f"Provisioned toolchains ({paths.toolchain_dir}):\n  none\n" in out
+    assert "\n  kepler-cu92: srcbuild will fetch: CUDA 9.2 (runfile), cuDNN 7.6 (nvidia)," in out
 
 
 def test_kepler_cu92_verdict_names_what_to_install(gcc11: Path) -> None:
