@@ -1,10 +1,10 @@
 """Every ``srcbuild`` command README.md and docs/ show that works offline is run, and succeeds.
 
 The commands run in a directory holding the files the docs name (``lspci.txt``, ``smi.txt``,
-``version.txt``, ``my-recipe.toml``), taken from recorded machine fixtures. Commands that build,
-download or install (``torch``, ``install``, ``lock``, ``env create``, ``verify`` of a wheel the
-docs only name, ``smoke``) are parsed by tests/unit/test_readme.py and exercised by their own
-integration tests instead.
+``version.txt``, ``gpu.txt``, ``my-recipe.toml``), taken from recorded machine fixtures. Commands
+that build, download or install (``torch``, ``install``, ``lock``, ``env create``, ``toolchain
+install``, ``verify`` of a wheel the docs only name, ``smoke``) are parsed by
+tests/unit/test_readme.py and exercised by their own integration tests instead.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ MACHINES = Path(__file__).resolve().parents[2] / "fixtures" / "machines"
 BUILDS = {"torch", "torchvision", "install", "lock", "verify", "smoke"}
 
 
+FETCHES = {("env", "create"), ("toolchain", "install"), ("toolchain", "rm")}
+
+
 def runs_offline(command: DocCommand) -> bool:
-    return command.argv[0] not in BUILDS and command.argv[:2] != ("env", "create")
+    return command.argv[0] not in BUILDS and command.argv[:2] not in FETCHES
 
 
 OFFLINE = [c for c in doc_commands() if runs_offline(c)]
@@ -34,6 +37,7 @@ OFFLINE = [c for c in doc_commands() if runs_offline(c)]
 def doc_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     k80 = MACHINES / "k80-server"
     shutil.copy(MACHINES / "gt750m-laptop" / "lspci.txt", tmp_path / "lspci.txt")
+    shutil.copy(MACHINES / "gt750m-laptop" / "lspci.txt", tmp_path / "gpu.txt")
     shutil.copy(k80 / "nvidia-smi.txt", tmp_path / "smi.txt")
     shutil.copy(k80 / "proc-driver-version.txt", tmp_path / "version.txt")
     (tmp_path / "my-recipe.toml").write_text('extends = "kepler-cu92"\n[build]\nenv = { USE_NCCL = "0" }\n')
