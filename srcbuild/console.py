@@ -75,8 +75,11 @@ def output_width(stream: IO[str], environ: dict[str, str] | None = None) -> int:
     return DEFAULT_WIDTH
 
 
-def make_console(stderr: bool = False, file: IO[str] | None = None) -> Console:
-    """The console a command prints through (stdout, or stderr with ``stderr=True``)."""
+def make_console(stderr: bool = False, file: IO[str] | None = None, progress: bool = False) -> Console:
+    """The console a command prints through (stdout, or stderr with ``stderr=True``).
+
+    A ``progress`` console (a build's steps and commands) does not wrap long lines and prints
+    nothing with ``-q``: the result and the errors are printed by the command itself."""
     stream = file or (sys.stderr if stderr else sys.stdout)
     color = color_wanted(stream)
     return Console(
@@ -85,7 +88,8 @@ def make_console(stderr: bool = False, file: IO[str] | None = None) -> Console:
         highlight=False,
         no_color=not color,
         color_system="auto" if color else None,
-        soft_wrap=False,
+        soft_wrap=progress,
+        quiet=progress and SETTINGS.verbosity == Verbosity.QUIET,
     )
 
 

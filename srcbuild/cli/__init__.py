@@ -20,6 +20,7 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
+from srcbuild.console import reset as reset_output
 from srcbuild.errors import SrcbuildError
 
 INTERNAL_ERROR = 70
@@ -60,8 +61,14 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, "--version", prog_name="srcbuild")
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-def cli(debug: bool) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="Print only results and errors.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every raw command a build runs.")
+@click.option("--no-color", is_flag=True, help="No colors (also when NO_COLOR is set or output is not a terminal).")
+def cli(debug: bool, quiet: bool, verbose: bool, no_color: bool) -> None:
     """Build PyTorch and torchvision wheels from source for legacy NVIDIA GPUs."""
+    from srcbuild.console import configure
+
+    configure(quiet=quiet, verbose=verbose, no_color=no_color)
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
@@ -88,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = _debug_requested(args)
     as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
     JSON_OUTPUT.printed = False
+    reset_output()
     try:
         result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})
     except SrcbuildError as exc:

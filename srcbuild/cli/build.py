@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
 from srcbuild.cli.common import (
     exact_hint,
@@ -23,6 +22,7 @@ from srcbuild.cli.common import (
     resolve_paths,
     resume_command,
 )
+from srcbuild.console import make_console
 from srcbuild.errors import SrcbuildError
 from srcbuild.plan.inputs import PACKAGES, BuildOptions
 from srcbuild.plan.render import FORMATS, render
@@ -106,7 +106,7 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
-    console = Console(file=sys.stderr if as_json else sys.stdout, highlight=False, soft_wrap=True)
+    console = make_console(stderr=as_json, progress=True)  # the build's progress; -q silences it
     try:
         result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
     except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume

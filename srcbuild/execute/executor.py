@@ -23,6 +23,8 @@ from rich.console import Console
 
 from srcbuild import proc
 from srcbuild.command import Command
+from srcbuild.console import SETTINGS as console_settings
+from srcbuild.console import Verbosity
 from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
 from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
@@ -188,7 +190,7 @@ class Executor:
     ) -> None:
         """Run one command of ``step``; on failure raise ``explain(cmd, result)`` when given (after
         showing the log's last lines), else the generic diagnosis of ``_fail``."""
-        self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
+        self._announce(cmd)
         env = self.command_env(cmd)
         try:
             if step.progress:
@@ -207,6 +209,17 @@ class Executor:
             self._show_tail(step, cmd, result, log)
             raise explain(cmd, result)
         self._fail(step, cmd, result, log)
+
+    def _announce(self, cmd: Command) -> None:
+        """One line per command saying what it does; with -v the raw command too; none with -q."""
+        verbosity = console_settings.verbosity
+        if verbosity >= Verbosity.VERBOSE:
+            self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
+        elif verbosity >= Verbosity.NORMAL:
+            line = f"    - {cmd.why}"
+            width = max(self.console.width, 40)
+            line = line if len(line) <= width else line[: width - 1] + "…"
+            self.console.print(line, style="dim", markup=False, highlight=False)
 
     def _show_tail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
         self.console.print(f"[red]step {step.id} failed: {cmd.argv[0]} exited {result.returncode}[/red]")
