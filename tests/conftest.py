@@ -40,6 +40,8 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.delenv("SRCBUILD_SIGNING_KEY", raising=False)
     monkeypatch.delenv("SRCBUILD_RECIPES_PATH", raising=False)
     monkeypatch.delenv("SRCBUILD_MIRROR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))  # no user srcbuild.toml
+    monkeypatch.delenv("SRCBUILD_CONFIG", raising=False)
     for var in ("SRCBUILD_TOOLCHAIN_DIR", "SRCBUILD_NVIDIA_MIRROR", "SRCBUILD_TOOLCHAIN_DATA"):
         monkeypatch.delenv(var, raising=False)
     return base

@@ -64,11 +64,23 @@ class LazyGroup(click.Group):
 @click.option("-q", "--quiet", is_flag=True, help="Print only results and errors.")
 @click.option("-v", "--verbose", is_flag=True, help="Show every raw command a build runs.")
 @click.option("--no-color", is_flag=True, help="No colors (also when NO_COLOR is set or output is not a terminal).")
-def cli(debug: bool, quiet: bool, verbose: bool, no_color: bool) -> None:
-    """Build PyTorch and torchvision wheels from source for legacy NVIDIA GPUs."""
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A settings file [env SRCBUILD_CONFIG; default: srcbuild.toml in the user config directory].",
+)
+@click.pass_context
+def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: bool, config_file: str | None) -> None:
+    """Build PyTorch and torchvision wheels from source for legacy NVIDIA GPUs.
+
+    Settings come from the command line, then SRCBUILD_* variables, then the config file."""
+    from srcbuild.config import configured
     from srcbuild.console import configure
 
     configure(quiet=quiet, verbose=verbose, no_color=no_color)
+    ctx.with_resource(configured(config_file))  # the environment is restored when the command ends
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
