@@ -41,6 +41,7 @@ COMMANDS = {
     "install": "srcbuild.cli.install:install_cmd",
     "env": "srcbuild.cli.env:env_group",
     "lock": "srcbuild.cli.env:lock_env",
+    "work": "srcbuild.cli.work:work_group",
     "toolchain": "srcbuild.cli.toolchain:toolchain_group",
 }
 

@@ -7,13 +7,16 @@ the build commands run that same plan. The wheel's path is the last line a build
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from srcbuild.cli.common import (
+    complete_recipe,
     exact_hint,
     invocation,
     json_option,
@@ -34,7 +37,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 def build_options(func: F) -> F:
     """The options ``plan`` and the build commands share."""
     decorators = [
-        click.option("--recipe", "-r", required=True, help="Recipe name from the catalog, or a path to a .toml."),
+        click.option(
+            "--recipe",
+            "-r",
+            required=True,
+            shell_complete=complete_recipe,
+            help="Recipe name from the catalog, or a path to a .toml.",
+        ),
         click.option(
             "--mirror",
             "mirrors",
@@ -85,6 +94,14 @@ def build_options(func: F) -> F:
     return func
 
 
+output_dir_option = click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also copy the finished wheel into this directory (its path is then the last line).",
+)
+
+
 def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
     return BuildOptions(
         package=package,
@@ -113,16 +130,30 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
         if invocation():
             exc.hint = exact_hint(exc.hint, resume_command(invocation()))
         raise
+    wheel = result.wheel
+    if kw.get("output_dir") and wheel is not None:
+        wheel = copy_wheel(wheel, Path(kw["output_dir"]))
     if as_json:
-        print_json(result.to_json())
+        print_json({**result.to_json(), **({"output": str(wheel)} if wheel != result.wheel else {})})
     else:
-        click.echo(str(result.wheel))
+        click.echo(str(wheel))
     return 0
+
+
+def copy_wheel(wheel: Path, directory: Path) -> Path:
+    """Copy the finished wheel into ``directory`` (a temporary name renamed into place)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / wheel.name
+    tmp = directory / f".{wheel.name}.{os.getpid()}.tmp"
+    shutil.copyfile(wheel, tmp)
+    tmp.replace(target)
+    return target
 
 
 @click.command("torch")
 @build_options
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@output_dir_option
 @json_option
 def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torch wheel for a recipe (or take it from the cache)."""
@@ -132,6 +163,7 @@ def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.command("torchvision")
 @build_options
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@output_dir_option
 @json_option
 def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torchvision wheel against the recipe's torch wheel (built first when missing)."""

@@ -82,3 +82,15 @@ def exact_hint(hint: str | None, command: str) -> str | None:
         return hint
     hint = _GENERIC_RESUME.sub(lambda _: command, hint)
     return hint.replace("rerun with --resume to continue from this step", f"continue with: {command}")
+
+
+def complete_recipe(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion for ``--recipe``: catalog names (and files, when it looks like a path)."""
+    from click.shell_completion import CompletionItem
+
+    from srcbuild.recipe.catalog import RecipeCatalog, is_path_argument
+
+    if incomplete and is_path_argument(incomplete):
+        return [CompletionItem(incomplete, type="file")]
+    names = RecipeCatalog(resolve_paths()).names()
+    return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,9 @@ from typing import Any
 import click
 
 from srcbuild.capability import generation
-from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.cli.common import complete_recipe, json_option, print_json, resolve_paths
 from srcbuild.console import make_console, print_table
-from srcbuild.errors import IncompatibleError, RecipeError
+from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
@@ -182,3 +183,58 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
                 click.echo(textwrap.indent(text, "       "))
         click.echo(f"{sum(r['ok'] for r in results)} of {len(results)} recipes valid")
     return code
+
+
+def starter_text(name: str, base: Recipe, base_text: str) -> str:
+    """A recipe that extends ``base``: its own name, description and ``extends``, then every line
+    of the base file commented out, for reference (uncomment and change only what differs)."""
+    head = [
+        f"# {name}: {base.name} with changes. Tables merge key by key with {base.name}'s,",
+        "# so only what differs goes here: uncomment a line of the reference below and change it.",
+        f'name = "{name}"',
+        f'description = "{base.description}"',
+        f'extends = "{base.name}"',
+        "",
+        f"# ---- {base.name}, for reference ----",
+    ]
+    skip = re.compile(r"^\s*(name|description|extends)\s*=")
+    body = [
+        line if not line.strip() else ("#" + line if line.startswith("#") else "# " + line)
+        for line in base_text.splitlines()
+        if not skip.match(line)
+    ]
+    return "\n".join([*head, *body]) + "\n"
+
+
+@recipes_group.command("new")
+@click.argument("name")
+@click.option("--extends", "base_name", required=True, shell_complete=complete_recipe, help="The recipe to start from.")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write NAME.toml [default: the first SRCBUILD_RECIPES_PATH directory, else the current one].",
+)
+def new_recipe(name: str, base_name: str, directory: str | None) -> int:
+    """Write NAME.toml, a recipe that extends BASE, with BASE's lines and comments for reference."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+        raise UsageError(
+            f"recipe name {name!r}: use lowercase letters, digits, '.', '_' and '-'", "e.g. kepler-cu92-mine"
+        )
+    paths = resolve_paths()
+    catalog = RecipeCatalog(paths)
+    base = catalog.load(base_name)
+    extra = [d for d in paths.recipe_dirs[:-1]]
+    target_dir = Path(directory) if directory else (extra[0] if extra else Path.cwd())
+    target = target_dir / f"{name}.toml"
+    if target.exists():
+        raise UsageError(f"{display_path(target)} exists already", f"pick another name, or edit it: $EDITOR {target}")
+    assert base.path is not None
+    target_dir.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(starter_text(name, base, base.path.read_text(encoding="utf-8")), encoding="utf-8")
+    tmp.replace(target)
+    RecipeCatalog(paths).load(str(target))  # it loads, or the error names the line
+    click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shlex.quote(str(target))}")
+    return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.verify.fatbin import scan_elf
-from tests.integration.execute.conftest import Srcbuild
+from tests.integration.execute.conftest import CP, Srcbuild
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +47,7 @@ def test_kepler_build_with_cuda118_and_private_gcc11(srcbuild_118: Srcbuild) -> 
     ran = srcbuild_118.run("torch", "world-kepler-cu118")
     assert ran.rc == 0, ran.out
     wheel = Path(ran.last_line)
-    assert wheel.name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-linux_x86_64.whl"
     assert wheel.is_file() and srcbuild_118.cache_dir in wheel.parents
     assert _sms(wheel, "torch/lib/libtorch_cuda.so") == [("ptx", 37), ("sass", 35), ("sass", 37)]
     # gcc-11 came from the private alternatives tree, first on PATH, and nvcc used it as host compiler
@@ -97,7 +97,7 @@ def test_turing_build_with_cuda13(srcbuild_130: Srcbuild) -> None:
     ran = srcbuild_130.run("torch", "world-turing-cu130")
     assert ran.rc == 0, ran.out
     wheel = Path(ran.last_line)
-    assert wheel.name == "torch-2.9.0+cu130.sm75-cp311-cp311-linux_x86_64.whl"
+    assert wheel.name == f"torch-2.9.0+cu130.sm75-{CP}-{CP}-linux_x86_64.whl"
     assert _sms(wheel, "torch/lib/libtorch_cuda.so") == [("sass", 75)]
     links = srcbuild_130.work_dir / "compilers" / "gcc-12" / "bin"
     assert (links / "gcc").resolve() == Path("/usr/bin/gcc-12").resolve()
@@ -136,10 +136,13 @@ def test_failure_is_explained_kept_and_resumed_cheaply(srcbuild_118: Srcbuild, t
     state = json.loads((srcbuild_118.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json").read_text())
     assert state["steps"]["build"]["status"] == "failed" and state["steps"]["sources"]["status"] == "done"
 
-    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume", env=knob)
+    dist = tmp_path / "dist"
+    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume", "--output-dir", str(dist), env=knob)
     assert resumed.rc == 0, resumed.out
     assert "Sources: https://github.com/pytorch/pytorch at v2.5.1: done in an earlier run" in resumed.out
-    assert Path(resumed.last_line).name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    wheel = Path(resumed.last_line)
+    assert wheel.parent == dist and wheel.is_file()  # --output-dir: a copy of the cached wheel
+    assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-linux_x86_64.whl"
     second = log.read_text()
     second = second[second.rindex("Everything's in place. Do not rerun.") :]
     assert "[1/2] Building C object CMakeFiles/torch_python.dir/csrc/python_bindings.c.o" in second  # only what is left
