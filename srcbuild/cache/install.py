@@ -11,6 +11,7 @@ names the build command; nothing is built here.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -48,8 +49,12 @@ def request_inputs(recipe: Recipe, package: str, platform_tag: str | None = None
     return FingerprintInputs.from_recipe(recipe, package, recipe_build_env(recipe, package), platform_tag)
 
 
-def target_python(into: str | None, python: str | None, environ: Mapping[str, str] | None = None) -> Path:
-    """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3."""
+def target_python(
+    into: str | None, python: str | None, environ: Mapping[str, str] | None = None, version: str | None = None
+) -> Path:
+    """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3.
+
+    ``version`` (the recipe's ``toolchain.python``) names the interpreter the hint suggests."""
     env = os.environ if environ is None else environ
     if python:
         return Path(python)
@@ -60,7 +65,7 @@ def target_python(into: str | None, python: str | None, environ: Mapping[str, st
                 return candidate
         raise UsageError(
             f"{prefix} is not a Python environment (no bin/python)",
-            f"create one first, e.g. `python3.8 -m venv {prefix}`, or pass --python",
+            f"create one first: python{version or '3'} -m venv {shlex.quote(str(prefix))}; or pass --python",
         )
     found = shutil.which("python3") or shutil.which("python") or sys.executable
     return Path(found)

@@ -50,3 +50,14 @@ def test_recipe_argument_is_the_name_in_the_catalog_else_the_path(tmp_path: Path
     mine = tmp_path / "kepler cu92.toml"
     mine.write_text('name = "kepler-cu92"\nextends = "kepler-cu92"\n')
     assert recipe_argument(RecipeCatalog(paths).load(str(mine)), paths) == f"'{mine}'"
+
+
+def test_venv_hint_names_the_recipes_python(tmp_path: Path) -> None:
+    import pytest
+
+    from srcbuild.cache.install import target_python
+    from srcbuild.errors import UsageError
+
+    with pytest.raises(UsageError) as info:
+        target_python(str(tmp_path / "my env"), None, {}, version="3.12")
+    assert info.value.hint == f"create one first: python3.12 -m venv '{tmp_path / 'my env'}'; or pass --python"
