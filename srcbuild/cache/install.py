@@ -22,10 +22,11 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
 from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
-from srcbuild.cache.transfer import fetch_first
+from srcbuild.cache.transfer import fetch_first, find_remote_entry
 from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
@@ -144,6 +145,33 @@ def miss_error(
     )
 
 
+def peek_wheel(
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    fp: str,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
+) -> tuple[Manifest, Path, str]:
+    """The wheel ``install`` would use, without downloading it: a local entry (re-hashed), else
+    the first remote hit whose manifest and signature the trust policy accepts."""
+    requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
+    entry = cache.lookup(fp, requested, warn)
+    if entry is not None:
+        entry.check()
+        return entry.manifest, entry.wheel_path, "local"
+    hit = find_remote_entry(remotes, fp, requested, warn)
+    if hit is None:
+        raise miss_error(recipe, package, fp, cache, remotes)
+    remote, manifest = hit
+    with cache.staging("peek-") as work:
+        (trust or TrustPolicy.resolve()).check(
+            manifest, remote.signature(manifest), work, f"{manifest.wheel} from {remote.url}"
+        )
+    return manifest, Path(manifest.wheel), remote.url
+
+
 def install(
     cache: WheelCache,
     recipe: Recipe,
@@ -157,17 +185,21 @@ def install(
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     fp = fingerprint(request_inputs(recipe, package))
-    refused: list[SrcbuildError] = []
-    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
-    if found is None:
-        if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
-            raise refused[0]
-        raise miss_error(recipe, package, fp, cache, remotes)
-    found.entry.check()  # a wheel changed on disk since it was stored is never installed
+    if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
+        manifest, wheel_path, origin = peek_wheel(cache, recipe, package, remotes, fp, trust, warn)
+    else:
+        refused: list[SrcbuildError] = []
+        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
+        if found is None:
+            if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+                raise refused[0]
+            raise miss_error(recipe, package, fp, cache, remotes)
+        found.entry.check()  # a wheel changed on disk since it was stored is never installed
+        manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
     target = probe_target(python)
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-    findings = tuple(check_fit(found.entry.manifest, target))
+    findings = tuple(check_fit(manifest, target))
     if has_errors(findings):
         first = next(f for f in findings if f.severity is Severity.ERROR)
         raise IncompatibleError(first.message, first.fix or None)
@@ -181,14 +213,14 @@ def install(
                 "install",
                 "--no-deps",
                 "--disable-pip-version-check",
-                str(found.entry.wheel_path),
+                str(wheel_path),
             ],
             echo=echo,
         )
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
-                f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
                 "read pip's message above; the cached wheel itself is intact",
             )
         installed = True
@@ -196,12 +228,21 @@ def install(
         package=package,
         recipe=recipe.name,
         fingerprint=fp,
-        wheel=found.entry.wheel_path,
-        origin=found.origin,
+        wheel=wheel_path,
+        origin=origin,
         python=python,
         findings=findings,
         installed=installed,
     )
 
 
-__all__ = ["Found", "InstallResult", "Target", "find_wheel", "install", "request_inputs", "target_python"]
+__all__ = [
+    "Found",
+    "InstallResult",
+    "Target",
+    "find_wheel",
+    "install",
+    "peek_wheel",
+    "request_inputs",
+    "target_python",
+]
