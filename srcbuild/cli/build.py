@@ -128,7 +128,8 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
         result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
     except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
         if invocation():
-            exc.hint = exact_hint(exc.hint, resume_command(invocation()))
+            argv = invocation()
+            exc.hint = exact_hint(exc.hint, resume_command(argv), resume_command(argv, resume=False))
         raise
     wheel = result.wheel
     if kw.get("output_dir") and wheel is not None:

@@ -64,23 +64,25 @@ def invocation() -> list[str]:
     return list(obj.get("argv", [])) if isinstance(obj, dict) else []
 
 
-def resume_command(argv: list[str]) -> str:
+def resume_command(argv: list[str], resume: bool = True) -> str:
     """``argv`` as a pasteable command that continues the build: every option kept as given
-    (the recipe as a name or a path, --mirror, --env, --work-dir, --cache-dir ...), ``--resume`` added."""
-    args = [a for a in argv if a != "--json"]
-    if "--resume" not in args:
-        args.append("--resume")
-    return shlex.join(["srcbuild", *args])
+    (the recipe as a name or a path, --mirror, --env, --work-dir, --cache-dir ...), ``--resume``
+    added (or, with ``resume=False``, taken out)."""
+    args = [a for a in argv if a not in ("--json", "--resume")]
+    return shlex.join(["srcbuild", *args, *(["--resume"] if resume else [])])
 
 
 _GENERIC_RESUME = re.compile(r"srcbuild (?:torch|torchvision) --recipe \S+ --resume")
 
 
-def exact_hint(hint: str | None, command: str) -> str | None:
-    """A build hint with its "continue with"/"rerun with --resume" made the exact ``command``."""
+def exact_hint(hint: str | None, command: str, fresh: str | None = None) -> str | None:
+    """A build hint with its "continue with"/"rerun with --resume" made the exact ``command``
+    (and "the same command without --resume" the exact ``fresh`` one)."""
     if not hint:
         return hint
     hint = _GENERIC_RESUME.sub(lambda _: command, hint)
+    if fresh:
+        hint = hint.replace("run the same command without --resume", f"run it without --resume: {fresh}")
     return hint.replace("rerun with --resume to continue from this step", f"continue with: {command}")
 
 

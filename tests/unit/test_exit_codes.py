@@ -47,6 +47,11 @@ CASES = [
     (["cache", "push"], 2),
     (["cache", "pull", "--remote", "/nonexistent/remote"], 9),
     (["cache", "pull", "--remote", "http://127.0.0.1:1/"], 9),
+    (["work", "clean"], 2),
+    (["work", "clean", "--older-than", "a month"], 2),
+    (["recipes", "new", "Bad Name", "--extends", "kepler-cu92"], 2),
+    (["recipes", "new", "mine", "--extends", "nope"], 2),
+    (["--config", "/nonexistent/srcbuild.toml", "recipes", "list"], 2),
 ]
 
 

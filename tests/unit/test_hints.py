@@ -33,6 +33,13 @@ def test_resume_command_keeps_every_option_as_given_and_quotes() -> None:
     assert resume_command([*ARGV, "--resume", "--json"]) == EXACT
 
 
+def test_nothing_to_resume_hint_is_the_command_without_resume() -> None:
+    fresh = resume_command([*ARGV, "--resume"], resume=False)
+    assert fresh == EXACT.removesuffix(" --resume")
+    hint = exact_hint("run the same command without --resume", EXACT, fresh)
+    assert hint == f"run it without --resume: {fresh}"
+
+
 def test_interrupted_hint_becomes_the_exact_command() -> None:
     hint = "continue with: srcbuild torch --recipe k80 --resume"
     assert exact_hint(hint, EXACT) == f"continue with: {EXACT}"
