@@ -106,11 +106,12 @@ def generation(cc: ComputeCapability) -> str:
 
 def chip_capability(chip: str) -> CapabilityRow | None:
     """The row whose chip codes name ``chip`` ("GK107M", "GP108GLM" -> the GK107 / GP108 row)."""
-    base = chip_base(chip)
-    for row in capability_rows():
-        if base in row.chips:
-            return row
-    return None
+    return _chip_rows(capability_rows()).get(chip_base(chip))
+
+
+@functools.lru_cache(maxsize=4)
+def _chip_rows(rows: tuple[CapabilityRow, ...]) -> dict[str, CapabilityRow]:
+    return {chip: row for row in rows for chip in row.chips}
 
 
 _CHIP_RE = re.compile(r"^((?:GF|GK|GM|GP|GV|TU|GA|AD|GH|GB|GT|G)\d{2,3}[A-Z]?b?)")
@@ -120,7 +121,7 @@ _CHIP_SUFFIX = re.compile(r"(?:GLM|GL|BM|M)$")
 def chip_base(chip: str) -> str:
     """The chip code without pci.ids' variant suffix: "GK107M" -> "GK107", "GP104BM" -> "GP104"."""
     base = _CHIP_SUFFIX.sub("", chip.strip())
-    known = {c for row in capability_rows() for c in row.chips}
+    known = _chip_rows(capability_rows())
     if base in known:
         return base
     m = _CHIP_RE.match(base)

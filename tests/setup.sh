@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . /etc/os-release
 export DEBIAN_FRONTEND=noninteractive
-packages=(gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils python3-venv)
+packages=(gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
+          bubblewrap python3-venv)
 
 if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
   echo "apt: skipped (SRCBUILD_SKIP_APT=1)"
@@ -21,9 +22,14 @@ else
   if [ "${sudo[*]}" = none ]; then
     echo "apt: not root and no sudo; as root run: apt-get install -y ${packages[*]} (tests that need them skip)"
   else
-    echo "apt: installing ${packages[*]} on $PRETTY_NAME"
     "${sudo[@]}" apt-get update -qq
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+    available=()
+    for p in "${packages[@]}"; do
+      if apt-cache show "$p" >/dev/null 2>&1; then available+=("$p"); else
+        echo "apt: $p is not available on $PRETTY_NAME (the tests that need it skip)"; fi
+    done
+    echo "apt: installing ${available[*]} on $PRETTY_NAME"
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${available[@]}" >/dev/null
   fi
 fi
 

@@ -89,20 +89,22 @@ def find_wheel(
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
     refused: list[SrcbuildError] | None = None,
+    allow_modified: bool = False,
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
 
     ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
     A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
+    Entries built from modified sources are found only with ``allow_modified``.
     """
     fp = fp or fingerprint(request_inputs(recipe, package))
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested, warn)
+    entry = cache.lookup(fp, requested, warn, allow_modified)
     if entry is not None:
         return Found(entry, "local")
     if not remotes:
         return None
-    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused)
+    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused, allow_modified)
     if pulled is None:
         return None
     return Found(pulled[0], pulled[1].url)
@@ -132,6 +134,30 @@ class InstallResult:
             "findings": [f.to_json() for f in self.findings],
             "installed": self.installed,
         }
+
+
+@dataclass(frozen=True)
+class PipOptions:
+    """How ``install`` runs pip: with the wheel's dependencies (pip resolves them from its usual
+    index, or ``index_url``/``extra_index_urls``) unless ``no_deps``; ``allow_modified`` lets an
+    entry built from modified sources be installed."""
+
+    no_deps: bool = False
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    allow_modified: bool = False
+
+
+def pip_install_argv(python: Path, wheel: Path, options: PipOptions) -> list[str]:
+    """``PY -m pip install [--no-deps] [--index-url U] ... WHEEL``."""
+    argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if options.no_deps:
+        argv.append("--no-deps")
+    if options.index_url:
+        argv += ["--index-url", options.index_url]
+    for url in options.extra_index_urls:
+        argv += ["--extra-index-url", url]
+    return [*argv, str(wheel)]
 
 
 def miss_error(
@@ -182,14 +208,16 @@ def install(
     dry_run: bool = False,
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
+    options: PipOptions | None = None,
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
+    options = options or PipOptions()
     fp = fingerprint(request_inputs(recipe, package))
     if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
         manifest, wheel_path, origin = peek_wheel(cache, recipe, package, remotes, fp, trust, warn)
     else:
         refused: list[SrcbuildError] = []
-        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
+        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified)
         if found is None:
             if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
                 raise refused[0]
@@ -205,23 +233,13 @@ def install(
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
     if not dry_run:
-        result = proc.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "--no-deps",
-                "--disable-pip-version-check",
-                str(wheel_path),
-            ],
-            echo=echo,
-        )
+        result = proc.run(pip_install_argv(python, wheel_path, options), echo=echo)
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
                 f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
-                "read pip's message above; the cached wheel itself is intact",
+                "read pip's message above; the cached wheel itself is intact"
+                + ("" if options.no_deps else " (add --no-deps to install it without its dependencies)"),
             )
         installed = True
     return InstallResult(
@@ -239,10 +257,12 @@ def install(
 __all__ = [
     "Found",
     "InstallResult",
+    "PipOptions",
     "Target",
     "find_wheel",
     "install",
     "peek_wheel",
+    "pip_install_argv",
     "request_inputs",
     "target_python",
 ]

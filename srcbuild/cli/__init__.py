@@ -22,6 +22,7 @@ from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
 from srcbuild.console import reset as reset_output
 from srcbuild.errors import SrcbuildError
+from srcbuild.proc import stop_on_signals
 
 INTERNAL_ERROR = 70
 
@@ -110,7 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     JSON_OUTPUT.printed = False
     reset_output()
     try:
-        result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})
+        with stop_on_signals():  # SIGTERM and SIGHUP stop a build as Ctrl-C does
+            result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})
     except SrcbuildError as exc:
         if debug:
             traceback.print_exc()

@@ -20,6 +20,7 @@ from srcbuild.advice.window import Window, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import json_option, print_json, resolve_paths
 from srcbuild.errors import RecipeError, UsageError
+from srcbuild.host.identify import models_by_name
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.knowledge.model import GpuModel
 from srcbuild.recipe import Recipe, RecipeCatalog
@@ -89,6 +90,7 @@ def compat_json(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: 
                 "cuda": f.cuda,
                 "reason": f.reasons[0] if f.reasons else "",
                 "reasons": list(f.reasons),
+                "notes": list(f.notes),
             }
             for f in fits
         ],
@@ -136,7 +138,7 @@ def ambiguous_gpu_error(name: str, models: Sequence[GpuModel], command: str) -> 
 
 
 def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapability, str, tuple[str, ...]]:
-    models = kb.gpus_by_name(name)
+    models = kb.gpus_by_name(name) or models_by_name(kb, name)
     if not models:
         names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)

@@ -119,6 +119,7 @@ def recommend_command(
     driver_info: DriverInfo | None = None
     origin: list[str] = []
     notes: list[str] = []
+    best_rank: int | None = None
     pastes: tuple[tuple[str, str | None, tuple[Parser, ...], str], ...] = (
         ("--paste", paste_file, (*ALL_PARSERS,), "lspci, nvidia-smi or /proc/driver/nvidia output"),
         ("--nvidia-smi", smi_file, (*SMI_PARSERS, *PROC_PARSERS), "nvidia-smi output"),
@@ -129,8 +130,8 @@ def recommend_command(
             continue
         name = "standard input" if path == "-" else path
         reading = read_gpus(kb, _read(path, option), name, parsers, what)
-        if not gpus:
-            gpus.extend(reading.gpus)
+        if best_rank is None or reading.rank < best_rank:  # the paste that tells most names the GPUs
+            gpus, best_rank = list(reading.gpus), reading.rank
         driver_info = driver_info or reading.driver
         notes.extend(n for n in reading.notes if n not in notes)
         origin.append(f"{option} {path}")

@@ -7,6 +7,7 @@ the wheel's path is printed and nothing runs.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import threading
 from collections.abc import Callable, Mapping
@@ -14,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import filelock
 from rich.console import Console
 
 from srcbuild.execute.actions import ACTIONS, BuildContext
@@ -152,11 +154,16 @@ def run_build(
         found = hit()
         if found is not None:
             return found
-    with cache.build_lock(fp):
+    # Two locks: the fingerprint's (concurrent builds of the same inputs build once) and the
+    # tree's (builds that share a checkout and build tree, such as two recipe files with one
+    # name, take turns instead of writing into one tree at once).
+    with cache.build_lock(fp), tree_lock(plan, paths, console):
         if not resume:
             found = hit()  # another build of the same inputs may have finished meanwhile
             if found is not None:
                 return found
+        elif _finished(plan):
+            return _already_done(plan, hit, console)
         from srcbuild.sources.mirrors import parse_mirror_args
 
         ctx = BuildContext(
@@ -181,6 +188,48 @@ def run_build(
         if plan.system_alternatives:
             _guard_system_selection(executor, prepared.host, paths)
         return executor.run()
+
+
+def tree_lock(plan: Plan, paths: Paths, console: Console) -> filelock.FileLock:
+    """The lock of the checkout and build tree ``plan`` works in, keyed by their paths.
+
+    A second build of the same tree waits (saying so) until the first one ends.
+    """
+    key = hashlib.sha256(f"{plan.checkout}\n{plan.build_root}".encode()).hexdigest()[:16]
+    locks = paths.work_dir / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(locks / f"tree-{key}.lock"))
+    try:
+        lock.acquire(timeout=0)
+        lock.release()
+    except filelock.Timeout:
+        console.print(f"waiting for another build using {plan.checkout} to finish (lock {lock.lock_file})")
+    return lock
+
+
+def _finished(plan: Plan) -> bool:
+    """Every step of this very plan is recorded as done (or skipped) in its state file."""
+    from srcbuild.execute.state import BuildState
+
+    state = BuildState.load(plan.state_path)
+    return state is not None and state.plan == plan.fingerprint() and all(state.is_done(s) for s in plan.steps)
+
+
+def _already_done(plan: Plan, hit: Callable[[], BuildResult | None], console: Console) -> BuildResult:
+    """``--resume`` of a build that finished: nothing to resume; name its wheel."""
+    from srcbuild.errors import UsageError
+
+    found = hit()
+    if found is None:
+        raise UsageError(
+            f"the build of {plan.package} {plan.version} for recipe {plan.recipe} finished already, "
+            "and its wheel is no longer in the cache",
+            "run the same command without --resume to build it again",
+        )
+    note = f"nothing to resume: the build finished already; its wheel is {found.wheel}"
+    console.print(note, markup=False, highlight=False)
+    found.notes.append(note)
+    return found
 
 
 def _guard_system_selection(executor: Executor, host: BuildHost, paths: Paths) -> None:

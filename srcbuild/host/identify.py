@@ -35,6 +35,7 @@ class PasteReading:
     driver: DriverInfo | None
     formats: tuple[str, ...]
     notes: tuple[str, ...]
+    rank: int = 0  # how much the part the GPUs come from tells (0: compute capability and PCI id)
 
 
 def _bare(name: str) -> str:
@@ -157,7 +158,7 @@ def read_gpus(
         raise UsageError(f"{source}: the {formats} it holds lists no NVIDIA GPU", hint)
     best = min(with_gpus, key=_rank)
     gpus = tuple(identify(kb, g, f"{best.format} in {source}", driver) for g in best.gpus)
-    return PasteReading(gpus, driver, tuple(p.format for p in parts), tuple(_notes(best, gpus)))
+    return PasteReading(gpus, driver, tuple(p.format for p in parts), tuple(_notes(best, gpus)), _rank(best))
 
 
 def _rank(part: PastePart) -> int:

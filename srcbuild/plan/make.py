@@ -105,6 +105,7 @@ def make_plan(
             steps.append(arches)
     cmake = cmake_settings(build_env)
     steps.append(_build_tree_step(checkout, root, python, cmake))
+    steps.append(_local_changes_step(checkout))
     steps.append(_build_step(package, checkout, python, build_env, version))
     steps.append(
         Step(
@@ -307,6 +308,19 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
             f"compare the settings hash {digest} with the one stored beside the build tree; clean on a mismatch",
             args=(("hash", digest), ("hash_file", str(hash_file)), ("cache", str(cache))),
             shell=shell,
+        ),
+    )
+
+
+def _local_changes_step(checkout: Path) -> Step:
+    return Step(
+        id="local-changes",
+        title="Look for local modifications",
+        why="a wheel built from hand-edited sources is recorded as modified in the cache, never as the clean tag",
+        action=Action(
+            "check-local-changes",
+            f"compare {checkout} and its submodules with the tag plus the recipe's patches",
+            args=(("checkout", str(checkout)),),
         ),
     )
 

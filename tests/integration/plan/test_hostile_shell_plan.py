@@ -92,9 +92,7 @@ def test_hostile_values_stay_data_in_the_shell_plan(tmp_path: Path) -> None:
         recipe,
         name=f"world{inj['newline']}{inj['subst']}",
         torch=SourcePin(tag="v2.5.1", repo=f"https://github.com/pytorch/pytorch{inj['newline']}{inj['semicolon']}"),
-        build=dataclasses.replace(
-            recipe.build, patches=(f"0001{inj['newline']}.patch",), patch_files=(patch,)
-        ),
+        build=dataclasses.replace(recipe.build, patches=(f"0001{inj['newline']}.patch",), patch_files=(patch,)),
     )
     m = str(marker)  # a mirror value is split at spaces, so its injections have none
     mirror = f"https://github.com/=file:///mirror$(echo>{m})`echo>{m}`;echo>{m};/"

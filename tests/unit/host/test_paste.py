@@ -36,6 +36,12 @@ EXPECTED = {
         "535.154.05",
         [("NVIDIA GeForce GTX 860M", "5.0", "10de:1392", "GM107")],
     ),
+    # R535 cuts "NVIDIA GeForce RTX 4060 Laptop GPU": every RTX 4060 variant is Ada, 8.9
+    "smi-r535-truncated-laptop.txt": (
+        "nvidia-smi table (R535)",
+        "535.171.04",
+        [("NVIDIA GeForce RTX 4060 ...", "8.9", None, "AD104/AD106/AD107")],
+    ),
     "smi-r580-h100.txt": ("nvidia-smi table (R580)", "580.95.05", [("NVIDIA H100 80GB HBM3", "9.0", None, "GH100")]),
     "smi-L-mx150.txt": ("nvidia-smi -L", None, [("NVIDIA GeForce MX150", "6.1", None, "GP107/GP108")]),
     "smi-L-gtx860m.txt": ("nvidia-smi -L", None, [("GeForce GTX 860M", None, None, None)]),
