@@ -361,13 +361,12 @@ def pull_cmd(
     cache = open_cache(work_dir, cache_dir)
     fingerprints: list[str | None] = [fp]
     if recipe_name is not None:
-        from srcbuild.cache.install import request_inputs
-        from srcbuild.cache.key import fingerprint
+        from srcbuild.cache.install import request_fingerprint
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
         packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
-        fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
+        fingerprints = [request_fingerprint(recipe, package) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
         remote.check()
