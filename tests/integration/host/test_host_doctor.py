@@ -22,6 +22,7 @@ pytestmark = pytest.mark.integration
 DOCTOR_KEYS = {
     "gpus", "driver", "cuda_toolkits", "cudnn", "nccl", "gccs", "mpi", "conda", "docker", "resources", "missing",
     "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs", "toolchains",
+    "advice", "knowledge_checked",
 }  # fmt: skip
 
 
@@ -36,7 +37,7 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert gcc["path"] == shutil.which("gcc-11")
     assert gcc["hosts_cuda"].startswith("11.4 to ")  # CUDA 11.4 is the first to accept gcc 11
     assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve()).names())
-    assert all(set(r) == {"recipe", "status", "reasons", "findings"} for r in data["recipes"])
+    assert all(set(r) == {"recipe", "status", "gpu_fit", "reasons", "findings"} for r in data["recipes"])
     assert any(m["implementation"] == "openmpi" and m["mpicc"] == shutil.which("mpicc") for m in data["mpi"])
     cuda92 = next(n for n in data["toolchains"]["recipes"]["kepler-cu92"] if n["tool"] == "cuda")
     assert (cuda92["status"], cuda92["offer"]["provider"], cuda92["offer"]["version"]) == ("fetch", "runfile", "9.2")
@@ -52,7 +53,7 @@ def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
     assert elapsed < 1.0, f"probe + diagnose took {elapsed:.2f} s"
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("srcbuild doctor\n\nGPUs:\n")
+    assert out.startswith("srcbuild doctor\nknowledge last checked: 2026-11-23\n\nGPUs:\n")
     assert f"MAX_JOBS: {report.jobs} ({report.jobs_reason})\n" in out
     for verdict in report.verdicts:
         assert f"  {verdict.recipe}: " in out
@@ -91,4 +92,4 @@ def test_recommend_for_this_machine_never_fails(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert out.startswith("srcbuild recommend: this machine\n")
     if not probe_host().gpus:
-        assert "no NVIDIA GPU found; describe one with --gpu, --pci-id, --lspci or --nvidia-smi\n" in out
+        assert "no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE\n" in out
