@@ -20,7 +20,7 @@ from typing import Any
 
 from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
-from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.cache.key import build_fingerprint
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
@@ -30,21 +30,13 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
 
 
-def recipe_build_env(recipe: Recipe, package: str) -> dict[str, str]:
-    """The build variables the builder derives from the recipe alone (machine paths left out by the key)."""
-    try:
-        from srcbuild.execute.variables import Toolset, torch_variables, vision_variables
-    except ImportError:
-        return {}
-    tools = Toolset(
-        cc="cc", cxx="c++", cuda_home=None, cudnn_root=None, env_prefix="/", max_jobs=1, max_jobs_reason="", ccache=None
-    )
-    func = torch_variables if package == "torch" else vision_variables
-    return dict(func(recipe, tools).final_values())
+def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None = None) -> str:
+    """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under: the same
+    ``build_fingerprint`` of the same resolve, with no host probe (no host fact but the platform
+    enters the key)."""
+    from srcbuild.resolve.resolver import resolve_unprobed
 
-
-def request_inputs(recipe: Recipe, package: str, platform_tag: str | None = None) -> FingerprintInputs:
-    return FingerprintInputs.from_recipe(recipe, package, recipe_build_env(recipe, package), platform_tag)
+    return build_fingerprint(resolve_unprobed(recipe, package, platform_tag))
 
 
 def target_python(into: str | None, python: str | None, environ: Mapping[str, str] | None = None) -> Path:
@@ -82,20 +74,22 @@ def find_wheel(
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
     refused: list[SrcbuildError] | None = None,
+    allow_modified: bool = False,
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
 
     ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
     A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
+    Entries built from modified sources are found only with ``allow_modified``.
     """
-    fp = fp or fingerprint(request_inputs(recipe, package))
+    fp = fp or request_fingerprint(recipe, package)
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested, warn)
+    entry = cache.lookup(fp, requested, warn, allow_modified)
     if entry is not None:
         return Found(entry, "local")
     if not remotes:
         return None
-    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused)
+    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused, allow_modified)
     if pulled is None:
         return None
     return Found(pulled[0], pulled[1].url)
@@ -127,6 +121,30 @@ class InstallResult:
         }
 
 
+@dataclass(frozen=True)
+class PipOptions:
+    """How ``install`` runs pip: with the wheel's dependencies (pip resolves them from its usual
+    index, or ``index_url``/``extra_index_urls``) unless ``no_deps``; ``allow_modified`` lets an
+    entry built from modified sources be installed."""
+
+    no_deps: bool = False
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    allow_modified: bool = False
+
+
+def pip_install_argv(python: Path, wheel: Path, options: PipOptions) -> list[str]:
+    """``PY -m pip install [--no-deps] [--index-url U] ... WHEEL``."""
+    argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if options.no_deps:
+        argv.append("--no-deps")
+    if options.index_url:
+        argv += ["--index-url", options.index_url]
+    for url in options.extra_index_urls:
+        argv += ["--extra-index-url", url]
+    return [*argv, str(wheel)]
+
+
 def miss_error(
     recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote]
 ) -> SrcbuildError:
@@ -148,11 +166,13 @@ def install(
     dry_run: bool = False,
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
+    options: PipOptions | None = None,
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
-    fp = fingerprint(request_inputs(recipe, package))
+    options = options or PipOptions()
+    fp = request_fingerprint(recipe, package)
     refused: list[SrcbuildError] = []
-    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused)
+    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified)
     if found is None:
         if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
             raise refused[0]
@@ -167,23 +187,13 @@ def install(
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
     if not dry_run:
-        result = proc.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "--no-deps",
-                "--disable-pip-version-check",
-                str(found.entry.wheel_path),
-            ],
-            echo=echo,
-        )
+        result = proc.run(pip_install_argv(python, found.entry.wheel_path, options), echo=echo)
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
                 f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
-                "read pip's message above; the cached wheel itself is intact",
+                "read pip's message above; the cached wheel itself is intact"
+                + ("" if options.no_deps else " (add --no-deps to install it without its dependencies)"),
             )
         installed = True
     return InstallResult(
@@ -198,4 +208,4 @@ def install(
     )
 
 
-__all__ = ["Found", "InstallResult", "Target", "find_wheel", "install", "request_inputs", "target_python"]
+__all__ = ["Found", "InstallResult", "PipOptions", "pip_install_argv", "Target", "find_wheel", "install", "request_fingerprint", "target_python"]

@@ -4,6 +4,11 @@ A manifest names the wheel (file name, sha256, package, version, local version l
 halves of its cache key (the fingerprint inputs and the facts resolved at build time), the
 resolved recipe, the toolchain versions measured during the build and the kernels measured in
 the binary: SASS per SM and PTX. It is plain JSON so any machine (or a person) can read it.
+
+An entry built from a checkout with local modifications (``srcbuild.sources.localdiff``) records
+them under ``modified`` (the hash of the differences and the changed files) and carries the hash
+in its resolved facts as ``extra.source_diff``, so it has its own entry key and can never be
+taken for the clean build of the same tag. ``Manifest.modified`` is true when either says so.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild import __version__
 from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint, sha256_file
-from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, safe_file_name
+from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
 
 MANIFEST_NAME = "manifest.json"
@@ -50,6 +55,15 @@ def wheel_name_parts(filename: str) -> tuple[str, str]:
     return str(name), str(version)
 
 
+def _changes(data: Any) -> dict[str, Any]:
+    """The ``modified`` object of a manifest read from outside, checked for shape."""
+    if not data:
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("files", []), list):
+        raise ValueError("modified is not an object with a list of files")
+    return {"diff_sha256": str(data.get("diff_sha256") or ""), "files": [str(f) for f in data.get("files") or []]}
+
+
 @dataclass(frozen=True)
 class Manifest:
     """One cache entry's description (see the module docstring)."""
@@ -70,6 +84,7 @@ class Manifest:
     created: float = 0.0  # seconds since the epoch
     srcbuild_version: str = __version__
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. the sha256 of the original wheel
+    changes: Mapping[str, Any] = field(default_factory=dict)  # LocalChanges.to_json() when modified
 
     @classmethod
     def create(
@@ -83,6 +98,7 @@ class Manifest:
         ptx: Sequence[int] = (),
         local_version: str = "",
         created: float | None = None,
+        changes: Mapping[str, Any] | None = None,
     ) -> Manifest:
         """Describe ``wheel`` (hashing it) as built from ``inputs`` with the measured ``resolved`` facts."""
         package, version = wheel_name_parts(wheel.name)
@@ -101,11 +117,21 @@ class Manifest:
             local_version=local_version,
             size=wheel.stat().st_size,
             created=time.time() if created is None else created,
+            changes=dict(changes or {}),
         )
 
     @property
     def entry_key(self) -> str:
         return entry_key(self.fingerprint, ResolvedFacts.from_json(self.resolved))
+
+    @property
+    def modified(self) -> bool:
+        """Built from sources with local modifications (recorded either way, see the docstring)."""
+        return bool(self.changes.get("files")) or bool(dict(self.resolved.get("extra") or {}).get("source_diff"))
+
+    @property
+    def changed_files(self) -> tuple[str, ...]:
+        return tuple(str(f) for f in self.changes.get("files") or ())
 
     @property
     def recipe_name(self) -> str:
@@ -123,7 +149,7 @@ class Manifest:
         return replace(self, wheel=filename, sha256=sha256, size=size, extra={**self.extra, **extra})
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": MANIFEST_FORMAT,
             "package": self.package,
             "version": self.version,
@@ -142,6 +168,9 @@ class Manifest:
             "srcbuild_version": self.srcbuild_version,
             "extra": dict(self.extra),
         }
+        if self.modified:
+            data["modified"] = {"diff_sha256": "", "files": [], **self.changes}
+        return data
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
@@ -171,6 +200,7 @@ class Manifest:
                 created=float(data.get("created") or 0.0),
                 srcbuild_version=str(data.get("srcbuild_version") or ""),
                 extra=dict(data.get("extra") or {}),
+                changes=_changes(data.get("modified")),
             )
             computed = manifest.entry_key
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
@@ -210,7 +240,7 @@ class Manifest:
     @classmethod
     def read(cls, path: Path) -> Manifest:
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 text = handle.read(MAX_MANIFEST + 1)
         except OSError as exc:
             raise CacheIntegrityError(f"{path}: cannot read ({exc.strerror})", "check the cache directory") from None

@@ -44,6 +44,7 @@ from srcbuild.paths import default_config_dir
 
 NAMESPACE = "srcbuild-cache"
 SSH_KEYGEN = "ssh-keygen"
+SSH_KEYGEN_FALLBACKS = ("/usr/bin/ssh-keygen", "/usr/local/bin/ssh-keygen")
 KEY_TYPES = frozenset(
     {
         "ssh-ed25519",
@@ -56,7 +57,6 @@ KEY_TYPES = frozenset(
     }
 )
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
-_HINT_KEYGEN = "ssh-keygen -t ed25519 -N '' -f ~/.config/srcbuild/signing-key"
 
 
 def payload(manifest: Manifest) -> bytes:
@@ -81,7 +81,8 @@ def signing_key_path(given: str | None, environ: Mapping[str, str] | None = None
 
 
 def _ssh_keygen() -> str:
-    found = shutil.which(SSH_KEYGEN)
+    """``ssh-keygen`` on PATH, else OpenSSH's usual place (a build may run with a narrowed PATH)."""
+    found = shutil.which(SSH_KEYGEN) or next((p for p in SSH_KEYGEN_FALLBACKS if os.access(p, os.X_OK)), None)
     if found is None:
         raise HostError(
             "ssh-keygen is not installed: it signs and verifies cache entries",
@@ -167,13 +168,14 @@ class TrustedSigners:
                 f"pass another with --name, e.g. `srcbuild cache trust add {where} --name alice`",
             )
         signers = self.load()
-        if any(s.name == chosen and s.key != key for s in signers):
+        same = (key.key_type, key.blob)
+        if any(s.name == chosen and (s.key.key_type, s.key.blob) != same for s in signers):
             raise UsageError(
                 f"a signer named {chosen} with another key is already trusted",
                 f"remove it first with `srcbuild cache trust rm {chosen}`, or pass another --name",
             )
         signer = TrustedSigner(chosen, key)
-        if not any(s.key.blob == key.blob and s.name == chosen for s in signers):
+        if not any((s.key.key_type, s.key.blob) == same and s.name == chosen for s in signers):
             self._write([*signers, signer])
         return signer
 
@@ -203,7 +205,10 @@ def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
     """An armored OpenSSH signature of ``payload(manifest)`` made with the private ``key``."""
     program = _ssh_keygen()
     if not key.is_file():
-        raise UsageError(f"signing key {key} does not exist", f"create one with `{_HINT_KEYGEN}`")
+        raise UsageError(
+            f"signing key {key} does not exist",
+            f"create it with `mkdir -p {key.parent} && ssh-keygen -t ed25519 -N '' -f {key}`",
+        )
     message = work / "manifest.payload"
     message.write_bytes(payload(manifest))
     result = proc.run([program, "-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(message)])
@@ -251,10 +256,13 @@ class TrustPolicy:
     def resolve(cls, trust_unsigned: bool = False, environ: Mapping[str, str] | None = None) -> TrustPolicy:
         return cls(trusted_signers_path(environ), trust_unsigned)
 
-    def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str:
-        """Who vouches for ``manifest`` (a signer's name, or "unsigned"); CacheIntegrityError when nobody may."""
+    def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str | None:
+        """Who vouches for ``manifest`` (a signer's name; None: not checked, ``trust_unsigned``).
+
+        CacheIntegrityError when nobody may.
+        """
         if self.trust_unsigned:
-            return "unchecked (--trust-unsigned)"
+            return None
         if signature is None:
             raise CacheIntegrityError(
                 f"{where}: the entry is not signed",

@@ -108,7 +108,12 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
                     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
                     records.append(f"{target},sha256={digest},{len(data)}")
                 records.append(f"{new_dist_info}/RECORD,,")
-                zout.writestr(f"{new_dist_info}/RECORD", "\n".join(records) + "\n", zipfile.ZIP_DEFLATED)
+                # the source's own time stamp, not now: relabelling the same wheel gives the same bytes
+                stamp = next((i.date_time for i in zin.infolist() if i.filename.endswith("/RECORD")), (1980, 1, 1, 0, 0, 0))
+                record_info = zipfile.ZipInfo(f"{new_dist_info}/RECORD", date_time=stamp)
+                record_info.compress_type = zipfile.ZIP_DEFLATED
+                record_info.external_attr = 0o644 << 16
+                zout.writestr(record_info, "\n".join(records) + "\n")
             final = dest_dir / new_name
             os.replace(tmp, final)
         finally:

@@ -10,6 +10,10 @@ killed transfer left is gone on the next run, not after a day, and a live writer
 Order matters against races: a writer takes its lock before it creates the directory, and checks
 that the lock file it holds is still the one on disk (a cleaner may have just removed it); a
 cleaner removes the directory before the lock file.
+
+On a share (NFS) locks may be local to each machine (``nolock`` mounts), so each name ends with
+``@<host>``: a cleaner removes another machine's staging directory only when, besides its lock
+being free, it has not changed for ``FOREIGN_STALE_SECONDS``.
 """
 
 from __future__ import annotations
@@ -20,10 +24,28 @@ import fcntl
 import os
 import secrets
 import shutil
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 LOCK_SUFFIX = ".lock"
+FOREIGN_STALE_SECONDS = 24 * 3600
+
+
+def host_tag() -> str:
+    """This machine's name as it appears in staging names (letters, digits, ``.`` and ``-`` only)."""
+    return "".join(c if c.isalnum() or c in ".-" else "-" for c in socket.gethostname())[:64] or "host"
+
+
+def _ours_or_stale(path: Path) -> bool:
+    """Whether a staging entry belongs to this machine, or is old enough to be dead wherever it was made."""
+    if "@" not in path.name or path.name.rsplit("@", 1)[1] == host_tag():
+        return True
+    try:
+        return time.time() - path.lstat().st_mtime >= FOREIGN_STALE_SECONDS
+    except OSError:
+        return False
 
 
 def _try_lock(path: Path) -> int | None:
@@ -56,7 +78,7 @@ def staging_dir(parent: Path, prefix: str) -> Iterator[Path]:
     """A fresh directory under ``parent``, locked while the block runs, removed afterwards if still there."""
     parent.mkdir(parents=True, exist_ok=True)
     while True:
-        name = f"{prefix}{os.getpid()}-{secrets.token_hex(6)}"
+        name = f"{prefix}{os.getpid()}-{secrets.token_hex(6)}@{host_tag()}"
         lock = parent / (name + LOCK_SUFFIX)
         fd = _try_lock(lock)
         if fd is None:
@@ -91,6 +113,8 @@ def clean_dead(parent: Path) -> int:
         if name.endswith(LOCK_SUFFIX):
             continue
         path = parent / name
+        if not _ours_or_stale(path):
+            continue  # another machine's, maybe alive: its lock may not be visible from here
         lock = parent / (name + LOCK_SUFFIX)
         fd = _try_lock(lock)
         if fd is None:
@@ -110,6 +134,8 @@ def clean_dead(parent: Path) -> int:
         if not name.endswith(LOCK_SUFFIX) or (parent / name[: -len(LOCK_SUFFIX)]).exists():
             continue
         lock = parent / name
+        if not _ours_or_stale(parent / name[: -len(LOCK_SUFFIX)]) and not _ours_or_stale(lock):
+            continue
         fd = _try_lock(lock)
         if fd is None:
             continue

@@ -118,7 +118,7 @@ class CacheEntry:
             pass
         self.check()
         with contextlib.suppress(OSError):
-            _write_atomic(self.path / STAMP_NAME, _stamp(self.wheel_path, self.manifest.sha256), self.path)
+            _write_atomic(self.path / STAMP_NAME, stamp_for(self.wheel_path, self.manifest.sha256), self.path)
 
     def check(self) -> None:
         """Re-hash the wheel; raise CacheIntegrityError when it is missing or differs from the manifest."""
@@ -210,15 +210,22 @@ class WheelCache:
         return self._read_entry(self.entry_dir(manifest))
 
     def lookup(
-        self, fp: str, requested: Sequence[ComputeCapability], warn: Warn | None = warn_stderr
+        self,
+        fp: str,
+        requested: Sequence[ComputeCapability],
+        warn: Warn | None = warn_stderr,
+        allow_modified: bool = False,
     ) -> CacheEntry | None:
         """The newest intact entry of ``fp`` whose measured kernels serve every requested capability.
+
+        An entry built from modified sources (``Manifest.modified``) is a candidate only with
+        ``allow_modified``: a request names the clean tag.
 
         Each candidate's wheel is checked against its manifest (``CacheEntry.check_fast``); a
         damaged one is moved aside (``move_aside``) with a warning and the lookup goes on.
         """
         for entry in self.entries_for(fp):
-            if not serves(entry.manifest, requested):
+            if not serves(entry.manifest, requested) or (entry.manifest.modified and not allow_modified):
                 continue
             try:
                 entry.check_fast()
@@ -321,7 +328,7 @@ class WheelCache:
             if signature is not None:
                 _write_synced(staging / SIGNATURE_NAME, signature)
             _write_synced(staging / MANIFEST_NAME, manifest.dumps().encode("utf-8"))
-            _write_synced(staging / STAMP_NAME, _stamp(target, arrived))
+            _write_synced(staging / STAMP_NAME, stamp_for(target, arrived))
             if final.exists():  # damaged, or this key with another wheel (a non-reproducible rebuild)
                 self._discard(final)
             final.parent.mkdir(parents=True, exist_ok=True)
@@ -368,7 +375,8 @@ class WheelCache:
         return clean_dead(self.staging_dir)
 
 
-def _stamp(wheel: Path, sha256: str) -> bytes:
+def stamp_for(wheel: Path, sha256: str) -> bytes:
+    """The ``stamp.json`` of a wheel just hashed: its size and mtime, and the sha256 they vouch for."""
     st = os.stat(wheel)
     return json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}).encode("utf-8")
 

@@ -35,7 +35,8 @@ LOG_DOWNLOAD_NAME = "download.log"
 
 @dataclass(frozen=True)
 class Transfer:
-    """What happened to one entry: "sent", "present" (already there), "fetched" or "rejected"."""
+    """What happened to one entry: "sent", "present" (already there), "fetched", "rejected", or
+    "refused"/"skipped" (built from modified sources and not allowed)."""
 
     action: str
     wheel: str
@@ -53,12 +54,14 @@ class Transfer:
         }
 
 
-def _pull(cache: WheelCache, remote: CacheRemote, manifest: Manifest, trust: TrustPolicy) -> tuple[CacheEntry, str]:
+def _pull(
+    cache: WheelCache, remote: CacheRemote, manifest: Manifest, trust: TrustPolicy
+) -> tuple[CacheEntry, str | None]:
     present = cache.get(manifest)
     if present is not None:
         try:
             present.check_fast()
-            return present, "present"
+            return present, None
         except CacheIntegrityError:
             cache.move_aside(present.path)
     where = f"{manifest.wheel} from {remote.url}"
@@ -88,14 +91,20 @@ def find_remote_entry(
     fp: str,
     requested: Sequence[ComputeCapability],
     warn: Warn | None = warn_stderr,
+    allow_modified: bool = False,
 ) -> tuple[CacheRemote, Manifest] | None:
     """The first remote (in order) with an entry of ``fp`` that serves ``requested``; its newest such.
 
-    A remote that cannot be read is a warning, and the next one is asked.
+    A remote that cannot be read is a warning, and the next one is asked. Entries built from
+    modified sources are candidates only with ``allow_modified``.
     """
     for remote in remotes:
         try:
-            candidates = [m for m in remote.manifests(fp) if m.fingerprint == fp and serves(m, requested)]
+            candidates = [
+                m
+                for m in remote.manifests(fp)
+                if m.fingerprint == fp and serves(m, requested) and (allow_modified or not m.modified)
+            ]
         except SrcbuildError as exc:
             if warn is not None:
                 warn(f"remote {remote.url} skipped: {exc.message}")
@@ -113,6 +122,7 @@ def fetch_first(
     trust: TrustPolicy,
     warn: Warn | None = warn_stderr,
     refused: list[SrcbuildError] | None = None,
+    allow_modified: bool = False,
 ) -> tuple[CacheEntry, CacheRemote] | None:
     """Pull the first acceptable remote hit of ``fp`` into ``cache``; every failure is a warning.
 
@@ -120,7 +130,7 @@ def fetch_first(
     appended there instead of being warned about.
     """
     for i, remote in enumerate(remotes):
-        hit = find_remote_entry([remote], fp, requested, warn)
+        hit = find_remote_entry([remote], fp, requested, warn, allow_modified)
         if hit is None:
             continue
         try:
@@ -135,11 +145,16 @@ def fetch_first(
 
 
 def pull_entries(
-    cache: WheelCache, remote: CacheRemote, trust: TrustPolicy, fp: str | None = None
+    cache: WheelCache, remote: CacheRemote, trust: TrustPolicy, fp: str | None = None, allow_modified: bool = False
 ) -> list[Transfer]:
-    """Copy every entry of ``remote`` (of fingerprint ``fp`` when given) that ``cache`` lacks."""
+    """Copy every entry of ``remote`` (of fingerprint ``fp`` when given) that ``cache`` lacks;
+    entries built from modified sources only with ``allow_modified``."""
     results = []
     for manifest in remote.manifests(fp):
+        if manifest.modified and not allow_modified:
+            why = f"built from modified sources ({len(manifest.changed_files)} file(s)); --allow-modified takes it"
+            results.append(Transfer("skipped", manifest.wheel, manifest.entry_key, remote.url, why))
+            continue
         if cache.get(manifest) is not None:
             results.append(Transfer("present", manifest.wheel, manifest.entry_key, remote.url))
             continue
@@ -148,12 +163,18 @@ def pull_entries(
         except CacheIntegrityError as exc:
             results.append(Transfer("rejected", manifest.wheel, manifest.entry_key, remote.url, exc.message))
             continue
-        results.append(Transfer("fetched", manifest.wheel, manifest.entry_key, remote.url, f"signed by {signer}"))
+        detail = f"signed by {signer}" if signer else "signature not checked (--trust-unsigned)"
+        results.append(Transfer("fetched", manifest.wheel, manifest.entry_key, remote.url, detail))
     return results
 
 
-def push_entries(entries: Iterable[CacheEntry], remote: CacheRemote, signing_key: Path | None) -> list[Transfer]:
-    """Send ``entries`` to ``remote``, each re-hashed first and signed with ``signing_key`` (None: unsigned)."""
+def push_entries(
+    entries: Iterable[CacheEntry], remote: CacheRemote, signing_key: Path | None, allow_modified: bool = False
+) -> list[Transfer]:
+    """Send ``entries`` to ``remote``, each re-hashed first and signed with ``signing_key`` (None: unsigned).
+
+    An entry built from modified sources is refused (a ``refused`` transfer) unless ``allow_modified``.
+    """
     if not remote.writable:
         raise UsageError(
             f"{remote.url} is an HTTP index and is read-only",
@@ -161,6 +182,11 @@ def push_entries(entries: Iterable[CacheEntry], remote: CacheRemote, signing_key
         )
     results = []
     for entry in entries:
+        if entry.manifest.modified and not allow_modified:
+            files = ", ".join(entry.manifest.changed_files[:3]) or "unlisted files"
+            why = f"built from modified sources ({files}); push it with --allow-modified"
+            results.append(Transfer("refused", entry.manifest.wheel, entry.key, remote.url, why))
+            continue
         try:
             entry.check()
         except CacheIntegrityError as exc:

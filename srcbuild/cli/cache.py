@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,6 +18,7 @@ from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.errors import UsageError
+from srcbuild.paths import default_config_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,10 +66,11 @@ def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
         return None
     key = signing_key_path(signing_key)
     if key is None:
+        default = default_config_dir() / "signing-key"
         raise UsageError(
             "no signing key: pushed entries are signed so that others can trust them",
-            "create one with `mkdir -p ~/.config/srcbuild && ssh-keygen -t ed25519 -N '' "
-            "-f ~/.config/srcbuild/signing-key`, or pass --signing-key KEY (or --unsigned)",
+            f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
+            "or pass --signing-key KEY (or --unsigned)",
         )
     return key
 
@@ -168,6 +171,16 @@ def _one(cache: WheelCache, ref: str) -> CacheEntry:
     return matches[0]
 
 
+def _sources_label(m: Manifest) -> str:
+    """``clean (tag plus patches)`` or ``MODIFIED: 2 file(s) (csrc/a.c, ...), diff 1a2b3c4d5e6f``."""
+    if not m.modified:
+        return "clean (tag plus patches)"
+    files = m.changed_files
+    shown = ", ".join(files[:2]) + (", ..." if len(files) > 2 else "")
+    diff = str(m.changes.get("diff_sha256") or dict(m.resolved.get("extra") or {}).get("source_diff") or "-")
+    return f"MODIFIED: {len(files)} file(s) ({shown}), diff {diff[:12]}"
+
+
 @cache_group.command("show")
 @click.argument("ref")
 @path_options
@@ -191,6 +204,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
         ("platform", str(m.key_inputs.get("platform", "-"))),
         ("toolchain", ", ".join(f"{k} {v}" for k, v in m.toolchain.items()) or "-"),
         ("source commit", str(m.resolved.get("source_commit") or "-")),
+        ("sources", _sources_label(m)),
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
         ("path", str(entry.path)),
     ]
@@ -264,14 +278,26 @@ def _print_transfers(results: list[Transfer], as_json: bool) -> int:
     else:
         for r in results:
             click.echo(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else ""))
-        counts = {a: sum(r.action == a for r in results) for a in ("sent", "fetched", "present", "rejected")}
+        actions = ("sent", "fetched", "present", "rejected", "refused", "skipped")
+        counts = {a: sum(r.action == a for r in results) for a in actions}
         click.echo(", ".join(f"{n} {a}" for a, n in counts.items() if n) or "nothing to transfer")
-    return 7 if any(r.action == "rejected" for r in results) else 0
+    if any(r.action == "rejected" for r in results):
+        return 7
+    return 2 if any(r.action == "refused" for r in results) else 0
+
+
+def allow_modified_option(func: F) -> F:
+    return click.option(
+        "--allow-modified",
+        is_flag=True,
+        help="Also take entries built from sources with local modifications (cache show lists the files).",
+    )(func)
 
 
 @cache_group.command("push")
 @click.argument("refs", nargs=-1)
 @signing_options
+@allow_modified_option
 @remote_options
 @path_options
 @json_option
@@ -279,13 +305,16 @@ def push_cmd(
     refs: tuple[str, ...],
     signing_key: str | None,
     unsigned: bool,
+    allow_modified: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
-    """Sign and send entries (all, or those matching REFS) to each --remote."""
+    """Sign and send entries (all, or those matching REFS) to each --remote.
+
+    An entry built from modified sources is refused (exit 2) unless --allow-modified."""
     key = resolve_signing_key(signing_key, unsigned)
     cache = open_cache(work_dir, cache_dir)
     entries = list(cache.entries())
@@ -294,7 +323,7 @@ def push_cmd(
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
         remote.check(for_push=True)
-        results.extend(push_entries(entries, remote, key))
+        results.extend(push_entries(entries, remote, key, allow_modified))
     return _print_transfers(results, as_json)
 
 
@@ -306,6 +335,7 @@ def _no_match(ref: str) -> list[CacheEntry]:
 @click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
 @trust_option
+@allow_modified_option
 @remote_options
 @path_options
 @json_option
@@ -313,6 +343,7 @@ def pull_cmd(
     recipe_name: str | None,
     fp: str | None,
     trust_unsigned: bool,
+    allow_modified: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
@@ -321,21 +352,25 @@ def pull_cmd(
 ) -> int:
     """Fetch the entries of each --remote that the local cache lacks (signature and sha256 checked)."""
     trust = TrustPolicy.resolve(trust_unsigned)
+    if fp is not None and not re.fullmatch(r"[0-9a-f]{64}", fp):
+        raise UsageError(
+            f"--fingerprint {fp[:80]!r} is not a fingerprint (64 hex digits)",
+            "copy it from `srcbuild cache show REF` or `srcbuild cache ls --json`",
+        )
     cache = open_cache(work_dir, cache_dir)
     fingerprints: list[str | None] = [fp]
     if recipe_name is not None:
-        from srcbuild.cache.install import request_inputs
-        from srcbuild.cache.key import fingerprint
+        from srcbuild.cache.install import request_fingerprint
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
         packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
-        fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
+        fingerprints = [request_fingerprint(recipe, package) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
         remote.check()
         for wanted in fingerprints:
-            results.extend(pull_entries(cache, remote, trust, wanted))
+            results.extend(pull_entries(cache, remote, trust, wanted, allow_modified))
     return _print_transfers(results, as_json)
 
 

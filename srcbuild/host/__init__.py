@@ -90,7 +90,7 @@ def probe_host(
     gccs = _guarded("gcc", lambda: list_gcc(env, root, run, provisioned.gcc_bins), missing) or []
     if not gccs:
         missing.append("gcc: not found")
-    mpi = _guarded("MPI", lambda: list_mpi(env, root, run), missing) or []
+    mpi = _guarded("MPI", lambda: list_mpi(env, root, run, provisioned.mpi_bins), missing) or []
     if not mpi:
         missing.append("MPI: no mpicc or mpirun found")
     if not conda:

@@ -80,14 +80,14 @@ def validate_table(data: dict[str, Any], where: str) -> None:
     """Check one file's keys, types and values against the schema (before merging)."""
     for key, value in data.items():
         if key not in SCHEMA:
-            raise RecipeError(f"{where}: {key}: unknown key{_did_you_mean(key, list(SCHEMA))}")
+            raise RecipeError(f"{where}: {_show(key)}: unknown key{_did_you_mean(key, list(SCHEMA))}")
         spec = SCHEMA[key]
         if isinstance(spec, dict):
             if not isinstance(value, dict):
-                raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {value!r}")
+                raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {_short(value)}")
             for sub, subvalue in value.items():
                 if sub not in spec:
-                    raise RecipeError(f"{where}: {key}.{sub}: unknown key{_did_you_mean(sub, list(spec))}")
+                    raise RecipeError(f"{where}: {key}.{_show(sub)}: unknown key{_did_you_mean(sub, list(spec))}")
                 _validate_value(subvalue, spec[sub], f"{where}: {key}.{sub}")
         else:
             _validate_value(value, spec, f"{where}: {key}")
@@ -114,6 +114,11 @@ def _validate_value(value: object, field: Field, prefix: str) -> None:
         check_reason = field.check(value)
         if check_reason:
             raise RecipeError(f"{prefix}: {check_reason}")
+
+
+def _show(key: str) -> str:
+    """A key for a message: as written, or quoted with escapes when it holds a control character."""
+    return key if key.isprintable() and key else _short(key)
 
 
 def _short(value: object) -> str:

@@ -20,6 +20,7 @@ class ProvisionedDirs:
     gcc_bins: list[Path] = field(default_factory=list)
     cudnn: list[Path] = field(default_factory=list)
     nccl: list[Path] = field(default_factory=list)
+    mpi_bins: list[Path] = field(default_factory=list)
 
 
 def provisioned_dirs(toolchain_dir: Path) -> ProvisionedDirs:
@@ -33,4 +34,6 @@ def provisioned_dirs(toolchain_dir: Path) -> ProvisionedDirs:
             out.cudnn.append(entry.prefix / "include")
         elif entry.name == "nccl":
             out.nccl.append(entry.prefix / "include")
+        elif entry.name in ("openmpi", "mpich"):
+            out.mpi_bins.append(entry.prefix / "bin")
     return out

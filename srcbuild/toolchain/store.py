@@ -236,7 +236,8 @@ class ToolchainStore:
         return removed
 
     def gc(self) -> GcReport:
-        """Remove half-made prefixes, abandoned temp dirs and partial downloads nobody is writing."""
+        """Remove half-made prefixes, abandoned temp dirs, partial downloads nobody is writing, and
+        downloads a complete prefix was already made from (its manifest keeps their sha256)."""
         removed: list[Path] = []
         freed = 0
         if not self.root.is_dir():
@@ -274,4 +275,10 @@ class ToolchainStore:
                 removed.append(part)
             finally:
                 lock.release()
+        consumed = {source.sha256 for entry in self.entries() for source in entry.sources if source.sha256}
+        for download in sorted(self.downloads.iterdir()) if self.downloads.is_dir() else ():
+            if download.is_file() and download.name.split("-", 1)[0] in consumed:
+                freed += download.stat().st_size
+                download.unlink()
+                removed.append(download)
         return GcReport(tuple(removed), freed)

@@ -99,3 +99,19 @@ def test_recipes_check_refuses_the_issue_hostile_values(
     monkeypatch.chdir(tmp_path)
     assert main(["recipes", "check", "hostile.toml"]) == 1
     assert "torch.repo: '/x\\nid' holds a control character (U+000A)" in capsys.readouterr().out
+
+
+BAD = Path(__file__).resolve().parent.parent / "fixtures" / "recipes" / "bad"
+
+
+@pytest.mark.parametrize("name", ["nested-deep.toml", "extends-too-long.toml", "control-nul-env.toml"])
+def test_former_internal_errors_are_recipe_errors_at_the_cli(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(BAD)
+    for command in (["recipes", "show", name], ["recipes", "check", name]):
+        code = main(command)
+        captured = capsys.readouterr()
+        assert code in (1, 2), captured
+        assert "internal error" not in captured.err + captured.out
+        assert f"{name}: " in captured.err + captured.out

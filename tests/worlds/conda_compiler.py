@@ -47,3 +47,12 @@ def host_gcc_packages() -> list[FakePackage]:
         },
     )
     return [gcc, gxx]
+
+
+def host_openmpi_package() -> FakePackage:
+    """``openmpi`` at the host's Open MPI version: ``bin/mpicc``/``mpicxx`` are copies of its
+    ``opal_wrapper`` (which answers ``--showme:version`` and compiles with the host's MPI)."""
+    out = proc.probe(["mpicc", "--showme:version"]) or ""
+    version = out.split("Open MPI ")[1].split()[0]
+    wrapper = Path("/usr/bin/opal_wrapper").read_bytes()
+    return FakePackage("openmpi", version, files={"bin/mpicc": wrapper, "bin/mpicxx": wrapper})

@@ -6,6 +6,7 @@ remote                             module                          push/pull
 ``/mnt/share/srcbuild``, file://   ``remotes.directory``            both
 ``s3://bucket/prefix``             ``remotes.s3`` (boto3)           both
 ``http://host:port/``, https://    ``remotes.http`` (PEP 503 index)  pull
+``upload+http://host:port/``       ``remotes.upload`` (twine)       push
 =================================  ==============================  =========
 
 A remote only moves bytes, manifests and signatures; ``srcbuild.cache.transfer`` checks each
@@ -91,16 +92,25 @@ def _http(url: str, options: RemoteOptions) -> CacheRemote:
     return HttpIndexRemote(url)
 
 
+def _upload(url: str, options: RemoteOptions) -> CacheRemote:
+    from srcbuild.cache.remotes.upload import UploadIndexRemote
+
+    return UploadIndexRemote(url)
+
+
 REMOTE_KINDS: dict[str, RemoteFactory] = {
     "file": _directory,
     "s3": _s3,
     "http": _http,
     "https": _http,
+    "upload+http": _upload,
+    "upload+https": _upload,
 }
 
 
 def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
-    """The remote for ``url``: a directory path, ``file://``, ``s3://``, ``http://`` or ``https://``."""
+    """The remote for ``url``: a directory path, ``file://``, ``s3://``, ``http(s)://`` or
+    ``upload+http(s)://`` (an index that accepts uploads)."""
     options = options or RemoteOptions()
     url = url.strip()
     if any(ord(c) < 0x20 for c in url):

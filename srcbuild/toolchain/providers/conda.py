@@ -87,7 +87,7 @@ class CondaProvider:
         tool = _tool_for(request, facts)
         if tool is None:
             return None
-        name = request.flavour or "openmpi" if request.tool == "mpi" else "gcc"
+        name = (request.flavour or "openmpi") if request.tool == "mpi" else "gcc"
         return Offer(
             request=request,
             provider=self.name,

@@ -105,3 +105,38 @@ def signer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SRCBUILD_SIGNING_KEY", str(key))
     assert main(["cache", "trust", "add", f"{key}.pub"]) == 0
     return key
+
+
+@pytest.fixture()
+def pypiserver(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A real pypiserver on a free loopback port that accepts uploads without authentication:
+    (its root URL, the directory it serves)."""
+    exe = shutil.which("pypi-server", path=str(Path(sys.executable).parent)) or shutil.which("pypi-server")
+    require_tool("pypi-server (pip install pypiserver)", exe)
+    packages = tmp_path / "index-packages"
+    packages.mkdir()
+    port = free_port()
+    argv = [str(exe), "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".", str(packages)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/", packages
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture()
+def plain_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip with none of this machine's settings (config files, extra wheel sources): it sees the
+    test's index only, like pip on a fresh machine (what ``pip --isolated`` does, for pip run by srcbuild)."""
+    import os
+
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    for name in list(os.environ):
+        if name.startswith("PIP_") and name != "PIP_CONFIG_FILE":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 DOCTOR_KEYS = {
     "gpus", "driver", "cuda_toolkits", "cudnn", "nccl", "gccs", "mpi", "conda", "docker", "resources", "missing",
     "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs", "toolchains",
-    "advice", "knowledge_checked",
+    "knowledge_checked", "advice",
 }  # fmt: skip
 
 
@@ -37,7 +37,7 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert gcc["path"] == shutil.which("gcc-11")
     assert gcc["hosts_cuda"].startswith("11.4 to ")  # CUDA 11.4 is the first to accept gcc 11
     assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve()).names())
-    assert all(set(r) == {"recipe", "status", "gpu_fit", "reasons", "findings"} for r in data["recipes"])
+    assert all(set(r) == {"recipe", "status", "reasons", "findings", "gpu_fit"} for r in data["recipes"])
     assert any(m["implementation"] == "openmpi" and m["mpicc"] == shutil.which("mpicc") for m in data["mpi"])
     cuda92 = next(n for n in data["toolchains"]["recipes"]["kepler-cu92"] if n["tool"] == "cuda")
     assert (cuda92["status"], cuda92["offer"]["provider"], cuda92["offer"]["version"]) == ("fetch", "runfile", "9.2")
@@ -53,7 +53,7 @@ def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
     assert elapsed < 1.0, f"probe + diagnose took {elapsed:.2f} s"
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("srcbuild doctor\nknowledge last checked: 2026-11-23\n\nGPUs:\n")
+    assert out.startswith("srcbuild doctor\n") and "\n\nGPUs:\n" in out
     assert f"MAX_JOBS: {report.jobs} ({report.jobs_reason})\n" in out
     for verdict in report.verdicts:
         assert f"  {verdict.recipe}: " in out

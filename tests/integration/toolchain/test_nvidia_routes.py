@@ -112,3 +112,33 @@ def test_two_provisions_of_one_toolkit_at_once_make_it_once(site_server: SiteSer
     assert sorted(r.reused for r in results) == [False, True]
     assert len({r.toolchain.prefix for r in results}) == 1
     assert sum(1 for path, _ in site_server.state.requests if path == NVCC_PATH) == 1
+
+
+def test_install_recipe_fetches_what_the_host_lacks_and_the_build_probe_finds_it(
+    site_server: SiteServer,
+    tmp_path: Path,
+    gcc11: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    (tmp_path / "recipes").mkdir()
+    (tmp_path / "recipes" / "site-k80.toml").write_text(
+        'name = "site-k80"\nextends = "kepler-k80-cu118"\n[toolchain]\ncudnn = "7.6"\n'
+    )
+    monkeypatch.setenv("SRCBUILD_RECIPES_PATH", str(tmp_path / "recipes"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # gcc-11 from the host; no CUDA 11.8 on this machine's paths
+    assert main(["toolchain", "install", "--recipe", "site-k80"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" (")[0] for line in lines] == ["cuda 11.8", "cudnn 7.6.5.32-cuda11.8"]
+    from srcbuild.host import probe_host
+
+    host = probe_host(environ={"PATH": "/usr/bin:/bin", "SRCBUILD_WORK_DIR": str(Paths.resolve().work_dir)})
+    toolkit = host.cuda_toolkit("11.8")
+    assert toolkit is not None and toolkit.home == _toolchains() / "cuda-11.8-redist"
+    assert toolkit.source == "srcbuild toolchain cuda-11.8-redist"
+    cudnn = host.cudnn_version("7.6")
+    assert (
+        cudnn is not None and cudnn.header == _toolchains() / "cudnn-7.6.5.32-cuda11.8-nvidia" / "include" / "cudnn.h"
+    )
+    assert main(["toolchain", "install", "--recipe", "site-k80"]) == 0
+    assert capsys.readouterr().out == "nothing to provision: the host has every tool the recipe pins\n"

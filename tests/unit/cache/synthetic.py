@@ -10,7 +10,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from srcbuild.cache.install import request_inputs
+from srcbuild.cache.key import key_inputs
+from srcbuild.resolve.resolver import resolve_unprobed
 from srcbuild.cache.key import ResolvedFacts
 from srcbuild.cache.manifest import Manifest
 from srcbuild.paths import Paths
@@ -31,6 +32,7 @@ def make_wheel(
     tag: str = "cp38-cp38-linux_x86_64",
     payload: bytes = b"kernels go here\n",
     extra: dict[str, bytes] | None = None,
+    requires: Sequence[str] = (),
 ) -> Path:
     """Write ``<name>-<version>-<tag>.whl``: a package with one module (and ``extra`` members), valid for pip."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -39,7 +41,10 @@ def make_wheel(
         f"{name}/__init__.py": f'__version__ = "{version}"\n'.encode(),
         f"{name}/_C.so": payload,
         **(extra or {}),
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist_info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in requires)
+        ).encode(),
         f"{dist_info}/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: false\nTag: {tag}\n"
         ).encode(),
@@ -91,7 +96,7 @@ def make_manifest(
 ) -> Manifest:
     """A manifest as the builder writes it (``platform=None``: this machine's platform tag)."""
     recipe = recipe or catalog_recipe()
-    inputs = request_inputs(recipe, package, platform)
+    inputs = key_inputs(resolve_unprobed(recipe, package, platform))
     resolved = ResolvedFacts.create(
         source_commit=commit,
         submodule_commits={"third_party/pybind11": "b" * 40},

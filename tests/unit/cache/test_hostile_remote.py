@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -108,7 +109,7 @@ def test_unsigned_entries_are_refused_unless_trusted(tmp_path: Path) -> None:
     assert result.detail.endswith(": the entry is not signed")
     assert list(other.entries()) == [] and list(other.staging_dir.iterdir()) == []
     (result,) = pull_entries(other, share, UNSIGNED)
-    assert result.action == "fetched" and result.detail == "signed by unchecked (--trust-unsigned)"
+    assert result.action == "fetched" and result.detail == "signature not checked (--trust-unsigned)"
 
 
 def test_pull_writes_nothing_into_the_remote(tmp_path: Path) -> None:
@@ -143,7 +144,11 @@ def test_push_needs_a_signing_key_or_unsigned(tmp_path: Path, capsys: pytest.Cap
     assert main(["cache", "push", "--remote", str(tmp_path / "share")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "error: no signing key: pushed entries are signed so that others can trust them"
-    assert err[1].startswith("hint: create one with `mkdir -p ~/.config/srcbuild && ssh-keygen -t ed25519")
+    config = Path(os.environ["SRCBUILD_CONFIG_DIR"])
+    assert err[1] == (
+        f"hint: create one with `mkdir -p {config} && ssh-keygen -t ed25519 -N '' -f {config / 'signing-key'}`, "
+        "or pass --signing-key KEY (or --unsigned)"
+    )
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/", "http://", "s3://bucket\n/x"])
@@ -213,3 +218,27 @@ def test_a_directory_remote_with_a_missing_wheel_is_refused(tmp_path: Path) -> N
     assert result.action == "rejected" and result.detail.endswith("the wheel is missing")
     shutil.rmtree(tmp_path / "share")
     assert share.manifests() == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_share_serving_a_fifo_or_a_symlink_is_refused_without_hanging(tmp_path: Path, kind: str) -> None:
+    share, manifest_path, data = _shared_entry(tmp_path)
+    wheel = manifest_path.parent / data["wheel"]
+    wheel.unlink()
+    if kind == "fifo":
+        os.mkfifo(wheel)  # opening it for reading would block until someone writes
+    else:
+        secret = tmp_path / "secret"
+        secret.write_bytes(b"not for the cache")
+        wheel.symlink_to(secret)
+    other = WheelCache(tmp_path / "b")
+    (result,) = pull_entries(other, share, UNSIGNED)
+    assert result.action == "rejected"
+    assert result.detail.endswith("; not read")
+    assert list(other.entries()) == [] and list(other.staging_dir.iterdir()) == []
+
+
+def test_a_fingerprint_option_is_never_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    share, _manifest_path, _data = _shared_entry(tmp_path)
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", str(share.root), "--fingerprint", "../../.."]) == 2
+    assert capsys.readouterr().err.startswith("error: --fingerprint '../../..' is not a fingerprint (64 hex digits)")

@@ -37,7 +37,9 @@ def test_unknown_scheme_lists_the_valid_ones() -> None:
     with pytest.raises(UsageError) as info:
         open_remote("rsync://host/path")
     assert info.value.message == "unknown remote scheme 'rsync' in rsync://host/path"
-    assert info.value.hint == "use a directory path or one of: file://, s3://, http://, https://"
+    assert info.value.hint == (
+        "use a directory path or one of: file://, s3://, http://, https://, upload+http://, upload+https://"
+    )
 
 
 def test_s3_url_needs_a_bucket() -> None:

@@ -144,3 +144,19 @@ def test_staging_of_dead_writers_goes_on_the_next_run_and_live_ones_stay(tmp_pat
         assert (live / "download.whl").exists()
     assert list(tmp.iterdir()) == []
     assert cache.clean_staging() == 0
+
+
+def test_another_machines_staging_on_a_share_waits_for_a_day(tmp_path: Path) -> None:
+    from srcbuild.cache.staging import FOREIGN_STALE_SECONDS, host_tag
+
+    tmp = tmp_path / "share" / "tmp"
+    tmp.mkdir(parents=True)
+    fresh = tmp / "pull-1-abc@other-machine"  # its writer may be alive: NFS locks may be local
+    old = tmp / "pull-2-def@other-machine"
+    mine = tmp / f"pull-3-123@{host_tag()}"
+    for path in (fresh, old, mine):
+        path.mkdir()
+    day_ago = os.stat(old).st_mtime - FOREIGN_STALE_SECONDS - 1
+    os.utime(old, (day_ago, day_ago))
+    assert clean_dead(tmp) == 2
+    assert [p.name for p in tmp.iterdir()] == [fresh.name]

@@ -85,3 +85,46 @@ def test_mirror_and_apt_sources() -> None:
 
 def test_nccl_gencode_names_exactly_the_archs() -> None:
     assert nvcc_gencode(("3.0", "3.5")) == "-gencode=arch=compute_30,code=sm_30 -gencode=arch=compute_35,code=sm_35"
+
+
+def test_the_nvidia_mirror_comes_from_the_option_the_variable_or_the_config(tmp_path: Path) -> None:
+    from srcbuild.paths import Paths
+    from srcbuild.toolchain.session import open_session
+
+    (tmp_path / "toolchain.toml").write_text('nvidia_mirror = "http://config.example/nv/"\n')
+    env = {"SRCBUILD_CONFIG_DIR": str(tmp_path), "SRCBUILD_WORK_DIR": str(tmp_path / "w")}
+    paths = Paths.resolve(environ=env)
+    assert open_session(paths, environ=env).ctx.downloader.mirror == "http://config.example/nv/"
+    env["SRCBUILD_NVIDIA_MIRROR"] = "http://env.example/"
+    assert open_session(paths, environ=env).ctx.downloader.mirror == "http://env.example/"
+    assert open_session(paths, environ=env, mirror="http://cli.example/").ctx.downloader.mirror == "http://cli.example/"
+    (tmp_path / "toolchain.toml").write_text("nvidia_mirror = 3\n")
+    with pytest.raises(UsageError, match="nvidia_mirror must be a URL string"):
+        open_session(paths, environ={"SRCBUILD_CONFIG_DIR": str(tmp_path)})
+
+
+def test_progress_prints_plain_lines_every_ten_percent() -> None:
+    import io
+
+    from srcbuild.toolchain.download import Progress
+
+    out = io.StringIO()
+    progress = Progress(out, "cuda.run", 1000, 0)
+    for done in range(0, 1001, 50):
+        progress.update(done)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 10
+    assert lines[0].startswith("cuda.run: 100 B of 1.0 kB (10%), ") and "/s, ETA " in lines[0]
+    assert lines[-1].startswith("cuda.run: 1.0 kB of 1.0 kB (100%)")
+
+
+def test_a_preferred_provider_order_comes_first() -> None:
+    from srcbuild.toolchain.providers import provider_order
+
+    facts = load_facts({})
+    prefer = provider_order({"SRCBUILD_TOOLCHAIN_PROVIDERS": "debian, redist"})
+    assert prefer == ("debian", "redist")
+    assert [o.provider for o in offers_for(Request("cudnn", "7.6", cuda="9.2"), facts, prefer=prefer)] == ["nvidia"]
+    assert choose(Request("cuda", "9.2"), facts, prefer=prefer).provider == "runfile"  # debian has no 9.2
+    with pytest.raises(UsageError, match="SRCBUILD_TOOLCHAIN_PROVIDERS: no provider named apt"):
+        provider_order({"SRCBUILD_TOOLCHAIN_PROVIDERS": "apt"})

@@ -76,6 +76,10 @@ def test_a_half_made_prefix_is_replaced_and_gc_removes_leftovers(tmp_path: Path)
     assert report.freed == 5
     made, _ = store.ensure("cuda", "9.2", "runfile", _make({"bin/nvcc": "y"}))
     assert (made.prefix / "bin" / "nvcc").read_text() == "y"
+    (tmp_path / ".downloads" / ("ab" * 32 + "-a.tar.xz")).write_bytes(b"123")  # made into the prefix above
+    (tmp_path / ".downloads" / ("cd" * 32 + "-b.run")).write_bytes(b"1")  # not used by any prefix: kept
+    assert [p.name for p in store.gc().removed] == ["ab" * 32 + "-a.tar.xz"]
+    assert (tmp_path / ".downloads" / ("cd" * 32 + "-b.run")).exists()
 
 
 def test_remove_deletes_every_provider_of_a_version(tmp_path: Path) -> None:

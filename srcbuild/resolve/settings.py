@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from srcbuild.errors import UsageError
-from srcbuild.plan.inputs import BuildHost, BuildOptions
-from srcbuild.plan.model import Setting
 from srcbuild.recipe import Recipe
+from srcbuild.resolve.inputs import BuildHost, BuildOptions
+from srcbuild.resolve.model import Setting
 
 
 @dataclass(frozen=True)
