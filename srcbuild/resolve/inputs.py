@@ -30,6 +30,7 @@ class BuildOptions:
     git_jobs: int = 8
     remotes: tuple[str, ...] = ()  # shared caches to look in before building (also SRCBUILD_REMOTES)
     trust_unsigned: bool = False  # accept remote entries no trusted signer signed
+    no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,6 @@ class BuildHost:
     host_python_path: str = ""  # its executable: a venv is made with it
     platform: str = "linux_x86_64"  # wheel platform tag plus C library (srcbuild.cache.key.host_platform_tag)
     facts: Any = None  # srcbuild.host.HostFacts, or None when the host was not probed
+    # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
+    # ``facts`` already counts their prefixes as there
+    provisioning: tuple[Any, ...] = ()
