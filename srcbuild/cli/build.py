@@ -121,13 +121,19 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.command("plan")
 @click.argument("package", type=click.Choice(PACKAGES))
 @build_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
 def plan_command(package: str, fmt: str, **kw: Any) -> int:
-    """Print every step, command, directory and variable a build would run, without running it."""
+    """Print every step, command, directory and variable a build would run, without running it
+    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container)."""
     from srcbuild.execute.run import prepare
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
+    if fmt == "dockerfile":
+        from srcbuild.container import dockerfile_for
+
+        sys.stdout.write(dockerfile_for(recipe, package, tuple(kw["mirrors"])))
+        return 0
     prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
     sys.stdout.write(render(prepared.plan, fmt))
     return 0
