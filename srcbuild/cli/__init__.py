@@ -35,6 +35,7 @@ COMMANDS = {
     "install": "srcbuild.cli.install:install_cmd",
     "env": "srcbuild.cli.env:env_group",
     "lock": "srcbuild.cli.env:lock_env",
+    "container": "srcbuild.cli.container:container_group",
 }
 
 

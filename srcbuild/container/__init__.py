@@ -13,6 +13,10 @@ from srcbuild.container.images import choose_bases, custom_bases
 from srcbuild.paths import catalog_dir
 from srcbuild.recipe import Recipe
 
+# Set by `srcbuild container build` in the container: the devel image's id, which the cache entry
+# records among its resolved facts (``container_image``).
+BUILD_IMAGE_VAR = "SRCBUILD_BUILD_IMAGE"
+
 
 def recipe_file(recipe: Recipe) -> Optional[str]:
     """The file name of a recipe outside the catalog (it has to travel in the build context)."""

@@ -295,6 +295,7 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         gcc_version=gcc,
         nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
+        extra=_container_image(ex),
     )
     manifest = Manifest.create(
         wheel,
@@ -313,6 +314,14 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
     ex.console.print(f"    stored {entry.wheel_path}")
+
+
+def _container_image(ex: Executor) -> dict[str, str] | None:
+    """The devel image a `srcbuild container build` runs this build in (its id), else None."""
+    from srcbuild.container import BUILD_IMAGE_VAR
+
+    image = ex.environ.get(BUILD_IMAGE_VAR)
+    return {"container_image": image} if image else None
 
 
 def _measured_gcc(ctx: BuildContext, cc: Path) -> str | None:
