@@ -11,8 +11,49 @@ from typing import Optional
 
 import click
 
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import F, json_option, path_options, print_json, resolve_paths
+from srcbuild.errors import UsageError
+from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
+
+
+def containers_options(func: F) -> F:
+    """The options ``srcbuild doctor`` takes for its container checks."""
+    func = click.option("--runtime", "oci_runtime", default=None, help="With --containers: OCI runtime (runc).")(func)
+    func = click.option("--recipe", "recipe_name", default=None, help="With --gpu-check: use this recipe's image.")(
+        func
+    )
+    func = click.option(
+        "--gpu-check", is_flag=True, help="With --containers: run nvidia-smi in a container with the GPUs."
+    )(func)
+    return click.option(
+        "--containers", is_flag=True, help="Check docker/podman, the NVIDIA container toolkit and shared memory."
+    )(func)
+
+
+def doctor_containers(
+    paths: Paths,
+    as_json: bool,
+    containers: bool,
+    gpu_check: bool,
+    recipe_name: Optional[str],
+    oci_runtime: Optional[str],
+) -> int:
+    """``srcbuild doctor --containers``: always exits 0; problems are lines with their fix."""
+    from srcbuild.container.doctor import assess, gather, render
+    from srcbuild.container.images import choose_bases
+
+    image = None
+    if gpu_check:
+        if recipe_name is None:
+            raise UsageError("doctor --gpu-check: which image?", "add --recipe NAME (its CUDA image is used)")
+        image = choose_bases(RecipeCatalog(paths).load(recipe_name)).runtime
+    report = assess(gather(image, oci_runtime))
+    if as_json:
+        print_json(report.to_json())
+    else:
+        click.echo(render(report), nl=False)
+    return 0
 
 
 @click.group("container")

@@ -131,6 +131,6 @@ def test_the_wheel_is_read_from_the_json_result() -> None:
 def test_runtime_image_takes_the_wheels_from_its_context() -> None:
     spec = dockerfile_spec(recipe("pascal-cu126"), "torchvision")
     text = runtime_dockerfile(spec, ["torch-2.11.0.whl", "torchvision-0.26.0.whl"])
-    assert "ARG RUNTIME_IMAGE=nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04" in text
+    assert "ARG RUNTIME_IMAGE=docker.io/nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04" in text
     assert "COPY torch-2.11.0.whl /tmp/wheels/torch-2.11.0.whl\nCOPY torchvision-0.26.0.whl" in text
     assert "--from=build" not in text and "srcbuild toolchain" not in text

@@ -92,9 +92,9 @@ def test_every_catalog_recipe_has_three_stages_on_pinned_bases(name: str) -> Non
 def test_kepler_cu102_uses_the_plain_image_because_the_cuda_tag_was_withdrawn() -> None:
     text = dockerfile_for(recipe("kepler-cu102"), "torch", ("gitee",))
     parsed = parse(text)
-    assert parsed.base_of("devel") == "python:3.11-slim-bookworm"
-    assert parsed.base_of("runtime") == "python:3.9-slim-bookworm"
-    assert "#   nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04 was withdrawn by NVIDIA (2023-07; deleted:" in text
+    assert parsed.base_of("devel") == "docker.io/library/python:3.11-slim-bookworm"
+    assert parsed.base_of("runtime") == "docker.io/library/python:3.9-slim-bookworm"
+    assert "#   docker.io/nvidia/cuda:10.2-cudnn7-devel-ubuntu18.04 was withdrawn by NVIDIA (2023-07; deleted:" in text
     devel = parsed.stage("devel").instructions
     assert ("RUN", "srcbuild toolchain install --recipe kepler-cu102") in devel
     assert ("ARG", "SRCBUILD_NVIDIA_MIRROR=") in devel
@@ -106,10 +106,12 @@ def test_kepler_k80_uses_the_official_cuda_118_images_with_an_eol_warning() -> N
     bases = choose_bases(recipe("kepler-k80-cu118"))
     assert (bases.kind, bases.devel, bases.runtime) == (
         "nvidia",
-        "nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04",
-        "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04",
+        "docker.io/nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04",
+        "docker.io/nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04",
     )
-    assert bases.notes[0].startswith("nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04 is past end of life since 2025-05")
+    assert bases.notes[0].startswith(
+        "docker.io/nvidia/cuda:11.8.0-cudnn8-devel-ubuntu22.04 is past end of life since 2025-05"
+    )
     parsed = parse(dockerfile_for(recipe("kepler-k80-cu118"), "torch"))
     devel_runs = [rest for kw, rest in parsed.stage("devel").instructions if kw == "RUN"]
     assert (
@@ -121,7 +123,7 @@ def test_kepler_k80_uses_the_official_cuda_118_images_with_an_eol_warning() -> N
 
 def test_pascal_cu126_uses_a_published_image() -> None:
     bases = choose_bases(recipe("pascal-cu126"))
-    assert bases.devel == "nvidia/cuda:12.6.3-cudnn-devel-ubuntu24.04"
+    assert bases.devel == "docker.io/nvidia/cuda:12.6.3-cudnn-devel-ubuntu24.04"
     assert bases.runtime_python == "python3.12"
 
 
