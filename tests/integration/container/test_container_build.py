@@ -83,7 +83,7 @@ def test_container_build_of_the_world_matches_the_host_build(
     manifest = json.loads((wheel.parent / "manifest.json").read_text())
     host_manifest = json.loads((host_wheel.parent / "manifest.json").read_text())
     assert manifest["fingerprint"] == host_manifest["fingerprint"]
-    assert manifest["sass"] == host_manifest["sass"] == [35, 37]
+    assert manifest["kernels"] == host_manifest["kernels"] == {"sass": [35, 37], "ptx": [37]}
     assert manifest["resolved"]["extra"] == {"container_image": result["image_id"]}
     inspected = podman(podman_env, "image", "inspect", "--format", "{{.Id}}", result["devel_image"])
     assert inspected.stdout.strip() == result["image_id"]
