@@ -2,7 +2,8 @@
 
 Each store holds entries of many fingerprints (a few entries each, like rebuilds with other
 arch lists). The table shows a hit and a miss through ``WheelCache.lookup`` (it reads only the
-directory of one fingerprint) beside a full scan of every manifest, which is what a store
+directory of one fingerprint, and checks the hit's wheel against its manifest through the size
+and mtime recorded in ``stamp.json``) beside a full scan of every manifest, which is what a store
 without the fingerprint layout would have to do.
 
     python bench/bench_cache_lookup.py [--sizes 100,1000,10000] [--repeat 50]
@@ -24,10 +25,11 @@ sys.path.insert(0, str(REPO))
 
 from srcbuild.cache.key import ResolvedFacts  # noqa: E402
 from srcbuild.cache.manifest import MANIFEST_NAME, Manifest  # noqa: E402
-from srcbuild.cache.store import WheelCache  # noqa: E402
+from srcbuild.cache.store import STAMP_NAME, WheelCache, stamp_for  # noqa: E402
 from srcbuild.capability import ComputeCapability  # noqa: E402
 
 ARCH_SETS = [(30,), (30, 35), (35, 37), (50, 52, 61), (61,)]
+PK_SHA = "fcab7fcc2b4cffd9bb45003bfc2e468a04ef6f77ca8200a7341f027631584d25"  # sha256 of the 2-byte stand-in wheel
 
 
 def fill(cache: WheelCache, n: int, rng: random.Random) -> list[str]:
@@ -44,7 +46,8 @@ def fill(cache: WheelCache, n: int, rng: random.Random) -> list[str]:
                 package="torch",
                 version="1.7.1+cu92.sm30",
                 wheel="torch-1.7.1+cu92.sm30-cp38-cp38-linux_x86_64.whl",
-                sha256="0" * 64,
+                sha256=PK_SHA,
+                size=2,
                 fingerprint=fp,
                 key_inputs={"package": "torch", "cuda": "9.2", "platform": "linux_x86_64-glibc2.36"},
                 resolved=resolved.to_json(),
@@ -58,6 +61,7 @@ def fill(cache: WheelCache, n: int, rng: random.Random) -> list[str]:
             entry.mkdir(parents=True, exist_ok=True)
             (entry / MANIFEST_NAME).write_text(manifest.dumps())
             (entry / manifest.wheel).write_bytes(b"PK")
+            (entry / STAMP_NAME).write_bytes(stamp_for(entry / manifest.wheel, PK_SHA))  # as store() writes it
             written += 1
     return fps
 

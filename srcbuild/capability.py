@@ -1,25 +1,22 @@
 """CUDA compute capabilities: parsing, validation and the spellings tools use for them.
 
 A compute capability is written ``"3.0"`` in recipes and ``TORCH_CUDA_ARCH_LIST``, ``sm_30`` in
-nvcc flags and 30 in a fat binary header.
+nvcc flags and 30 in a fat binary header. Which capabilities exist, their generation names and
+their chip codes are data (``srcbuild/knowledge/data/capabilities.toml``), so a new GPU generation
+needs no code change.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from functools import total_ordering
+from pathlib import Path
 
-# Compute capabilities NVIDIA has shipped, from the CUDA GPUs pages
-# (https://developer.nvidia.com/cuda-gpus, https://developer.nvidia.com/cuda-legacy-gpus).
-KNOWN_CAPABILITIES = (
-    "1.0", "1.1", "1.2", "1.3", "2.0", "2.1", "3.0", "3.2", "3.5", "3.7", "5.0", "5.2", "5.3",
-    "6.0", "6.1", "6.2", "7.0", "7.2", "7.5", "8.0", "8.6", "8.7", "8.8", "8.9", "9.0",
-    "10.0", "10.1", "10.3", "11.0", "12.0", "12.1",
-)  # fmt: skip
-
-_CC_RE = re.compile(r"^(\d{1,2})\.(\d)$")
-_SM_RE = re.compile(r"^(?:sm_|compute_)?(\d{1,2})(\d)$")
+# ASCII digits only: int() also reads "３" and "١", which no tool spells a capability with.
+_CC_RE = re.compile(r"([0-9]{1,2})\.([0-9])")
+_SM_RE = re.compile(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
 
 
 @total_ordering
@@ -33,19 +30,18 @@ class ComputeCapability:
     @classmethod
     def parse(cls, text: str) -> ComputeCapability:
         """Parse ``"3.5"``; raise ValueError with a readable reason otherwise."""
-        m = _CC_RE.match(text.strip())
+        m = _CC_RE.fullmatch(text.strip(" "))
         if not m:
-            sm = _SM_RE.match(text.strip())
+            sm = _SM_RE.fullmatch(text.strip(" "))
             if sm:
                 raise ValueError(
                     f'{text!r} is not a compute capability; write it as "{int(sm.group(1))}.{sm.group(2)}"'
                 )
             raise ValueError(f'{text!r} is not a compute capability (expected a form like "3.5")')
         cc = cls(int(m.group(1)), int(m.group(2)))
-        if str(cc) not in KNOWN_CAPABILITIES:
-            raise ValueError(
-                f"{text!r} is not a compute capability any NVIDIA GPU has (known: {', '.join(KNOWN_CAPABILITIES)})"
-            )
+        known = known_capabilities()
+        if str(cc) not in known:
+            raise ValueError(f"{text!r} is not a compute capability any NVIDIA GPU has (known: {', '.join(known)})")
         return cc
 
     @classmethod
@@ -67,25 +63,68 @@ class ComputeCapability:
         return (self.major, self.minor) < (other.major, other.minor)
 
 
-# Architecture names by compute capability major (and minor where one major spans two).
-_GENERATIONS = {
-    1: "Tesla",
-    2: "Fermi",
-    3: "Kepler",
-    5: "Maxwell",
-    6: "Pascal",
-    8: "Ampere",
-    9: "Hopper",
-    10: "Blackwell",
-    11: "Blackwell",
-    12: "Blackwell",
-}
+@dataclass(frozen=True)
+class CapabilityRow:
+    """One compute capability of ``capabilities.toml``: its generation name and its chip codes."""
+
+    cc: str
+    generation: str
+    chips: tuple[str, ...]
+    source: str
+
+
+def capability_rows() -> tuple[CapabilityRow, ...]:
+    """Every compute capability NVIDIA has shipped, from the knowledge data (``capabilities.toml``)."""
+    from srcbuild.knowledge import load  # the knowledge package imports this module
+
+    return _rows(load.DATA_DIR)
+
+
+@functools.lru_cache(maxsize=4)
+def _rows(data_dir: Path) -> tuple[CapabilityRow, ...]:
+    from srcbuild.knowledge import load
+
+    data = load.read_table("capabilities", data_dir)
+    return tuple(
+        CapabilityRow(str(row["cc"]), str(row["generation"]), tuple(row.get("chips", ())), str(row["source"]))
+        for row in data.get("capability", [])
+    )
+
+
+def known_capabilities() -> tuple[str, ...]:
+    """``("1.0", "1.1", ..., "12.1")``: the compute capabilities of ``capabilities.toml``."""
+    return tuple(row.cc for row in capability_rows())
 
 
 def generation(cc: ComputeCapability) -> str:
     """The architecture name of a compute capability: 3.5 -> "Kepler", 7.5 -> "Turing"."""
-    if cc.major == 7:
-        return "Turing" if cc.minor >= 5 else "Volta"
-    if cc.major == 8 and cc.minor == 9:
-        return "Ada"
-    return _GENERATIONS.get(cc.major, "unknown")
+    for row in capability_rows():
+        if row.cc == str(cc):
+            return row.generation
+    return "unknown"
+
+
+def chip_capability(chip: str) -> CapabilityRow | None:
+    """The row whose chip codes name ``chip`` ("GK107M", "GP108GLM" -> the GK107 / GP108 row)."""
+    return _chip_rows(capability_rows()).get(chip_base(chip))
+
+
+@functools.lru_cache(maxsize=4)
+def _chip_rows(rows: tuple[CapabilityRow, ...]) -> dict[str, CapabilityRow]:
+    return {chip: row for row in rows for chip in row.chips}
+
+
+_CHIP_RE = re.compile(r"^((?:GF|GK|GM|GP|GV|TU|GA|AD|GH|GB|GT|G)\d{2,3}[A-Z]?b?)")
+_CHIP_SUFFIX = re.compile(r"(?:GLM|GL|BM|M)$")
+
+
+def chip_base(chip: str) -> str:
+    """The chip code without pci.ids' variant suffix: "GK107M" -> "GK107", "GP104BM" -> "GP104"."""
+    base = _CHIP_SUFFIX.sub("", chip.strip())
+    known = _chip_rows(capability_rows())
+    if base in known:
+        return base
+    m = _CHIP_RE.match(base)
+    if m and m.group(1) in known:
+        return m.group(1)
+    return base

@@ -50,6 +50,12 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("srcbuild")) / "wheels"
 
 
+def default_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the user's srcbuild settings live (the trusted signers, the signing key)."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
+
+
 def default_work_dir() -> Path:
     """Where sources, build trees, environments and logs go."""
     return Path(platformdirs.user_cache_dir("srcbuild")) / "work"
@@ -63,6 +69,7 @@ class Paths:
     cache_dir: Path
     recipe_dirs: tuple[Path, ...]
     patches_dirs: tuple[Path, ...]
+    toolchains: Path | None = None  # SRCBUILD_TOOLCHAIN_DIR; None: <work_dir>/toolchains
 
     @classmethod
     def resolve(
@@ -77,11 +84,13 @@ class Paths:
         cache = cache_dir or env.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
         extra = tuple(Path(p) for p in env.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)
         extra_patches = tuple(Path(p) for p in env.get("SRCBUILD_PATCHES_PATH", "").split(os.pathsep) if p)
+        toolchains = env.get("SRCBUILD_TOOLCHAIN_DIR")
         return cls(
             work_dir=Path(work).expanduser().resolve(),
             cache_dir=Path(cache).expanduser().resolve(),
             recipe_dirs=(*extra, catalog_dir()),
             patches_dirs=(*extra_patches, patches_dir()),
+            toolchains=Path(toolchains).expanduser().resolve() if toolchains else None,
         )
 
     @property
@@ -104,3 +113,8 @@ class Paths:
     @property
     def builds_dir(self) -> Path:
         return self.work_dir / "builds"
+
+    @property
+    def toolchain_dir(self) -> Path:
+        """Provisioned toolkits and compilers, shared by every recipe (``SRCBUILD_TOOLCHAIN_DIR``)."""
+        return self.toolchains if self.toolchains is not None else self.work_dir / "toolchains"

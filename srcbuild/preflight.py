@@ -66,10 +66,12 @@ def _provided_by_env(recipe: Recipe, *names: str) -> str | None:
 def _gcc_hint(major: int) -> str:
     where = APT_GCC.get(major)
     apt = f"`sudo apt-get install gcc-{major} g++-{major}`" + (f" (packaged in {where})" if where else "")
-    return (
-        f"install it with {apt}, or put a gcc {major} on PATH as gcc-{major} (or gcc), "
-        f'or add "gcc_linux-64={major}" to [env] conda in the recipe'
-    )
+    return f"install it with {apt}, or put a gcc {major} on PATH as gcc-{major} (or gcc)"
+
+
+def _provision_hint(recipe: Recipe) -> str:
+    """The command that fetches what the recipe pins into srcbuild's own prefixes (no root)."""
+    return f"run `srcbuild toolchain install --recipe {recipe.name}` (fetches it into a private prefix); or "
 
 
 def check_gcc(recipe: Recipe, host: HostFacts) -> list[Finding]:
@@ -85,7 +87,7 @@ def check_gcc(recipe: Recipe, host: HostFacts) -> list[Finding]:
                 f"gcc {major} (toolchain.gcc) is not installed: no gcc-{major} on PATH, in /usr/bin or "
                 f"/usr/local/bin (gcc found here: {found})"
             ),
-            fix=_gcc_hint(major),
+            fix=_provision_hint(recipe) + _gcc_hint(major),
             field="toolchain.gcc",
         )
     ]
@@ -127,7 +129,7 @@ def check_cuda(recipe: Recipe, host: HostFacts) -> list[Finding]:
                 f"CUDA {pinned} (toolchain.cuda) is not installed: no nvcc reporting release {release} in "
                 f"CUDA_HOME, /usr/local/cuda-{release}, /usr/local/cuda or on PATH (CUDA found here: {found})"
             ),
-            fix=_cuda_hint(pinned),
+            fix=_provision_hint(recipe) + _cuda_hint(pinned),
             field="toolchain.cuda",
         )
     ]
@@ -149,7 +151,8 @@ def check_cudnn(recipe: Recipe, host: HostFacts) -> list[Finding]:
                 f"cuDNN {pinned} (toolchain.cudnn) is not installed: no cudnn_version.h or cudnn.h of version "
                 f"{pinned} in the CUDA toolkits' include directories or /usr/include (cuDNN found here: {found})"
             ),
-            fix=(
+            fix=_provision_hint(recipe)
+            + (
                 f"download cuDNN {pinned} for CUDA {cuda} from {CUDNN_ARCHIVE}, unpack its include/ and lib64/ "
                 f"into the CUDA {cuda} directory, or set CUDNN_INCLUDE_DIR and CUDNN_LIB_DIR to where you unpacked it"
             ),

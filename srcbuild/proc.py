@@ -4,16 +4,26 @@
 tees the full output to a log file, feeds each line to an optional callback (progress bars) and,
 on Ctrl-C, terminates the whole process group before re-raising. ``probe`` runs a short query
 (``gcc-11 --version``) and returns its output or None when the tool is missing or fails.
+
+Each command runs in its own session (so a Ctrl-C reaches srcbuild alone, which then stops the
+command's whole process group itself). ``stop_on_signals()`` makes SIGTERM and SIGHUP behave like
+Ctrl-C in the main thread, so a build killed by its parent (a closed terminal, a job scheduler,
+``kill``) also terminates and reaps its children, records the interrupted step and releases its
+locks. Only the first of these signals interrupts; later ones, while srcbuild is stopping its
+children, are ignored, so the cleanup itself is never cut short (what is left after 10 s gets SIGKILL).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
 import subprocess
+import threading
+import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -32,6 +42,46 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.returncode == 0
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_received: list[int] = []  # the stop signal that arrived inside stop_on_signals(), if any
+
+
+def _stop(signum: int, frame: object) -> None:
+    if _received:  # already stopping: let the cleanup finish
+        return
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def stop_signal() -> str | None:
+    """The name of the signal that stopped this run ("SIGTERM"), or None."""
+    return signal.Signals(_received[0]).name if _received else None
+
+
+def stopped_by() -> str:
+    """" by SIGTERM" (or SIGHUP) for a message when a signal other than Ctrl-C's stopped this run."""
+    name = stop_signal()
+    return f" by {name}" if name and name != "SIGINT" else ""
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt (once) while this is active.
+
+    Outside the main thread (where Python cannot set handlers) it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _received.clear()
 
 
 def format_argv(argv: Sequence[str]) -> str:
@@ -92,7 +142,7 @@ def run(
         except KeyboardInterrupt:
             _terminate_group(proc)
             raise Interrupted(
-                f"interrupted while running {argv[0]}", "run the same command with --resume to continue"
+                f"interrupted{stopped_by()} while running {argv[0]}", "run the same command with --resume to continue"
             ) from None
     finally:
         if log is not None:
@@ -101,17 +151,33 @@ def run(
 
 
 def _terminate_group(proc: subprocess.Popen[str]) -> None:
-    """SIGTERM the whole process group, then SIGKILL what is left after a grace period."""
+    """SIGTERM the whole process group, then SIGKILL what is left after a grace period.
+
+    Waiting for the leader is not enough: ninja's compilers are in the group too and may outlive
+    it, so this waits until no process of the group is left.
+    """
     for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
-            return
+            break
+        if _wait_group(proc, wait):
+            break
+    proc.poll()
+
+
+def _wait_group(proc: subprocess.Popen[str], wait: float) -> bool:
+    """True once no process of ``proc``'s group is left, polling for up to ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        proc.poll()  # reap the leader once it exits (a zombie still counts as a member)
         try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def probe(
@@ -120,21 +186,27 @@ def probe(
     env: Mapping[str, str] | None = None,
     timeout: float = 10.0,
     ok_codes: tuple[int, ...] = (0,),
+    stdin: Path | None = None,
 ) -> str | None:
-    """Run a quick query and return its combined output, or None if it is missing or fails."""
+    """Run a quick query and return its combined output, or None if it is missing or fails.
+
+    ``stdin``: a file fed to the program's standard input (``ssh-keygen -Y verify`` reads its
+    message there); otherwise the input is /dev/null.
+    """
     try:
-        done = subprocess.run(
-            [str(a) for a in argv],
-            env=dict(env) if env is not None else None,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            check=False,
-        )
+        with open(stdin, "rb") if stdin is not None else open(os.devnull, "rb") as feed:
+            done = subprocess.run(
+                [str(a) for a in argv],
+                env=dict(env) if env is not None else None,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=feed,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=timeout,
+                check=False,
+            )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode not in ok_codes:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from srcbuild.toolchain.store import Toolchain
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -33,17 +35,28 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     base = tmp_path_factory.mktemp("srcbuild")
     monkeypatch.setenv("SRCBUILD_WORK_DIR", str(base / "work"))
     monkeypatch.setenv("SRCBUILD_CACHE_DIR", str(base / "cache"))
+    monkeypatch.setenv("SRCBUILD_CONFIG_DIR", str(base / "config"))
+    monkeypatch.delenv("SRCBUILD_TRUSTED_SIGNERS", raising=False)
+    monkeypatch.delenv("SRCBUILD_SIGNING_KEY", raising=False)
     monkeypatch.delenv("SRCBUILD_RECIPES_PATH", raising=False)
     monkeypatch.delenv("SRCBUILD_MIRROR", raising=False)
+    for var in ("SRCBUILD_TOOLCHAIN_DIR", "SRCBUILD_NVIDIA_MIRROR", "SRCBUILD_TOOLCHAIN_DATA"):
+        monkeypatch.delenv(var, raising=False)
     return base
 
 
 @pytest.fixture(scope="session")
 def cuda118_home() -> Path:
-    """A CUDA 11.8 toolkit (nvcc, cuobjdump) assembled by .ci/cuda118.sh."""
-    home = Path(os.environ.get("SRCBUILD_TEST_CUDA118", Path.home() / ".cache/srcbuild-ci/cuda-11.8"))
-    if not (home / "bin" / "nvcc").exists() and Path("/opt/srcbuild-ci/cuda-11.8/bin/nvcc").exists():
-        home = Path("/opt/srcbuild-ci/cuda-11.8")
+    """A CUDA 11.8 toolkit (nvcc, cuobjdump): `srcbuild toolchain install cuda 11.8 --from debian` in CI."""
+    candidates = [
+        Path(os.environ["SRCBUILD_TEST_CUDA118"]) if os.environ.get("SRCBUILD_TEST_CUDA118") else None,
+        Path.home() / ".cache/srcbuild-ci/toolchains/cuda-11.8-debian",
+        Path.home() / ".cache/srcbuild-ci/cuda-11.8",
+        Path("/opt/srcbuild-ci/cuda-11.8"),
+    ]
+    home = next(
+        (c for c in candidates if c is not None and (c / "bin" / "nvcc").exists()), candidates[0] or candidates[1]
+    )
     require_tool("the CUDA 11.8 toolkit", (home / "bin" / "nvcc").exists())
     return home
 
@@ -69,3 +82,28 @@ def mpicc() -> Path:
     path = shutil.which("mpicc")
     require_tool("Open MPI (mpicc)", path)
     return Path(path)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def debian_cuda118(tmp_path_factory: pytest.TempPathFactory) -> Toolchain:
+    """CUDA 11.8 provisioned for real by the `debian` provider into a fresh toolchains directory.
+
+    The private apt configuration reads the mirror this machine's apt uses; /etc/apt is checked to
+    be unchanged afterwards.
+    """
+    from srcbuild.paths import Paths
+    from srcbuild.toolchain.providers.apt import configured_mirror
+    from srcbuild.toolchain.providers.base import Request
+    from srcbuild.toolchain.provision import provision
+    from srcbuild.toolchain.session import open_session
+
+    require_tool("apt-get and dpkg-deb", shutil.which("apt-get") and shutil.which("dpkg-deb"))
+    require_tool("a Debian mirror in /etc/apt", configured_mirror())
+    base = tmp_path_factory.mktemp("debian-cuda118")
+    paths = Paths.resolve(work_dir=base / "work", environ={})
+    apt_state = sorted((str(p), p.stat().st_mtime) for p in Path("/etc/apt").rglob("*") if p.is_file())
+    session = open_session(paths, environ=dict(os.environ))
+    outcome = provision(Request("cuda", "11.8"), session.facts, session.store, session.ctx, "debian")
+    assert sorted((str(p), p.stat().st_mtime) for p in Path("/etc/apt").rglob("*") if p.is_file()) == apt_state
+    assert not outcome.reused and outcome.toolchain.prefix == paths.toolchain_dir / "cuda-11.8-debian"
+    return outcome.toolchain

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from srcbuild.advice.recommend import coverage, rule_errors
+from srcbuild.advice.fit import NO, rule_errors
+from srcbuild.advice.recommend import GpuAdvice, recommend
 from srcbuild.advice.window import driver_reach, version
 from srcbuild.findings import Finding, Severity
 from srcbuild.host.facts import HostFacts
@@ -33,11 +34,13 @@ class RecipeVerdict:
     status: str  # ready | after-install | cannot
     reasons: tuple[str, ...] = ()
     findings: tuple[Finding, ...] = field(default=(), compare=False)
+    gpu_fit: tuple[str, ...] = ()  # per GPU of this machine: the verdict compat and recommend give
 
     def to_json(self) -> dict[str, Any]:
         return {
             "recipe": self.recipe,
             "status": self.status,
+            "gpu_fit": list(self.gpu_fit),
             "reasons": list(self.reasons),
             "findings": [f.to_json() for f in self.findings],
         }
@@ -68,9 +71,13 @@ class DoctorReport:
     jobs_reason: str
     verdicts: tuple[RecipeVerdict, ...]
     installs: tuple[tuple[str, str], ...] = ()  # (missing piece, how to get it), each piece once
+    gpus: tuple[GpuAdvice, ...] = ()  # what to install first on each GPU (official wheel or recipe)
+    checked: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = self.host.to_json()
+        data["advice"] = [g.to_json() for g in self.gpus]
+        data["knowledge_checked"] = self.checked or None
         data["driver_cuda"] = self.driver_cuda
         data["driver_reach"] = self.driver_reach
         data["driver_notes"] = list(self.driver_notes)
@@ -111,22 +118,32 @@ def driver_notes(kb: KnowledgeBase, host: HostFacts) -> list[str]:
     return notes
 
 
-def verdict(kb: KnowledgeBase, recipe: Recipe, host: HostFacts, paths: Paths) -> RecipeVerdict:
+def verdict(
+    kb: KnowledgeBase, recipe: Recipe, host: HostFacts, paths: Paths, gpus: Sequence[GpuAdvice] = ()
+) -> RecipeVerdict:
+    fits = tuple(
+        next((f.status for f in g.recipes if f.recipe == recipe.name), NO) for g in gpus if g.window is not None
+    )
     errors = rule_errors(kb, recipe)
     if errors:
-        return RecipeVerdict(recipe.name, CANNOT, tuple(f.message for f in errors), tuple(errors))
+        return RecipeVerdict(recipe.name, CANNOT, tuple(f.message for f in errors), tuple(errors), fits)
     misses = [f for f in host_findings(recipe, host, paths) if f.severity is Severity.ERROR]
     reasons = [f"needs {missing_piece(f, recipe)}" for f in misses]
-    gpus = [g for g in host.gpus if g.cc is not None]
-    if gpus and not any(coverage(recipe, g.cc)[0] for g in gpus if g.cc is not None):
-        reasons.append(f"its wheel will not run on this machine's GPU ({', '.join(f'{g.name}, {g.cc}' for g in gpus)})")
-    return RecipeVerdict(recipe.name, AFTER_INSTALL if misses else READY, tuple(reasons), tuple(misses))
+    judged = [g for g in gpus if g.window is not None]
+    if judged and all(status == NO for status in fits):
+        why = [next((f.reasons[0] for f in g.recipes if f.recipe == recipe.name and f.reasons), "") for g in judged]
+        names = ", ".join(f"{g.gpu.name}, {g.gpu.cc}" for g in judged)
+        reasons.append(f"its wheel will not run on this machine's GPU ({names}): {why[0]}".rstrip(": "))
+    return RecipeVerdict(recipe.name, AFTER_INSTALL if misses else READY, tuple(reasons), tuple(misses), fits)
 
 
 def diagnose(kb: KnowledgeBase, host: HostFacts, recipes: Sequence[Recipe], paths: Paths) -> DoctorReport:
     res = host.resources
     jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
-    verdicts = sorted((verdict(kb, r, host, paths) for r in recipes), key=lambda v: (_ORDER[v.status], v.recipe))
+    advice = recommend(kb, host.gpus, host.driver, recipes, "this machine").gpus
+    verdicts = sorted(
+        (verdict(kb, r, host, paths, advice) for r in recipes), key=lambda v: (_ORDER[v.status], v.recipe)
+    )
     installs: dict[str, str] = {}
     by_name = {r.name: r for r in recipes}
     for v in verdicts:
@@ -143,4 +160,6 @@ def diagnose(kb: KnowledgeBase, host: HostFacts, recipes: Sequence[Recipe], path
         jobs_reason=reason,
         verdicts=tuple(verdicts),
         installs=tuple(installs.items()),
+        gpus=advice,
+        checked=kb.checked,
     )

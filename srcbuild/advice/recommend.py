@@ -1,62 +1,41 @@
-"""``srcbuild recommend``: which catalog recipe fits a GPU (and driver), best first, and why the others do not.
+"""``srcbuild recommend``: what to install on a GPU first, and which catalog recipe to build when a build is needed.
 
-A recipe fits a GPU when its wheel will hold kernels the GPU can run (SASS of the same major and a
-minor no higher, or PTX of a lower capability), its pins pass every compatibility rule, and the
-GPU's driver (or, when the driver is not known, the newest driver for that GPU) runs its CUDA.
-Recipes are ranked: fitting ones by newest torch first, then those that need a newer driver, then
+When an official PyTorch wheel carries kernels for the GPU (and the driver runs its CUDA), the
+answer is that wheel's pip command; a recipe is recommended only for what the wheel lacks (MPI with
+``--mpi``, or a newer torch than the official wheels carry for that GPU), or when no official wheel
+covers the GPU. Each recipe's verdict comes from ``srcbuild.advice.fit`` (the one ``compat`` and
+``doctor`` show): fitting ones by newest torch first, then those that need a newer driver, then
 those that cannot fit, each with its reasons.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from srcbuild.advice.window import Window, branch_runs, driver_runs, version, window_for
+from srcbuild.advice.fit import FITS, NEEDS_DRIVER, NO, RecipeFit, coverage, judge_all, rank, rule_errors
+from srcbuild.advice.window import OfficialWheel, Window, version, window_for
 from srcbuild.capability import ComputeCapability
-from srcbuild.findings import Finding, Severity
 from srcbuild.host.facts import DriverInfo, GpuInfo
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.recipe import Recipe
 
-FITS, NEEDS_DRIVER, NO = "fits", "needs-driver", "no"
-_ORDER = {FITS: 0, NEEDS_DRIVER: 1, NO: 2}
-
-
-@dataclass(frozen=True)
-class RecipeFit:
-    """One catalog recipe judged for one GPU."""
-
-    recipe: str
-    torch: str
-    torchvision: str | None
-    cuda: str | None
-    gcc: str
-    python: str
-    status: str  # fits | needs-driver | no
-    reasons: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()
-    native: bool = False  # SASS for the GPU, not only PTX the driver must compile
-
-    @property
-    def summary(self) -> str:
-        tv = f", torchvision {self.torchvision}" if self.torchvision else ""
-        return f"torch {self.torch}{tv}, CUDA {self.cuda or 'none'}, gcc {self.gcc}, Python {self.python}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "recipe": self.recipe,
-            "status": self.status,
-            "torch": self.torch,
-            "torchvision": self.torchvision,
-            "cuda": self.cuda,
-            "gcc": self.gcc,
-            "python": self.python,
-            "native": self.native,
-            "reasons": list(self.reasons),
-            "notes": list(self.notes),
-        }
+__all__ = [
+    "FITS",
+    "NEEDS_DRIVER",
+    "NO",
+    "GpuAdvice",
+    "RecipeFit",
+    "Recommendation",
+    "advise",
+    "coverage",
+    "rank",
+    "recommend",
+    "rule_errors",
+]
 
 
 @dataclass(frozen=True)
@@ -67,18 +46,39 @@ class GpuAdvice:
     count: int
     window: Window | None
     recipes: tuple[RecipeFit, ...]
+    want_mpi: bool = False
+    readings: tuple[GpuAdvice, ...] = ()  # an ambiguous name: the advice for each GPU it may be
+
+    @property
+    def official(self) -> OfficialWheel | None:
+        return self.window.official if self.window else None
 
     @property
     def best(self) -> RecipeFit | None:
-        return next((r for r in self.recipes if r.status == FITS), None)
+        """The recipe to build: when an official wheel covers the GPU, only for what it lacks (MPI, newer torch)."""
+        fitting = [r for r in self.recipes if r.status == FITS and (r.mpi or not self.want_mpi)]
+        official = self.official
+        if official is not None and not self.want_mpi:
+            fitting = [r for r in fitting if version(r.torch) > version(official.torch)]
+        return fitting[0] if fitting else None
+
+    @property
+    def lead(self) -> str:
+        """What to do first: "wheel" (pip install), "recipe" (build), or "" (nothing fits)."""
+        if self.official is not None and not self.want_mpi:
+            return "wheel"
+        return "recipe" if self.best is not None else ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "gpu": self.gpu.to_json(),
             "count": self.count,
             "window": self.window.to_json() if self.window else None,
+            "lead": self.lead,
+            "pip": self.official.pip if self.official and self.lead == "wheel" else None,
             "recommended": self.best.recipe if self.best else None,
             "recipes": [r.to_json() for r in self.recipes],
+            "readings": [r.to_json() for r in self.readings],
         }
 
 
@@ -88,123 +88,62 @@ class Recommendation:
     driver: DriverInfo | None
     gpus: tuple[GpuAdvice, ...]
     notes: tuple[str, ...] = ()
+    checked: str = ""  # the date the knowledge was last checked
 
     def to_json(self) -> dict[str, Any]:
         return {
             "origin": self.origin,
+            "knowledge_checked": self.checked or None,
             "driver": {"version": self.driver.version, "source": self.driver.source} if self.driver else None,
             "gpus": [g.to_json() for g in self.gpus],
             "notes": list(self.notes),
         }
 
 
-def _strip_tag(tag: str) -> str:
-    return tag[1:] if tag.startswith("v") else tag
-
-
-def coverage(recipe: Recipe, cc: ComputeCapability) -> tuple[bool, bool, str]:
-    """Whether the recipe's wheel has kernels ``cc`` runs: (ok, as SASS, how or why not).
-
-    SASS built for X.y runs on X.z with z >= y; PTX for a lower capability is compiled by the
-    driver at first use (CUDA C++ Programming Guide, "Binary Compatibility" and "PTX Compatibility").
-    """
-    archs = sorted(recipe.gpu.arch)
-    if not archs:
-        return False, False, "it is a CPU-only build"
-    sass = [a for a in archs if a.major == cc.major and a.minor <= cc.minor]
-    if sass:
-        return True, True, f"SASS for {sass[-1]}"
-    if recipe.gpu.ptx and archs[-1] < cc:
-        return True, False, f"only PTX for {archs[-1]}, which the driver compiles at first use"
-    return False, False, f"it builds for {', '.join(str(a) for a in archs)}, not for {cc}"
-
-
-def rule_errors(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
-    """The compatibility rules' errors for ``recipe`` (warnings do not stop a recommendation)."""
-    from srcbuild.rules import check_recipe
-
-    return [f for f in check_recipe(recipe, kb) if f.severity is Severity.ERROR]
-
-
-def judge(
-    kb: KnowledgeBase, recipe: Recipe, cc: ComputeCapability, driver: str | None, last_branch: int | None
-) -> RecipeFit:
-    reasons: list[str] = []
-    notes: list[str] = []
-    status = FITS
-    covered, native, how = coverage(recipe, cc)
-    if covered:
-        notes.append(how)
-    else:
-        reasons.append(how[0].upper() + how[1:])
-        status = NO
-    errors = rule_errors(kb, recipe)
-    if errors:
-        reasons.extend(f.message for f in errors)
-        status = NO
-    cuda = recipe.toolchain.cuda
-    if cuda is not None and status == FITS:
-        if driver is not None:
-            check = driver_runs(kb, driver, cuda)
-            if check.note and check.ok:
-                notes.append(f"driver {driver} runs CUDA {cuda} {check.note}")
-            if not check.ok:
-                newest = branch_runs(kb, last_branch, cuda) if last_branch else None
-                if newest is not None and not newest.ok:
-                    reasons.append(
-                        f"the last driver branch for this GPU (R{last_branch}) cannot run CUDA {cuda}: {newest.note}"
-                    )
-                    status = NO
-                else:
-                    reasons.append(f"{check.note}; this machine has {driver}")
-                    status = NEEDS_DRIVER
-        elif last_branch is not None:
-            newest = branch_runs(kb, last_branch, cuda)
-            if not newest.ok:
-                reasons.append(
-                    f"the last driver branch for this GPU (R{last_branch}) cannot run CUDA {cuda}: {newest.note}"
-                )
-                status = NO
-            elif newest.note:
-                notes.append(f"the R{last_branch} driver runs CUDA {cuda} {newest.note}")
-    return RecipeFit(
-        recipe=recipe.name,
-        torch=_strip_tag(recipe.torch.tag),
-        torchvision=_strip_tag(recipe.torchvision.tag) if recipe.torchvision else None,
-        cuda=cuda,
-        gcc=recipe.toolchain.gcc,
-        python=recipe.toolchain.python,
-        status=status,
-        reasons=tuple(reasons),
-        notes=tuple(notes),
-        native=native,
-    )
-
-
-def rank(fits: Sequence[RecipeFit]) -> tuple[RecipeFit, ...]:
-    """Fitting recipes first, those with SASS for the GPU before PTX-only ones, newest torch first."""
-    ordered = sorted(fits, key=lambda f: f.recipe)
-    ordered = sorted(ordered, key=lambda f: version(f.torch), reverse=True)
-    return tuple(sorted(ordered, key=lambda f: (_ORDER[f.status], not f.native)))
-
-
 def advise(
-    kb: KnowledgeBase, gpu: GpuInfo, count: int, driver: DriverInfo | None, recipes: Sequence[Recipe]
+    kb: KnowledgeBase,
+    gpu: GpuInfo,
+    count: int,
+    driver: DriverInfo | None,
+    recipes: Sequence[Recipe],
+    want_mpi: bool = False,
 ) -> GpuAdvice:
+    """The window of one GPU and the verdict of every recipe on it (the same verdict ``compat`` shows)."""
     if gpu.cc is None:
-        return GpuAdvice(gpu, count, None, ())
-    window = window_for(kb, gpu.cc, driver.version if driver else None)
-    fits = [judge(kb, r, gpu.cc, driver.version if driver else None, window.last_branch) for r in recipes]
-    return GpuAdvice(gpu, count, window, rank(fits))
+        readings = tuple(
+            advise(kb, dataclasses.replace(gpu, cc=cc, chip=chips, candidates=()), count, driver, recipes, want_mpi)
+            for cc, chips in _readings(kb, gpu)
+        )
+        return GpuAdvice(gpu, count, None, (), want_mpi, readings)
+    version_ = driver.version if driver else None
+    window = window_for(kb, gpu.cc, version_)
+    fits = judge_all(kb, recipes, gpu.cc, version_, window.last_branch, window.official)
+    return GpuAdvice(gpu, count, window, fits, want_mpi)
+
+
+def _readings(kb: KnowledgeBase, gpu: GpuInfo) -> list[tuple[ComputeCapability, str]]:
+    """(capability, chips) for each reading of an ambiguous name ("GK104 (compute capability 3.0, ...)")."""
+    found = []
+    for text in gpu.candidates:
+        m = re.match(r"^(\S+) \(compute capability (\d+\.\d)", text)
+        if m:
+            found.append((ComputeCapability.parse(m.group(2)), m.group(1)))
+    return found
 
 
 def recommend(
-    kb: KnowledgeBase, gpus: Sequence[GpuInfo], driver: DriverInfo | None, recipes: Sequence[Recipe], origin: str
+    kb: KnowledgeBase,
+    gpus: Sequence[GpuInfo],
+    driver: DriverInfo | None,
+    recipes: Sequence[Recipe],
+    origin: str,
+    want_mpi: bool = False,
+    notes: Sequence[str] = (),
 ) -> Recommendation:
     """Advice for each distinct GPU model in ``gpus``."""
     groups: dict[tuple[str, str | None, str | None], list[GpuInfo]] = {}
     for gpu in gpus:
         groups.setdefault((gpu.name, str(gpu.cc) if gpu.cc else None, gpu.pci_id), []).append(gpu)
-    advice = tuple(advise(kb, members[0], len(members), driver, recipes) for members in groups.values())
-    notes = () if gpus else ("no NVIDIA GPU found; describe one with --gpu, --pci-id, --lspci or --nvidia-smi",)
-    return Recommendation(origin, driver, advice, notes)
+    advice = tuple(advise(kb, members[0], len(members), driver, recipes, want_mpi) for members in groups.values())
+    found = () if gpus else ("no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE",)
+    return Recommendation(origin, driver, advice, (*found, *notes), kb.checked)

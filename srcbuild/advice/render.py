@@ -19,11 +19,41 @@ def gpu_line(gpu: GpuInfo, count: int = 1) -> str:
     return f"{times}{gpu.name}{extra}, from {gpu.source}"
 
 
+def answer_lines(advice: GpuAdvice) -> list[str]:
+    """What to do first: the official wheel's pip command, or the recipe to build, or why neither."""
+    lines: list[str] = []
+    official, best = advice.official, advice.best
+    if advice.lead == "wheel" and official is not None:
+        via = f"; driver {official.driver_note}" if official.driver_note else ""
+        lines.append(f"no build needed: {official.pip}")
+        lines.append(
+            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up, "
+            f"Python {official.python}{via})"
+        )
+        lines.extend(f"  caveat: {c}" for c in official.caveats)
+        if best is not None:
+            newer = f"for torch {best.torch} (newer than the official wheel) build"
+            lines.append(f"{newer}: {best.recipe} ({best.summary})")
+        else:
+            lines.append("build only for what the wheel lacks: MPI (recommend --mpi) or a newer torch")
+    elif best is not None:
+        why = "MPI asked for" if advice.want_mpi else "no official wheel has kernels for it"
+        lines.append(f"build: {best.recipe} ({best.summary}); {why}")
+        if official is not None and official.pip:
+            lines.append(f"  without MPI, no build is needed: {official.pip}")
+    else:
+        lines.append("no official wheel and no catalog recipe fits it")
+    return lines
+
+
 def window_lines(window: Window) -> list[str]:
     lines = [f"compute capability {window.cc} ({window.generation})"]
     if window.cuda:
-        gcc = ", ".join(f"{g.cuda}: gcc <= {g.max_gcc}" for g in window.gcc)
-        lines.append(f"CUDA that can target it: {window.cuda_range} (host gcc per CUDA: {gcc})")
+        first, last = window.gcc[0], window.gcc[-1]
+        gcc = f"gcc <= {first.max_gcc} for {first.cuda}" + (
+            f" ... <= {last.max_gcc} for {last.cuda}" if len(window.gcc) > 1 else ""
+        )
+        lines.append(f"CUDA that can target it: {window.cuda_range} ({gcc})")
     else:
         lines.append("CUDA that can target it: none in the knowledge base")
     if window.last_branch:
@@ -36,51 +66,52 @@ def window_lines(window: Window) -> list[str]:
         lines.append(
             f"newest torch its CUDA window allows: {window.newest_torch} (with CUDA {window.newest_torch_cuda})"
         )
-        if window.reported_torch:
-            lines.append(
-                f"newest torch reported to work on it: {window.reported_torch} (source: {window.reported_source})"
-            )
-    if window.official:
-        w = window.official
-        via = f", {w.driver_note}" if w.driver_note else ""
-        lines.append(
-            f"no build needed for torch {w.torch}: its official {w.cuda_tag} wheel has kernels for "
-            f"compute capability {w.lowest_cc} and up{via}"
-        )
-    else:
-        lines.append(f"no official torch wheel has kernels for {window.cc}: build from source")
+    if window.reported_torch:
+        lines.append(f"newest torch reported to work on it: {window.reported_torch} ({window.reported_source})")
     return lines
 
 
 def advice_lines(advice: GpuAdvice) -> list[str]:
     lines = [f"GPU: {gpu_line(advice.gpu, advice.count)}"]
     if advice.window is None:
-        if advice.gpu.candidates:
+        if advice.readings:
             lines.append(f"  the name {advice.gpu.name!r} is used by GPUs of different compute capabilities:")
-            lines.extend(f"    {c}" for c in advice.gpu.candidates)
-            lines.append("  give the PCI id (from `lspci -nn`) with --pci-id to choose")
+            for reading in advice.readings:
+                if reading.window is None:
+                    continue
+                head = f"    if it is the {reading.gpu.chip} one: compute capability {reading.window.cc}"
+                lines.append(f"{head} ({reading.window.generation})")
+                lines.extend(f"      {line}" for line in answer_lines(reading))
+            lines.append("  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)")
         else:
             lines.append(
-                "  compute capability unknown: not in the knowledge base (it knows NVIDIA GPUs from Fermi to Turing); "
-                "if you know it, `srcbuild compat --arch X.Y` shows its window"
+                "  compute capability unknown; run: "
+                "nvidia-smi --query-gpu=name,pci.device_id,compute_cap,driver_version --format=csv"
             )
+            lines.append("  (if you know it, `srcbuild compat --arch X.Y` shows its window)")
         return lines
-    lines.extend(f"  {line}" for line in window_lines(advice.window))
-    best = advice.best
-    if best is not None:
-        lines.append(f"  recipe to use: {best.recipe} ({best.summary})")
-    else:
-        lines.append("  no catalog recipe fits this GPU")
-    lines.append("  recipes, best first:")
-    for fit in advice.recipes:
+    lines.append(f"  compute capability {advice.window.cc} ({advice.window.generation})")
+    lines.extend(f"  {line}" for line in answer_lines(advice))
+    lines.extend(f"  {line}" for line in window_lines(advice.window)[1:])
+    shown = [f for f in advice.recipes if f.status != "no"] if advice.lead == "wheel" else list(advice.recipes)
+    if shown:
+        lines.append("  recipes, best first:")
+    for fit in shown:
         status = _STATUS[fit.status] + (" through PTX only" if fit.status != "no" and not fit.native else "")
         lines.append(f"    {fit.recipe}: {status} ({fit.summary})")
         lines.extend(f"      - {reason}" for reason in fit.reasons)
+    hidden = len(advice.recipes) - len(shown)
+    if hidden:
+        lines.append(f"  {hidden} other recipes do not fit it (srcbuild compat --arch {advice.window.cc} says why)")
     return lines
 
 
+def checked_line(checked: str) -> str:
+    return f"knowledge last checked: {checked}" if checked else "knowledge last checked: unknown"
+
+
 def render_recommendation(result: Recommendation) -> str:
-    lines = [f"srcbuild recommend: {result.origin}"]
+    lines = [f"srcbuild recommend: {result.origin}", checked_line(result.checked)]
     if result.driver:
         lines.append(f"driver: {result.driver.version}, from {result.driver.source}")
     lines.extend(result.notes)
@@ -96,10 +127,13 @@ def _gib(value: int | None) -> str:
 
 def render_doctor(report: DoctorReport) -> str:
     host = report.host
-    out = ["srcbuild doctor", "", "GPUs:"]
+    out = ["srcbuild doctor", checked_line(report.checked), "", "GPUs:"]
     out.extend(f"  {gpu_line(g)}" + (f": compute capability {g.cc}" if g.cc else "") for g in host.gpus)
     if not host.gpus:
         out.append("  none found")
+    for advice in report.gpus:
+        if advice.window is not None:
+            out.extend(f"  {line}" for line in answer_lines(advice))
     out.append("Driver:")
     if host.driver:
         line = f"  {host.driver.version}, from {host.driver.source}"

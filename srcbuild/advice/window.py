@@ -1,14 +1,16 @@
 """What works for one compute capability: the CUDA window, the driver limits, the newest torch, official wheels.
 
-Every answer is read from the knowledge base (``srcbuild.knowledge``); this module only combines
-facts. CUDA minor-version compatibility lets a driver older than a toolkit's minimum run it when
-the driver is at least the floor of that CUDA major (11.x >= 450.80.02, 12.x >= 525.60.13,
+This is the one computation of a GPU's window: ``compat``, ``recommend`` and ``doctor`` all render
+``window_for``'s answer. Every answer is read from the knowledge base (``srcbuild.knowledge``);
+this module only combines facts. CUDA minor-version compatibility lets a driver older than a
+toolkit's minimum run it when the driver is at least the floor of that CUDA major (11.x >= 450.80.02, 12.x >= 525.60.13,
 13.x >= 580.65.06), without JIT of newer PTX
 (https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,8 @@ from packaging.version import InvalidVersion, Version
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.capability import generation as cc_generation
-from srcbuild.knowledge import KnowledgeBase, TorchRelease
+from srcbuild.knowledge import KnowledgeBase, TorchRelease, versions
+from srcbuild.knowledge.model import CudaRelease
 
 MINOR_COMPAT_FLOORS = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
 MINOR_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
@@ -85,9 +88,49 @@ class OfficialWheel:
     cuda_tag: str
     lowest_cc: str
     driver_note: str = ""
+    torchvision: str | None = None
+    python: str = ""  # "3.10 to 3.14"
+    pip: str | None = None  # the command that installs it
+    caveats: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, str]:
-        return {"torch": self.torch, "cuda_tag": self.cuda_tag, "lowest_cc": self.lowest_cc, "driver": self.driver_note}
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "torch": self.torch,
+            "torchvision": self.torchvision,
+            "cuda_tag": self.cuda_tag,
+            "lowest_cc": self.lowest_cc,
+            "driver": self.driver_note,
+            "python": self.python,
+            "pip": self.pip,
+            "caveats": list(self.caveats),
+        }
+
+
+@dataclass(frozen=True)
+class CudaOption:
+    """One CUDA release that targets the GPU, with what goes with it."""
+
+    cuda: str
+    gcc_min: int | None
+    gcc_max: int
+    min_driver: str
+    torch_lines: tuple[str, ...]  # torch lines that accept this CUDA and compile for the GPU
+    cudnn_lines: tuple[str, ...]  # cuDNN lines with a build for this CUDA that supports the GPU
+
+    @property
+    def gcc_range(self) -> str:
+        return f"{self.gcc_min}–{self.gcc_max}" if self.gcc_min else f"≤ {self.gcc_max}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cuda": self.cuda,
+            "gcc": self.gcc_range,
+            "gcc_min": self.gcc_min,
+            "gcc_max": self.gcc_max,
+            "min_driver": self.min_driver,
+            "torch_lines": list(self.torch_lines),
+            "cudnn_lines": list(self.cudnn_lines),
+        }
 
 
 @dataclass(frozen=True)
@@ -106,10 +149,13 @@ class Window:
     driver_reach: str | None  # the same in words, with minor-version compatibility
     newest_torch: str | None
     newest_torch_cuda: str | None
-    reported_torch: str | None  # newest torch reported to build and run there, when that is lower
+    reported_torch: str | None  # newest torch reported to build and run there (a build or an official wheel)
     reported_source: str
     official: OfficialWheel | None
     source: str
+    options: tuple[CudaOption, ...] = ()
+    newest_torchvision: str | None = None
+    checked: str = ""  # the date the knowledge was last checked
 
     @property
     def cuda_range(self) -> str:
@@ -132,6 +178,9 @@ class Window:
             "newest_torch_reported": self.reported_torch,
             "newest_torch_reported_source": self.reported_source or None,
             "official_wheel": self.official.to_json() if self.official else None,
+            "cuda_options": [o.to_json() for o in self.options],
+            "newest_torchvision": self.newest_torchvision,
+            "knowledge_checked": self.checked or None,
             "source": self.source,
         }
 
@@ -200,11 +249,48 @@ def official_wheel(
                     continue
                 found.append(OfficialWheel(patch, tag, str(lowest), check.note if check else ""))
             if found:
-                return max(found, key=lambda w: version(tag_cuda(w.cuda_tag)))
+                return _described(kb, max(found, key=lambda w: version(tag_cuda(w.cuda_tag))), row, cc)
     return None
 
 
+def _described(kb: KnowledgeBase, wheel: OfficialWheel, row: TorchRelease, cc: ComputeCapability) -> OfficialWheel:
+    """The wheel with its torchvision, Python range, pip command and caveats filled in."""
+    torchvision = (kb.torchvision_for(wheel.torch) or (None,))[-1]
+    return dataclasses.replace(
+        wheel,
+        torchvision=torchvision,
+        python=f"{row.python_min} to {row.python_max}",
+        pip=kb.pip_command(wheel.torch, torchvision, wheel.cuda_tag),
+        caveats=tuple(c.message for c in kb.caveats(wheel.torch, wheel.cuda_tag, cc)),
+    )
+
+
+def cuda_options(kb: KnowledgeBase, cc: ComputeCapability) -> tuple[CudaOption, ...]:
+    """Each CUDA release that targets ``cc``, with its gcc range, driver floor, torch and cuDNN lines."""
+    return tuple(_option(kb, release, cc) for release in kb.cuda_window(cc))
+
+
+def _option(kb: KnowledgeBase, release: CudaRelease, cc: ComputeCapability) -> CudaOption:
+    torch_lines = tuple(r.line for r in kb.torch_releases if r.lowest_cc <= cc and _in_cuda_range(r, release.line))
+    cudnn_lines: list[str] = []
+    for cudnn in kb.cudnn_releases:
+        lowest = cudnn.lowest_cc_for(release.line)
+        if cudnn.has_build_for(release.line) and lowest is not None and lowest <= cc and not cudnn.unconfirmed:
+            line = versions.show(versions.parse(cudnn.version)[:2])
+            if line not in cudnn_lines:
+                cudnn_lines.append(line)
+    return CudaOption(
+        cuda=release.line,
+        gcc_min=release.min_gcc,
+        gcc_max=release.max_gcc,
+        min_driver=release.min_driver,
+        torch_lines=torch_lines,
+        cudnn_lines=tuple(cudnn_lines),
+    )
+
+
 def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = None) -> Window:
+    """The window of ``cc`` (and, when given, of driver ``driver``): the one answer every command shows."""
     rows = cuda_for_cc(kb, cc)
     cudas = tuple(str(r.version) for r in rows)
     limit = kb.last_driver_for(cc)
@@ -215,9 +301,14 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
     driver_cuda = kb.max_cuda_for_driver(driver) if driver else None
     torch = newest_torch(kb, cc, cudas)
     support = kb.arch(cc)
+    official = official_wheel(kb, cc, driver, last_branch)
+    newest_official = official_wheel(kb, cc, None, None)
+    # Reported to work: a build someone made and ran there, else the newest official wheel with its kernels.
     reported = support.reported_torch if support is not None else None
-    if reported is not None and torch is not None and reported == torch[0]:
-        reported = None  # nothing to add: the rules' ceiling is also what is reported to work
+    reported_source = support.reported_source if reported and support is not None else ""
+    if newest_official is not None and (reported is None or version(newest_official.torch) > version(reported)):
+        reported = newest_official.torch
+        reported_source = f"official {newest_official.cuda_tag} wheel with SASS for {newest_official.lowest_cc} and up"
     return Window(
         cc=cc,
         generation=generation or cc_generation(cc),
@@ -232,7 +323,10 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         newest_torch=torch[0] if torch else None,
         newest_torch_cuda=torch[1] if torch else None,
         reported_torch=reported,
-        reported_source=support.reported_source if reported and support is not None else "",
-        official=official_wheel(kb, cc, driver, last_branch),
+        reported_source=reported_source,
+        official=official,
         source=limit.source if limit else "",
+        options=cuda_options(kb, cc),
+        newest_torchvision=(kb.torchvision_for(torch[0]) or (None,))[-1] if torch else None,
+        checked=kb.checked,
     )

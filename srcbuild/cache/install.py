@@ -1,8 +1,9 @@
 """``srcbuild install``: find the recipe's wheel (local store, then remotes), check it fits, pip it in.
 
-The flow: resolve the request fingerprint (no git, compiler or network), look in the local store,
-then in each remote in order (pulling a hit into the local store, verified by sha256), re-hash
-the wheel, check it fits the target (``fit``), and run the target's
+The flow: resolve the request fingerprint (no git, compiler or network), look in the local store
+(whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
+into the local store when a trusted signer vouches for it, verified by sha256; a remote that
+fails is a warning), re-hash the wheel, check it fits the target (``fit``), and run the target's
 ``python -m pip install --no-deps <wheel>`` through ``srcbuild.proc``. A miss is an error that
 names the build command; nothing is built here.
 """
@@ -21,8 +22,9 @@ from srcbuild import proc
 from srcbuild.cache.fit import Target, check_fit, probe_target
 from srcbuild.cache.key import FingerprintInputs, fingerprint
 from srcbuild.cache.remotes import CacheRemote
-from srcbuild.cache.store import CacheEntry, WheelCache
-from srcbuild.cache.transfer import find_remote_entry, pull_entry
+from srcbuild.cache.signing import TrustPolicy
+from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
+from srcbuild.cache.transfer import fetch_first
 from srcbuild.errors import IncompatibleError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
@@ -72,19 +74,33 @@ class Found:
 
 
 def find_wheel(
-    cache: WheelCache, recipe: Recipe, package: str, remotes: Sequence[CacheRemote], fp: str | None = None
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    fp: str | None = None,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
+    refused: list[SrcbuildError] | None = None,
+    allow_modified: bool = False,
 ) -> Found | None:
-    """The local hit, else the first remote hit pulled into ``cache``; None on a miss."""
+    """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
+
+    ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
+    A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
+    Entries built from modified sources are found only with ``allow_modified``.
+    """
     fp = fp or fingerprint(request_inputs(recipe, package))
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested)
+    entry = cache.lookup(fp, requested, warn, allow_modified)
     if entry is not None:
         return Found(entry, "local")
-    hit = find_remote_entry(remotes, fp, requested)
-    if hit is None:
+    if not remotes:
         return None
-    remote, manifest = hit
-    return Found(pull_entry(cache, remote, manifest), remote.url)
+    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused, allow_modified)
+    if pulled is None:
+        return None
+    return Found(pulled[0], pulled[1].url)
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,30 @@ class InstallResult:
         }
 
 
+@dataclass(frozen=True)
+class PipOptions:
+    """How ``install`` runs pip: with the wheel's dependencies (pip resolves them from its usual
+    index, or ``index_url``/``extra_index_urls``) unless ``no_deps``; ``allow_modified`` lets an
+    entry built from modified sources be installed."""
+
+    no_deps: bool = False
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    allow_modified: bool = False
+
+
+def pip_install_argv(python: Path, wheel: Path, options: PipOptions) -> list[str]:
+    """``PY -m pip install [--no-deps] [--index-url U] ... WHEEL``."""
+    argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
+    if options.no_deps:
+        argv.append("--no-deps")
+    if options.index_url:
+        argv += ["--index-url", options.index_url]
+    for url in options.extra_index_urls:
+        argv += ["--extra-index-url", url]
+    return [*argv, str(wheel)]
+
+
 def miss_error(
     recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote]
 ) -> SrcbuildError:
@@ -132,11 +172,18 @@ def install(
     python: Path,
     echo: Any = None,
     dry_run: bool = False,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
+    options: PipOptions | None = None,
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
+    options = options or PipOptions()
     fp = fingerprint(request_inputs(recipe, package))
-    found = find_wheel(cache, recipe, package, remotes, fp)
+    refused: list[SrcbuildError] = []
+    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified)
     if found is None:
+        if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+            raise refused[0]
         raise miss_error(recipe, package, fp, cache, remotes)
     found.entry.check()  # a wheel changed on disk since it was stored is never installed
     target = probe_target(python)
@@ -148,23 +195,13 @@ def install(
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
     if not dry_run:
-        result = proc.run(
-            [
-                str(python),
-                "-m",
-                "pip",
-                "install",
-                "--no-deps",
-                "--disable-pip-version-check",
-                str(found.entry.wheel_path),
-            ],
-            echo=echo,
-        )
+        result = proc.run(pip_install_argv(python, found.entry.wheel_path, options), echo=echo)
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
                 f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
-                "read pip's message above; the cached wheel itself is intact",
+                "read pip's message above; the cached wheel itself is intact"
+                + ("" if options.no_deps else " (add --no-deps to install it without its dependencies)"),
             )
         installed = True
     return InstallResult(
@@ -179,4 +216,4 @@ def install(
     )
 
 
-__all__ = ["Found", "InstallResult", "Target", "find_wheel", "install", "request_inputs", "target_python"]
+__all__ = ["Found", "InstallResult", "PipOptions", "pip_install_argv", "Target", "find_wheel", "install", "request_inputs", "target_python"]

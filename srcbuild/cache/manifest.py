@@ -4,6 +4,11 @@ A manifest names the wheel (file name, sha256, package, version, local version l
 halves of its cache key (the fingerprint inputs and the facts resolved at build time), the
 resolved recipe, the toolchain versions measured during the build and the kernels measured in
 the binary: SASS per SM and PTX. It is plain JSON so any machine (or a person) can read it.
+
+An entry built from a checkout with local modifications (``srcbuild.sources.localdiff``) records
+them under ``modified`` (the hash of the differences and the changed files) and carries the hash
+in its resolved facts as ``extra.source_diff``, so it has its own entry key and can never be
+taken for the clean build of the same tag. ``Manifest.modified`` is true when either says so.
 """
 
 from __future__ import annotations
@@ -19,11 +24,24 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild import __version__
 from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint, sha256_file
+from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
 
 MANIFEST_NAME = "manifest.json"
 LOG_NAME = "build.log"
 MANIFEST_FORMAT = 1
+
+
+def check_wheel_name(name: object, where: str) -> str:
+    """``name`` when it is a valid wheel file name and nothing else: never a path (see ``limits``)."""
+    name = safe_file_name(name, "wheel", where)
+    try:
+        parse_wheel_filename(name)
+    except InvalidWheelFilename as exc:
+        raise CacheIntegrityError(
+            f"{where}: wheel {name!r} is not a wheel file name ({exc})", "the manifest is damaged; it is not used"
+        ) from None
+    return name
 
 
 def wheel_name_parts(filename: str) -> tuple[str, str]:
@@ -35,6 +53,15 @@ def wheel_name_parts(filename: str) -> tuple[str, str]:
             f"{filename} is not a wheel file name: {exc}", "pass the .whl file that bdist_wheel wrote"
         ) from None
     return str(name), str(version)
+
+
+def _changes(data: Any) -> dict[str, Any]:
+    """The ``modified`` object of a manifest read from outside, checked for shape."""
+    if not data:
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("files", []), list):
+        raise ValueError("modified is not an object with a list of files")
+    return {"diff_sha256": str(data.get("diff_sha256") or ""), "files": [str(f) for f in data.get("files") or []]}
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,7 @@ class Manifest:
     created: float = 0.0  # seconds since the epoch
     srcbuild_version: str = __version__
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. the sha256 of the original wheel
+    changes: Mapping[str, Any] = field(default_factory=dict)  # LocalChanges.to_json() when modified
 
     @classmethod
     def create(
@@ -70,6 +98,7 @@ class Manifest:
         ptx: Sequence[int] = (),
         local_version: str = "",
         created: float | None = None,
+        changes: Mapping[str, Any] | None = None,
     ) -> Manifest:
         """Describe ``wheel`` (hashing it) as built from ``inputs`` with the measured ``resolved`` facts."""
         package, version = wheel_name_parts(wheel.name)
@@ -88,11 +117,21 @@ class Manifest:
             local_version=local_version,
             size=wheel.stat().st_size,
             created=time.time() if created is None else created,
+            changes=dict(changes or {}),
         )
 
     @property
     def entry_key(self) -> str:
         return entry_key(self.fingerprint, ResolvedFacts.from_json(self.resolved))
+
+    @property
+    def modified(self) -> bool:
+        """Built from sources with local modifications (recorded either way, see the docstring)."""
+        return bool(self.changes.get("files")) or bool(dict(self.resolved.get("extra") or {}).get("source_diff"))
+
+    @property
+    def changed_files(self) -> tuple[str, ...]:
+        return tuple(str(f) for f in self.changes.get("files") or ())
 
     @property
     def recipe_name(self) -> str:
@@ -110,7 +149,7 @@ class Manifest:
         return replace(self, wheel=filename, sha256=sha256, size=size, extra={**self.extra, **extra})
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": MANIFEST_FORMAT,
             "package": self.package,
             "version": self.version,
@@ -129,20 +168,27 @@ class Manifest:
             "srcbuild_version": self.srcbuild_version,
             "extra": dict(self.extra),
         }
+        if self.modified:
+            data["modified"] = {"diff_sha256": "", "files": [], **self.changes}
+        return data
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "manifest") -> Manifest:
+        """Read a manifest from outside: every name that becomes a path or a key is checked first."""
         try:
             kernels = data.get("kernels") or {}
+            size = data.get("size") or 0
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                raise ValueError(f"size {size!r} is not a byte count")
             manifest = cls(
                 package=str(data["package"]),
                 version=str(data["version"]),
-                wheel=str(data["wheel"]),
-                sha256=str(data["sha256"]),
-                fingerprint=str(data["fingerprint"]),
+                wheel=check_wheel_name(data["wheel"], where),
+                sha256=check_hex64(data["sha256"], "sha256", where),
+                fingerprint=check_hex64(data["fingerprint"], "fingerprint", where),
                 key_inputs=dict(data.get("key_inputs") or {}),
                 resolved=dict(data.get("resolved") or {}),
                 recipe=dict(data.get("recipe") or {}),
@@ -150,29 +196,40 @@ class Manifest:
                 sass=tuple(int(s) for s in kernels.get("sass", ())),
                 ptx=tuple(int(s) for s in kernels.get("ptx", ())),
                 local_version=str(data.get("local_version") or ""),
-                size=int(data.get("size") or 0),
+                size=size,
                 created=float(data.get("created") or 0.0),
                 srcbuild_version=str(data.get("srcbuild_version") or ""),
                 extra=dict(data.get("extra") or {}),
+                changes=_changes(data.get("modified")),
             )
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            computed = manifest.entry_key
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             raise CacheIntegrityError(
                 f"{where}: not a srcbuild cache manifest ({type(exc).__name__}: {exc})",
                 "remove the entry with `srcbuild cache verify --remove`",
             ) from None
         recorded = data.get("entry_key")
-        if recorded is not None and recorded != manifest.entry_key:
+        if recorded is not None and recorded != computed:
             raise CacheIntegrityError(
-                f"{where}: entry_key {recorded} does not match its resolved facts ({manifest.entry_key})",
+                f"{where}: entry_key {str(recorded)[:80]} does not match its resolved facts ({computed})",
                 "the manifest was edited or damaged; remove the entry with `srcbuild cache verify --remove`",
             )
         return manifest
 
     @classmethod
-    def loads(cls, text: str, where: str = "manifest") -> Manifest:
+    def loads(cls, text: str | bytes, where: str = "manifest") -> Manifest:
+        """Parse manifest text (bytes must be UTF-8); anything else is CacheIntegrityError."""
+        if len(text) > MAX_MANIFEST:
+            raise CacheIntegrityError(f"{where}: larger than {MAX_MANIFEST} bytes", "it is not a srcbuild manifest")
         try:
+            if isinstance(text, bytes):
+                text = text.decode("utf-8")
             data = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except UnicodeDecodeError:
+            raise CacheIntegrityError(f"{where}: not UTF-8 text", "it is not a srcbuild manifest") from None
+        except RecursionError:
+            raise CacheIntegrityError(f"{where}: JSON nested too deep", "it is not a srcbuild manifest") from None
+        except (json.JSONDecodeError, ValueError) as exc:
             raise CacheIntegrityError(
                 f"{where}: unreadable JSON ({exc})", "remove the entry with `srcbuild cache verify --remove`"
             ) from None
@@ -183,7 +240,8 @@ class Manifest:
     @classmethod
     def read(cls, path: Path) -> Manifest:
         try:
-            text = path.read_text(encoding="utf-8")
+            with open_regular(path) as handle:
+                text = handle.read(MAX_MANIFEST + 1)
         except OSError as exc:
             raise CacheIntegrityError(f"{path}: cannot read ({exc.strerror})", "check the cache directory") from None
         return cls.loads(text, str(path))

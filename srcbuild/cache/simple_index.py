@@ -6,6 +6,7 @@
     out/simple/<project>/index.html       # one link per wheel, with #sha256= (PEP 503)
     out/files/<wheel>                      # named with the recipe's local version label
     out/files/<wheel>.manifest.json       # the entry's manifest, describing that file
+    out/files/<wheel>.manifest.json.sig   # its signature (``signing``), by the index's key
     out/files/<wheel>.build.log           # when the entry has one
 
 A wheel whose version has no local label is re-labelled on the way (``torch-1.7.1`` becomes
@@ -14,6 +15,11 @@ are rewritten, because pip checks that the file name and the metadata agree. Eac
 carries ``data-srcbuild-fingerprint`` (pip ignores unknown attributes), so srcbuild can find a
 fingerprint's entries by reading one page. Any static file server can serve the result;
 ``serve`` uses the standard library's.
+
+Signatures: with a signing key, each served manifest is signed by it (a re-labelled wheel is a new
+file, so only the publisher can vouch for it); without one, an entry that was pulled signed and
+is served unchanged keeps its original signature, and the others are served unsigned. Members are
+read through ``limits.read_member`` (bounded, zip-bomb and CRC checked).
 """
 
 from __future__ import annotations
@@ -36,8 +42,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from srcbuild.cache.key import sha256_file
+from srcbuild.cache.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import CacheEntry, WheelCache
+from srcbuild.errors import CacheIntegrityError
 
 FILES_DIR = "files"
 SIMPLE_DIR = "simple"
@@ -67,7 +75,11 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
     """Copy a wheel under ``new_version``: file name, ``.dist-info`` name, METADATA and RECORD."""
     name, rest = source.name.split("-", 2)[0], source.name.split("-", 2)[2]
     new_name = f"{name}-{new_version}-{rest}"
-    with zipfile.ZipFile(source) as zin:
+    try:
+        zin = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CacheIntegrityError(f"{source.name}: not a zip archive ({exc})", "the wheel is damaged; rebuild it") from None
+    with zin:
         dist_info = next(
             (n.split("/", 1)[0] for n in zin.namelist() if n.split("/", 1)[0].endswith(".dist-info")), None
         )
@@ -85,7 +97,8 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
                     target = new_dist_info + member[len(dist_info) :] if member.startswith(dist_info + "/") else member
                     if target == f"{new_dist_info}/RECORD":
                         continue
-                    data = zin.read(info)
+                    check_member(info, source.name)
+                    data = read_member(zin, info, source.name, MAX_MEMBER)
                     if target == f"{new_dist_info}/METADATA":
                         data = _set_metadata_version(data, new_version)
                     out_info = zipfile.ZipInfo(target, date_time=info.date_time)
@@ -95,7 +108,12 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
                     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
                     records.append(f"{target},sha256={digest},{len(data)}")
                 records.append(f"{new_dist_info}/RECORD,,")
-                zout.writestr(f"{new_dist_info}/RECORD", "\n".join(records) + "\n", zipfile.ZIP_DEFLATED)
+                # the source's own time stamp, not now: relabelling the same wheel gives the same bytes
+                stamp = next((i.date_time for i in zin.infolist() if i.filename.endswith("/RECORD")), (1980, 1, 1, 0, 0, 0))
+                record_info = zipfile.ZipInfo(f"{new_dist_info}/RECORD", date_time=stamp)
+                record_info.compress_type = zipfile.ZIP_DEFLATED
+                record_info.external_attr = 0o644 << 16
+                zout.writestr(record_info, "\n".join(records) + "\n")
             final = dest_dir / new_name
             os.replace(tmp, final)
         finally:
@@ -105,17 +123,31 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
 
 
 def _set_metadata_version(data: bytes, version: str) -> bytes:
-    lines = data.decode("utf-8").split("\n")
+    lines = data.decode("utf-8", errors="surrogateescape").split("\n")
     for i, line in enumerate(lines):
         if line.startswith("Version:"):
             lines[i] = f"Version: {version}"
             break
         if not line.strip():  # end of the headers
             break
-    return "\n".join(lines).encode("utf-8")
+    return "\n".join(lines).encode("utf-8", errors="surrogateescape")
 
 
-def _index_entry(entry: CacheEntry, files: Path) -> tuple[IndexedWheel, Manifest]:
+def _sign_served(entry: CacheEntry, served: Manifest, sidecar: Path, signing_key: Path | None) -> None:
+    from srcbuild.cache.signing import sign_manifest
+
+    sig = sidecar.with_name(sidecar.name + ".sig")
+    if signing_key is not None:
+        with tempfile.TemporaryDirectory(prefix="srcbuild-sign-") as work:
+            sig.write_bytes(sign_manifest(served, signing_key, Path(work)))
+    elif served == entry.manifest and entry.signature_path is not None:
+        shutil.copyfile(entry.signature_path, sig)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            sig.unlink()
+
+
+def _index_entry(entry: CacheEntry, files: Path, signing_key: Path | None = None) -> tuple[IndexedWheel, Manifest]:
     manifest = entry.manifest
     version = labelled_version(manifest)
     relabelled = version != manifest.version
@@ -126,6 +158,7 @@ def _index_entry(entry: CacheEntry, files: Path) -> tuple[IndexedWheel, Manifest
         with contextlib.suppress(Exception):
             old = Manifest.read(sidecar)
             if old.extra.get("original_sha256", old.sha256) == manifest.sha256 and sha256_file(target) == old.sha256:
+                _sign_served(entry, old, sidecar, signing_key)
                 return IndexedWheel(manifest.package, served_name, old.sha256, manifest.fingerprint, relabelled), old
     if relabelled:
         target = relabel_wheel(entry.wheel_path, files, version)
@@ -143,20 +176,21 @@ def _index_entry(entry: CacheEntry, files: Path) -> tuple[IndexedWheel, Manifest
         )
         served = replace(served, version=version)
     sidecar.write_text(served.dumps(), encoding="utf-8")
+    _sign_served(entry, served, sidecar, signing_key)
     if entry.log_path is not None:
         shutil.copyfile(entry.log_path, files / f"{served_name}.build.log")
     return IndexedWheel(manifest.package, served_name, sha, manifest.fingerprint, relabelled), served
 
 
-def write_index(cache: WheelCache, out: Path) -> list[IndexedWheel]:
-    """Write the PEP 503 index of every entry of ``cache`` under ``out``; returns what it serves."""
+def write_index(cache: WheelCache, out: Path, signing_key: Path | None = None) -> list[IndexedWheel]:
+    """Write the PEP 503 index of every entry of ``cache`` under ``out`` (signed with ``signing_key``)."""
     files = out / FILES_DIR
     files.mkdir(parents=True, exist_ok=True)
     wheels: list[IndexedWheel] = []
     for entry in cache.entries():
         if not entry.wheel_path.is_file():
             continue
-        wheels.append(_index_entry(entry, files)[0])
+        wheels.append(_index_entry(entry, files, signing_key)[0])
     projects: dict[str, list[IndexedWheel]] = {}
     for wheel in wheels:
         projects.setdefault(str(canonicalize_name(wheel.project)), []).append(wheel)

@@ -5,23 +5,35 @@ Layout under the root (the key contract is in ``srcbuild.cache.key``)::
     CACHEDIR.TAG                                   # backup tools skip the cache
     entries/<fp[:2]>/<fp>/<entry-key>/<wheel>.whl  # one directory per entry
                                       manifest.json
+                                      manifest.json.sig  # when pulled signed (``signing``)
                                       build.log    # when the build had one
+                                      stamp.json   # size and mtime of the wheel when last hashed
     locks/<fp>.lock                                # build_lock(fp)
-    tmp/                                           # staging, on the same filesystem
+    tmp/                                           # staging, on the same filesystem (``staging``)
+    damaged/<entry-key>-<time>/                    # entries a lookup found damaged, moved aside
 
 An entry appears by one ``os.rename`` of a finished staging directory, so a process killed in
-the middle of a write leaves at most a staging directory that no lookup sees (and ``gc`` removes).
+the middle of a write leaves at most a staging directory that no lookup sees; the next process
+that opens the store removes it (its writer's lock is gone).
 A lookup reads only the directory of its fingerprint: its cost does not grow with the store.
+
+A store serves only what it can vouch for: a lookup checks the wheel against its manifest's
+sha256 before returning it (cheaply when the wheel's size and mtime are those recorded in
+``stamp.json`` when it was last hashed, by re-hashing otherwise), and moves a damaged entry aside
+with a warning, so it is a miss: never installed, never built on. ``store`` refuses a wheel that
+contradicts the settings of its fingerprint (``wheelcheck``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,17 +41,26 @@ import filelock
 
 from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
+from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
+
+SIGNATURE_NAME = MANIFEST_NAME + ".sig"
+STAMP_NAME = "stamp.json"
+Warn = Callable[[str], None]
+
+
+def warn_stderr(message: str) -> None:
+    """The default way a store reports what it skipped: one ``warning:`` line on stderr."""
+    print(f"warning: {message}", file=sys.stderr, flush=True)
 
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by srcbuild.\n"
     "# For information about cache directory tags, see https://bford.info/cachedir/\n"
 )
-STALE_STAGING_SECONDS = 24 * 3600
 
 
 def serves(manifest: Manifest, requested: Sequence[ComputeCapability]) -> bool:
@@ -76,6 +97,29 @@ class CacheEntry:
     def key(self) -> str:
         return self.path.name
 
+    @property
+    def signature_path(self) -> Path | None:
+        sig = self.path / SIGNATURE_NAME
+        return sig if sig.is_file() else None
+
+    def check_fast(self) -> None:
+        """``check``, skipped when the wheel's size and mtime are those recorded when it was last hashed."""
+        try:
+            st = os.stat(self.wheel_path)
+            stamp = json.loads((self.path / STAMP_NAME).read_text(encoding="utf-8"))
+            if (
+                isinstance(stamp, dict)
+                and st.st_size == self.manifest.size == stamp.get("size")
+                and st.st_mtime_ns == stamp.get("mtime_ns")
+                and stamp.get("sha256") == self.manifest.sha256
+            ):
+                return
+        except (OSError, ValueError):
+            pass
+        self.check()
+        with contextlib.suppress(OSError):
+            _write_atomic(self.path / STAMP_NAME, stamp_for(self.wheel_path, self.manifest.sha256), self.path)
+
     def check(self) -> None:
         """Re-hash the wheel; raise CacheIntegrityError when it is missing or differs from the manifest."""
         if not self.wheel_path.is_file():
@@ -95,8 +139,11 @@ class CacheEntry:
 class WheelCache:
     """A wheel store rooted at ``root`` (created on first use, with ``CACHEDIR.TAG``)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, create: bool = True) -> None:
+        """Open the store; ``create=False`` only reads (no directory, tag or cleanup is written)."""
         self.root = Path(root)
+        if not create:
+            return
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             tag = self.root / "CACHEDIR.TAG"
@@ -107,6 +154,7 @@ class WheelCache:
                 f"cannot use {self.root} as a wheel cache: {exc.strerror}",
                 "choose a writable directory with --cache-dir or SRCBUILD_CACHE_DIR",
             ) from None
+        self.clean_staging()
 
     def __repr__(self) -> str:
         return f"WheelCache({str(self.root)!r})"
@@ -119,6 +167,22 @@ class WheelCache:
     @property
     def staging_dir(self) -> Path:
         return self.root / "tmp"
+
+    @property
+    def damaged_dir(self) -> Path:
+        return self.root / "damaged"
+
+    def is_srcbuild_store(self) -> bool:
+        """Whether ``root`` holds a srcbuild store (its ``CACHEDIR.TAG`` or its ``entries/``)."""
+        try:
+            tag = (self.root / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace")[:512]
+        except OSError:
+            tag = ""
+        return "created by srcbuild" in tag or self.entries_dir.is_dir()
+
+    def staging(self, prefix: str) -> contextlib.AbstractContextManager[Path]:
+        """A private staging directory on the store's filesystem (``staging.staging_dir``)."""
+        return staging_dir(self.staging_dir, prefix)
 
     def fingerprint_dir(self, fp: str) -> Path:
         return self.entries_dir / fp[:2] / fp
@@ -145,12 +209,47 @@ class WheelCache:
         """The stored entry with ``manifest``'s fingerprint and entry key, if readable."""
         return self._read_entry(self.entry_dir(manifest))
 
-    def lookup(self, fp: str, requested: Sequence[ComputeCapability]) -> CacheEntry | None:
-        """The newest entry of ``fp`` whose measured kernels serve every requested capability."""
+    def lookup(
+        self,
+        fp: str,
+        requested: Sequence[ComputeCapability],
+        warn: Warn | None = warn_stderr,
+        allow_modified: bool = False,
+    ) -> CacheEntry | None:
+        """The newest intact entry of ``fp`` whose measured kernels serve every requested capability.
+
+        An entry built from modified sources (``Manifest.modified``) is a candidate only with
+        ``allow_modified``: a request names the clean tag.
+
+        Each candidate's wheel is checked against its manifest (``CacheEntry.check_fast``); a
+        damaged one is moved aside (``move_aside``) with a warning and the lookup goes on.
+        """
         for entry in self.entries_for(fp):
-            if serves(entry.manifest, requested) and entry.wheel_path.is_file():
-                return entry
+            if not serves(entry.manifest, requested) or (entry.manifest.modified and not allow_modified):
+                continue
+            try:
+                entry.check_fast()
+            except CacheIntegrityError as exc:
+                moved = self.move_aside(entry.path)
+                if warn is not None:
+                    where = f"moved aside to {moved}" if moved else "it could not be moved aside"
+                    warn(f"{exc.message}; {where}, not used")
+                continue
+            return entry
         return None
+
+    def move_aside(self, path: Path) -> Path | None:
+        """Move a damaged entry to ``damaged/`` (kept for inspection, out of every lookup)."""
+        self.damaged_dir.mkdir(parents=True, exist_ok=True)
+        target = self.damaged_dir / f"{path.name}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        try:
+            os.rename(path, target)
+        except OSError:
+            return None
+        with contextlib.suppress(OSError):  # drop empty fingerprint/shard directories
+            path.parent.rmdir()
+            path.parent.parent.rmdir()
+        return target
 
     def entries(self) -> Iterator[CacheEntry]:
         """Every readable entry in the store."""
@@ -196,22 +295,24 @@ class WheelCache:
             return None
 
     # -- writing -----------------------------------------------------------------------------
-    def store(self, wheel: Path, manifest: Manifest, log: Path | None = None) -> CacheEntry:
-        """Add ``wheel`` under ``manifest``; atomic, verified on arrival, idempotent.
+    def store(
+        self, wheel: Path, manifest: Manifest, log: Path | None = None, signature: bytes | None = None
+    ) -> CacheEntry:
+        """Add ``wheel`` (stored as ``manifest.wheel``) under ``manifest``; atomic, verified on arrival, idempotent.
 
         The wheel is copied into a staging directory on the store's filesystem, hashed there
         (a copy that differs from ``manifest.sha256`` raises CacheIntegrityError and is
-        discarded), then the directory is renamed into place.
+        discarded) and checked against the settings of its fingerprint (``wheelcheck``), then
+        the directory is renamed into place. ``signature`` (a pulled entry's) is kept beside
+        the manifest.
         """
-        if manifest.wheel != wheel.name:
-            manifest = manifest.with_wheel(wheel.name, manifest.sha256, manifest.size)
+        from srcbuild.cache.wheelcheck import check_settings
+
         final = self.entry_dir(manifest)
         existing = self._read_entry(final)
         if existing is not None and existing.manifest.sha256 == manifest.sha256:
             return existing
-        self.staging_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f"{manifest.entry_key[:12]}-", dir=self.staging_dir))
-        try:
+        with self.staging(f"{manifest.entry_key[:12]}-") as staging:
             target = staging / manifest.wheel
             _copy_synced(wheel, target)
             arrived = sha256_file(target)
@@ -220,10 +321,14 @@ class WheelCache:
                     f"{wheel.name}: sha256 {arrived} does not match the manifest's {manifest.sha256}",
                     "the wheel is corrupt or was changed after it was described; it was not stored",
                 )
+            check_settings(target, manifest)
             manifest = manifest.with_wheel(manifest.wheel, arrived, target.stat().st_size)
             if log is not None and log.is_file():
                 _copy_synced(log, staging / LOG_NAME)
+            if signature is not None:
+                _write_synced(staging / SIGNATURE_NAME, signature)
             _write_synced(staging / MANIFEST_NAME, manifest.dumps().encode("utf-8"))
+            _write_synced(staging / STAMP_NAME, stamp_for(target, arrived))
             if final.exists():  # damaged, or this key with another wheel (a non-reproducible rebuild)
                 self._discard(final)
             final.parent.mkdir(parents=True, exist_ok=True)
@@ -235,9 +340,6 @@ class WheelCache:
                     raise
                 return winner
             _fsync_dir(final.parent)
-        finally:
-            if staging.exists():
-                shutil.rmtree(staging, ignore_errors=True)
         return CacheEntry(path=final, manifest=manifest)
 
     @contextlib.contextmanager
@@ -260,27 +362,23 @@ class WheelCache:
         self._discard(path)
 
     def _discard(self, path: Path) -> None:
-        self.staging_dir.mkdir(parents=True, exist_ok=True)
-        trash = Path(tempfile.mkdtemp(prefix="removed-", dir=self.staging_dir))
-        with contextlib.suppress(FileNotFoundError):
-            os.rename(path, trash / "entry")
-        shutil.rmtree(trash, ignore_errors=True)
+        with self.staging("removed-") as trash:
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(path, trash / "entry")
+            shutil.rmtree(trash / "entry", ignore_errors=True)
         with contextlib.suppress(OSError):  # drop empty fingerprint/shard directories
             path.parent.rmdir()
             path.parent.parent.rmdir()
 
-    def clean_staging(self, older_than: float = STALE_STAGING_SECONDS) -> int:
-        """Delete staging directories left by killed writers; returns how many."""
-        if not self.staging_dir.is_dir():
-            return 0
-        now = time.time()
-        removed = 0
-        for child in self.staging_dir.iterdir():
-            with contextlib.suppress(OSError):
-                if now - child.stat().st_mtime >= older_than:
-                    shutil.rmtree(child, ignore_errors=True)
-                    removed += 1
-        return removed
+    def clean_staging(self) -> int:
+        """Delete the staging directories of writers that are gone (killed, crashed); returns how many."""
+        return clean_dead(self.staging_dir)
+
+
+def stamp_for(wheel: Path, sha256: str) -> bytes:
+    """The ``stamp.json`` of a wheel just hashed: its size and mtime, and the sha256 they vouch for."""
+    st = os.stat(wheel)
+    return json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}).encode("utf-8")
 
 
 def _copy_synced(src: Path, dst: Path) -> None:

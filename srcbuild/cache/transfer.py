@@ -1,15 +1,21 @@
-"""Moving entries between the local store and remotes, checking every wheel on arrival.
+"""Moving entries between the local store and remotes, checking every entry on arrival.
 
-``pull_entry`` downloads into the store's staging area, hashes the file there and stores it only
-when the sha256 matches the manifest: a corrupt or tampered wheel raises CacheIntegrityError and
-is deleted, so it is never stored and never installed. ``push_entries`` re-hashes each local
-entry before sending it (a damaged local wheel is not spread) and the remote checks its copy
-again (the directory store hashes on arrival, S3 gets the checksum with the upload).
+``pull_entry`` first asks who vouches for the entry (``signing.TrustPolicy``: a trusted signer's
+signature over the manifest, or ``--trust-unsigned``), then downloads the wheel into a private
+staging directory of the store under a name chosen here (never one a remote supplied), bounded
+by the size the manifest states, hashes it there, and stores it only when the sha256 matches: a
+refused, corrupt or tampered entry raises CacheIntegrityError and leaves nothing behind.
+``push_entries`` re-hashes each local entry before sending it (a damaged local wheel is not
+spread), signs its manifest with the pusher's key, and the remote checks its copy again (the
+directory store hashes on arrival, S3 gets the checksum with the upload).
+
+Lookups degrade, they do not abort: ``find_remote_entry`` and ``fetch_first`` turn an unreachable
+or corrupt remote, or a refused entry, into a warning and go on with the next remote (a build then
+builds locally).
 """
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,14 +24,19 @@ from pathlib import Path
 from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
-from srcbuild.cache.store import CacheEntry, WheelCache, serves
+from srcbuild.cache.signing import TrustPolicy, sign_manifest
+from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import CacheIntegrityError, UsageError
+from srcbuild.errors import CacheIntegrityError, SrcbuildError, UsageError
+
+DOWNLOAD_NAME = "download.whl"
+LOG_DOWNLOAD_NAME = "download.log"
 
 
 @dataclass(frozen=True)
 class Transfer:
-    """What happened to one entry: "sent", "present" (already there), "fetched" or "rejected"."""
+    """What happened to one entry: "sent", "present" (already there), "fetched", "rejected", or
+    "refused"/"skipped" (built from modified sources and not allowed)."""
 
     action: str
     wheel: str
@@ -43,56 +54,127 @@ class Transfer:
         }
 
 
-def pull_entry(cache: WheelCache, remote: CacheRemote, manifest: Manifest) -> CacheEntry:
-    """Download one entry into ``cache``, verified by sha256; returns the stored entry."""
+def _pull(
+    cache: WheelCache, remote: CacheRemote, manifest: Manifest, trust: TrustPolicy
+) -> tuple[CacheEntry, str | None]:
     present = cache.get(manifest)
-    if present is not None and present.wheel_path.is_file():
-        return present
-    cache.staging_dir.mkdir(parents=True, exist_ok=True)
-    download = Path(tempfile.mkdtemp(prefix="pull-", dir=cache.staging_dir))
-    try:
-        wheel, log = remote.fetch(manifest, download)
+    if present is not None:
+        try:
+            present.check_fast()
+            return present, None
+        except CacheIntegrityError:
+            cache.move_aside(present.path)
+    where = f"{manifest.wheel} from {remote.url}"
+    with cache.staging("pull-") as work:
+        signature = remote.signature(manifest)
+        signer = trust.check(manifest, signature, work, where)
+        wheel = work / DOWNLOAD_NAME
+        log = work / LOG_DOWNLOAD_NAME
+        has_log = remote.fetch(manifest, wheel, log)
         arrived = sha256_file(wheel)
         if arrived != manifest.sha256:
             raise CacheIntegrityError(
-                f"{manifest.wheel} from {remote.url}: sha256 {arrived} does not match the manifest's {manifest.sha256}",
+                f"{where}: sha256 {arrived} does not match the manifest's {manifest.sha256}",
                 "the remote copy is corrupt or was tampered with; it was not stored — "
                 "push a good copy again from the machine that built it",
             )
-        return cache.store(wheel, manifest, log)
-    finally:
-        shutil.rmtree(download, ignore_errors=True)
+        return cache.store(wheel, manifest, log if has_log else None, signature), signer
+
+
+def pull_entry(cache: WheelCache, remote: CacheRemote, manifest: Manifest, trust: TrustPolicy) -> CacheEntry:
+    """Download one entry into ``cache``, vouched for by ``trust`` and verified by sha256."""
+    return _pull(cache, remote, manifest, trust)[0]
 
 
 def find_remote_entry(
-    remotes: Iterable[CacheRemote], fp: str, requested: Sequence[ComputeCapability]
+    remotes: Iterable[CacheRemote],
+    fp: str,
+    requested: Sequence[ComputeCapability],
+    warn: Warn | None = warn_stderr,
+    allow_modified: bool = False,
 ) -> tuple[CacheRemote, Manifest] | None:
-    """The first remote (in order) with an entry of ``fp`` that serves ``requested``; its newest such."""
+    """The first remote (in order) with an entry of ``fp`` that serves ``requested``; its newest such.
+
+    A remote that cannot be read is a warning, and the next one is asked. Entries built from
+    modified sources are candidates only with ``allow_modified``.
+    """
     for remote in remotes:
-        candidates = [m for m in remote.manifests(fp) if m.fingerprint == fp and serves(m, requested)]
+        try:
+            candidates = [
+                m
+                for m in remote.manifests(fp)
+                if m.fingerprint == fp and serves(m, requested) and (allow_modified or not m.modified)
+            ]
+        except SrcbuildError as exc:
+            if warn is not None:
+                warn(f"remote {remote.url} skipped: {exc.message}")
+            continue
         if candidates:
             return remote, max(candidates, key=lambda m: m.created)
     return None
 
 
-def pull_entries(cache: WheelCache, remote: CacheRemote, fp: str | None = None) -> list[Transfer]:
-    """Copy every entry of ``remote`` (of fingerprint ``fp`` when given) that ``cache`` lacks."""
+def fetch_first(
+    cache: WheelCache,
+    remotes: Sequence[CacheRemote],
+    fp: str,
+    requested: Sequence[ComputeCapability],
+    trust: TrustPolicy,
+    warn: Warn | None = warn_stderr,
+    refused: list[SrcbuildError] | None = None,
+    allow_modified: bool = False,
+) -> tuple[CacheEntry, CacheRemote] | None:
+    """Pull the first acceptable remote hit of ``fp`` into ``cache``; every failure is a warning.
+
+    With a ``refused`` list, a hit that was found but refused (unsigned, badly signed, damaged) is
+    appended there instead of being warned about.
+    """
+    for i, remote in enumerate(remotes):
+        hit = find_remote_entry([remote], fp, requested, warn, allow_modified)
+        if hit is None:
+            continue
+        try:
+            return pull_entry(cache, remote, hit[1], trust), remote
+        except SrcbuildError as exc:
+            if refused is not None:
+                refused.append(exc)  # the caller reports it
+            elif warn is not None:
+                rest = "the next remote" if i + 1 < len(remotes) else "no remote"
+                warn(f"{exc.message} ({rest} is tried)" if rest != "no remote" else exc.message)
+    return None
+
+
+def pull_entries(
+    cache: WheelCache, remote: CacheRemote, trust: TrustPolicy, fp: str | None = None, allow_modified: bool = False
+) -> list[Transfer]:
+    """Copy every entry of ``remote`` (of fingerprint ``fp`` when given) that ``cache`` lacks;
+    entries built from modified sources only with ``allow_modified``."""
     results = []
     for manifest in remote.manifests(fp):
+        if manifest.modified and not allow_modified:
+            why = f"built from modified sources ({len(manifest.changed_files)} file(s)); --allow-modified takes it"
+            results.append(Transfer("skipped", manifest.wheel, manifest.entry_key, remote.url, why))
+            continue
         if cache.get(manifest) is not None:
             results.append(Transfer("present", manifest.wheel, manifest.entry_key, remote.url))
             continue
         try:
-            pull_entry(cache, remote, manifest)
+            _entry, signer = _pull(cache, remote, manifest, trust)
         except CacheIntegrityError as exc:
             results.append(Transfer("rejected", manifest.wheel, manifest.entry_key, remote.url, exc.message))
             continue
-        results.append(Transfer("fetched", manifest.wheel, manifest.entry_key, remote.url))
+        detail = f"signed by {signer}" if signer else "signature not checked (--trust-unsigned)"
+        results.append(Transfer("fetched", manifest.wheel, manifest.entry_key, remote.url, detail))
     return results
 
 
-def push_entries(entries: Iterable[CacheEntry], remote: CacheRemote) -> list[Transfer]:
-    """Send ``entries`` to ``remote``; each local wheel is re-hashed first."""
+def push_entries(
+    entries: Iterable[CacheEntry], remote: CacheRemote, signing_key: Path | None, allow_modified: bool = False
+) -> list[Transfer]:
+    """Send ``entries`` to ``remote``, each re-hashed first and signed with ``signing_key`` (None: unsigned).
+
+    An entry built from modified sources is refused (a ``refused`` transfer) unless ``allow_modified``.
+    """
     if not remote.writable:
         raise UsageError(
             f"{remote.url} is an HTTP index and is read-only",
@@ -100,11 +182,21 @@ def push_entries(entries: Iterable[CacheEntry], remote: CacheRemote) -> list[Tra
         )
     results = []
     for entry in entries:
+        if entry.manifest.modified and not allow_modified:
+            files = ", ".join(entry.manifest.changed_files[:3]) or "unlisted files"
+            why = f"built from modified sources ({files}); push it with --allow-modified"
+            results.append(Transfer("refused", entry.manifest.wheel, entry.key, remote.url, why))
+            continue
         try:
             entry.check()
         except CacheIntegrityError as exc:
             results.append(Transfer("rejected", entry.manifest.wheel, entry.key, remote.url, exc.message))
             continue
-        sent = remote.push(entry)
-        results.append(Transfer("sent" if sent else "present", entry.manifest.wheel, entry.key, remote.url))
+        signature = None
+        if signing_key is not None:
+            with tempfile.TemporaryDirectory(prefix="srcbuild-sign-") as work:
+                signature = sign_manifest(entry.manifest, signing_key, Path(work))
+        sent = remote.push(entry, signature)
+        detail = "signed" if signature is not None else "unsigned"
+        results.append(Transfer("sent" if sent else "present", entry.manifest.wheel, entry.key, remote.url, detail))
     return results

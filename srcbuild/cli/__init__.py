@@ -16,6 +16,7 @@ import click
 
 from srcbuild import __version__
 from srcbuild.errors import SrcbuildError
+from srcbuild.proc import stop_on_signals
 
 INTERNAL_ERROR = 70
 
@@ -35,6 +36,7 @@ COMMANDS = {
     "install": "srcbuild.cli.install:install_cmd",
     "env": "srcbuild.cli.env:env_group",
     "lock": "srcbuild.cli.env:lock_env",
+    "toolchain": "srcbuild.cli.toolchain:toolchain_group",
     "container": "srcbuild.cli.container:container_group",
 }
 
@@ -68,7 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug_requested(args)
     try:
-        result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False)
+        with stop_on_signals():  # SIGTERM and SIGHUP stop a build as Ctrl-C does
+            result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False)
     except SrcbuildError as exc:
         if debug:
             traceback.print_exc()

@@ -64,6 +64,11 @@ def build_options(func: F) -> F:
             help="A shared cache to look in before building: directory, s3://bucket/prefix or http://host:port/ "
             "(repeatable) [env SRCBUILD_REMOTES].",
         ),
+        click.option(
+            "--trust-unsigned",
+            is_flag=True,
+            help="Accept remote cache entries that no trusted signer signed (the sha256 is still checked).",
+        ),
         path_options,
     ]
     for deco in reversed(decorators):
@@ -83,6 +88,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         cuda_home=kw["cuda_home"],
         ignore_preflight=kw["ignore_preflight"],
         remotes=tuple(kw["remotes"]),
+        trust_unsigned=bool(kw.get("trust_unsigned")),
     )
 
 

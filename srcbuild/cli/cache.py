@@ -1,7 +1,8 @@
-"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve``: the wheel cache and its remotes."""
+"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust``: the wheel cache and its remotes."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,10 +13,12 @@ import click
 from srcbuild.cache.maintenance import entry_size, gc, human_size, parse_size, verify_store
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
+from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.errors import UsageError
+from srcbuild.paths import default_config_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +38,41 @@ def remote_options(func: F) -> F:
         "(repeatable) [env SRCBUILD_REMOTES].",
     )(func)
     return func
+
+
+def trust_option(func: F) -> F:
+    """``--trust-unsigned``: accept remote entries no trusted signer vouches for."""
+    return click.option(
+        "--trust-unsigned",
+        is_flag=True,
+        help="Accept remote entries that no trusted signer signed (the sha256 is still checked).",
+    )(func)
+
+
+def signing_options(func: F) -> F:
+    """``--signing-key`` (also SRCBUILD_SIGNING_KEY) and ``--unsigned``."""
+    func = click.option("--unsigned", is_flag=True, help="Do not sign (pullers then need --trust-unsigned).")(func)
+    func = click.option(
+        "--signing-key",
+        default=None,
+        help="OpenSSH private key (or the .pub of an ssh-agent key) that signs the manifests "
+        "[env SRCBUILD_SIGNING_KEY; default: CONFIG/signing-key].",
+    )(func)
+    return func
+
+
+def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
+    if unsigned:
+        return None
+    key = signing_key_path(signing_key)
+    if key is None:
+        default = default_config_dir() / "signing-key"
+        raise UsageError(
+            "no signing key: pushed entries are signed so that others can trust them",
+            f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
+            "or pass --signing-key KEY (or --unsigned)",
+        )
+    return key
 
 
 def open_cache(work_dir: str | None, cache_dir: str | None) -> WheelCache:
@@ -133,6 +171,16 @@ def _one(cache: WheelCache, ref: str) -> CacheEntry:
     return matches[0]
 
 
+def _sources_label(m: Manifest) -> str:
+    """``clean (tag plus patches)`` or ``MODIFIED: 2 file(s) (csrc/a.c, ...), diff 1a2b3c4d5e6f``."""
+    if not m.modified:
+        return "clean (tag plus patches)"
+    files = m.changed_files
+    shown = ", ".join(files[:2]) + (", ..." if len(files) > 2 else "")
+    diff = str(m.changes.get("diff_sha256") or dict(m.resolved.get("extra") or {}).get("source_diff") or "-")
+    return f"MODIFIED: {len(files)} file(s) ({shown}), diff {diff[:12]}"
+
+
 @cache_group.command("show")
 @click.argument("ref")
 @path_options
@@ -156,6 +204,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
         ("platform", str(m.key_inputs.get("platform", "-"))),
         ("toolchain", ", ".join(f"{k} {v}" for k, v in m.toolchain.items()) or "-"),
         ("source commit", str(m.resolved.get("source_commit") or "-")),
+        ("sources", _sources_label(m)),
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
         ("path", str(entry.path)),
     ]
@@ -229,32 +278,52 @@ def _print_transfers(results: list[Transfer], as_json: bool) -> int:
     else:
         for r in results:
             click.echo(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else ""))
-        counts = {a: sum(r.action == a for r in results) for a in ("sent", "fetched", "present", "rejected")}
+        actions = ("sent", "fetched", "present", "rejected", "refused", "skipped")
+        counts = {a: sum(r.action == a for r in results) for a in actions}
         click.echo(", ".join(f"{n} {a}" for a, n in counts.items() if n) or "nothing to transfer")
-    return 7 if any(r.action == "rejected" for r in results) else 0
+    if any(r.action == "rejected" for r in results):
+        return 7
+    return 2 if any(r.action == "refused" for r in results) else 0
+
+
+def allow_modified_option(func: F) -> F:
+    return click.option(
+        "--allow-modified",
+        is_flag=True,
+        help="Also take entries built from sources with local modifications (cache show lists the files).",
+    )(func)
 
 
 @cache_group.command("push")
 @click.argument("refs", nargs=-1)
+@signing_options
+@allow_modified_option
 @remote_options
 @path_options
 @json_option
 def push_cmd(
     refs: tuple[str, ...],
+    signing_key: str | None,
+    unsigned: bool,
+    allow_modified: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
-    """Send entries (all, or those matching REFS) to each --remote."""
+    """Sign and send entries (all, or those matching REFS) to each --remote.
+
+    An entry built from modified sources is refused (exit 2) unless --allow-modified."""
+    key = resolve_signing_key(signing_key, unsigned)
     cache = open_cache(work_dir, cache_dir)
     entries = list(cache.entries())
     if refs:
         entries = [e for ref in refs for e in (cache.find(ref) or _no_match(ref))]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
-        results.extend(push_entries(entries, remote))
+        remote.check(for_push=True)
+        results.extend(push_entries(entries, remote, key, allow_modified))
     return _print_transfers(results, as_json)
 
 
@@ -265,19 +334,29 @@ def _no_match(ref: str) -> list[CacheEntry]:
 @cache_group.command("pull")
 @click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
+@trust_option
+@allow_modified_option
 @remote_options
 @path_options
 @json_option
 def pull_cmd(
     recipe_name: str | None,
     fp: str | None,
+    trust_unsigned: bool,
+    allow_modified: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
-    """Fetch the entries of each --remote that the local cache lacks (each wheel verified by sha256)."""
+    """Fetch the entries of each --remote that the local cache lacks (signature and sha256 checked)."""
+    trust = TrustPolicy.resolve(trust_unsigned)
+    if fp is not None and not re.fullmatch(r"[0-9a-f]{64}", fp):
+        raise UsageError(
+            f"--fingerprint {fp[:80]!r} is not a fingerprint (64 hex digits)",
+            "copy it from `srcbuild cache show REF` or `srcbuild cache ls --json`",
+        )
     cache = open_cache(work_dir, cache_dir)
     fingerprints: list[str | None] = [fp]
     if recipe_name is not None:
@@ -290,22 +369,37 @@ def pull_cmd(
         fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
+        remote.check()
         for wanted in fingerprints:
-            results.extend(pull_entries(cache, remote, wanted))
+            results.extend(pull_entries(cache, remote, trust, wanted, allow_modified))
     return _print_transfers(results, as_json)
+
+
+def _note_unsigned(key: Path | None, as_json: bool) -> None:
+    if key is None and not as_json:
+        click.echo(
+            "note: no signing key, so the index is unsigned: srcbuild pulls from it need --trust-unsigned "
+            "(pass --signing-key KEY to sign it)",
+            err=True,
+        )
 
 
 @cache_group.command("index")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Where to write it [default: CACHE/index].")
+@signing_options
 @path_options
 @json_option
-def index_cmd(out: str | None, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
-    """Write a PEP 503 simple index of the cache (pip install --index-url DIR-URL/simple/)."""
+def index_cmd(
+    out: str | None, signing_key: str | None, unsigned: bool, work_dir: str | None, cache_dir: str | None, as_json: bool
+) -> int:
+    """Write a signed PEP 503 simple index of the cache (pip install --index-url DIR-URL/simple/)."""
     from srcbuild.cache.simple_index import write_index
 
+    key = None if unsigned else signing_key_path(signing_key)
     cache = open_cache(work_dir, cache_dir)
     target = Path(out) if out else cache.root / "index"
-    wheels = write_index(cache, target.resolve())
+    wheels = write_index(cache, target.resolve(), key)
+    _note_unsigned(key, as_json)
     if as_json:
         print_json({"out": str(target), "wheels": [w.filename for w in wheels]})
         return 0
@@ -319,14 +413,25 @@ def index_cmd(out: str | None, work_dir: str | None, cache_dir: str | None, as_j
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=int, default=8080, show_default=True, help="Port (0 picks a free one).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Index directory [default: CACHE/index].")
+@signing_options
 @path_options
-def serve_cmd(host: str, port: int, out: str | None, work_dir: str | None, cache_dir: str | None) -> int:
-    """Write the simple index, then serve it over HTTP until Ctrl-C."""
+def serve_cmd(
+    host: str,
+    port: int,
+    out: str | None,
+    signing_key: str | None,
+    unsigned: bool,
+    work_dir: str | None,
+    cache_dir: str | None,
+) -> int:
+    """Write the signed simple index, then serve it over HTTP until Ctrl-C."""
     from srcbuild.cache.simple_index import make_server, write_index
 
+    key = None if unsigned else signing_key_path(signing_key)
     cache = open_cache(work_dir, cache_dir)
     target = (Path(out) if out else cache.root / "index").resolve()
-    wheels = write_index(cache, target)
+    wheels = write_index(cache, target, key)
+    _note_unsigned(key, False)
     try:
         server = make_server(target, host, port)
     except OSError as exc:
@@ -343,3 +448,8 @@ def serve_cmd(host: str, port: int, out: str | None, work_dir: str | None, cache
     finally:
         server.server_close()
     return 0
+
+
+from srcbuild.cli.cache_trust import trust_group  # noqa: E402
+
+cache_group.add_command(trust_group)

@@ -1,20 +1,27 @@
-"""``srcbuild compat --arch 3.0 | --gpu "GT 750M" | --pci-id 10de:0fe9``: the window that works for one GPU."""
+"""``srcbuild compat --arch 3.0 | --gpu "GT 750M" | --pci-id 10de:0fe9``: the window that works for one GPU.
+
+The window and each recipe's verdict are the ones ``recommend`` and ``doctor`` show
+(``srcbuild.advice.window`` and ``srcbuild.advice.fit``), for the GPU's newest driver.
+"""
 
 from __future__ import annotations
 
 import difflib
 import re
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
+from srcbuild.advice.fit import RecipeFit, judge_all
+from srcbuild.advice.window import Window, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import json_option, print_json, resolve_paths
 from srcbuild.errors import RecipeError, UsageError
+from srcbuild.host.identify import models_by_name
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.recipe import Recipe, RecipeCatalog
-from srcbuild.rules.window import CompatWindow, compat_window
 
 NVIDIA_VENDOR = 0x10DE
 _PCI_RE = re.compile(r"^(?:(?:0x)?([0-9a-fA-F]{4}):)?(?:0x)?([0-9a-fA-F]{4})$")
@@ -47,12 +54,48 @@ def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_jso
         if resolved is None:
             return UsageError.exit_code
         cc, label, ids = resolved
-    window = compat_window(kb, cc, _catalog(), gpu=label, pci_ids=ids)
+    window = window_for(kb, cc)
+    fits = judge_all(kb, _catalog(), cc, None, window.last_branch, window.official)
     if as_json:
-        print_json(window.to_json())
+        print_json(compat_json(window, fits, label, ids))
     else:
-        render(window, Console(width=120, highlight=False))
+        render(window, fits, label, ids, Console(width=120, highlight=False))
     return 0
+
+
+def compat_json(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...]) -> dict[str, Any]:
+    official = window.official
+    return {
+        "cc": str(window.cc),
+        "generation": window.generation,
+        "gpu": gpu,
+        "pci_ids": list(pci_ids),
+        "knowledge_checked": window.checked or None,
+        "cuda": [o.to_json() for o in window.options],
+        "newest_torch": window.newest_torch,
+        "newest_torchvision": window.newest_torchvision,
+        "newest_torch_reported": window.reported_torch,
+        "newest_torch_reported_source": window.reported_source or None,
+        "official_wheel": f"torch {official.torch} {official.cuda_tag}" if official else None,
+        "official": official.to_json() if official else None,
+        "last_driver_branch": window.last_branch,
+        "last_driver_cuda": window.last_branch_cuda,
+        "last_cuda": window.last_cuda,
+        "driver_source": window.source,
+        "recipes": [
+            {
+                "name": f.recipe,
+                "fits": f.fits,
+                "status": f.status,
+                "torch": f.torch,
+                "cuda": f.cuda,
+                "reason": f.reasons[0] if f.reasons else "",
+                "reasons": list(f.reasons),
+                "notes": list(f.notes),
+            }
+            for f in fits
+        ],
+    }
 
 
 def _catalog() -> list[Recipe]:
@@ -82,7 +125,7 @@ def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, 
 
 
 def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapability, str, tuple[str, ...]] | None:
-    models = kb.gpus_by_name(name)
+    models = kb.gpus_by_name(name) or models_by_name(kb, name)
     if not models:
         names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
@@ -116,18 +159,22 @@ def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapa
     return cc, label, tuple(i for m in models for i in m.pci_id_labels)
 
 
-def render(window: CompatWindow, console: Console) -> None:
-    """The window as text: a heading, the CUDA table, the torch/driver summary and the recipes."""
-    head = f"{window.gpu}: " if window.gpu else ""
-    ids = f" [PCI {' '.join(window.pci_ids)}]" if window.pci_ids else ""
+def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...], console: Console) -> None:
+    """The window as text: a headline, the CUDA table, the torch/driver summary and the recipes."""
+    head = f"{gpu}: " if gpu else ""
+    ids = f" [PCI {' '.join(pci_ids)}]" if pci_ids else ""
     console.print(f"{head}compute capability {window.cc} ({window.generation}){ids}", markup=False)
-    if not window.cuda:
+    ceiling = window.newest_torch or "none"
+    reported = window.reported_torch or "none known"
+    console.print(f"Newest torch: {ceiling} in theory; {reported} reported to work", markup=False)
+    console.print(f"Knowledge last checked: {window.checked or 'unknown'}", markup=False)
+    if not window.options:
         console.print("No CUDA release srcbuild knows can target it.")
         return
     table = Table(title=f"CUDA releases that target sm_{window.cc.sm}")
     for column in ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"):
         table.add_column(column)
-    for option in window.cuda:
+    for option in window.options:
         table.add_row(
             option.cuda,
             option.gcc_range,
@@ -136,30 +183,38 @@ def render(window: CompatWindow, console: Console) -> None:
             _span(option.cudnn_lines) or "-",
         )
     console.print(table)
+    official = window.official
     lines = [
-        f"CUDA range: {window.cuda[0].cuda} to {window.cuda[-1].cuda}",
+        f"CUDA range: {window.options[0].cuda} to {window.options[-1].cuda}",
         (
             f"Newest torch: {window.newest_torch} with torchvision {window.newest_torchvision}"
             if window.newest_torch
             else "Newest torch: none srcbuild knows compiles for it"
         ),
-        f"Official wheels with sm_{window.cc.sm} SASS: {window.official_wheel or 'none'}",
+        f"Newest torch reported to work: {reported}"
+        + (f" ({window.reported_source})" if window.reported_source else ""),
+        f"Official wheels with sm_{window.cc.sm} SASS: "
+        + (f"torch {official.torch} {official.cuda_tag}" if official else "none"),
     ]
-    if window.last_driver_branch:
+    if official is not None and official.pip:
+        lines.append(f"No build needed: {official.pip}")
+        lines.extend(f"  caveat: {c}" for c in official.caveats)
+    if window.last_branch:
         lines.append(
-            f"Last driver: R{window.last_driver_branch} (runs CUDA ≤ {window.last_driver_cuda} natively); "
+            f"Last driver: R{window.last_branch} (runs CUDA ≤ {window.last_branch_cuda} natively); "
             f"last CUDA toolkit: {window.last_cuda}"
         )
     else:
         lines.append("Last driver: current drivers still support it")
     for line in lines:
         console.print(line, markup=False)
-    if window.recipes:
+    if fits:
         recipes = Table(title="Catalog recipes")
         for column in ("recipe", "fits", "torch", "CUDA", "why not"):
             recipes.add_column(column)
-        for fit in window.recipes:
-            recipes.add_row(fit.name, "yes" if fit.fits else "no", fit.torch, fit.cuda, fit.reason)
+        for fit in fits:
+            why = fit.reasons[0] if fit.reasons else ""
+            recipes.add_row(fit.recipe, "yes" if fit.fits else "no", fit.torch, fit.cuda, why)
         console.print(recipes)
 
 

@@ -2,12 +2,14 @@
 
 Both never fail because a tool is missing: a missing tool is a line in the report. ``recommend``
 reads this machine by default, or another machine described by ``--gpu``, ``--pci-id``,
-``--driver``, ``--lspci FILE`` or ``--nvidia-smi FILE`` (that machine's pasted output).
+``--driver``, or that machine's pasted output: ``--paste FILE`` (any format ``srcbuild.host.paste``
+reads, found by itself), ``--lspci FILE`` or ``--nvidia-smi FILE``; ``-`` reads standard input.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +23,13 @@ from srcbuild.cli.container import containers_options, doctor_containers
 from srcbuild.errors import UsageError
 from srcbuild.host import probe_host
 from srcbuild.host.facts import DriverInfo, GpuInfo
-from srcbuild.host.gpu import (
-    gpus_from_lspci,
-    gpus_from_nvidia_smi,
-    parse_proc_driver_version,
-    resolve_name,
-    resolve_pci,
-)
+from srcbuild.host.gpu import parse_proc_driver_version, resolve_name, resolve_pci
+from srcbuild.host.identify import read_gpus
+from srcbuild.host.paste import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, Parser
 from srcbuild.knowledge import load_knowledge
 from srcbuild.recipe import RecipeCatalog
+from srcbuild.toolchain.report import toolchain_report
+from srcbuild.toolchain.session import open_session
 
 _PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})$")
 _DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}$")
@@ -45,15 +45,20 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     if containers["containers"]:
         return doctor_containers(paths, as_json, **containers)
     host = probe_host(work_dir=paths.work_dir)
-    report = diagnose(load_knowledge(), host, RecipeCatalog(paths).load_all(), paths)
+    recipes = RecipeCatalog(paths).load_all()
+    report = diagnose(load_knowledge(), host, recipes, paths)
+    toolchains = toolchain_report(open_session(paths), host, recipes)
     if as_json:
-        print_json(report.to_json())
+        print_json({**report.to_json(), "toolchains": toolchains.to_json()})
     else:
         click.echo(render_doctor(report), nl=False)
+        click.echo(toolchains.render(), nl=False)
     return 0
 
 
 def _read(path: str, option: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
     try:
         return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -75,12 +80,20 @@ def _pci_id(text: str) -> int:
 @click.option("--gpu", "gpu_name", help='A GPU by name, e.g. "GeForce GT 750M".')
 @click.option("--pci-id", help="A GPU by PCI id, as `lspci -nn` shows it, e.g. 10de:0fe4.")
 @click.option("--driver", help="The NVIDIA driver version of that machine, e.g. 470.82.")
-@click.option("--lspci", "lspci_file", type=click.Path(dir_okay=False), help="A file with `lspci -nn` output.")
+@click.option(
+    "--paste",
+    "paste_file",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="A file (or - for stdin) with what lspci, nvidia-smi or /proc/driver/nvidia show; the format is detected.",
+)
+@click.option(
+    "--lspci", "lspci_file", type=click.Path(dir_okay=False, allow_dash=True), help="A file (or -) with lspci output."
+)
 @click.option(
     "--nvidia-smi",
     "smi_file",
-    type=click.Path(dir_okay=False),
-    help="A file with `nvidia-smi` output (the default table or a --query-gpu CSV).",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="A file (or -) with nvidia-smi output (the table, -L, or a --query-gpu CSV).",
 )
 @click.option(
     "--proc-driver-version",
@@ -88,15 +101,18 @@ def _pci_id(text: str) -> int:
     type=click.Path(dir_okay=False),
     help="A file with the content of /proc/driver/nvidia/version.",
 )
+@click.option("--mpi", "want_mpi", is_flag=True, help="Recommend a build with MPI (official wheels have none).")
 @path_options
 @json_option
 def recommend_command(
     gpu_name: str | None,
     pci_id: str | None,
     driver: str | None,
+    paste_file: str | None,
     lspci_file: str | None,
     smi_file: str | None,
     proc_file: str | None,
+    want_mpi: bool,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
@@ -107,14 +123,23 @@ def recommend_command(
     gpus: list[GpuInfo] = []
     driver_info: DriverInfo | None = None
     origin: list[str] = []
-    if smi_file:
-        found, driver_info = gpus_from_nvidia_smi(_read(smi_file, "--nvidia-smi"), f"nvidia-smi output in {smi_file}")
-        gpus.extend(found)
-        origin.append(f"--nvidia-smi {smi_file}")
-    if lspci_file and not gpus:
-        gpus.extend(gpus_from_lspci(_read(lspci_file, "--lspci"), f"lspci output in {lspci_file}"))
-    if lspci_file:
-        origin.append(f"--lspci {lspci_file}")
+    notes: list[str] = []
+    best_rank: int | None = None
+    pastes: tuple[tuple[str, str | None, tuple[Parser, ...], str], ...] = (
+        ("--paste", paste_file, (*ALL_PARSERS,), "lspci, nvidia-smi or /proc/driver/nvidia output"),
+        ("--nvidia-smi", smi_file, (*SMI_PARSERS, *PROC_PARSERS), "nvidia-smi output"),
+        ("--lspci", lspci_file, LSPCI_PARSERS, "lspci output"),
+    )
+    for option, path, parsers, what in pastes:
+        if not path:
+            continue
+        name = "standard input" if path == "-" else path
+        reading = read_gpus(kb, _read(path, option), name, parsers, what)
+        if best_rank is None or reading.rank < best_rank:  # the paste that tells most names the GPUs
+            gpus, best_rank = list(reading.gpus), reading.rank
+        driver_info = driver_info or reading.driver
+        notes.extend(n for n in reading.notes if n not in notes)
+        origin.append(f"{option} {path}")
     if pci_id:
         gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
         origin.append(f"--pci-id {pci_id}")
@@ -135,7 +160,8 @@ def recommend_command(
         host = probe_host(work_dir=paths.work_dir)
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")
-    result = recommend(kb, gpus, driver_info, RecipeCatalog(paths).load_all(), ", ".join(origin))
+    recipes = RecipeCatalog(paths).load_all()
+    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes)
     if as_json:
         print_json(result.to_json())
     else:

@@ -6,9 +6,10 @@ import sys
 
 import click
 
-from srcbuild.cache.install import install, target_python
+from srcbuild.cache.install import PipOptions, install, target_python
+from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import WheelCache
-from srcbuild.cli.cache import open_remotes, remote_options
+from srcbuild.cli.cache import open_remotes, remote_options, trust_option
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.recipe import RecipeCatalog
 
@@ -19,6 +20,13 @@ from srcbuild.recipe import RecipeCatalog
 @click.option("--into", default=None, help="Environment prefix to install into [default: the active venv/conda env].")
 @click.option("--python", "python", default=None, help="Interpreter to install for (instead of --into).")
 @click.option("--dry-run", is_flag=True, help="Find and check the wheel, but do not install it.")
+@click.option("--no-deps", is_flag=True, help="Install the wheel alone, not the packages it depends on.")
+@click.option("--index-url", default=None, help="Index pip resolves the dependencies from [default: pip's own].")
+@click.option("--extra-index-url", "extra_index_urls", multiple=True, help="Another index for the dependencies.")
+@click.option(
+    "--allow-modified", is_flag=True, help="Also install a wheel built from sources with local modifications."
+)
+@trust_option
 @remote_options
 @path_options
 @json_option
@@ -28,6 +36,11 @@ def install_cmd(
     into: str | None,
     python: str | None,
     dry_run: bool,
+    no_deps: bool,
+    index_url: str | None,
+    extra_index_urls: tuple[str, ...],
+    allow_modified: bool,
+    trust_unsigned: bool,
     remotes: tuple[str, ...],
     s3_endpoint_url: str | None,
     work_dir: str | None,
@@ -46,6 +59,8 @@ def install_cmd(
         target_python(into, python),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
+        trust=TrustPolicy.resolve(trust_unsigned),
+        options=PipOptions(no_deps, index_url, extra_index_urls, allow_modified),
     )
     if as_json:
         print_json(result.to_json())

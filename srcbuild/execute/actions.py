@@ -46,6 +46,7 @@ class BuildContext:
     mirrors: Any = None  # srcbuild.sources.mirrors.MirrorRules of the build (for failure messages)
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
     submodule_commits: dict[str, str] | None = None
+    local_changes: Any = None  # srcbuild.sources.localdiff.LocalChanges found before the build
 
 
 def _ctx(ex: Executor) -> BuildContext:
@@ -244,6 +245,30 @@ def check_build_tree(ex: Executor, step: Step) -> None:
     hash_file.write_text(digest + "\n")
 
 
+def _local_changes(ex: Executor) -> Any:
+    from srcbuild.sources.localdiff import local_changes
+
+    ctx = _ctx(ex)
+    patches = ctx.recipe.build.patch_files if ex.plan.package == "torch" else ()
+    submodules = sorted(_sync(ex).submodule_commits())
+    return local_changes(ex.plan.checkout, tuple(patches), submodules, ex.environ)
+
+
+def check_local_changes(ex: Executor, step: Step) -> None:
+    ctx = _ctx(ex)
+    changes = _local_changes(ex)
+    ctx.local_changes = changes
+    if not changes.modified:
+        ex.console.print("    the checkout is the tag plus the recipe's patches: no local modifications")
+        return
+    ex.console.print(
+        f"    warning: {len(changes.files)} locally modified file(s): {changes.summary()}; the wheel is "
+        "cached as modified (cache push needs --allow-modified)",
+        markup=False,
+        highlight=False,
+    )
+
+
 def _find_wheel(step: Step) -> Path:
     assert step.action is not None
     dist, pattern = Path(step.action.arg["dist"]), step.action.arg["pattern"]
@@ -286,6 +311,12 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
         ctx.source_commit = head.strip() if head else None
         ctx.submodule_commits = _sync(ex).submodule_commits()
+    # modifications found before the build count even if undone since; otherwise look now (a
+    # resumed build skips the earlier step, and the sources may have been edited in between)
+    changes = ctx.local_changes if ctx.local_changes is not None and ctx.local_changes.modified else None
+    changes = changes or _local_changes(ex)
+    if changes.modified:
+        ex.console.print(f"    built from modified sources: {changes.summary()}", markup=False, highlight=False)
     variables = ex.plan.env.final_values()
     gcc = _measured_gcc(ctx, Path(variables["CC"])) if variables.get("CC") else None
     nvcc = _measured_nvcc(ctx, Path(variables["CUDA_HOME"])) if variables.get("CUDA_HOME") else None
@@ -295,7 +326,7 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         gcc_version=gcc,
         nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
-        extra=_container_image(ex),
+        extra={**({"source_diff": changes.diff_sha256} if changes.modified else {}), **_container_image(ex)} or None,
     )
     manifest = Manifest.create(
         wheel,
@@ -309,6 +340,7 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         sass=sorted(kernels.sass) if kernels is not None else (),
         ptx=sorted(kernels.ptx) if kernels is not None else (),
         local_version=ctx.recipe.local_version(),
+        changes=changes.to_json() if changes.modified else None,
     )
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
@@ -316,12 +348,12 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     ex.console.print(f"    stored {entry.wheel_path}")
 
 
-def _container_image(ex: Executor) -> dict[str, str] | None:
-    """The devel image a `srcbuild container build` runs this build in (its id), else None."""
+def _container_image(ex: Executor) -> dict[str, str]:
+    """The devel image a `srcbuild container build` runs this build in (its id), else nothing."""
     from srcbuild.container import BUILD_IMAGE_VAR
 
     image = ex.environ.get(BUILD_IMAGE_VAR)
-    return {"container_image": image} if image else None
+    return {"container_image": image} if image else {}
 
 
 def _measured_gcc(ctx: BuildContext, cc: Path) -> str | None:
@@ -374,6 +406,7 @@ ACTIONS: dict[str, Callable[..., Any]] = {
     "check-env": check_env,
     "ensure-env": ensure_env,
     "check-build-tree": check_build_tree,
+    "check-local-changes": check_local_changes,
     "verify-wheel": verify_wheel_action,
     "cache-wheel": cache_wheel,
     "torch-wheel": torch_wheel,

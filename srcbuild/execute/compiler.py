@@ -13,6 +13,7 @@ selection before and puts it back afterwards, also when the build fails.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,9 +175,9 @@ class SystemSelection:
 
 def shell_restore_lines(tree: AlternativesTree) -> Sequence[str]:
     """For ``plan --format shell``: save the selection and restore it on exit."""
-    query = " ".join(tree.argv("--query", "gcc"))
-    auto = " ".join(tree.argv("--auto", "gcc"))
-    setv = " ".join(tree.argv("--set", "gcc"))
+    query = shlex.join(tree.argv("--query", "gcc"))
+    auto = shlex.join(tree.argv("--auto", "gcc"))
+    setv = shlex.join(tree.argv("--set", "gcc"))
     return (
         f"SRCBUILD_PREV_GCC=$({query} 2>/dev/null | sed -n 's/^Value: //p' | head -n1)",
         f"SRCBUILD_PREV_STATUS=$({query} 2>/dev/null | sed -n 's/^Status: //p' | head -n1)",

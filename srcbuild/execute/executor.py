@@ -156,7 +156,7 @@ class Executor:
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "interrupted", time.monotonic() - started, str(log)))
             raise Interrupted(
-                f"interrupted during step {step.id}; the build tree and the log ({log}) are kept",
+                f"interrupted{proc.stopped_by()} during step {step.id}; the build tree and the log ({log}) are kept",
                 f"continue with: srcbuild {self.plan.package} --recipe {self.plan.recipe} --resume",
             ) from None
         except SrcbuildError:

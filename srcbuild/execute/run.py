@@ -7,6 +7,7 @@ the wheel's path is printed and nothing runs.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import threading
 from collections.abc import Callable, Mapping
@@ -14,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import filelock
 from rich.console import Console
 
 from srcbuild.execute.actions import ACTIONS, BuildContext
@@ -118,7 +120,8 @@ def run_build(
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.key import FingerprintInputs, fingerprint
-    from srcbuild.cache.remotes import open_remote, parse_remotes
+    from srcbuild.cache.remotes import RemoteOptions, open_remote, parse_remotes
+    from srcbuild.cache.signing import TrustPolicy
     from srcbuild.cache.store import WheelCache
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
@@ -130,11 +133,17 @@ def run_build(
     fp = fingerprint(inputs)
     cache = WheelCache(paths.cache_dir)
 
-    remote_urls = parse_remotes(options.remotes, environ)
+    remote_options = RemoteOptions.resolve(environ=environ)
+    remotes = [open_remote(url, remote_options) for url in parse_remotes(options.remotes, environ)]
+    trust = TrustPolicy.resolve(options.trust_unsigned, environ)
+
+    def warn(message: str) -> None:
+        console.print(f"warning: {message}", markup=False, highlight=False)
 
     def hit() -> BuildResult | None:
-        # the local store first, then each remote (pulled into the local store, sha256 checked)
-        found = find_wheel(cache, recipe, plan.package, [open_remote(url) for url in remote_urls], fp)
+        # the local store first (each hit checked against its manifest), then each remote (pulled
+        # into the local store when a trusted signer vouches for it); a failing remote is a warning
+        found = find_wheel(cache, recipe, plan.package, remotes, fp, trust, warn)
         if found is None:
             return None
         where = "" if found.origin == "local" else f" from {found.origin}"
@@ -145,11 +154,16 @@ def run_build(
         found = hit()
         if found is not None:
             return found
-    with cache.build_lock(fp):
+    # Two locks: the fingerprint's (concurrent builds of the same inputs build once) and the
+    # tree's (builds that share a checkout and build tree, such as two recipe files with one
+    # name, take turns instead of writing into one tree at once).
+    with cache.build_lock(fp), tree_lock(plan, paths, console):
         if not resume:
             found = hit()  # another build of the same inputs may have finished meanwhile
             if found is not None:
                 return found
+        elif _finished(plan):
+            return _already_done(plan, hit, console)
         from srcbuild.sources.mirrors import parse_mirror_args
 
         ctx = BuildContext(
@@ -174,6 +188,48 @@ def run_build(
         if plan.system_alternatives:
             _guard_system_selection(executor, prepared.host, paths)
         return executor.run()
+
+
+def tree_lock(plan: Plan, paths: Paths, console: Console) -> filelock.FileLock:
+    """The lock of the checkout and build tree ``plan`` works in, keyed by their paths.
+
+    A second build of the same tree waits (saying so) until the first one ends.
+    """
+    key = hashlib.sha256(f"{plan.checkout}\n{plan.build_root}".encode()).hexdigest()[:16]
+    locks = paths.work_dir / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    lock = filelock.FileLock(str(locks / f"tree-{key}.lock"))
+    try:
+        lock.acquire(timeout=0)
+        lock.release()
+    except filelock.Timeout:
+        console.print(f"waiting for another build using {plan.checkout} to finish (lock {lock.lock_file})")
+    return lock
+
+
+def _finished(plan: Plan) -> bool:
+    """Every step of this very plan is recorded as done (or skipped) in its state file."""
+    from srcbuild.execute.state import BuildState
+
+    state = BuildState.load(plan.state_path)
+    return state is not None and state.plan == plan.fingerprint() and all(state.is_done(s) for s in plan.steps)
+
+
+def _already_done(plan: Plan, hit: Callable[[], BuildResult | None], console: Console) -> BuildResult:
+    """``--resume`` of a build that finished: nothing to resume; name its wheel."""
+    from srcbuild.errors import UsageError
+
+    found = hit()
+    if found is None:
+        raise UsageError(
+            f"the build of {plan.package} {plan.version} for recipe {plan.recipe} finished already, "
+            "and its wheel is no longer in the cache",
+            "run the same command without --resume to build it again",
+        )
+    note = f"nothing to resume: the build finished already; its wheel is {found.wheel}"
+    console.print(note, markup=False, highlight=False)
+    found.notes.append(note)
+    return found
 
 
 def _guard_system_selection(executor: Executor, host: BuildHost, paths: Paths) -> None:

@@ -31,6 +31,7 @@ from srcbuild.host.mpi import list_mpi
 from srcbuild.host.system import conda_env_dirs, find_conda, probe_docker, probe_resources
 from srcbuild.host.toolchain import find_cudnn, find_nccl, list_cuda, list_gcc
 from srcbuild.paths import Paths
+from srcbuild.toolchain.homes import ProvisionedDirs, provisioned_dirs
 
 __all__ = [
     "CudaToolkit",
@@ -81,13 +82,15 @@ def probe_host(
     paths = Paths.resolve(work_dir=work_dir, environ=env)
     conda = _guarded("conda", lambda: find_conda(env, root, which), missing) or []
     homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), missing) or []
-    toolkits = _guarded("CUDA", lambda: list_cuda(env, root, run, homes), missing) or []
+    provisioned = _guarded("provisioned toolchains", lambda: provisioned_dirs(paths.toolchain_dir), missing)
+    provisioned = provisioned or ProvisionedDirs()
+    toolkits = _guarded("CUDA", lambda: list_cuda(env, root, run, [*homes, *provisioned.cuda_homes]), missing) or []
     if not toolkits:
         missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, conda envs, PATH)")
-    gccs = _guarded("gcc", lambda: list_gcc(env, root, run), missing) or []
+    gccs = _guarded("gcc", lambda: list_gcc(env, root, run, provisioned.gcc_bins), missing) or []
     if not gccs:
         missing.append("gcc: not found")
-    mpi = _guarded("MPI", lambda: list_mpi(env, root, run), missing) or []
+    mpi = _guarded("MPI", lambda: list_mpi(env, root, run, provisioned.mpi_bins), missing) or []
     if not mpi:
         missing.append("MPI: no mpicc or mpirun found")
     if not conda:
@@ -103,8 +106,8 @@ def probe_host(
         gpus=tuple(gpus),
         driver=driver,
         cuda_toolkits=tuple(toolkits),
-        cudnn=tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits), missing) or []),
-        nccl=tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits), missing) or []),
+        cudnn=tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits, provisioned.cudnn), missing) or []),
+        nccl=tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits, provisioned.nccl), missing) or []),
         gccs=tuple(gccs),
         mpi=tuple(mpi),
         conda=tuple(conda),

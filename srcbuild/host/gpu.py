@@ -154,6 +154,10 @@ def resolve_name(name: str, source: str, cc: str | None = None, device_id: int |
     kb = load_knowledge()
     bare = name[len("NVIDIA ") :] if name.startswith("NVIDIA ") else name
     models = kb.gpus_by_name(bare) or kb.gpus_by_name(name)
+    if not models:  # "NVIDIA H100 80GB HBM3": drop the words pci.ids does not have
+        from srcbuild.host.identify import models_by_name
+
+        models = models_by_name(kb, name)
     ccs = sorted({m.cc for m in models})
     if len(ccs) == 1:
         chips = sorted({m.chip for m in models})

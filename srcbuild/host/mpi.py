@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srcbuild import proc
@@ -37,22 +37,29 @@ def parse_mpi_version(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _bin_dirs(environ: Mapping[str, str], root: Path) -> list[Path]:
+def _bin_dirs(environ: Mapping[str, str], root: Path, extra_dirs: Sequence[Path] = ()) -> list[Path]:
     dirs = path_dirs(environ)
     for var in ("MPI_HOME", "MPI_ROOT", "I_MPI_ROOT"):
         if environ.get(var):
             dirs.append(Path(environ[var]) / "bin")
     dirs.extend(under(root, d) for d in MPI_DIRS)
+    dirs.extend(extra_dirs)
     return unique_paths([d for d in dirs if d.is_dir()])
 
 
 def list_mpi(
-    environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    environ: Mapping[str, str] | None = None,
+    root: Path = Path("/"),
+    run: Runner = proc.probe,
+    extra_dirs: Sequence[Path] = (),
 ) -> list[MpiInstall]:
-    """One entry per MPI installation (per directory holding ``mpicc`` or ``mpirun``)."""
+    """One entry per MPI installation (per directory holding ``mpicc`` or ``mpirun``).
+
+    ``extra_dirs`` are more ``bin`` directories to look in last (provisioned MPI prefixes).
+    """
     env = os.environ if environ is None else environ
     found: list[MpiInstall] = []
-    for directory in _bin_dirs(env, root):
+    for directory in _bin_dirs(env, root, extra_dirs):
         mpicc, mpicxx, mpirun = (directory / n for n in ("mpicc", "mpicxx", "mpirun"))
         queries = []
         if is_executable(mpicc):

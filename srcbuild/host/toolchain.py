@@ -139,8 +139,10 @@ def gcc_version(gcc: Path, run: Runner = proc.probe) -> str | None:
     return text if re.match(r"^\d+(\.\d+)*$", text) else None
 
 
-def _gcc_candidates(environ: Mapping[str, str], root: Path, major: str | None) -> list[Path]:
-    dirs = [*path_dirs(environ), *(under(root, d) for d in GCC_DIRS)]
+def _gcc_candidates(
+    environ: Mapping[str, str], root: Path, major: str | None, extra_dirs: Sequence[Path] = ()
+) -> list[Path]:
+    dirs = [*path_dirs(environ), *(under(root, d) for d in GCC_DIRS), *extra_dirs]
     opt = under(root, "/opt")
     if opt.is_dir():
         dirs.extend(sorted(p / "bin" for p in opt.glob(f"gcc-{major or ''}*")))
@@ -165,12 +167,18 @@ def _gxx_for(gcc: Path) -> Path | None:
 
 
 def list_gcc(
-    environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    environ: Mapping[str, str] | None = None,
+    root: Path = Path("/"),
+    run: Runner = proc.probe,
+    extra_dirs: Sequence[Path] = (),
 ) -> list[GccInstall]:
-    """One entry per gcc major found (the first spelling wins), sorted by major."""
+    """One entry per gcc major found (the first spelling wins), sorted by major.
+
+    ``extra_dirs`` are more ``bin`` directories to look in after the usual ones (provisioned gccs).
+    """
     env = os.environ if environ is None else environ
     by_major: dict[int, GccInstall] = {}
-    for gcc in _gcc_candidates(env, root, None):
+    for gcc in _gcc_candidates(env, root, None, extra_dirs):
         version = gcc_version(gcc, run)
         if version is None:
             continue
@@ -204,7 +212,13 @@ def header_version(path: Path, prefix: str, patch_name: str) -> str | None:
     return ".".join(p for p in parts if p is not None)
 
 
-def _include_dirs(environ: Mapping[str, str], root: Path, toolkits: list[CudaToolkit], var_prefix: str) -> list[Path]:
+def _include_dirs(
+    environ: Mapping[str, str],
+    root: Path,
+    toolkits: list[CudaToolkit],
+    var_prefix: str,
+    extra: Sequence[Path] = (),
+) -> list[Path]:
     dirs: list[Path] = []
     for var in (f"{var_prefix}_INCLUDE_DIR", f"{var_prefix}_HOME", f"{var_prefix}_ROOT", f"{var_prefix}_ROOT_DIR"):
         if environ.get(var):
@@ -215,16 +229,23 @@ def _include_dirs(environ: Mapping[str, str], root: Path, toolkits: list[CudaToo
     if environ.get("CONDA_PREFIX"):
         dirs.append(Path(environ["CONDA_PREFIX"]) / "include")
     dirs.extend(under(root, d) for d in CUDNN_INCLUDE_DIRS)
+    dirs.extend(extra)
     return unique_paths([d for d in dirs if d.is_dir()])
 
 
 def find_cudnn(
-    environ: Mapping[str, str] | None = None, root: Path = Path("/"), toolkits: list[CudaToolkit] | None = None
+    environ: Mapping[str, str] | None = None,
+    root: Path = Path("/"),
+    toolkits: list[CudaToolkit] | None = None,
+    extra: Sequence[Path] = (),
 ) -> list[HeaderVersion]:
-    """cuDNN versions from ``cudnn_version*.h`` (cuDNN >= 8) or ``cudnn*.h`` (cuDNN 7)."""
+    """cuDNN versions from ``cudnn_version*.h`` (cuDNN >= 8) or ``cudnn*.h`` (cuDNN 7).
+
+    ``extra`` are more include directories to look in last (provisioned cuDNN prefixes).
+    """
     env = os.environ if environ is None else environ
     found: list[HeaderVersion] = []
-    for directory in _include_dirs(env, root, toolkits or [], "CUDNN"):
+    for directory in _include_dirs(env, root, toolkits or [], "CUDNN", extra):
         headers = sorted(directory.glob("cudnn_version*.h")) or sorted(directory.glob("cudnn*.h"))
         for header in headers:
             version = header_version(header, "CUDNN_", "PATCHLEVEL")
@@ -235,12 +256,15 @@ def find_cudnn(
 
 
 def find_nccl(
-    environ: Mapping[str, str] | None = None, root: Path = Path("/"), toolkits: list[CudaToolkit] | None = None
+    environ: Mapping[str, str] | None = None,
+    root: Path = Path("/"),
+    toolkits: list[CudaToolkit] | None = None,
+    extra: Sequence[Path] = (),
 ) -> list[HeaderVersion]:
-    """NCCL versions from ``nccl.h``."""
+    """NCCL versions from ``nccl.h``; ``extra``: more include directories (provisioned NCCL)."""
     env = os.environ if environ is None else environ
     found: list[HeaderVersion] = []
-    for directory in _include_dirs(env, root, toolkits or [], "NCCL"):
+    for directory in _include_dirs(env, root, toolkits or [], "NCCL", extra):
         header = directory / "nccl.h"
         version = header_version(header, "NCCL_", "PATCH") if header.is_file() else None
         if version and not any(f.header.resolve() == header.resolve() for f in found):

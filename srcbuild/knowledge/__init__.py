@@ -21,8 +21,10 @@ from srcbuild.knowledge.model import (
     GpuChip,
     GpuModel,
     PinReason,
+    PipCommand,
     ToolFloor,
     TorchRelease,
+    WheelCaveat,
 )
 
 __all__ = [
@@ -39,7 +41,9 @@ __all__ = [
     "GpuModel",
     "KnowledgeBase",
     "PinReason",
+    "PipCommand",
     "ToolFloor",
     "TorchRelease",
+    "WheelCaveat",
     "load_knowledge",
 ]

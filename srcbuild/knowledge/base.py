@@ -27,8 +27,10 @@ from srcbuild.knowledge.model import (
     GpuChip,
     GpuModel,
     PinReason,
+    PipCommand,
     ToolFloor,
     TorchRelease,
+    WheelCaveat,
 )
 
 
@@ -46,6 +48,9 @@ class KnowledgeBase:
     cudnn_releases: tuple[CudnnRelease, ...]
     breakages: tuple[Breakage, ...]
     tool_floors: tuple[ToolFloor, ...]
+    pip_commands: tuple[PipCommand, ...] = ()
+    wheel_caveats: tuple[WheelCaveat, ...] = ()
+    checked: str = ""  # the date the data was last checked against its sources
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     # -- CUDA -------------------------------------------------------------------------------------
@@ -208,6 +213,20 @@ class KnowledgeBase:
             if predicate(row):
                 return row
         return None
+
+    def pip_command(self, torch: str, torchvision: str | None, tag: str) -> str | None:
+        """The pip command that installs the official ``tag`` wheels of ``torch`` (and its torchvision)."""
+        for row in self.pip_commands:
+            if versions.matches(row.torch, torch):
+                command = row.command.format(torch=torch, torchvision=torchvision or "", tag=tag)
+                return command if torchvision else re.sub(r" torchvision==\S*", "", command)
+        return None
+
+    def caveats(self, torch: str, tag: str, cc: ComputeCapability) -> tuple[WheelCaveat, ...]:
+        """What the official ``tag`` wheel of ``torch`` lacks on a GPU of capability ``cc``."""
+        return tuple(
+            c for c in self.wheel_caveats if tag in c.tags and cc < c.below_cc and versions.matches(c.torch, torch)
+        )
 
     # -- cuDNN ------------------------------------------------------------------------------------
 
@@ -394,7 +413,8 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     breakage_data = load.read_table("breakages", directory)
     cuda_rows = load.cuda_releases(cuda_data)
     breakage_rows = load.breakages(breakage_data)
-    torch_rows, overrides = _torch_rows(load.read_table("torch", directory), cuda_rows, breakage_rows)
+    torch_data = load.read_table("torch", directory)
+    torch_rows, overrides = _torch_rows(torch_data, cuda_rows, breakage_rows)
     return KnowledgeBase(
         cuda_releases=cuda_rows,
         arch_support=load.arch_support(cuda_data),
@@ -406,5 +426,8 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
         cudnn_releases=load.cudnn_releases(load.read_table("cudnn", directory)),
         breakages=breakage_rows,
         tool_floors=load.tool_floors(breakage_data),
+        pip_commands=load.pip_commands(torch_data),
+        wheel_caveats=load.wheel_caveats(torch_data),
+        checked=str(load.read_table("capabilities", directory).get("checked", "")),
         _torch_overrides=overrides,
     )

@@ -24,7 +24,9 @@ from srcbuild.knowledge.model import (
     DriverLimit,
     GccCaveat,
     GpuChip,
+    PipCommand,
     ToolFloor,
+    WheelCaveat,
 )
 
 if sys.version_info >= (3, 11):
@@ -247,4 +249,21 @@ def tool_floors(data: dict[str, Any]) -> tuple[ToolFloor, ...]:
     return tuple(
         ToolFloor(r["release"], r["requirement"], r["source"], r.get("project", "torch"))
         for r in data.get("tool_floor", [])
+    )
+
+
+def pip_commands(data: dict[str, Any]) -> tuple[PipCommand, ...]:
+    return tuple(PipCommand(r["torch"], r["command"], r["source"]) for r in data.get("pip_command", []))
+
+
+def wheel_caveats(data: dict[str, Any]) -> tuple[WheelCaveat, ...]:
+    return tuple(
+        WheelCaveat(
+            torch=r["torch"],
+            tags=tuple(r["tags"]),
+            below_cc=_cc(r, "below_cc", "torch.toml [[wheel_caveat]]"),
+            message=r["message"],
+            source=r["source"],
+        )
+        for r in data.get("wheel_caveat", [])
     )

@@ -262,3 +262,23 @@ class BuildPins:
             "env": dict(self.env),
             "reasons": [{"what": r.what, "why": r.why, "source": r.source} for r in self.reasons],
         }
+
+
+@dataclass(frozen=True)
+class PipCommand:
+    """How the official wheels of a range of torch releases are installed (``{torch}``, ``{tag}`` ...)."""
+
+    torch: str  # PEP 440 specifier
+    command: str
+    source: str
+
+
+@dataclass(frozen=True)
+class WheelCaveat:
+    """Something an official wheel lacks on older GPUs although it carries their kernels."""
+
+    torch: str  # PEP 440 specifier
+    tags: tuple[str, ...]  # CUDA tags of the wheels: "cu118"
+    below_cc: ComputeCapability
+    message: str
+    source: str

@@ -29,6 +29,7 @@ class BuildOptions:
     ignore_preflight: bool = False
     git_jobs: int = 8
     remotes: tuple[str, ...] = ()  # shared caches to look in before building (also SRCBUILD_REMOTES)
+    trust_unsigned: bool = False  # accept remote entries no trusted signer signed
 
 
 @dataclass(frozen=True)

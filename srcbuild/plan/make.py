@@ -6,6 +6,7 @@ runs it), so what is shown and what runs cannot drift apart.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -104,6 +105,7 @@ def make_plan(
             steps.append(arches)
     cmake = cmake_settings(build_env)
     steps.append(_build_tree_step(checkout, root, python, cmake))
+    steps.append(_local_changes_step(checkout))
     steps.append(_build_step(package, checkout, python, build_env, version))
     steps.append(
         Step(
@@ -207,7 +209,7 @@ def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, 
                 "check-env",
                 f"check {prefix}/bin/python is Python {recipe.toolchain.python}",
                 args=(("prefix", str(prefix)), ("python", recipe.toolchain.python)),
-                shell=(f"test -x {prefix}/bin/python",),
+                shell=(f"test -x {shlex.quote(str(prefix / 'bin' / 'python'))}",),
             ),
         )
     from srcbuild.envs import default_lockfile
@@ -235,7 +237,7 @@ def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, 
         from srcbuild.envs.backends.venv_backend import VenvBackend
 
         made = [f"  {c.shell()}" for c in VenvBackend().commands(spec, prefix)]
-        shell = (f"if [ ! -x {prefix}/bin/python ]; then", *made, "fi")
+        shell = (f"if [ ! -x {shlex.quote(str(prefix / 'bin' / 'python'))} ]; then", *made, "fi")
     return Step(
         id="environment",
         title=f"Build environment: {backend.name}, Python {recipe.toolchain.python}",
@@ -290,10 +292,11 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
     digest = settings_hash(cmake)
     hash_file = root / SETTINGS_HASH_FILE
     cache = checkout / "build" / "CMakeCache.txt"
-    clean = f"(cd {checkout} && {python} setup.py clean)"
+    q = shlex.quote
+    clean = f"(cd {q(str(checkout))} && {q(str(python))} setup.py clean)"
     shell = (
-        f'if [ -f {cache} ] && [ "$(cat {hash_file} 2>/dev/null)" != {digest} ]; then {clean}; fi',
-        f"mkdir -p {root} && echo {digest} > {hash_file}",
+        f'if [ -f {q(str(cache))} ] && [ "$(cat {q(str(hash_file))} 2>/dev/null)" != {digest} ]; then {clean}; fi',
+        f"mkdir -p {q(str(root))} && echo {digest} > {q(str(hash_file))}",
     )
     return Step(
         id="build-tree",
@@ -305,6 +308,19 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
             f"compare the settings hash {digest} with the one stored beside the build tree; clean on a mismatch",
             args=(("hash", digest), ("hash_file", str(hash_file)), ("cache", str(cache))),
             shell=shell,
+        ),
+    )
+
+
+def _local_changes_step(checkout: Path) -> Step:
+    return Step(
+        id="local-changes",
+        title="Look for local modifications",
+        why="a wheel built from hand-edited sources is recorded as modified in the cache, never as the clean tag",
+        action=Action(
+            "check-local-changes",
+            f"compare {checkout} and its submodules with the tag plus the recipe's patches",
+            args=(("checkout", str(checkout)),),
         ),
     )
 

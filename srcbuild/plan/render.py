@@ -82,16 +82,25 @@ def render_json(plan: Plan) -> str:
     return json.dumps(plan.to_json(), indent=2) + "\n"
 
 
+def one_line(text: str) -> str:
+    """``text`` with every character that is not printable (newline, NUL, ...) written as an escape:
+    a comment line of the shell script can never end early and start a command."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def render_shell(plan: Plan) -> str:
+    """The plan as a bash script. Every value from outside (recipe, options, environment, paths) is
+    either a ``shlex.quote``d word or inside a comment made one line by ``one_line``."""
+    recipe = shlex.quote(plan.recipe)
     out = [
         "#!/usr/bin/env bash",
-        f"# srcbuild plan: {plan.package} {plan.version} for recipe {plan.recipe}.",
-        f"# The same commands `srcbuild {plan.package} --recipe {plan.recipe}` runs, for running by hand.",
+        one_line(f"# srcbuild plan: {plan.package} {plan.version} for recipe {plan.recipe}."),
+        one_line(f"# The same commands `srcbuild {plan.package} --recipe {recipe}` runs, for running by hand."),
         "set -euo pipefail",
         "",
         "# Settings:",
     ]
-    out += ["#" + line[1:] for line in render_settings(plan.settings)]
+    out += [one_line("#" + line[1:]) for line in render_settings(plan.settings)]
     if plan.system_alternatives:
         select = plan.step("compiler").commands[-1].argv  # update-alternatives [--log L] --set gcc G
         ua = select[: select.index("--set")]
@@ -100,19 +109,20 @@ def render_shell(plan: Plan) -> str:
         out += ["", "# Restore the system's gcc selection when this script ends."]
         out += list(shell_restore_lines(tree))
     for n, step in enumerate(plan.steps, 1):
-        out += ["", f"# --- {n}. [{step.id}] {step.title}"]
-        out += [f"# {line}" for line in _wrap(step.why)]
+        out += ["", one_line(f"# --- {n}. [{step.id}] {step.title}")]
+        out += [one_line(f"# {line}") for line in _wrap(step.why)]
         if step.action is not None:
             if step.action.shell:
                 out += list(step.action.shell)
             else:
-                out.append(f"# srcbuild does this itself: {step.action.description}")
+                out.append(one_line(f"# srcbuild does this itself: {step.action.description}"))
         for cmd in step.commands:
             body = _shell_command(cmd)
             if step.on_failure:
                 cleanup = " ; ".join(_shell_command(c) for c in step.on_failure)
                 out.append(f"if ! {body}; then")
-                out.append(f"  echo 'step {step.id} failed; cleaning up' >&2; {cleanup} || true")
+                failed = shlex.quote(f"step {step.id} failed; cleaning up")
+                out.append(f"  echo {failed} >&2; {cleanup} || true")
                 out.append("  exit 1")
                 out.append("fi")
             else:

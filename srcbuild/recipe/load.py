@@ -25,7 +25,7 @@ from srcbuild.recipe.model import (
     SourcePin,
     Toolchain,
 )
-from srcbuild.recipe.schema import REQUIRED, SCHEMA, Field
+from srcbuild.recipe.schema import REQUIRED, SCHEMA, Field, changes_what_runs, control_character, recipe_name_reason
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,11 +36,13 @@ _TYPE_NAMES = {str: "a string", bool: "true or false", list: "an array", dict: "
 
 
 def display_path(path: Path) -> str:
-    """The path as a user would type it: relative to the current directory when inside it."""
+    """The path as a user would type it: relative to the current directory when inside it, with
+    control characters written as escapes so a message stays one line."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+        text = str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        text = str(path)
+    return "".join(c.encode("unicode_escape").decode("ascii") if not c.isprintable() else c for c in text)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -55,6 +57,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RecipeError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of [[[...]]] or {a={b=...}}
+        raise RecipeError(f"{where}: invalid TOML: arrays or tables nested too deeply") from None
 
 
 def _did_you_mean(key: str, choices: Sequence[str]) -> str:
@@ -76,20 +80,23 @@ def validate_table(data: dict[str, Any], where: str) -> None:
     """Check one file's keys, types and values against the schema (before merging)."""
     for key, value in data.items():
         if key not in SCHEMA:
-            raise RecipeError(f"{where}: {key}: unknown key{_did_you_mean(key, list(SCHEMA))}")
+            raise RecipeError(f"{where}: {_show(key)}: unknown key{_did_you_mean(key, list(SCHEMA))}")
         spec = SCHEMA[key]
         if isinstance(spec, dict):
             if not isinstance(value, dict):
-                raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {value!r}")
+                raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {_short(value)}")
             for sub, subvalue in value.items():
                 if sub not in spec:
-                    raise RecipeError(f"{where}: {key}.{sub}: unknown key{_did_you_mean(sub, list(spec))}")
+                    raise RecipeError(f"{where}: {key}.{_show(sub)}: unknown key{_did_you_mean(sub, list(spec))}")
                 _validate_value(subvalue, spec[sub], f"{where}: {key}.{sub}")
         else:
             _validate_value(value, spec, f"{where}: {key}")
 
 
 def _validate_value(value: object, field: Field, prefix: str) -> None:
+    control = control_character(value)
+    if control:
+        raise RecipeError(f"{prefix}: {_short(value)} holds a control character ({control}); values are one line")
     reason = _type_reason(value, field)
     if reason:
         raise RecipeError(f"{prefix}: {reason}")
@@ -107,6 +114,17 @@ def _validate_value(value: object, field: Field, prefix: str) -> None:
         check_reason = field.check(value)
         if check_reason:
             raise RecipeError(f"{prefix}: {check_reason}")
+
+
+def _show(key: str) -> str:
+    """A key for a message: as written, or quoted with escapes when it holds a control character."""
+    return key if key.isprintable() and key else _short(key)
+
+
+def _short(value: object) -> str:
+    """A value for a message: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def merge_tables(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
@@ -130,8 +148,11 @@ class RecipeLoader:
     def find_parent(self, name: str, child: Path) -> Path | None:
         for directory in (child.parent, *self.recipe_dirs):
             candidate = directory / f"{name}.toml"
-            if candidate.is_file():
-                return candidate
+            try:
+                if candidate.is_file():
+                    return candidate
+            except OSError:  # a name the file system refuses (too long): not there
+                continue
         return None
 
     def load(self, path: Path) -> Recipe:
@@ -198,7 +219,16 @@ class RecipeLoader:
         build_data = data.get("build", {})
         patches = tuple(build_data.get("patches", []))
         patch_files = tuple(self._find_patch(p, i, path, where) for i, p in enumerate(patches))
-        build = Build(env=tuple(sorted(build_data.get("env", {}).items())), patches=patches, patch_files=patch_files)
+        build_env = tuple(sorted(build_data.get("env", {}).items()))
+        allow_override = bool(build_data.get("allow_env_override", False))
+        overrides = [name for name, _ in build_env if changes_what_runs(name)]
+        if overrides and not allow_override:
+            raise RecipeError(
+                f"{where}: build.env: {', '.join(overrides)} would change which programs run or what they load; "
+                "refused unless [build] allow_env_override = true",
+                "remove it from [build] env, or add allow_env_override = true under [build] if the recipe needs it",
+            )
+        build = Build(env=build_env, patches=patches, patch_files=patch_files, allow_env_override=allow_override)
         env_data = data.get("env", {})
         env = EnvTable(
             conda=tuple(env_data.get("conda", [])),
@@ -209,6 +239,13 @@ class RecipeLoader:
         torchvision = _pin(data["torchvision"], DEFAULT_TORCHVISION_REPO) if "torchvision" in data else None
         if torchvision is not None and "tag" not in data["torchvision"]:
             raise RecipeError(f"{where}: torchvision.tag: required key is missing")
+        if "name" not in data:
+            reason = recipe_name_reason(path.stem)
+            if reason:
+                raise RecipeError(
+                    f"{where}: the file name gives the recipe's name, and {reason}",
+                    'rename the file, or set name = "..." in it',
+                )
         return Recipe(
             name=data.get("name", path.stem),
             description=data.get("description", ""),

@@ -70,6 +70,7 @@ class Build:
     env: tuple[tuple[str, str], ...] = ()
     patches: tuple[str, ...] = ()
     patch_files: tuple[Path, ...] = ()  # the same patches, found on disk
+    allow_env_override: bool = False  # env may set PATH, LD_PRELOAD, ... (schema.RUNTIME_ENV_NAMES)
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -140,7 +141,11 @@ class Recipe:
                 "implementation": self.mpi.implementation,
                 "version": self.mpi.version,
             },
-            "build": {"env": dict(self.build.env), "patches": list(self.build.patches)},
+            "build": {
+                "env": dict(self.build.env),
+                "patches": list(self.build.patches),
+                "allow_env_override": self.build.allow_env_override,
+            },
             "env": {
                 "conda": list(self.env.conda),
                 "channels": list(self.env.channels),

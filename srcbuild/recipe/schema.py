@@ -7,6 +7,7 @@ returns a reason when the value is wrong, and a description (used by README's re
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,14 +15,16 @@ from srcbuild.capability import ComputeCapability
 
 Check = Callable[[object], "str | None"]
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
-PYTHON_RE = re.compile(r"^3\.\d{1,2}$")
-GCC_RE = re.compile(r"^\d{1,2}(\.\d+){0,2}$")
-CUDA_RE = re.compile(r"^\d{1,2}\.\d(\.\d+)?$")
-CUDNN_RE = re.compile(r"^\d{1,2}\.\d+(\.\d+){0,2}$")
-MPI_VERSION_RE = re.compile(r"^\d+(\.\d+){0,2}$")
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Every pattern is matched whole (fullmatch: "$" would also accept a value ending in a newline) and
+# with ASCII digits only ("\d" also matches "١" and "３", which int() and version parsers then read).
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
+GCC_RE = re.compile(r"[0-9]{1,2}(\.[0-9]+){0,2}")
+CUDA_RE = re.compile(r"[0-9]{1,2}\.[0-9](\.[0-9]+)?")
+CUDNN_RE = re.compile(r"[0-9]{1,2}\.[0-9]+(\.[0-9]+){0,2}")
+MPI_VERSION_RE = re.compile(r"[0-9]+(\.[0-9]+){0,2}")
+ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MPI_IMPLEMENTATIONS = ("openmpi", "mpich", "mvapich2", "intel-mpi")
 
 
@@ -36,7 +39,7 @@ class Field:
 
 def _matches(regex: re.Pattern[str], expected: str) -> Check:
     def check(value: object) -> str | None:
-        if not regex.match(str(value)):
+        if not regex.fullmatch(str(value)):
             return f"{value!r} is not {expected}"
         return None
 
@@ -44,23 +47,25 @@ def _matches(regex: re.Pattern[str], expected: str) -> Check:
 
 
 def _tag(value: object) -> str | None:
+    """A name git accepts as a tag (git-check-ref-format: no space, ~ ^ : ? * [ \\, "..", "@{")."""
     text = str(value)
-    if not text or any(c.isspace() for c in text) or text.startswith("-"):
+    bad = not text or text.startswith(("-", "/", ".")) or text.endswith((".", "/", ".lock"))
+    if bad or any(c.isspace() or c in "~^:?*[\\" for c in text) or ".." in text or "@{" in text:
         return f"{value!r} is not a git tag name"
     return None
 
 
 def _repo(value: object) -> str | None:
     text = str(value)
-    if re.match(r"^(https?|ssh|git|file)://\S+$", text) or re.match(r"^git@[\w.-]+:\S+$", text):
+    if re.fullmatch(r"(https?|ssh|git|file)://\S+", text) or re.fullmatch(r"git@[\w.-]+:\S+", text, re.ASCII):
         return None
-    if text.startswith("/"):
+    if text.startswith("/") and not any(c.isspace() for c in text):
         return None
     return f"{value!r} is not a git URL (https://..., git@host:path, file://... or an absolute path)"
 
 
 def _cuda(value: object) -> str | None:
-    if value == "none" or CUDA_RE.match(str(value)):
+    if value == "none" or CUDA_RE.fullmatch(str(value)):
         return None
     return f'{value!r} is not a CUDA version (expected a form like "11.8" or "none" for a CPU-only build)'
 
@@ -82,11 +87,35 @@ def _implementation(value: object) -> str | None:
 def _env_table(value: object) -> str | None:
     assert isinstance(value, dict)
     for key, item in value.items():
-        if not ENV_NAME_RE.match(key):
+        if not ENV_NAME_RE.fullmatch(key):
             return f"{key!r} is not an environment variable name"
         if not isinstance(item, str):
             return f'{key} = {item!r} must be a string (write {key} = "{item}")'
     return None
+
+
+# Variables that change which programs run or what code they load, rather than how torch is built:
+# the dynamic loader's (ld.so(8): every LD_ variable), the program search path, Python's start-up
+# (python(1): PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONUSERBASE), files and options the shell
+# reads before running anything (bash(1): BASH_ENV, ENV, SHELLOPTS, BASHOPTS, IFS, PS4, CDPATH),
+# git's programs and configuration (git(1): every GIT_ variable) and the compilers srcbuild
+# selects (CC, CXX, CUDAHOSTCXX, CUDA_HOST_COMPILER, NVCC ...). A recipe may set them only with
+# [build] allow_env_override = true, and the compatibility check then warns, naming each.
+RUNTIME_ENV_NAMES = frozenset(
+    {
+        "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONEXECUTABLE",
+        "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4", "CDPATH", "GLOBIGNORE",
+        "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOST_COMPILER", "NVCC", "CUDACXX", "LD", "AR",
+        "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER",
+        "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS",
+    }
+)  # fmt: skip
+RUNTIME_ENV_PREFIXES = ("LD_", "GIT_", "DYLD_")
+
+
+def changes_what_runs(name: str) -> bool:
+    """True for a variable that changes which programs run or what they load (see above)."""
+    return name in RUNTIME_ENV_NAMES or name.startswith(RUNTIME_ENV_PREFIXES)
 
 
 def _patch_path(value: object) -> str | None:
@@ -98,10 +127,42 @@ def _patch_path(value: object) -> str | None:
     return None
 
 
-def _name(value: object) -> str | None:
-    if NAME_RE.match(str(value)):
+NAME_MAX = 100  # a recipe name becomes a file name (<name>.toml) and directory names
+
+
+def recipe_name_reason(value: object) -> str | None:
+    """Why ``value`` is not a recipe name, or None."""
+    text = str(value)
+    if len(text) > NAME_MAX:
+        return f"{text[:20]!r}... is not a recipe name (longer than {NAME_MAX} characters)"
+    if NAME_RE.fullmatch(text):
         return None
     return f"{value!r} is not a recipe name (lowercase letters, digits, '.', '_' and '-')"
+
+
+def control_character(value: object) -> str | None:
+    """The first control character (newline, NUL, DEL, a line separator ...) anywhere in a TOML
+    value, its keys included, spelt ``U+000A``; None when there is none.
+
+    No recipe value is more than one line of text, and each ends up in a command line, a file
+    name, a log or the shell plan, where a newline or NUL would start something else.
+    """
+    if isinstance(value, str):
+        for c in value:
+            if unicodedata.category(c) in ("Cc", "Zl", "Zp"):
+                return f"U+{ord(c):04X}"
+        return None
+    if isinstance(value, dict):
+        items: list[object] = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        items = list(value)
+    else:
+        return None
+    for item in items:
+        found = control_character(item)
+        if found:
+            return found
+    return None
 
 
 SOURCE_TABLE = {
@@ -111,9 +172,9 @@ SOURCE_TABLE = {
 }
 
 SCHEMA: dict[str, Field | dict[str, Field]] = {
-    "name": Field(str, "recipe name; defaults to the file name", _name),
+    "name": Field(str, "recipe name; defaults to the file name", recipe_name_reason),
     "description": Field(str, "one line: which GPUs this serves"),
-    "extends": Field(str, "name of a parent recipe; tables merge key by key, this file wins", _name),
+    "extends": Field(str, "name of a parent recipe; tables merge key by key, this file wins", recipe_name_reason),
     "torch": SOURCE_TABLE,
     "torchvision": SOURCE_TABLE,
     "toolchain": {
@@ -140,6 +201,9 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
     "build": {
         "env": Field(dict, "extra build variables (strings), recorded in the plan", _env_table),
         "patches": Field(list, "patch files, relative to patches/", item_kind=str, item_check=_patch_path),
+        "allow_env_override": Field(
+            bool, "let env set variables that change what runs (PATH, LD_PRELOAD, PYTHONPATH, ...); warned about"
+        ),
     },
     "env": {
         "conda": Field(list, "extra conda packages (match specs)", item_kind=str),

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.recipe.model import Recipe
-from srcbuild.rules import breakages, cudnn, releases, toolchain
+from srcbuild.rules import breakages, cudnn, releases, tags, toolchain, trust
 from srcbuild.rules.context import RecipeFacts, RecipeHints, catalog_hints
 
 Rule = Callable[[RecipeFacts, KnowledgeBase, RecipeHints], "list[Finding]"]
@@ -23,6 +23,8 @@ RULES: tuple[Rule, ...] = (
     toolchain.cuda_arch_deprecated,
     toolchain.gcc_vs_cuda,
     releases.torch_known,
+    tags.release_tags,
+    tags.mpi_switched_off,
     releases.torch_arch,
     releases.torch_cuda,
     releases.torch_python,
@@ -34,6 +36,7 @@ RULES: tuple[Rule, ...] = (
     breakages.known_breakages,
     toolchain.driver_support,
     toolchain.kepler_ptx,
+    trust.env_override,
 )
 
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

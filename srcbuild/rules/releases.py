@@ -8,6 +8,7 @@ from srcbuild.knowledge import versions
 from srcbuild.knowledge.base import KnowledgeBase
 from srcbuild.knowledge.model import TorchRelease
 from srcbuild.rules.context import RecipeFacts, RecipeHints
+from srcbuild.rules.tags import known_releases, pad
 
 
 def _release(facts: RecipeFacts, kb: KnowledgeBase) -> TorchRelease | None:
@@ -19,8 +20,8 @@ def _severity(release: TorchRelease, fact: str) -> Severity:
 
 
 def torch_known(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
-    if _release(facts, kb) is not None:
-        return []
+    if _release(facts, kb) is not None or _within_knowledge(kb, facts.torch, "torch"):
+        return []  # never released, or newer than the knowledge base: rules.tags says which
     first, last = kb.torch_releases[0].line, kb.torch_releases[-1].line
     return [
         Finding(
@@ -31,6 +32,13 @@ def torch_known(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> li
             field="torch.tag",
         )
     ]
+
+
+def _within_knowledge(kb: KnowledgeBase, release: str | None, project: str) -> bool:
+    """Whether ``release`` is at or after the oldest release srcbuild knows (so rules.tags judges it)."""
+    parsed = versions.try_parse(release)
+    known = known_releases(kb, project)
+    return parsed is not None and bool(known) and pad(parsed) >= known[0]
 
 
 def torch_cuda(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
@@ -181,6 +189,8 @@ def torchvision_match(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints)
         return []
     owner = kb.torch_for_torchvision(facts.torchvision) if facts.torchvision else None
     wanted = " or ".join(f"v{tv}" for tv in expected)
+    if owner is None and _within_knowledge(kb, facts.torchvision, "torchvision"):
+        return []  # never released, or newer than the knowledge base: rules.tags says which
     if owner is None:
         return [
             Finding(

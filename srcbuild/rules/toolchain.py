@@ -219,10 +219,12 @@ def driver_support(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) ->
             )
         else:
             fix = f"Use CUDA ≤ {branch.cuda}."
+        # A recipe that already keeps SASS for every GPU (no PTX) follows the fix: a note, not a warning.
+        followed = bool(floor) and versions.parse(branch.cuda)[0] == major and not facts.recipe.gpu.ptx
         findings.append(
             Finding(
                 rule="driver-cuda",
-                severity=Severity.WARNING,
+                severity=Severity.INFO if followed else Severity.WARNING,
                 message=(
                     f"CUDA {facts.cuda} needs driver ≥ {release.min_driver}, "
                     f"but the last driver for {limit.generation} GPUs "

@@ -14,11 +14,12 @@ from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.errors import StepFailed
-from srcbuild.sources.mirrors import MirrorRules
+from srcbuild.sources.mirrors import REMOTE_TRANSPORTS, TRANSPORTS, MirrorRules, url_transport
 
 _SUBMODULE_CLONE = re.compile(r"clone of '([^']+)' into submodule path '([^']+)' failed")
 _URL_IN_QUOTES = re.compile(r"'((?:https?|ssh|git|file)://[^']+|[\w.-]+@[\w.-]+:[^']+|/[^']+)'")
 _MISSING_REF = re.compile(r"couldn't find remote ref (\S+)")
+_NOT_ALLOWED = re.compile(r"transport '([^']+)' not allowed")
 _MISSING_COMMIT = re.compile(r"Fetched in submodule path '([^']+)', but it did not contain ([0-9a-f]{40})")
 
 MIRROR_HINT = "pass --mirror gitee or --mirror https://github.com/=<your mirror>/ (SRCBUILD_MIRROR sets a default)"
@@ -67,6 +68,17 @@ def explain_git_failure(
             f"a mirror may lag behind upstream: retry later or map that repository to another mirror{log}",
         )
     clone = _SUBMODULE_CLONE.search(text)
+    refused = _NOT_ALLOWED.search(text)
+    if refused and refused.group(1) not in REMOTE_TRANSPORTS:  # https refused: the environment forbids it
+        url = clone.group(1) if clone else next((a for a in command.argv if "://" in a or "::" in a), "")
+        where = f"submodule {clone.group(2)} names {url}" if clone else f"{url} is"
+        transport = url_transport(url)
+        why = "a local repository no --mirror rule maps to" if transport == "file" else f"a {transport!r} URL"
+        return StepFailed(
+            f"{label} sources: {where}, {why}: refused (srcbuild fetches over {', '.join(TRANSPORTS)}, "
+            "and from the local disk only through the --mirror rules given)",
+            f"if you trust that URL, map it with --mirror {url}=<https:// or local mirror of it>{log}",
+        )
     if clone:
         url, path = clone.groups()
         via, hint = _where(url, mirrors)

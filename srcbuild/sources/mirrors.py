@@ -75,17 +75,32 @@ class MirrorRules:
                 best = rule
         return url if best is None else best.base + url[len(best.prefix) :]
 
-    def git_config_args(self) -> list[str]:
-        """``-c`` arguments for every git process: one ``insteadOf`` per rule.
+    def git_config_args(self, own_urls: Sequence[str] = ()) -> list[str]:
+        """``-c`` arguments for every git process: one ``insteadOf`` per rule, then the transports.
 
-        A mirror on the local disk also needs ``protocol.file.allow=always``: since git 2.38.1 the
-        file protocol is refused for submodules by default (git-config ``protocol.allow``).
+        Only https, http, ssh and git are allowed everywhere (``protocol.allow=never`` refuses the
+        rest, such as ``ext::`` and ``fd::``, in a ``.gitmodules`` file too). The file protocol is
+        allowed as git allows it by default (``user``: a repository named on the command line, never
+        a submodule), except when a rule points at a local mirror: since git 2.38.1 a submodule then
+        needs ``protocol.file.allow=always`` (git-config ``protocol.allow``), and so that this opens
+        the local disk to the user's rules alone, every other local URL (``/...``, ``file://...``)
+        is rewritten to a transport git refuses. ``own_urls`` (the recipe's repository) are
+        exempt: the recipe names them itself.
         """
         args: list[str] = []
         for rule in self.rules:
             args += ["-c", f"url.{rule.base}.insteadOf={rule.prefix}"]
-        if any(rule.is_local for rule in self.rules):
-            args += ["-c", "protocol.file.allow=always"]
+        args += ["-c", "protocol.allow=never"]
+        for name in REMOTE_TRANSPORTS:
+            args += ["-c", f"protocol.{name}.allow=always"]
+        if not any(rule.is_local for rule in self.rules):
+            return [*args, "-c", "protocol.file.allow=user"]
+        args += ["-c", "protocol.file.allow=always"]
+        for url in own_urls:
+            if url_transport(url) == "file":
+                args += ["-c", f"url.{url}.insteadOf={url}"]
+        for prefix in ("/", "file://"):
+            args += ["-c", f"url.{REFUSED_LOCAL}.insteadOf={prefix}"]
         return args
 
     def describe(self) -> list[str]:
@@ -102,6 +117,46 @@ class MirrorRules:
             by_prefix.pop(rule.prefix, None)
             by_prefix[rule.prefix] = rule
         return MirrorRules(tuple(by_prefix.values()))
+
+
+# The transports a mirror rule may use: git's own "known-safe" list (git-config protocol.allow) and
+# the file protocol for a mirror on the local disk. Remote helpers (ext::, fd::, ...) are refused:
+# ext:: runs a command and fd:: waits forever on a file descriptor nobody writes.
+REMOTE_TRANSPORTS = ("https", "http", "ssh", "git")
+TRANSPORTS = (*REMOTE_TRANSPORTS, "file")
+# What a local URL no rule covers becomes when local mirrors are in use: a remote helper name git
+# refuses ("fatal: transport 'srcbuild-refused-local-url' not allowed").
+REFUSED_LOCAL = "srcbuild-refused-local-url::"
+_HELPER = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)::")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCP = re.compile(r"[^/:]+:")
+
+
+def url_transport(url: str) -> str:
+    """The transport git uses for ``url``, as git's transport.c decides it: a remote helper name
+    (``ext`` for ``ext::cmd``), the scheme of ``scheme://``, ``ssh`` for ``[user@]host:path``, else
+    ``file`` (a path)."""
+    helper = _HELPER.match(url)
+    if helper:
+        return helper.group(1).lower()
+    scheme = _SCHEME.match(url)
+    if scheme:
+        name = scheme.group(1).lower()
+        return "ssh" if name in ("git+ssh", "ssh+git") else name
+    if _SCP.match(url):
+        return "ssh"
+    return "file"
+
+
+def check_transport(url: str, where: str) -> None:
+    """Raise UsageError for a mirror URL whose transport srcbuild does not fetch over."""
+    transport = url_transport(url)
+    if transport not in TRANSPORTS:
+        raise UsageError(
+            f"{where}: mirror {url!r} uses the {transport!r} transport; srcbuild fetches only over "
+            f"{', '.join(TRANSPORTS)}",
+            "point the rule at an https://, ssh://, git:// or file:// URL or a local path",
+        )
 
 
 _HTTPS_HOST = re.compile(r"^https://([^/@:]+)/(.*)$")
@@ -139,6 +194,7 @@ def map_rules(data: Mapping[str, Any], origin: str, source: str) -> list[MirrorR
             f'{source}: a mirror map needs `base = "..."` and [[repo]] tables',
             "copy the built-in gitee.toml shipped with srcbuild and edit it",
         )
+    check_transport(base, source)
     rules: list[MirrorRule] = []
     for i, row in enumerate(repos):
         github = row.get("github") if isinstance(row, dict) else None
@@ -178,10 +234,14 @@ def _absolute_base(base: str) -> str:
 def parse_mirror_args(args: Sequence[str], environ: Mapping[str, str] | None = None) -> MirrorRules:
     """Rules from ``--mirror`` values, or from ``SRCBUILD_MIRROR`` when none were given."""
     env = os.environ if environ is None else environ
-    if args:
-        items, where = _split(args), "--mirror"
-    else:
-        items, where = _split([env.get(ENV_VAR, "")]), ENV_VAR
+    raw, where = (list(args), "--mirror") if args else ([env.get(ENV_VAR, "")], ENV_VAR)
+    for value in raw:
+        if any(not c.isprintable() for c in value.replace(" ", "")):  # newline, NUL, ... (not spaces)
+            raise UsageError(
+                f"{where}: {value!r} holds a control character; a mirror is a URL, a name or a file",
+                "write each mirror on one line, e.g. --mirror https://github.com/=https://mirror.example/github/",
+            )
+    items = _split(raw)
     rules = MirrorRules()
     for item in items:
         origin = f"{where} {item}" if len(item) < 40 else where
@@ -196,6 +256,7 @@ def parse_mirror_args(args: Sequence[str], environ: Mapping[str, str] | None = N
                     f"{where}: mirror rule {item!r} needs a prefix and a replacement",
                     "write PREFIX=REPLACEMENT, e.g. https://github.com/=https://mirror.example/github/",
                 )
+            check_transport(base, where)
             if prefix.endswith("/") and not base.endswith(("/", ":")):
                 raise UsageError(
                     f"{where}: mirror rule {item!r} maps a prefix ending in '/' to one that does not",

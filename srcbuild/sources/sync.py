@@ -154,7 +154,7 @@ class SourceSync:
         return GIT_ENV.set(CACHE_VAR, str(self.cache), "sources: the object cache entry")
 
     def _git(self, *args: str) -> tuple[str, ...]:
-        return ("git", *self.mirrors.git_config_args(), *args)
+        return ("git", *self.mirrors.git_config_args(own_urls=(self.pin.repo,)), *args)
 
     def commands(self) -> list[Command]:
         """Every command of a sync from scratch, in order (see the module docstring)."""

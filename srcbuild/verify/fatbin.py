@@ -140,9 +140,16 @@ def _iter_file(f: BinaryIO, name: str) -> Iterator[FatbinEntry]:
             for s in elf.iter_sections()
             if s.name in FATBIN_SECTIONS and s["sh_type"] != "SHT_NOBITS"
         ]
+        file_size = f.seek(0, os.SEEK_END)
         for start, size in sections:
+            if start < 0 or size < 0 or start + size > file_size:
+                raise VerificationFailed(
+                    f"{name}: its fat binary section (offset {start}, size {size}) lies outside the "
+                    f"file ({file_size} bytes)",
+                    "the file is truncated or damaged; rebuild it",
+                )
             yield from _walk(_Window(f, start, start + size), start, start + size)
-    except (ELFError, struct.error) as exc:
+    except (ELFError, struct.error, OverflowError, ValueError, OSError, UnicodeDecodeError, AssertionError) as exc:
         raise VerificationFailed(
             f"{name}: not a readable ELF file ({exc})", "check that the file is a shared library or object"
         ) from None

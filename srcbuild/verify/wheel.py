@@ -121,10 +121,27 @@ def _ptx_isa(entries: Counter[FatbinEntry]) -> Optional[tuple[int, int]]:
     return max(versions) if versions else None
 
 
+def _extract(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path) -> None:
+    """Copy one member out, refusing a zip bomb first (``cache.limits``); a bad CRC is a clean error."""
+    from srcbuild.cache.limits import check_member
+    from srcbuild.errors import CacheIntegrityError
+
+    wheel = Path(zf.filename or "wheel").name
+    try:
+        check_member(info, wheel)
+        with zf.open(info) as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst, COPY_CHUNK)
+    except CacheIntegrityError as exc:
+        raise VerificationFailed(exc.message, exc.hint) from None
+    except (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError) as exc:
+        raise VerificationFailed(
+            f"{wheel}: member {info.filename} cannot be read ({exc})", "the wheel is damaged; rebuild it"
+        ) from None
+
+
 def _measure_library(zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, hook: LibraryHook | None) -> LibraryReport:
     target = tmp / Path(info.filename).name
-    with zf.open(info) as src, open(target, "wb") as dst:
-        shutil.copyfileobj(src, dst, COPY_CHUNK)
+    _extract(zf, info, target)
     try:
         with open(target, "rb") as f:
             entries = count_entries(f)
@@ -148,11 +165,18 @@ def _measure_library(zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, hook
 
 
 def _read_cuda_version(zf: zipfile.ZipFile, distribution: str) -> tuple[str | None, str | None]:
+    from srcbuild.cache.limits import MAX_VERSION_PY, read_member
+    from srcbuild.errors import CacheIntegrityError
+
     member = f"{distribution.replace('-', '_')}/version.py"
     try:
-        text = zf.read(member).decode("utf-8", errors="replace")
+        info = zf.getinfo(member)
+        data = read_member(zf, info, Path(zf.filename or "wheel").name, MAX_VERSION_PY)
+        text = data.decode("utf-8", errors="replace")
     except KeyError:
         return None, None
+    except CacheIntegrityError as exc:
+        raise VerificationFailed(exc.message, exc.hint) from None
     m = _VERSION_PY_RE.search(text)
     if not m:
         return None, member

@@ -6,10 +6,13 @@ remote                             module                          push/pull
 ``/mnt/share/srcbuild``, file://   ``remotes.directory``            both
 ``s3://bucket/prefix``             ``remotes.s3`` (boto3)           both
 ``http://host:port/``, https://    ``remotes.http`` (PEP 503 index)  pull
+``upload+http://host:port/``       ``remotes.upload`` (twine)       push
 =================================  ==============================  =========
 
-A remote only moves bytes and manifests; ``srcbuild.cache.transfer`` checks every wheel's sha256
-when it arrives, so no remote is trusted.
+A remote only moves bytes, manifests and signatures; ``srcbuild.cache.transfer`` checks each
+entry's signature (``signing``) and every wheel's sha256 when it arrives, so no remote is trusted.
+Every S3 remote, whoever opens it (``cache``, ``install``, a build's lookup), gets its endpoint
+from ``RemoteOptions.resolve``.
 """
 
 from __future__ import annotations
@@ -50,12 +53,21 @@ class CacheRemote(Protocol):
         """The manifests of the remote's entries (of fingerprint ``fp`` only, when given)."""
         ...
 
-    def fetch(self, manifest: Manifest, dest_dir: Path) -> tuple[Path, Path | None]:
-        """Download the entry's wheel (and build log, if any) into ``dest_dir``; not yet verified."""
+    def signature(self, manifest: Manifest) -> bytes | None:
+        """The entry's manifest signature (``signing``), or None when it has none."""
         ...
 
-    def push(self, entry: CacheEntry) -> bool:
-        """Upload a local entry; False when the remote already has it."""
+    def fetch(self, manifest: Manifest, wheel_to: Path, log_to: Path) -> bool:
+        """Download the entry's wheel to ``wheel_to`` (at most ``manifest.size`` bytes; not yet
+        verified) and its build log to ``log_to``; False when it has no log."""
+        ...
+
+    def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
+        """Upload a local entry (with its signature); False when the remote already has it."""
+        ...
+
+    def check(self, for_push: bool = False) -> None:
+        """Raise UsageError unless the remote exists and is a srcbuild cache (``for_push``: may be new)."""
         ...
 
 
@@ -80,19 +92,33 @@ def _http(url: str, options: RemoteOptions) -> CacheRemote:
     return HttpIndexRemote(url)
 
 
+def _upload(url: str, options: RemoteOptions) -> CacheRemote:
+    from srcbuild.cache.remotes.upload import UploadIndexRemote
+
+    return UploadIndexRemote(url)
+
+
 REMOTE_KINDS: dict[str, RemoteFactory] = {
     "file": _directory,
     "s3": _s3,
     "http": _http,
     "https": _http,
+    "upload+http": _upload,
+    "upload+https": _upload,
 }
 
 
 def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
-    """The remote for ``url``: a directory path, ``file://``, ``s3://``, ``http://`` or ``https://``."""
+    """The remote for ``url``: a directory path, ``file://``, ``s3://``, ``http(s)://`` or
+    ``upload+http(s)://`` (an index that accepts uploads)."""
     options = options or RemoteOptions()
     url = url.strip()
-    scheme = urlparse(url).scheme.lower() if "://" in url else ""
+    if any(ord(c) < 0x20 for c in url):
+        raise UsageError(f"remote {url!r} holds a control character", "pass the remote's URL or path alone")
+    try:
+        scheme = urlparse(url).scheme.lower() if "://" in url else ""
+    except ValueError as exc:
+        raise UsageError(f"remote {url!r} is not a valid URL ({exc})", "write it like http://host:port/") from None
     if not scheme:
         if not url:
             raise UsageError("empty remote", "pass a directory, file://, s3://bucket/prefix or http://host:port/")
@@ -104,7 +130,10 @@ def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
             f"unknown remote scheme {scheme!r} in {url}",
             f"use a directory path or one of: {valid}",
         )
-    return factory(url, options)
+    try:
+        return factory(url, options)
+    except ValueError as exc:  # urllib: "Invalid IPv6 URL", a bad port
+        raise UsageError(f"remote {url!r} is not a valid URL ({exc})", "write it like http://host:port/") from None
 
 
 def parse_remotes(values: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:

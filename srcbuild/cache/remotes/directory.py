@@ -2,16 +2,22 @@
 
 Several machines may write at once: each entry is written by ``WheelCache.store`` (a staging
 directory on the share, hashed on arrival, renamed into place) under the fingerprint's file lock.
+Reading (``manifests``, ``fetch``, a pull) writes nothing into the share: it is opened with
+``WheelCache(root, create=False)``. Names come from the share's manifests, which ``Manifest``
+checks are plain file names; every copy is bounded by the size the manifest states.
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.store import CacheEntry, WheelCache
+from srcbuild.cache.limits import MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, copy_limited, open_regular
+from srcbuild.cache.manifest import LOG_NAME, Manifest
+from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
+from srcbuild.errors import CacheIntegrityError, HostError, UsageError
 
 
 def directory_from_url(url: str) -> Path:
@@ -31,33 +37,79 @@ class DirectoryRemote:
         self.url = url
         self.root = directory_from_url(url).resolve()
         self._store: WheelCache | None = None
+        self.reader = WheelCache(self.root, create=False)
 
     @property
     def store(self) -> WheelCache:
+        """The share opened for writing (created, tagged and cleaned on first use)."""
         if self._store is None:
             self._store = WheelCache(self.root)
         return self._store
 
+    def check(self, for_push: bool = False) -> None:
+        """UsageError unless the directory exists and is a srcbuild store (or, to push into, empty)."""
+        if not self.root.is_dir():
+            raise UsageError(
+                f"remote {self.url}: no such directory",
+                f"create it first with `mkdir -p {self.root}`, or check the path" if for_push else "check the path",
+            )
+        if self.reader.is_srcbuild_store():
+            return
+        try:
+            empty = not any(os.scandir(self.root))
+        except OSError as exc:
+            raise UsageError(f"remote {self.url}: cannot read ({exc.strerror})", "check its permissions") from None
+        if not (for_push and empty):
+            raise UsageError(
+                f"remote {self.url}: not a srcbuild cache (no CACHEDIR.TAG from srcbuild, no entries/)",
+                "point --remote at a directory that `srcbuild cache push` wrote",
+            )
+
     def manifests(self, fp: str | None = None) -> list[Manifest]:
         if not self.root.is_dir():
             return []
-        entries = self.store.entries_for(fp) if fp else list(self.store.entries())
+        entries = self.reader.entries_for(fp) if fp else list(self.reader.entries())
         return [e.manifest for e in entries]
 
-    def fetch(self, manifest: Manifest, dest_dir: Path) -> tuple[Path, Path | None]:
-        source = self.store.entry_dir(manifest)
-        wheel = dest_dir / manifest.wheel
-        shutil.copyfile(source / manifest.wheel, wheel)
-        log = None
-        if (source / "build.log").is_file():
-            log = dest_dir / "build.log"
-            shutil.copyfile(source / "build.log", log)
-        return wheel, log
+    def signature(self, manifest: Manifest) -> bytes | None:
+        path = self.reader.entry_dir(manifest) / SIGNATURE_NAME
+        try:
+            with open_regular(path) as handle:
+                data = handle.read(MAX_SIGNATURE + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise HostError(f"{path}: cannot read ({exc.strerror})", "check the share") from None
+        return data if len(data) <= MAX_SIGNATURE else None
 
-    def push(self, entry: CacheEntry) -> bool:
+    def fetch(self, manifest: Manifest, wheel_to: Path, log_to: Path) -> bool:
+        source = self.reader.entry_dir(manifest)
+        limit = manifest.size or MAX_WHEEL
+        try:
+            with open_regular(source / manifest.wheel) as fin, open(wheel_to, "wb") as fout:
+                copy_limited(fin, fout, limit, f"{manifest.wheel} from {self.url}")
+        except FileNotFoundError:
+            raise CacheIntegrityError(
+                f"{manifest.wheel} from {self.url}: the wheel is missing", "push it again from the machine that built it"
+            ) from None
+        except OSError as exc:
+            raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
+        try:
+            with open_regular(source / LOG_NAME) as fin, open(log_to, "wb") as fout:
+                copy_limited(fin, fout, MAX_LOG, f"the build log of {manifest.wheel}")
+        except (OSError, CacheIntegrityError):
+            with contextlib.suppress(OSError):
+                log_to.unlink()
+            return False
+        return True
+
+    def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
         existing = self.store.get(entry.manifest)
         if existing is not None and existing.manifest.sha256 == entry.manifest.sha256:
-            return False
+            if signature is None or existing.signature_path is not None:
+                return False
         with self.store.build_lock(entry.fingerprint):
-            self.store.store(entry.wheel_path, entry.manifest, entry.log_path)
+            if existing is not None and existing.manifest.sha256 == entry.manifest.sha256:
+                self.store.discard(existing.path)  # re-stored below with its signature
+            self.store.store(entry.wheel_path, entry.manifest, entry.log_path, signature)
         return True

@@ -2,25 +2,40 @@
 
 It reads the PEP 503 pages (``simple/``, ``simple/<project>/``), keeps the links whose
 ``data-srcbuild-fingerprint`` matches, and reads the manifest beside each wheel
-(``<wheel>.manifest.json``). Nothing is trusted: the transfer hashes the wheel on arrival and
-compares it with both the manifest and the link's ``#sha256=``.
+(``<wheel>.manifest.json``) and its signature (``<wheel>.manifest.json.sig``, when the index was
+signed). Nothing is trusted: every page and manifest is read within a size limit and a deadline,
+every socket read has a timeout, a link must stay on the index's own server, the wheel is
+streamed into the caller's staging file and stopped past the size its manifest states, and the
+transfer hashes it on arrival and compares it with both the manifest and the link's ``#sha256=``.
 """
 
 from __future__ import annotations
 
-import shutil
+import contextlib
+import http.client
 import urllib.error
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urldefrag, urljoin
+from urllib.parse import urldefrag, urljoin, urlparse
 
+from srcbuild.cache.limits import (
+    MAX_LOG,
+    MAX_MANIFEST,
+    MAX_PAGE,
+    MAX_SIGNATURE,
+    MAX_WHEEL,
+    READ_TIMEOUT,
+    copy_limited,
+    read_limited,
+)
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.simple_index import FINGERPRINT_ATTR, SIMPLE_DIR
 from srcbuild.cache.store import CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, SrcbuildError, UsageError
 
-TIMEOUT = 30.0
+TIMEOUT = READ_TIMEOUT
+_NETWORK_ERRORS = (urllib.error.URLError, OSError, http.client.HTTPException, ValueError)
 
 
 class _Links(HTMLParser):
@@ -33,9 +48,18 @@ class _Links(HTMLParser):
             self.links.append({k: v or "" for k, v in attrs})
 
 
-def _links(text: str) -> list[dict[str, str]]:
+def parse_links(page: bytes, where: str) -> list[dict[str, str]]:
+    """The ``<a>`` tags of an index page; CacheIntegrityError when it is not UTF-8 HTML."""
+    try:
+        text = page.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CacheIntegrityError(f"{where}: the page is not UTF-8 text", "check the index server") from None
     parser = _Links()
-    parser.feed(text)
+    try:
+        parser.feed(text)
+        parser.close()
+    except (ValueError, AssertionError) as exc:
+        raise CacheIntegrityError(f"{where}: not an HTML page ({exc})", "check the index server") from None
     return parser.links
 
 
@@ -46,31 +70,59 @@ class HttpIndexRemote:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        parsed = urlparse(url)  # ValueError for http://[::1 (open_remote reports it)
+        _ = parsed.port  # ValueError for a port out of range
+        if not parsed.hostname:
+            raise UsageError(f"remote {url}: no host name", "write it as http://host:port/")
         root = url if url.endswith("/") else url + "/"
         if root.rstrip("/").endswith("/" + SIMPLE_DIR):
             root = root.rstrip("/")[: -len(SIMPLE_DIR)]
         self.root = root
+        self.netloc = parsed.netloc
         self._wheel_urls: dict[tuple[str, str], tuple[str, str]] = {}  # (fp, file) -> (url, link sha256)
 
-    def _get(self, url: str, what: str) -> bytes:
+    def _on_server(self, url: str) -> bool:
+        parsed = urlparse(url)
+        return parsed.scheme in ("http", "https") and parsed.netloc == self.netloc
+
+    def _open(self, url: str, what: str) -> http.client.HTTPResponse:
+        if not self._on_server(url):
+            raise CacheIntegrityError(f"{self.url}: {what} points off the index server ({url[:200]})", "check the index")
         try:
-            with urllib.request.urlopen(url, timeout=TIMEOUT) as response:
-                return bytes(response.read())
+            return urllib.request.urlopen(url, timeout=TIMEOUT)
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 raise FileNotFoundError(url) from None
             raise HostError(f"{url}: HTTP {exc.code} while reading {what}", "check the index server") from None
-        except (urllib.error.URLError, OSError) as exc:
+        except _NETWORK_ERRORS as exc:
             reason = getattr(exc, "reason", exc)
             raise HostError(
                 f"{self.url}: cannot read {what} ({reason})",
                 "check that `srcbuild cache serve` (or another web server) runs there and is reachable",
             ) from None
 
+    def _get(self, url: str, what: str, limit: int = MAX_PAGE) -> bytes:
+        with contextlib.closing(self._open(url, what)) as response:
+            try:
+                return read_limited(response, limit, f"{url[:200]} ({what})")
+            except _NETWORK_ERRORS as exc:
+                raise HostError(f"{self.url}: reading {what} failed ({exc})", "try again") from None
+
+    def check(self, for_push: bool = False) -> None:
+        """UsageError unless the root serves a simple index."""
+        simple = urljoin(self.root, SIMPLE_DIR + "/")
+        try:
+            parse_links(self._get(simple, "the project list"), simple)
+        except FileNotFoundError:
+            raise UsageError(
+                f"{self.url}: no simple index at {simple}",
+                "point --remote at the root that `srcbuild cache index` wrote",
+            ) from None
+
     def manifests(self, fp: str | None = None) -> list[Manifest]:
         simple = urljoin(self.root, SIMPLE_DIR + "/")
         try:
-            projects = _links(self._get(simple, "the project list").decode("utf-8"))
+            projects = parse_links(self._get(simple, "the project list"), simple)
         except FileNotFoundError:
             raise UsageError(
                 f"{self.url}: no simple index at {simple}",
@@ -78,49 +130,67 @@ class HttpIndexRemote:
             ) from None
         found = []
         for project in projects:
-            page_url = urljoin(simple, project.get("href", ""))
             try:
-                page = self._get(page_url, "a project page").decode("utf-8")
-            except FileNotFoundError:
+                page_url = urljoin(simple, project.get("href", ""))
+                links = parse_links(self._get(page_url, "a project page"), page_url)
+            except (FileNotFoundError, ValueError, CacheIntegrityError):
                 continue
-            for link in _links(page):
+            for link in links:
                 link_fp = link.get(FINGERPRINT_ATTR, "")
                 if not link_fp or (fp is not None and link_fp != fp):
                     continue
-                wheel_url, fragment = urldefrag(urljoin(page_url, link.get("href", "")))
                 try:
-                    text = self._get(wheel_url + ".manifest.json", "a manifest").decode("utf-8")
-                    manifest = Manifest.loads(text, wheel_url + ".manifest.json")
-                except (FileNotFoundError, CacheIntegrityError, UnicodeDecodeError):
+                    wheel_url, fragment = urldefrag(urljoin(page_url, link.get("href", "")))
+                    where = wheel_url[:200] + ".manifest.json"
+                    manifest = Manifest.loads(self._get(wheel_url + ".manifest.json", "a manifest", MAX_MANIFEST), where)
+                except (FileNotFoundError, ValueError, CacheIntegrityError):
                     continue  # an entry without a readable manifest is never used
+                except HostError as exc:
+                    if "larger than" not in exc.message and "did not arrive" not in exc.message:
+                        raise
+                    continue
                 link_sha = fragment.split("=", 1)[1] if fragment.startswith("sha256=") else ""
                 self._wheel_urls[(manifest.fingerprint, manifest.wheel)] = (wheel_url, link_sha)
                 found.append(manifest)
         return found
 
-    def fetch(self, manifest: Manifest, dest_dir: Path) -> tuple[Path, Path | None]:
-        url, link_sha = self._wheel_urls.get(
+    def _url_of(self, manifest: Manifest) -> tuple[str, str]:
+        return self._wheel_urls.get(
             (manifest.fingerprint, manifest.wheel), (urljoin(self.root, "files/" + manifest.wheel), "")
         )
+
+    def signature(self, manifest: Manifest) -> bytes | None:
+        url, _ = self._url_of(manifest)
+        try:
+            return self._get(url + ".manifest.json.sig", "a signature", MAX_SIGNATURE)
+        except FileNotFoundError:
+            return None
+        except HostError as exc:
+            if "larger than" in exc.message:
+                return None
+            raise
+
+    def fetch(self, manifest: Manifest, wheel_to: Path, log_to: Path) -> bool:
+        url, link_sha = self._url_of(manifest)
         if link_sha and link_sha != manifest.sha256:
             raise CacheIntegrityError(
                 f"{url}: the index link says sha256 {link_sha}, the manifest says {manifest.sha256}",
                 "the index was changed by hand or is damaged; rebuild it with `srcbuild cache index`",
             )
-        wheel = dest_dir / manifest.wheel
         try:
-            with urllib.request.urlopen(url, timeout=TIMEOUT) as response, open(wheel, "wb") as out:
-                shutil.copyfileobj(response, out, 1 << 20)
-        except (urllib.error.URLError, OSError) as exc:
+            with contextlib.closing(self._open(url, manifest.wheel)) as response, open(wheel_to, "wb") as out:
+                copy_limited(response, out, manifest.size or MAX_WHEEL, f"{manifest.wheel} from {self.url}")
+        except FileNotFoundError:
+            raise CacheIntegrityError(f"{url}: the wheel is missing (HTTP 404)", "rebuild the index there") from None
+        except _NETWORK_ERRORS as exc:
             raise HostError(f"{url}: download failed ({getattr(exc, 'reason', exc)})", "try again") from None
-        log: Path | None = dest_dir / "build.log"
         try:
-            log.write_bytes(self._get(url + ".build.log", "the build log"))  # type: ignore[union-attr]
-        except (FileNotFoundError, HostError):
-            log = None
-        return wheel, log
+            log_to.write_bytes(self._get(url + ".build.log", "the build log", MAX_LOG))
+        except (FileNotFoundError, SrcbuildError):
+            return False
+        return True
 
-    def push(self, entry: CacheEntry) -> bool:
+    def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
         raise UsageError(
             f"{self.url} is an HTTP index and is read-only",
             "push to a directory or s3:// remote, or run `srcbuild cache index` on the serving machine",

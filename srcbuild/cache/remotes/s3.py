@@ -2,9 +2,14 @@
 
 Objects use the local store's layout under the prefix:
 ``<prefix>/entries/<fp[:2]>/<fp>/<entry-key>/{<wheel>, build.log, manifest.json}``. The manifest
-is uploaded last, so an entry is visible only once its wheel is complete. Each wheel is uploaded
-with its SHA-256 (``ChecksumSHA256``) so a server that checks it (AWS S3 does; moto does not)
-rejects a copy damaged in flight, and every download is hashed again by ``srcbuild.cache.transfer``.
+is uploaded last (after its signature, ``manifest.json.sig``), so an entry is visible only once
+its wheel is complete; when any upload of an entry fails or is interrupted, the objects already
+written for it are deleted again, so no orphan stays behind. Each wheel is uploaded with its
+SHA-256 (``ChecksumSHA256``) so a server that checks it (AWS S3 does; moto does not) rejects a copy
+damaged in flight, and every download is hashed again by ``srcbuild.cache.transfer``. Reads are
+bounded (``limits``): manifests and signatures by size, a wheel by the size its manifest states,
+every socket read by a timeout. A push writes ``<prefix>/CACHEDIR.TAG`` once, so a pull can tell
+a srcbuild cache from a wrong prefix.
 
 Endpoint: ``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``; credentials
 and region come from the usual AWS chain (environment, ``~/.aws``, instance roles); the region
@@ -14,16 +19,26 @@ defaults to us-east-1 when none is configured.
 from __future__ import annotations
 
 import base64
-import json
+import contextlib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from srcbuild.cache.limits import (
+    MAX_LOG,
+    MAX_MANIFEST,
+    MAX_SIGNATURE,
+    MAX_WHEEL,
+    READ_TIMEOUT,
+    copy_limited,
+    read_limited,
+)
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
-from srcbuild.cache.store import CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.cache.store import CACHEDIR_TAG, SIGNATURE_NAME, CacheEntry
+from srcbuild.errors import CacheIntegrityError, HostError, SrcbuildError, UsageError
 
 DEFAULT_REGION = "us-east-1"
+TAG_NAME = "CACHEDIR.TAG"
 
 
 def split_s3_url(url: str) -> tuple[str, str]:
@@ -49,10 +64,12 @@ class S3Remote:
     def client(self) -> Any:
         if self._client is None:
             import boto3
+            from botocore.config import Config
 
             session = boto3.session.Session()
+            config = Config(connect_timeout=10, read_timeout=READ_TIMEOUT, retries={"max_attempts": 3})
             self._client = session.client(
-                "s3", endpoint_url=self.endpoint_url, region_name=session.region_name or DEFAULT_REGION
+                "s3", endpoint_url=self.endpoint_url, region_name=session.region_name or DEFAULT_REGION, config=config
             )
         return self._client
 
@@ -87,7 +104,7 @@ class S3Remote:
             raise HostError(
                 f"{self.url}: cannot {what}: {exc}", "check the bucket, the endpoint and your access"
             ) from None
-        except BotoCoreError as exc:
+        except (BotoCoreError, OSError, ValueError) as exc:
             raise HostError(
                 f"{self.url}: cannot {what}: {exc}",
                 "check the endpoint (--s3-endpoint-url, SRCBUILD_S3_ENDPOINT_URL or AWS_ENDPOINT_URL) and the network",
@@ -104,74 +121,145 @@ class S3Remote:
                     keys.append(item["Key"])
         return keys
 
+    def _read(self, key: str, limit: int, what: str) -> bytes:
+        response = self._call(f"read {what}", self.client.get_object, Bucket=self.bucket, Key=key)
+        body = response["Body"]
+        try:
+            if int(response.get("ContentLength") or 0) > limit:
+                raise HostError(f"s3://{self.bucket}/{key} is larger than {limit} bytes; not read", "check the bucket")
+            return self._call(f"read {what}", lambda: read_limited(body, limit, f"s3://{self.bucket}/{key}"))
+        finally:
+            body.close()
+
+    def check(self, for_push: bool = False) -> None:
+        """UsageError unless the bucket exists and (to pull from) the prefix holds a srcbuild cache."""
+        self._call("open the bucket", self.client.head_bucket, Bucket=self.bucket)
+        if for_push:
+            return
+        listed = self._call(
+            "list the prefix",
+            self.client.list_objects_v2,
+            Bucket=self.bucket,
+            Prefix=self._key("") + "/" if self.prefix else "",
+            MaxKeys=1000,
+        )
+        keys = {item["Key"] for item in listed.get("Contents", [])}
+        if self._key(TAG_NAME) in keys or any(k.startswith(self._key("entries") + "/") for k in keys):
+            return
+        raise UsageError(
+            f"remote {self.url}: not a srcbuild cache (no {TAG_NAME}, no entries/ under the prefix)",
+            "check the prefix; `srcbuild cache push --remote " + self.url + "` creates one",
+        )
+
     def manifests(self, fp: str | None = None) -> list[Manifest]:
         found = []
         for key in self._manifest_keys(fp):
-            body = self._call("read a manifest", self.client.get_object, Bucket=self.bucket, Key=key)["Body"].read()
             try:
-                found.append(Manifest.loads(body.decode("utf-8"), f"s3://{self.bucket}/{key}"))
-            except (CacheIntegrityError, UnicodeDecodeError):
+                body = self._read(key, MAX_MANIFEST, "a manifest")
+                found.append(Manifest.loads(body, f"s3://{self.bucket}/{key}"))
+            except CacheIntegrityError:
                 continue  # a damaged entry on the remote is skipped, never used
+            except HostError as exc:
+                if "larger than" not in exc.message:
+                    raise
         return found
 
-    def fetch(self, manifest: Manifest, dest_dir: Path) -> tuple[Path, Path | None]:
-        wheel = dest_dir / manifest.wheel
-        self._call(
-            f"download {manifest.wheel}",
-            self.client.download_file,
-            Bucket=self.bucket,
-            Key=self._entry_key(manifest, manifest.wheel),
-            Filename=str(wheel),
-        )
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        log: Path | None = dest_dir / LOG_NAME
-        try:
-            self.client.download_file(Bucket=self.bucket, Key=self._entry_key(manifest, LOG_NAME), Filename=str(log))
-        except (ClientError, BotoCoreError):  # the build log is optional
-            log = None
-        return wheel, log
-
-    def _has(self, manifest: Manifest) -> bool:
+    def signature(self, manifest: Manifest) -> bytes | None:
         from botocore.exceptions import ClientError
 
+        key = self._entry_key(manifest, SIGNATURE_NAME)
         try:
-            body = self.client.get_object(Bucket=self.bucket, Key=self._entry_key(manifest, MANIFEST_NAME))["Body"]
-            data = json.loads(body.read().decode("utf-8"))
-        except (ClientError, ValueError):
-            return False
-        return isinstance(data, dict) and data.get("sha256") == manifest.sha256
+            self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError:
+            return None
+        try:
+            return self._read(key, MAX_SIGNATURE, "a signature")
+        except HostError as exc:
+            if "larger than" in exc.message:
+                return None
+            raise
 
-    def push(self, entry: CacheEntry) -> bool:
-        manifest = entry.manifest
-        if self._has(manifest):
-            return False
-        checksum = base64.b64encode(bytes.fromhex(manifest.sha256)).decode("ascii")
-        with open(entry.wheel_path, "rb") as body:
-            self._call(
-                f"upload {manifest.wheel}",
-                self.client.put_object,
-                Bucket=self.bucket,
-                Key=self._entry_key(manifest, manifest.wheel),
-                Body=body,
-                ChecksumSHA256=checksum,
-                Metadata={"sha256": manifest.sha256},
-            )
-        if entry.log_path is not None:
-            with open(entry.log_path, "rb") as body:
-                self._call(
-                    "upload the build log",
-                    self.client.put_object,
-                    Bucket=self.bucket,
-                    Key=self._entry_key(manifest, LOG_NAME),
-                    Body=body,
-                )
-        self._call(
-            "upload the manifest",
-            self.client.put_object,
+    def fetch(self, manifest: Manifest, wheel_to: Path, log_to: Path) -> bool:
+        limit = manifest.size or MAX_WHEEL
+        response = self._call(
+            f"download {manifest.wheel}",
+            self.client.get_object,
             Bucket=self.bucket,
-            Key=self._entry_key(manifest, MANIFEST_NAME),
-            Body=manifest.dumps().encode("utf-8"),
-            ContentType="application/json",
+            Key=self._entry_key(manifest, manifest.wheel),
         )
+        body = response["Body"]
+        try:
+            if int(response.get("ContentLength") or 0) > limit:
+                raise CacheIntegrityError(
+                    f"{manifest.wheel} from {self.url}: {response.get('ContentLength')} bytes, "
+                    f"more than the {limit} its manifest states",
+                    "the remote copy is damaged or hostile; it was not downloaded",
+                )
+            with open(wheel_to, "wb") as out:
+                self._call(
+                    f"download {manifest.wheel}",
+                    lambda: copy_limited(body, out, limit, f"{manifest.wheel} from {self.url}"),
+                )
+        finally:
+            body.close()
+        try:
+            log_to.write_bytes(self._read(self._entry_key(manifest, LOG_NAME), MAX_LOG, "the build log"))
+        except SrcbuildError:  # the build log is optional
+            return False
         return True
+
+    def _has(self, manifest: Manifest, signature: bytes | None) -> bool:
+        try:
+            present = Manifest.loads(
+                self._read(self._entry_key(manifest, MANIFEST_NAME), MAX_MANIFEST, "a manifest"), self.url
+            )
+        except SrcbuildError:
+            return False
+        if present.sha256 != manifest.sha256:
+            return False
+        return signature is None or self.signature(manifest) == signature
+
+    def _put(self, written: list[str], what: str, key: str, **kwargs: Any) -> None:
+        written.append(key)
+        self._call(what, self.client.put_object, Bucket=self.bucket, Key=key, **kwargs)
+
+    def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
+        manifest = entry.manifest
+        if self._has(manifest, signature):
+            return False
+        written: list[str] = []
+        try:
+            checksum = base64.b64encode(bytes.fromhex(manifest.sha256)).decode("ascii")
+            with open(entry.wheel_path, "rb") as body:
+                self._put(
+                    written,
+                    f"upload {manifest.wheel}",
+                    self._entry_key(manifest, manifest.wheel),
+                    Body=body,
+                    ChecksumSHA256=checksum,
+                    Metadata={"sha256": manifest.sha256},
+                )
+            if entry.log_path is not None:
+                with open(entry.log_path, "rb") as body:
+                    self._put(written, "upload the build log", self._entry_key(manifest, LOG_NAME), Body=body)
+            if signature is not None:
+                self._put(written, "upload the signature", self._entry_key(manifest, SIGNATURE_NAME), Body=signature)
+            self._put(
+                written,
+                "upload the manifest",
+                self._entry_key(manifest, MANIFEST_NAME),
+                Body=manifest.dumps().encode("utf-8"),
+                ContentType="application/json",
+            )
+        except BaseException:
+            self._abort(written)
+            raise
+        with contextlib.suppress(SrcbuildError):
+            self._put([], "mark the cache", self._key(TAG_NAME), Body=CACHEDIR_TAG.encode("utf-8"))
+        return True
+
+    def _abort(self, keys: list[str]) -> None:
+        """Delete what a failed push wrote (a put that never completed leaves nothing in S3)."""
+        for key in reversed(keys):
+            with contextlib.suppress(Exception):
+                self.client.delete_object(Bucket=self.bucket, Key=key)

@@ -81,3 +81,62 @@ def fresh_venv(venv_template: Path, tmp_path: Path) -> Path:
     target = tmp_path / "venv"
     shutil.copytree(venv_template, target, symlinks=True)
     return target
+
+
+def make_key(directory: Path, name: str) -> Path:
+    """A real ed25519 key pair made by ssh-keygen: ``directory/name`` and ``directory/name.pub``."""
+    require_tool("ssh-keygen (openssh-client)", shutil.which("ssh-keygen"))
+    directory.mkdir(parents=True, exist_ok=True)
+    key = directory / name
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@lab", "-f", str(key)],
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
+    return key
+
+
+@pytest.fixture()
+def signer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Alice's key: it signs what this test pushes (SRCBUILD_SIGNING_KEY), and this user trusts it."""
+    from srcbuild.cli import main
+
+    key = make_key(tmp_path / "keys", "alice")
+    monkeypatch.setenv("SRCBUILD_SIGNING_KEY", str(key))
+    assert main(["cache", "trust", "add", f"{key}.pub"]) == 0
+    return key
+
+
+@pytest.fixture()
+def pypiserver(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A real pypiserver on a free loopback port that accepts uploads without authentication:
+    (its root URL, the directory it serves)."""
+    exe = shutil.which("pypi-server", path=str(Path(sys.executable).parent)) or shutil.which("pypi-server")
+    require_tool("pypi-server (pip install pypiserver)", exe)
+    packages = tmp_path / "index-packages"
+    packages.mkdir()
+    port = free_port()
+    argv = [str(exe), "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".", str(packages)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/", packages
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture()
+def plain_pip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip with none of this machine's settings (config files, extra wheel sources): it sees the
+    test's index only, like pip on a fresh machine (what ``pip --isolated`` does, for pip run by srcbuild)."""
+    import os
+
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    for name in list(os.environ):
+        if name.startswith("PIP_") and name != "PIP_CONFIG_FILE":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")

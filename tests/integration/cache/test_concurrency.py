@@ -79,16 +79,16 @@ def test_a_writer_killed_mid_write_leaves_no_entry(tmp_path: Path) -> None:
     proc.join(timeout=10)
     assert proc.exitcode == -signal.SIGKILL
 
+    # the half-written staging directory (and its lock file) is out of sight of every lookup
+    assert len(list((root / "tmp").iterdir())) == 2
+    reader = WheelCache(root, create=False)
+    assert reader.lookup(manifest.fingerprint, []) is None
+    assert list(reader.entries()) == [] and list(reader.damaged()) == []
+    # the next process that opens the store removes it at once: its writer's lock died with it
     cache = WheelCache(root)
-    assert cache.lookup(manifest.fingerprint, []) is None
-    assert list(cache.entries()) == []
-    assert list(cache.damaged()) == []
-    leftovers = list(cache.staging_dir.iterdir())
-    assert len(leftovers) == 1  # the half-written staging directory, out of sight
-    # the next writer succeeds, and gc clears what the killed one left
+    assert list(cache.staging_dir.iterdir()) == []
     entry = cache.store(wheel, manifest)
     entry.check()
-    assert cache.clean_staging(older_than=0) == 1
     assert cache.lookup(manifest.fingerprint, []) == entry
 
 

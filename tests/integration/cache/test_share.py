@@ -47,9 +47,19 @@ def machine_a(tmp_path: Path) -> tuple[Path, Path, Path]:
     return cache_dir, recipe_file, wheel
 
 
-def test_shared_directory(machine_a, tmp_path: Path, fresh_venv: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_shared_directory(
+    machine_a, signer: Path, tmp_path: Path, fresh_venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cache_a, recipe_file, wheel = machine_a
     share = tmp_path / "nfs" / "srcbuild"
+    # a share that does not exist is an error, not "nothing to transfer"
+    assert main(["cache", "push", "--remote", str(share), "--cache-dir", str(cache_a)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: remote {share}: no such directory\nhint: create it first with `mkdir -p {share}`, or check the path\n"
+    )
+    assert main(["cache", "pull", "--remote", str(share), "--cache-dir", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: remote {share}: no such directory\n")
+    share.mkdir(parents=True)
     assert main(["cache", "push", "--remote", str(share), "--cache-dir", str(cache_a)]) == 0
     assert capsys.readouterr().out.endswith("1 sent\n")
     assert main(["cache", "push", "--remote", str(share), "--cache-dir", str(cache_a)]) == 0
@@ -70,7 +80,7 @@ def test_shared_directory(machine_a, tmp_path: Path, fresh_venv: Path, capsys: p
 
 
 def test_s3_bucket_and_a_tampered_wheel(
-    machine_a, tmp_path: Path, fresh_venv: Path, s3_bucket: str, moto_endpoint: str, monkeypatch, capsys
+    machine_a, signer: Path, tmp_path: Path, fresh_venv: Path, s3_bucket: str, moto_endpoint: str, monkeypatch, capsys
 ) -> None:
     cache_a, recipe_file, wheel = machine_a
     remote = f"s3://{s3_bucket}/team/wheels"
@@ -81,8 +91,8 @@ def test_s3_bucket_and_a_tampered_wheel(
     assert capsys.readouterr().out.endswith("1 sent\n")
     client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
     keys = sorted(o["Key"] for o in client.list_objects_v2(Bucket=s3_bucket)["Contents"])
-    assert [k.rsplit("/", 1)[1] for k in keys] == ["manifest.json", wheel.name]
-    assert all(k.startswith("team/wheels/entries/") for k in keys)
+    assert [k.rsplit("/", 1)[1] for k in keys] == ["CACHEDIR.TAG", "manifest.json", "manifest.json.sig", wheel.name]
+    assert all(k.startswith("team/wheels/entries/") for k in keys[1:])
 
     # machine B finds it through the environment alone
     monkeypatch.setenv("SRCBUILD_S3_ENDPOINT_URL", moto_endpoint)
@@ -117,7 +127,9 @@ def test_s3_bucket_and_a_tampered_wheel(
     assert list((cache_c / "tmp").iterdir()) == []
 
 
-def test_s3_errors_are_plain_words(tmp_path: Path, moto_endpoint: str, s3_bucket: str, machine_a, capsys) -> None:
+def test_s3_errors_are_plain_words(
+    tmp_path: Path, moto_endpoint: str, s3_bucket: str, machine_a, signer: Path, capsys
+) -> None:
     cache_a = machine_a[0]
     rc = main(
         [
@@ -164,7 +176,7 @@ def start_server(cache_dir: Path) -> tuple[subprocess.Popen[str], str]:
     return proc, url
 
 
-def test_http_index_with_plain_pip_and_srcbuild(tmp_path: Path, fresh_venv: Path, capsys) -> None:
+def test_http_index_with_plain_pip_and_srcbuild(tmp_path: Path, fresh_venv: Path, signer: Path, capsys) -> None:
     # a wheel without a local label (as an older builder writes it): the index labels it
     recipe_file = host_python_recipe(tmp_path / "recipes")
     recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))

@@ -6,12 +6,14 @@ import io
 import json
 import os
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from srcbuild.verify.fatbin import scan_elf
+from tests.integration.cache.conftest import make_key, moto_endpoint, s3_bucket  # noqa: F401 (fixtures)
 from tests.integration.execute.conftest import Srcbuild
 
 pytestmark = pytest.mark.integration
@@ -230,7 +232,12 @@ def test_a_new_build_reuses_a_complete_checkout_and_its_build_tree(srcbuild_118:
     assert "the existing build tree was configured with these settings: reusing it" in again.out
 
 
-def test_a_wheel_on_a_remote_serves_another_machine_without_building(srcbuild_130: Srcbuild, tmp_path: Path) -> None:
+def test_a_wheel_on_a_remote_serves_another_machine_without_building(
+    srcbuild_130: Srcbuild,
+    tmp_path: Path,
+    moto_endpoint: str,  # noqa: F811 (the fixture imported above)
+    s3_bucket: str,  # noqa: F811
+) -> None:
     built = srcbuild_130.run("torch", "world-turing-cu130")
     assert built.rc == 0, built.out
     # the entry records what the build measured: every submodule commit and the real compilers
@@ -249,10 +256,47 @@ def test_a_wheel_on_a_remote_serves_another_machine_without_building(srcbuild_13
         "SRCBUILD_CACHE_DIR": str(tmp_path / "cache"),
         "PATH": str(empty_bin),
     }
-    ran = srcbuild_130.run("torch", "world-turing-cu130", "--remote", str(srcbuild_130.cache_dir), env=other)
+    ran = srcbuild_130.run(
+        "torch", "world-turing-cu130", "--remote", str(srcbuild_130.cache_dir), "--trust-unsigned", env=other
+    )
     assert ran.rc == 0, ran.out
     assert f"cache hit from {srcbuild_130.cache_dir}" in ran.out and "==> [" not in ran.out
     wheel = Path(ran.last_line)
     assert wheel.name == Path(built.last_line).name
     assert (tmp_path / "cache") in wheel.parents  # pulled into this machine's store
     assert not (tmp_path / "work" / "src").exists()  # no checkout was made
+
+    # a third machine trusts only alice, who pushed the wheel to S3 (the endpoint from the
+    # environment alone); an unreachable index and the unsigned share are warnings, not aborts
+    key = make_key(tmp_path / "keys", "alice")
+    s3 = {
+        "SRCBUILD_S3_ENDPOINT_URL": moto_endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    remote = f"s3://{s3_bucket}/lab"
+    push = subprocess.run(
+        [sys.executable, "-m", "srcbuild", "cache", "push", "--signing-key", str(key), "--remote", remote],
+        env={**srcbuild_130.env, **s3},
+        capture_output=True,
+        text=True,
+    )
+    assert push.returncode == 0, push.stdout + push.stderr
+    third = {
+        **other,
+        **s3,
+        "SRCBUILD_CACHE_DIR": str(tmp_path / "cache-3"),
+        "SRCBUILD_TRUSTED_SIGNERS": str(tmp_path / "trusted"),
+    }
+    (tmp_path / "trusted").write_text(f"alice {(tmp_path / 'keys' / 'alice.pub').read_text()}")
+    closed = "http://127.0.0.1:9/"
+    ran = srcbuild_130.run(
+        "torch", "world-turing-cu130", "--remote", closed, "--remote", str(srcbuild_130.cache_dir),
+        "--remote", remote, env=third,
+    )  # fmt: skip
+    assert ran.rc == 0, ran.out
+    assert f"warning: remote {closed} skipped: {closed}: cannot read the project list (" in ran.out
+    assert "the entry is not signed (the next remote is tried)" in ran.out
+    assert f"cache hit from {remote}" in ran.out and "==> [" not in ran.out
+    assert Path(ran.last_line).name == Path(built.last_line).name

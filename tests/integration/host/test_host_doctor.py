@@ -21,7 +21,8 @@ pytestmark = pytest.mark.integration
 
 DOCTOR_KEYS = {
     "gpus", "driver", "cuda_toolkits", "cudnn", "nccl", "gccs", "mpi", "conda", "docker", "resources", "missing",
-    "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs",
+    "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs", "toolchains",
+    "knowledge_checked", "advice",
 }  # fmt: skip
 
 
@@ -36,8 +37,10 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert gcc["path"] == shutil.which("gcc-11")
     assert gcc["hosts_cuda"].startswith("11.4 to ")  # CUDA 11.4 is the first to accept gcc 11
     assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve()).names())
-    assert all(set(r) == {"recipe", "status", "reasons", "findings"} for r in data["recipes"])
+    assert all(set(r) == {"recipe", "status", "reasons", "findings", "gpu_fit"} for r in data["recipes"])
     assert any(m["implementation"] == "openmpi" and m["mpicc"] == shutil.which("mpicc") for m in data["mpi"])
+    cuda92 = next(n for n in data["toolchains"]["recipes"]["kepler-cu92"] if n["tool"] == "cuda")
+    assert (cuda92["status"], cuda92["offer"]["provider"], cuda92["offer"]["version"]) == ("fetch", "runfile", "9.2")
 
 
 def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,10 +53,12 @@ def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
     assert elapsed < 1.0, f"probe + diagnose took {elapsed:.2f} s"
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("srcbuild doctor\n\nGPUs:\n")
+    assert out.startswith("srcbuild doctor\n") and "\n\nGPUs:\n" in out
     assert f"MAX_JOBS: {report.jobs} ({report.jobs_reason})\n" in out
     for verdict in report.verdicts:
         assert f"  {verdict.recipe}: " in out
+    assert f"Provisioned toolchains ({paths.toolchain_dir}):\n  none\n" in out
+    assert "\n  kepler-cu92: srcbuild will fetch: CUDA 9.2 (runfile), cuDNN 7.6 (nvidia)," in out
 
 
 def test_kepler_cu92_verdict_names_what_to_install(gcc11: Path) -> None:
@@ -87,4 +92,4 @@ def test_recommend_for_this_machine_never_fails(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert out.startswith("srcbuild recommend: this machine\n")
     if not probe_host().gpus:
-        assert "no NVIDIA GPU found; describe one with --gpu, --pci-id, --lspci or --nvidia-smi\n" in out
+        assert "no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE\n" in out

@@ -30,14 +30,20 @@ def make_wheel(
     version: str = "1.7.1",
     tag: str = "cp38-cp38-linux_x86_64",
     payload: bytes = b"kernels go here\n",
+    extra: dict[str, bytes] | None = None,
+    requires: Sequence[str] = (),
 ) -> Path:
-    """Write ``<name>-<version>-<tag>.whl``: a package with one module, valid for pip."""
+    """Write ``<name>-<version>-<tag>.whl``: a package with one module (and ``extra`` members), valid for pip."""
     directory.mkdir(parents=True, exist_ok=True)
     dist_info = f"{name}-{version}.dist-info"
     files = {
         f"{name}/__init__.py": f'__version__ = "{version}"\n'.encode(),
         f"{name}/_C.so": payload,
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        **(extra or {}),
+        f"{dist_info}/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+            + "".join(f"Requires-Dist: {r}\n" for r in requires)
+        ).encode(),
         f"{dist_info}/WHEEL": (
             f"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: false\nTag: {tag}\n"
         ).encode(),

@@ -11,10 +11,13 @@ from srcbuild.cache.remotes import RemoteOptions, open_remote, parse_remotes
 from srcbuild.cache.remotes.directory import DirectoryRemote
 from srcbuild.cache.remotes.http import HttpIndexRemote
 from srcbuild.cache.remotes.s3 import S3Remote, split_s3_url
+from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import WheelCache
 from srcbuild.cache.transfer import pull_entries, pull_entry, push_entries
 from srcbuild.errors import CacheIntegrityError, UsageError
 from tests.unit.cache.synthetic import make_manifest, make_wheel
+
+UNSIGNED = TrustPolicy(Path("/nonexistent/trusted-signers"), trust_unsigned=True)
 
 
 def test_registry_by_scheme(tmp_path: Path) -> None:
@@ -34,7 +37,9 @@ def test_unknown_scheme_lists_the_valid_ones() -> None:
     with pytest.raises(UsageError) as info:
         open_remote("rsync://host/path")
     assert info.value.message == "unknown remote scheme 'rsync' in rsync://host/path"
-    assert info.value.hint == "use a directory path or one of: file://, s3://, http://, https://"
+    assert info.value.hint == (
+        "use a directory path or one of: file://, s3://, http://, https://, upload+http://, upload+https://"
+    )
 
 
 def test_s3_url_needs_a_bucket() -> None:
@@ -64,11 +69,11 @@ def test_directory_round_trip_and_tamper(tmp_path: Path) -> None:
     local = WheelCache(tmp_path / "a")
     entry = local.store(wheel, make_manifest(wheel))
     share = DirectoryRemote(str(tmp_path / "share"))
-    assert [t.action for t in push_entries([entry], share)] == ["sent"]
-    assert [t.action for t in push_entries([entry], share)] == ["present"]
+    assert [t.action for t in push_entries([entry], share, None)] == ["sent"]
+    assert [t.action for t in push_entries([entry], share, None)] == ["present"]
     other = WheelCache(tmp_path / "b")
-    assert [t.action for t in pull_entries(other, share)] == ["fetched"]
-    assert [t.action for t in pull_entries(other, share)] == ["present"]
+    assert [t.action for t in pull_entries(other, share, UNSIGNED)] == ["fetched"]
+    assert [t.action for t in pull_entries(other, share, UNSIGNED)] == ["present"]
 
     remote_wheel = share.store.entry_dir(entry.manifest) / wheel.name
     data = bytearray(remote_wheel.read_bytes())
@@ -76,7 +81,7 @@ def test_directory_round_trip_and_tamper(tmp_path: Path) -> None:
     remote_wheel.write_bytes(bytes(data))
     third = WheelCache(tmp_path / "c")
     with pytest.raises(CacheIntegrityError) as info:
-        pull_entry(third, share, entry.manifest)
+        pull_entry(third, share, entry.manifest, UNSIGNED)
     assert info.value.message.startswith(f"{wheel.name} from {share.url}: sha256 ")
     assert list(third.entries()) == [] and list(third.staging_dir.iterdir()) == []
 
@@ -86,7 +91,7 @@ def test_push_skips_a_damaged_local_entry(tmp_path: Path) -> None:
     entry = WheelCache(tmp_path / "a").store(wheel, make_manifest(wheel))
     entry.wheel_path.write_bytes(b"garbage")
     share = DirectoryRemote(str(tmp_path / "share"))
-    (result,) = push_entries([entry], share)
+    (result,) = push_entries([entry], share, None)
     assert result.action == "rejected" and "the manifest says" in result.detail
     assert share.manifests() == []
 
@@ -95,7 +100,7 @@ def test_http_remote_is_read_only(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path / "dist")
     entry = WheelCache(tmp_path / "a").store(wheel, make_manifest(wheel))
     with pytest.raises(UsageError, match="is an HTTP index and is read-only"):
-        push_entries([entry], HttpIndexRemote("http://127.0.0.1:1/"))
+        push_entries([entry], HttpIndexRemote("http://127.0.0.1:1/"), None)
 
 
 def test_unreachable_http_index_is_a_host_error() -> None:

@@ -28,7 +28,7 @@ def test_store_writes_the_layout_and_tag(tmp_path: Path) -> None:
     assert (tmp_path / "store" / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     fp = manifest.fingerprint
     assert entry.path == tmp_path / "store" / "entries" / fp[:2] / fp / manifest.entry_key
-    assert sorted(p.name for p in entry.path.iterdir()) == ["build.log", "manifest.json", wheel.name]
+    assert sorted(p.name for p in entry.path.iterdir()) == ["build.log", "manifest.json", "stamp.json", wheel.name]
     assert entry.log_path is not None and entry.log_path.read_text() == "[1/1] Linking\n"
     data = json.loads((entry.path / "manifest.json").read_text())
     assert data["kernels"] == {"sass": [30], "ptx": []}
@@ -125,7 +125,8 @@ def test_staging_leftovers_and_damaged_entries_are_invisible(tmp_path: Path) -> 
     assert cache.lookup(manifest.fingerprint, []) is None
     assert list(cache.entries()) == []
     assert [p for p, _ in cache.damaged()] == [damaged]
-    assert cache.clean_staging(older_than=0) == 1
+    assert cache.clean_staging() == 1  # nobody holds the lock of the half-written directory
+    assert list(cache.staging_dir.iterdir()) == []
 
 
 def test_remove_and_find(tmp_path: Path) -> None:

@@ -52,5 +52,13 @@ def test_k80_box_report() -> None:
     assert "  kepler-k80-cu118: can build here now\n" in text
     assert "  kepler-k80-cu118-mpi: can build after installing Open MPI 4.1\n" in text
     assert "  maxwell-cu126: can build after installing CUDA 12.6, gcc 13, cuDNN 9.10 for CUDA 12.6\n" in text
-    assert "    - its wheel will not run on this machine's GPU (Tesla K80, 3.7)\n" in text
+    wont_run = (
+        "    - its wheel will not run on this machine's GPU (Tesla K80, 3.7): It builds for 5.0, 5.2, not for 3.7"
+    )
+    assert wont_run + "\n" in text
+    # doctor leads with what to install, the same answer recommend gives
+    assert (
+        "  no build needed: pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118\n"
+        in text
+    )
     assert "MAX_JOBS: 16 (16 cores; 64.0 GiB of memory allows 20 jobs at 3 GiB each)\n" in text

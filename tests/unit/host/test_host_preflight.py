@@ -58,6 +58,7 @@ def test_kepler_cu92_on_debian12_lacks_cuda_gcc_and_cudnn(paths: Paths) -> None:
         "/usr/local/cuda-9.2, /usr/local/cuda or on PATH (CUDA found here: 13.0.88 in /usr/local/cuda-13.0)"
     )
     assert cuda.fix == (
+        "run `srcbuild toolchain install --recipe kepler-cu92` (fetches it into a private prefix); or "
         "install CUDA 9.2 from NVIDIA's CUDA Toolkit archive (https://developer.nvidia.com/cuda-toolkit-archive) "
         "with the runfile: `sh cuda_9.2*_linux.run --silent --toolkit --toolkitpath=/usr/local/cuda-9.2`; "
         "srcbuild looks in /usr/local/cuda-9.2, or set CUDA_HOME to the toolkit's directory"
@@ -67,10 +68,12 @@ def test_kepler_cu92_on_debian12_lacks_cuda_gcc_and_cudnn(paths: Paths) -> None:
         "(gcc found here: 11.3.0, 12.2.0)"
     )
     assert gcc.fix == (
+        "run `srcbuild toolchain install --recipe kepler-cu92` (fetches it into a private prefix); or "
         "install it with `sudo apt-get install gcc-7 g++-7` (packaged in Ubuntu 18.04 and 20.04), "
-        'or put a gcc 7 on PATH as gcc-7 (or gcc), or add "gcc_linux-64=7" to [env] conda in the recipe'
+        "or put a gcc 7 on PATH as gcc-7 (or gcc)"
     )
     assert cudnn.message.startswith("cuDNN 7.6 (toolchain.cudnn) is not installed:")
+    assert cudnn.fix.startswith("run `srcbuild toolchain install --recipe kepler-cu92` (fetches it")
     assert "cuDNN 7.6 for CUDA 9.2" in cudnn.fix and "CUDNN_INCLUDE_DIR" in cudnn.fix
     assert jobs.message == "MAX_JOBS=2: 2 cores; 24.0 GiB of memory allows 7 jobs at 3 GiB each"
 

@@ -43,25 +43,38 @@ def status(advice: GpuAdvice) -> dict[str, str]:
     return {fit.recipe: fit.status for fit in advice.recipes}
 
 
-@pytest.mark.parametrize(
-    ("name", "cc", "chip", "best"),
-    [
-        ("gt750m-laptop", "3.0", "GK107", "kepler-cu102"),
-        ("gt750m-mac", "3.0", "GK107", "kepler-cu92"),  # driver 418 is too old for CUDA 10.2
-        ("k80-server", "3.7", "GK210", "kepler-k80-cu118"),
-        ("gtx860m-maxwell", "5.0", None, "maxwell-cu126"),
-        ("gtx860m-kepler", "3.0", "GK104", "kepler-cu102"),
-        ("gtx750ti", "5.0", None, "maxwell-cu126"),
-        ("mx150-laptop", "6.1", None, "pascal-mx150-cu113"),  # driver 470 cannot run CUDA 12.6
-        ("gtx1080", "6.1", "GP104", "pascal-cu126"),
-    ],
-)
-def test_recorded_machine_gets_the_expected_recipe(name: str, cc: str, chip: str | None, best: str) -> None:
+# (machine, compute capability, chip, official wheel to install first, recipe for a newer torch or None)
+EXPECTED = [
+    ("gt750m-laptop", "3.0", "GK107", ("1.3.0", "cu101"), "kepler-cu102"),
+    ("gt750m-mac", "3.0", "GK107", ("1.3.0", "cu101"), "kepler-cu92"),  # driver 418 is too old for CUDA 10.2
+    ("k80-server", "3.7", "GK210", ("2.7.1", "cu118"), None),  # R470 runs cu118 by minor-version compatibility
+    ("gtx860m-maxwell", "5.0", None, ("2.13.0", "cu126"), None),
+    ("gtx860m-kepler", "3.0", "GK104", ("1.3.0", "cu101"), "kepler-cu102"),
+    ("gtx750ti", "5.0", None, ("2.13.0", "cu126"), None),
+    ("mx150-laptop", "6.1", None, ("2.7.1", "cu118"), None),  # driver 470 cannot run CUDA 12.6
+    ("gtx1080", "6.1", "GP104", ("2.13.0", "cu126"), None),
+]
+
+
+@pytest.mark.parametrize(("name", "cc", "chip", "wheel", "best"), EXPECTED)
+def test_recorded_machine_gets_the_official_wheel_first(
+    name: str, cc: str, chip: str | None, wheel: tuple[str, str], best: str | None
+) -> None:
     advice = only(machine(name))
     assert str(advice.gpu.cc) == cc
     if chip:
         assert advice.gpu.chip == chip
-    assert advice.best is not None and advice.best.recipe == best
+    assert advice.lead == "wheel"
+    assert advice.official is not None and (advice.official.torch, advice.official.cuda_tag) == wheel
+    assert (advice.best.recipe if advice.best else None) == best
+
+
+def test_mpi_asks_for_a_build() -> None:
+    advice = only(machine("gtx1080"))
+    with_mpi = recommend(
+        load_knowledge(), [advice.gpu], None, RecipeCatalog(Paths.resolve()).load_all(), "gtx1080", want_mpi=True
+    ).gpus[0]
+    assert with_mpi.lead == "recipe" and with_mpi.best is not None and with_mpi.best.recipe == "pascal-cu126-mpi"
 
 
 def test_gtx860m_name_is_ambiguous_and_the_pci_id_decides() -> None:
@@ -85,14 +98,18 @@ def test_k80_two_boards_one_advice_and_minor_version_compatibility() -> None:
     assert advice.window is not None
     assert advice.window.cuda_range == "8.0 to 11.8"
     assert advice.window.last_branch == 470
-    best = advice.best
-    assert best is not None
+    assert advice.best is None  # the official 2.7.1 cu118 wheel is newer than every K80 recipe
+    best = advice.recipes[0]
+    assert best.recipe == "kepler-k80-cu118" and best.status == FITS
     assert best.notes == (
         "SASS for 3.7",
         "driver 470.82.01 runs CUDA 11.8 through CUDA minor-version compatibility (driver >= 450.80.02; no PTX JIT)",
     )
     official = advice.window.official
-    assert official is not None and (official.torch, official.cuda_tag) == ("2.5.1", "cu118")
+    assert official is not None and (official.torch, official.cuda_tag) == ("2.7.1", "cu118")
+    assert official.caveats == (
+        "its bundled cuDNN 9 does not support Kepler: run with torch.backends.cudnn.enabled = False",
+    )
     assert status(advice)["maxwell-cu126"] == NO
 
 
@@ -120,38 +137,30 @@ def test_pascal_recipes_need_a_newer_driver_on_r470() -> None:
 
 GT750M_LAPTOP = """\
 srcbuild recommend: --lspci {path}
+knowledge last checked: 2026-11-23
 
-GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci output in {path}
+GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   compute capability 3.0 (Kepler)
-  CUDA that can target it: 8.0 to 10.2 (host gcc per CUDA: 8.0: gcc <= 5, 9.0: gcc <= 6, 9.1: gcc <= 6, \
-9.2: gcc <= 7, 10.0: gcc <= 7, 10.1: gcc <= 8, 10.2: gcc <= 8)
+  no build needed: pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 \
+-f https://download.pytorch.org/whl/torch_stable.html
+    (official cu101 wheel of torch 1.3.0, SASS for 3.0 and up, Python 3.5 to 3.7)
+  for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 \
+(torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
+  CUDA that can target it: 8.0 to 10.2 (gcc <= 5 for 8.0 ... <= 8 for 10.2)
   last driver branch for it: R470, which runs CUDA up to 11.4
   newest torch its CUDA window allows: 1.13.1 (with CUDA 10.2)
-  newest torch reported to work on it: 1.10.2 (source: dizcza/pytorch-sm30-docker:README.md ('latest possible \
+  newest torch reported to work on it: 1.10.2 (dizcza/pytorch-sm30-docker:README.md ('latest possible \
 pytorch (v1.10.2) and torchvision (v0.11.3) that could be compiled for the sm_30'); dizcza/pytorch-sm30-docker#4)
-  no build needed for torch 1.3.0: its official cu101 wheel has kernels for compute capability 3.0 and up
-  recipe to use: kepler-cu102 (torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
   recipes, best first:
     kepler-cu102: fits (torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
     kepler-cu92: fits (torch 1.7.1, torchvision 0.8.2, CUDA 9.2, gcc 7, Python 3.8)
-    kepler-cu92-mpi: fits (torch 1.7.1, torchvision 0.8.2, CUDA 9.2, gcc 7, Python 3.8)
-    maxwell-cu126: does not fit (torch 2.11.0, torchvision 0.26.0, CUDA 12.6, gcc 13, Python 3.12)
-      - It builds for 5.0, 5.2, not for 3.0
-    pascal-cu126: does not fit (torch 2.11.0, torchvision 0.26.0, CUDA 12.6, gcc 13, Python 3.12)
-      - It builds for 6.0, 6.1, not for 3.0
-    pascal-cu126-mpi: does not fit (torch 2.11.0, torchvision 0.26.0, CUDA 12.6, gcc 13, Python 3.12)
-      - It builds for 6.0, 6.1, not for 3.0
-    kepler-k80-cu118: does not fit (torch 2.5.1, torchvision 0.20.1, CUDA 11.8, gcc 11, Python 3.10)
-      - It builds for 3.5, 3.7, not for 3.0
-    kepler-k80-cu118-mpi: does not fit (torch 2.5.1, torchvision 0.20.1, CUDA 11.8, gcc 11, Python 3.10)
-      - It builds for 3.5, 3.7, not for 3.0
-    pascal-mx150-cu113: does not fit (torch 1.12.0, torchvision 0.13.0, CUDA 11.3, gcc 10, Python 3.9)
-      - It builds for 6.1, not for 3.0
+    kepler-cu92-mpi: fits (torch 1.7.1, torchvision 0.8.2, CUDA 9.2, gcc 7, Python 3.8, MPI)
+  6 other recipes do not fit it (srcbuild compat --arch 3.0 says why)
 """
 
 
 def test_gt750m_laptop_from_lspci_alone_exact_output(capsys: pytest.CaptureFixture[str]) -> None:
-    """Done-when of the issue: only `lspci -nn` of a GT 750M laptop -> cc, CUDA window, newest torch, recipe."""
+    """Only `lspci -nn` of a GT 750M laptop -> cc, the official wheel first, the recipe for a newer torch."""
     path = MACHINES / "gt750m-laptop" / "lspci.txt"
     assert main(["recommend", "--lspci", str(path)]) == 0
     assert capsys.readouterr().out == GT750M_LAPTOP.format(path=path)
@@ -166,7 +175,10 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
     (gpu,) = data["gpus"]
     assert gpu["gpu"]["name"] == "Tesla K80"
     assert gpu["gpu"]["compute_capability"] == "3.7"
-    assert gpu["recommended"] == "kepler-k80-cu118"
+    assert gpu["lead"] == "wheel" and gpu["recommended"] is None
+    assert (
+        gpu["pip"] == "pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118"
+    )
     assert gpu["window"]["cuda"][-1] == "11.8"
     assert set(gpu["recipes"][0]) == {
         "recipe",
@@ -176,6 +188,7 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
         "cuda",
         "gcc",
         "python",
+        "mpi",
         "native",
         "reasons",
         "notes",
@@ -184,15 +197,23 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
 
 def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
-    assert capsys.readouterr().out == (
-        "srcbuild recommend: --gpu 'GeForce GTX 860M'\n"
-        "\n"
-        "GPU: GeForce GTX 860M, from --gpu\n"
-        "  the name 'GeForce GTX 860M' is used by GPUs of different compute capabilities:\n"
-        "    GK104 (compute capability 3.0, pci 10de:119a)\n"
-        "    GM107 (compute capability 5.0, pci 10de:1392)\n"
-        "  give the PCI id (from `lspci -nn`) with --pci-id to choose\n"
-    )
+    out = capsys.readouterr().out
+    assert out.splitlines()[3:] == [
+        "GPU: GeForce GTX 860M, from --gpu",
+        "  the name 'GeForce GTX 860M' is used by GPUs of different compute capabilities:",
+        "    if it is the GK104 one: compute capability 3.0 (Kepler)",
+        "      no build needed: pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 "
+        "-f https://download.pytorch.org/whl/torch_stable.html",
+        "        (official cu101 wheel of torch 1.3.0, SASS for 3.0 and up, Python 3.5 to 3.7)",
+        "      for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 "
+        "(torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)",
+        "    if it is the GM107 one: compute capability 5.0 (Maxwell)",
+        "      no build needed: pip install torch==2.13.0 torchvision==0.28.0 "
+        "--index-url https://download.pytorch.org/whl/cu126",
+        "        (official cu126 wheel of torch 2.13.0, SASS for 5.0 and up, Python 3.10 to 3.15)",
+        "      build only for what the wheel lacks: MPI (recommend --mpi) or a newer torch",
+        "  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -212,19 +233,19 @@ def test_bad_inputs_are_usage_errors(argv: list[str], message: str, capsys: pyte
 
 
 @pytest.mark.parametrize(
-    ("name", "cc", "chip", "best"),
+    ("name", "cc", "chip", "wheel"),
     [
-        ("gt750m-laptop", "3.0", "GK107", "kepler-cu102"),
-        ("gt750m-mac", "3.0", "GK107", "kepler-cu92"),
-        ("k80-server", "3.7", "GK210", "kepler-k80-cu118"),
-        ("gtx860m-maxwell", "5.0", "GM107", "maxwell-cu126"),
-        ("gtx860m-kepler", "3.0", "GK104", "kepler-cu102"),
-        ("gtx750ti", "5.0", "GM107", "maxwell-cu126"),
-        ("mx150-laptop", "6.1", "GP108", "pascal-mx150-cu113"),
-        ("gtx1080", "6.1", "GP104", "pascal-cu126"),
+        ("gt750m-laptop", "3.0", "GK107", ("1.3.0", "cu101")),
+        ("gt750m-mac", "3.0", "GK107", ("1.3.0", "cu101")),
+        ("k80-server", "3.7", "GK210", ("2.7.1", "cu118")),
+        ("gtx860m-maxwell", "5.0", "GM107", ("2.13.0", "cu126")),
+        ("gtx860m-kepler", "3.0", "GK104", ("1.3.0", "cu101")),
+        ("gtx750ti", "5.0", "GM107", ("2.13.0", "cu126")),
+        ("mx150-laptop", "6.1", "GP108", ("2.7.1", "cu118")),
+        ("gtx1080", "6.1", "GP104", ("2.13.0", "cu126")),
     ],
 )
-def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, best: str) -> None:
+def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, wheel: tuple[str, str]) -> None:
     """The same machines seen only through `lspci -nn` (and /proc's driver version when recorded)."""
     folder = MACHINES / name
     gpus = gpus_from_lspci((folder / "lspci.txt").read_text())
@@ -234,4 +255,4 @@ def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, be
     result = recommend(load_knowledge(), gpus, driver, RecipeCatalog(Paths.resolve()).load_all(), name)
     advice = result.gpus[0]
     assert (str(advice.gpu.cc), advice.gpu.chip) == (cc, chip)
-    assert advice.best is not None and advice.best.recipe == best
+    assert advice.official is not None and (advice.official.torch, advice.official.cuda_tag) == wheel

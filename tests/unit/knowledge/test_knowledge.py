@@ -162,7 +162,9 @@ def test_cudnn_rows(kb: KnowledgeBase) -> None:
     assert not kb.cudnn("8.5").has_build_for("10.2")  # type: ignore[union-attr]
     assert kb.cudnn("9.0").lowest_cc_for("12.1") == CC("5.0")  # type: ignore[union-attr]
     assert kb.cudnn("9.0").has_build_for("11.8")  # type: ignore[union-attr]
-    assert not kb.cudnn("9.0").has_build_for("11.7")  # type: ignore[union-attr]
+    # NVIDIA's 9.0.0 support matrix: the CUDA 11 build of cuDNN 9.0 covers 11.0 to 11.8
+    assert kb.cudnn("9.0").has_build_for("11.7")  # type: ignore[union-attr]
+    assert kb.cudnn("9.4").has_build_for("11.2")  # type: ignore[union-attr]
     assert kb.cudnn("5.0") is None
 
 

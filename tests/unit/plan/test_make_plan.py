@@ -23,6 +23,7 @@ def test_torch_steps_in_order(paths: Paths, host: BuildHost, options: BuildOptio
         "sources-check",
         "environment",
         "build-tree",
+        "local-changes",
         "build",
         "verify",
         "cache",

@@ -65,7 +65,9 @@ def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0] == "GeForce GT 750M (GK107): compute capability 3.0 (Kepler) [PCI 10de:0fe4 10de:0fe9]"
     assert "CUDA range: 8.0 to 10.2" in lines
     assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
-    assert "Official wheels with sm_30 SASS: torch 1.3.0 cu100/cu101" in lines
+    assert lines[1] == "Newest torch: 1.13.1 in theory; 1.10.2 reported to work"
+    assert lines[2] == "Knowledge last checked: 2026-11-23"
+    assert "Official wheels with sm_30 SASS: torch 1.3.0 cu101" in lines
     assert "Last driver: R470 (runs CUDA ≤ 11.4 natively); last CUDA toolkit: 10.2" in lines
     assert any(line.startswith("│ 10.2 │ ≤ 8      │ 440.33     │ 1.0–1.13    │ 7.6–8.4 │") for line in lines)
     assert any(line.startswith("│ kepler-cu102 ") and "│ yes  │" in line for line in lines)
@@ -94,7 +96,8 @@ def test_compat_arch_for_k80_and_pascal(capsys: pytest.CaptureFixture[str]) -> N
     code, out, _ = run(capsys, "compat", "--arch", "3.7", "--json")
     data = json.loads(out)
     assert code == 0 and data["cuda"][-1]["cuda"] == "11.8" and data["newest_torch"] == "2.8.0"
-    assert data["official_wheel"] == "torch 2.5.1 cu118"
+    assert data["official_wheel"] == "torch 2.7.1 cu118"  # RELEASE.md: CUDA 11.8 stable for 2.7; moi90: sm_37
+    assert data["newest_torch_reported"] == "2.7.1"
     code, out, _ = run(capsys, "compat", "--arch", "6.1", "--json")
     data = json.loads(out)
     assert data["cuda"][-1]["cuda"] == "12.9" and data["last_driver_branch"] == 580

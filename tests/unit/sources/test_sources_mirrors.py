@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.errors import UsageError
-from srcbuild.sources.mirrors import GITEE_MAP, MirrorRule, MirrorRules, parse_mirror_args, tomllib
+from srcbuild.sources.mirrors import GITEE_MAP, MirrorRule, MirrorRules, parse_mirror_args, tomllib, url_transport
 
 GITEE = "https://gitee.com/mirrors/"
 
@@ -24,8 +24,24 @@ def test_prefix_rule_covers_ssh_and_git_spellings() -> None:
         "-c",
         "url.file:///srv/mirror/.insteadOf=git://github.com/",
         "-c",
+        "protocol.allow=never",
+        "-c",
+        "protocol.https.allow=always",
+        "-c",
+        "protocol.http.allow=always",
+        "-c",
+        "protocol.ssh.allow=always",
+        "-c",
+        "protocol.git.allow=always",
+        "-c",
         "protocol.file.allow=always",
+        "-c",
+        "url.srcbuild-refused-local-url::.insteadOf=/",
+        "-c",
+        "url.srcbuild-refused-local-url::.insteadOf=file://",
     ]
+    own = rules.git_config_args(own_urls=("/srv/own/pytorch", "https://github.com/pytorch/pytorch"))
+    assert own[-6:-4] == ["-c", "url./srv/own/pytorch.insteadOf=/srv/own/pytorch"]  # the recipe's own local repo
     assert rules.rewrite("git@github.com:google/flatbuffers.git") == "file:///srv/mirror/google/flatbuffers.git"
     assert rules.rewrite("ssh://git@github.com/pytorch/fbgemm") == "file:///srv/mirror/pytorch/fbgemm"
     assert rules.rewrite("https://gitlab.com/libeigen/eigen.git") == "https://gitlab.com/libeigen/eigen.git"
@@ -144,3 +160,43 @@ def test_describe_and_json() -> None:
     assert rules.describe() == ["https://github.com/ -> https://a.example/  (--mirror x)"]
     assert rules.to_json() == [{"prefix": "https://github.com/", "base": "https://a.example/", "origin": "--mirror x"}]
     assert not MirrorRules()
+
+
+@pytest.mark.parametrize(
+    ("url", "transport"),
+    [
+        ("https://github.com/", "https"), ("ssh://git@h/x", "ssh"), ("git@github.com:x", "ssh"),
+        ("git+ssh://h/x", "ssh"), ("git://h/x", "git"), ("file:///srv/m/", "file"), ("/srv/m/", "file"),
+        ("ext::sh -c touch% /tmp/pwned", "ext"), ("fd::0", "fd"), ("FD::3,4", "fd"), ("ftp://h/x", "ftp"),
+    ],
+)  # fmt: skip
+def test_url_transport_as_git_decides_it(url: str, transport: str) -> None:
+    assert url_transport(url) == transport
+
+
+@pytest.mark.parametrize("base", ["fd::0", "ext::sh%-c%id", "ftp://mirror.example/"])
+def test_mirror_rule_with_another_transport_is_refused_naming_the_url(base: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_mirror_args([f"https://github.com/={base}"], {})
+    transport = url_transport(base)
+    assert info.value.message == (
+        f"--mirror: mirror {base!r} uses the {transport!r} transport; srcbuild fetches only over https, http, ssh, "
+        "git, file"
+    )
+
+
+def test_mirror_map_with_another_transport_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "ext::sh -c id% "\n[[repo]]\ngithub = "a/b"\ngitee = "b"\n')
+    with pytest.raises(UsageError) as info:
+        parse_mirror_args([str(bad)], {})
+    assert info.value.message.startswith(f"{bad}: mirror 'ext::sh -c id% ' uses the 'ext' transport")
+
+
+@pytest.mark.parametrize("value", ["https://github.com/=file:///m/\ntouch /tmp/pwned", "gitee\x00"])
+def test_mirror_value_with_a_control_character_is_refused(value: str) -> None:
+    for args, env in (([value], {}), ([], {"SRCBUILD_MIRROR": value})):
+        with pytest.raises(UsageError) as info:
+            parse_mirror_args(args, env)
+        assert "holds a control character" in info.value.message
+        assert "\n" not in info.value.message

@@ -93,9 +93,13 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
     assert sync.submodule_commands() == commands[-3:]
 
 
-def test_without_mirrors_git_gets_no_rules(tmp_path: Path) -> None:
+def test_without_mirrors_git_gets_no_rules_only_the_transports(tmp_path: Path) -> None:
     sync = SourceSync(SourcePin("v2.0.0", URL), tmp_path / "co", tmp_path / "cache", MirrorRules(), jobs=2)
-    assert sync.commands()[1].argv == ("git", "fetch", "--no-tags", URL, "+refs/tags/v2.0.0:refs/tags/v2.0.0")
+    policy = (
+        "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always",
+        "-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always", "-c", "protocol.file.allow=user",
+    )  # fmt: skip
+    assert sync.commands()[1].argv == ("git", *policy, "fetch", "--no-tags", URL, "+refs/tags/v2.0.0:refs/tags/v2.0.0")
     assert sync.commands()[1].why == (
         "fetch tag v2.0.0 into the object cache; a cached earlier tag makes this incremental"
     )

@@ -85,3 +85,32 @@ def test_truncated_container_does_not_loop(tmp_path: Path) -> None:
     buf.write(lib.read_bytes())
     buf.seek(0)
     assert scan_elf(buf) == []
+
+
+def _set_fatbin_section(path: Path, offset: int | None = None, size: int | None = None) -> None:
+    """Rewrite the ``.nv_fatbin`` section header (section 1) of a ``write_elf`` file."""
+    import struct
+
+    data = bytearray(path.read_bytes())
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    header = shoff + 64  # section 0 is the null section
+    if offset is not None:
+        struct.pack_into("<Q", data, header + 24, offset)
+    if size is not None:
+        struct.pack_into("<Q", data, header + 32, size)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    ("offset", "size"), [(2**63, None), (2**64 - 1, None), (None, 2**63 + 7), (10**9, None), (64, 2**40)]
+)
+def test_a_section_outside_the_file_is_a_verification_error(
+    tmp_path: Path, offset: int | None, size: int | None
+) -> None:
+    lib = tmp_path / "libbad.so"
+    file_size = write_elf(lib, fatbin_container([("sass", 35)]))
+    _set_fatbin_section(lib, offset, size)
+    with pytest.raises(VerificationFailed) as err:
+        scan_elf(lib)
+    assert err.value.message.startswith(f"{lib}: its fat binary section (offset ")
+    assert err.value.message.endswith(f"lies outside the file ({file_size} bytes)")

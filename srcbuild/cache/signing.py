@@ -1,0 +1,271 @@
+"""Signed cache entries: who vouches for a shared wheel, checked with OpenSSH signatures.
+
+A remote supplies both a wheel and the sha256 it is checked against, so the sha256 alone proves
+only that the transfer was intact. ``cache push`` therefore signs each entry's manifest (which
+holds the wheel's sha256, size and name) with the pusher's key, and ``pull``, ``install`` and a
+build's remote lookup accept an entry only when its signature verifies against a key in the
+user's trusted-signers file, unless the user passes ``--trust-unsigned``.
+
+The signed message is the manifest's canonical JSON (``payload``: sorted keys, no spaces,
+ASCII), computed from the parsed manifest: a field srcbuild does not read is neither signed nor
+used, and a manifest whose fields were changed no longer verifies.
+
+The tool is OpenSSH's ``ssh-keygen -Y sign`` / ``-Y verify`` (OpenSSH 8.1+, namespace
+``srcbuild-cache``), with an ``allowed_signers`` file (ssh-keygen(1), "ALLOWED SIGNERS") as the
+trusted-signers file: every Linux machine has it, labs already hold ssh keys (and agents, and
+hardware keys) for their people and CI, git uses the same format for signed commits, and no
+cryptography is written here. GPG, as Spack's build caches use, needs a keyring per user and
+more to get wrong for a lab.
+
+Files: the trusted signers in ``$SRCBUILD_TRUSTED_SIGNERS`` (default
+``<config dir>/trusted-signers``), the signing key in ``--signing-key``/``$SRCBUILD_SIGNING_KEY``
+(default ``<config dir>/signing-key`` when it exists). Programs run through ``srcbuild.proc``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import re
+import shutil
+import struct
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcbuild import proc
+from srcbuild.cache.manifest import Manifest
+from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.paths import default_config_dir
+
+NAMESPACE = "srcbuild-cache"
+SSH_KEYGEN = "ssh-keygen"
+SSH_KEYGEN_FALLBACKS = ("/usr/bin/ssh-keygen", "/usr/local/bin/ssh-keygen")
+KEY_TYPES = frozenset(
+    {
+        "ssh-ed25519",
+        "ssh-rsa",
+        "ecdsa-sha2-nistp256",
+        "ecdsa-sha2-nistp384",
+        "ecdsa-sha2-nistp521",
+        "sk-ssh-ed25519@openssh.com",
+        "sk-ecdsa-sha2-nistp256@openssh.com",
+    }
+)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
+
+
+def payload(manifest: Manifest) -> bytes:
+    """The bytes a signature covers: the manifest's canonical JSON."""
+    return json.dumps(manifest.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def trusted_signers_path(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    value = env.get("SRCBUILD_TRUSTED_SIGNERS")
+    return Path(value).expanduser() if value else default_config_dir(env) / "trusted-signers"
+
+
+def signing_key_path(given: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
+    env = os.environ if environ is None else environ
+    value = given or env.get("SRCBUILD_SIGNING_KEY")
+    if value:
+        return Path(value).expanduser()
+    default = default_config_dir(env) / "signing-key"
+    return default if default.is_file() else None
+
+
+def _ssh_keygen() -> str:
+    """``ssh-keygen`` on PATH, else OpenSSH's usual place (a build may run with a narrowed PATH)."""
+    found = shutil.which(SSH_KEYGEN) or next((p for p in SSH_KEYGEN_FALLBACKS if os.access(p, os.X_OK)), None)
+    if found is None:
+        raise HostError(
+            "ssh-keygen is not installed: it signs and verifies cache entries",
+            "install OpenSSH's client tools, e.g. `sudo apt-get install openssh-client`",
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    """One OpenSSH public key: ``ssh-ed25519 AAAA... comment``."""
+
+    key_type: str
+    blob: str  # base64
+    comment: str = ""
+
+    @classmethod
+    def parse(cls, text: str, where: str = "key") -> PublicKey:
+        parts = text.strip().split(None, 2)
+        if len(parts) < 2 or parts[0] not in KEY_TYPES:
+            raise UsageError(
+                f"{where}: not an OpenSSH public key (want `ssh-ed25519 AAAA... [comment]`)",
+                "pass the .pub file of the signer's key, e.g. `srcbuild cache trust add ~/alice.pub`",
+            )
+        try:
+            raw = base64.b64decode(parts[1], validate=True)
+            (length,) = struct.unpack(">I", raw[:4])
+            inner = raw[4 : 4 + length].decode("ascii")
+        except (binascii.Error, struct.error, UnicodeDecodeError):
+            inner = ""
+        if inner != parts[0]:
+            raise UsageError(f"{where}: the {parts[0]} key data is damaged", "copy the whole line of the .pub file")
+        comment = parts[2].strip() if len(parts) > 2 else ""
+        return cls(parts[0], parts[1], comment)
+
+    @property
+    def fingerprint(self) -> str:
+        """``SHA256:...`` as ``ssh-keygen -l`` prints it."""
+        digest = hashlib.sha256(base64.b64decode(self.blob)).digest()
+        return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
+
+
+@dataclass(frozen=True)
+class TrustedSigner:
+    """A line of the trusted-signers file: a principal name and its key."""
+
+    name: str
+    key: PublicKey
+
+    def line(self) -> str:
+        return f'{self.name} namespaces="{NAMESPACE}" {self.key.key_type} {self.key.blob}'
+
+
+class TrustedSigners:
+    """The user's trusted-signers file (OpenSSH ``allowed_signers`` format, written by srcbuild)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> list[TrustedSigner]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{self.path}: cannot read ({exc})", f"check the file, or remove it: rm {self.path}") from None
+        signers = []
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            name, _, rest = line.strip().partition(" ")
+            if rest.startswith("namespaces="):
+                rest = rest.split(" ", 1)[1] if " " in rest else ""
+            signers.append(TrustedSigner(name, PublicKey.parse(rest, f"{self.path}:{number}")))
+        return signers
+
+    def add(self, key_text: str, name: str | None, where: str) -> TrustedSigner:
+        key = PublicKey.parse(key_text, where)
+        chosen = name or (key.comment.split()[0] if key.comment else "") or f"signer-{key.fingerprint[7:15]}"
+        if not _NAME.match(chosen):
+            raise UsageError(
+                f"signer name {chosen!r} may hold only letters, digits and @._+- (no spaces or wildcards)",
+                f"pass another with --name, e.g. `srcbuild cache trust add {where} --name alice`",
+            )
+        signers = self.load()
+        same = (key.key_type, key.blob)
+        if any(s.name == chosen and (s.key.key_type, s.key.blob) != same for s in signers):
+            raise UsageError(
+                f"a signer named {chosen} with another key is already trusted",
+                f"remove it first with `srcbuild cache trust rm {chosen}`, or pass another --name",
+            )
+        signer = TrustedSigner(chosen, key)
+        if not any((s.key.key_type, s.key.blob) == same and s.name == chosen for s in signers):
+            self._write([*signers, signer])
+        return signer
+
+    def remove(self, ref: str) -> list[TrustedSigner]:
+        signers = self.load()
+        gone = [s for s in signers if ref in (s.name, s.key.fingerprint)]
+        if not gone:
+            raise UsageError(f"no trusted signer is named {ref!r}", "list them with `srcbuild cache trust ls`")
+        self._write([s for s in signers if s not in gone])
+        return gone
+
+    def _write(self, signers: list[TrustedSigner]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        text = "# srcbuild trusted signers (OpenSSH allowed_signers format); edit with `srcbuild cache trust`\n"
+        text += "".join(s.line() + "\n" for s in signers)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted-signers-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(tmp, self.path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
+    """An armored OpenSSH signature of ``payload(manifest)`` made with the private ``key``."""
+    program = _ssh_keygen()
+    if not key.is_file():
+        raise UsageError(
+            f"signing key {key} does not exist",
+            f"create it with `mkdir -p {key.parent} && ssh-keygen -t ed25519 -N '' -f {key}`",
+        )
+    message = work / "manifest.payload"
+    message.write_bytes(payload(manifest))
+    result = proc.run([program, "-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(message)])
+    signature = message.with_name(message.name + ".sig")
+    if not result.ok or not signature.is_file():
+        tail = " ".join(result.tail[-2:])
+        raise UsageError(
+            f"ssh-keygen could not sign with {key} (exit {result.returncode}): {tail}",
+            "use a private key without a passphrase, or load it into ssh-agent and pass its .pub file",
+        )
+    return signature.read_bytes()
+
+
+def verify_manifest(manifest: Manifest, signature: bytes, signers: Path, work: Path, where: str) -> str:
+    """The trusted signer whose key made ``signature`` over ``manifest``; CacheIntegrityError otherwise."""
+    program = _ssh_keygen()
+    refused = "it is not used; ask its owner to push it again, or trust its signer with `srcbuild cache trust add KEY.pub`"
+    if not signers.is_file():
+        raise CacheIntegrityError(f"{where}: signed, but no signer is trusted yet ({signers} is missing)", refused)
+    sig = work / "manifest.sig"
+    message = work / "manifest.payload"
+    sig.write_bytes(signature)
+    message.write_bytes(payload(manifest))
+    found = proc.probe([program, "-Y", "find-principals", "-s", str(sig), "-f", str(signers)])
+    principal = found.strip().splitlines()[0].strip() if found and found.strip() else ""
+    if not principal or not _NAME.match(principal):
+        raise CacheIntegrityError(f"{where}: not signed by a trusted key (see {signers})", refused)
+    ok = proc.probe(
+        [program, "-Y", "verify", "-f", str(signers), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
+        stdin=message,
+    )
+    if ok is None:
+        raise CacheIntegrityError(f"{where}: the signature of {principal} does not match this manifest", refused)
+    return principal
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """What a pull accepts: entries signed by a trusted key, or any intact entry (``trust_unsigned``)."""
+
+    signers_file: Path
+    trust_unsigned: bool = False
+
+    @classmethod
+    def resolve(cls, trust_unsigned: bool = False, environ: Mapping[str, str] | None = None) -> TrustPolicy:
+        return cls(trusted_signers_path(environ), trust_unsigned)
+
+    def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str | None:
+        """Who vouches for ``manifest`` (a signer's name; None: not checked, ``trust_unsigned``).
+
+        CacheIntegrityError when nobody may.
+        """
+        if self.trust_unsigned:
+            return None
+        if signature is None:
+            raise CacheIntegrityError(
+                f"{where}: the entry is not signed",
+                "ask its owner to push it with a signing key, or accept unsigned entries with --trust-unsigned",
+            )
+        return verify_manifest(manifest, signature, self.signers_file, work, where)

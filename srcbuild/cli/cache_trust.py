@@ -1,0 +1,65 @@
+"""``srcbuild cache trust add|ls|rm``: the keys whose signed cache entries this user accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from srcbuild.cache.signing import TrustedSigners, trusted_signers_path
+from srcbuild.cli.common import json_option, print_json
+from srcbuild.errors import UsageError
+
+
+@click.group("trust")
+def trust_group() -> None:
+    """Trusted signers: whose pushed wheels pull, install and builds accept."""
+
+
+@trust_group.command("add")
+@click.argument("key")
+@click.option("--name", default=None, help="Who the key belongs to [default: the key's comment].")
+def add_cmd(key: str, name: str | None) -> int:
+    """Trust KEY: an OpenSSH public key file (alice.pub) or the key line itself."""
+    path = Path(key).expanduser()
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")[:16384]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot read ({exc})", "pass the .pub file of the signer's key") from None
+        if "PRIVATE KEY" in text:
+            raise UsageError(f"{path} is a private key", f"pass its public half: `srcbuild cache trust add {key}.pub`")
+    else:
+        text = key
+    signers = TrustedSigners(trusted_signers_path())
+    signer = signers.add(text, name, key)
+    click.echo(f"trusted {signer.name} ({signer.key.key_type} {signer.key.fingerprint}) in {signers.path}")
+    return 0
+
+
+@trust_group.command("ls")
+@json_option
+def ls_cmd(as_json: bool) -> int:
+    """The trusted signers: name, key type, fingerprint."""
+    signers = TrustedSigners(trusted_signers_path())
+    rows = [{"name": s.name, "type": s.key.key_type, "fingerprint": s.key.fingerprint} for s in signers.load()]
+    if as_json:
+        print_json({"file": str(signers.path), "signers": rows})
+        return 0
+    if not rows:
+        click.echo(f"no trusted signers ({signers.path})")
+        click.echo("hint: trust a colleague's key with `srcbuild cache trust add alice.pub`")
+        return 0
+    for row in rows:
+        click.echo(f"{row['name']:24} {row['type']:12} {row['fingerprint']}")
+    return 0
+
+
+@trust_group.command("rm")
+@click.argument("ref")
+def rm_cmd(ref: str) -> int:
+    """Stop trusting the signer named REF (or with key fingerprint REF)."""
+    signers = TrustedSigners(trusted_signers_path())
+    for signer in signers.remove(ref):
+        click.echo(f"removed {signer.name} ({signer.key.fingerprint})")
+    return 0

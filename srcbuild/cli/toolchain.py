@@ -1,0 +1,163 @@
+"""``srcbuild toolchain``: list, provision, remove and clean the toolchains srcbuild fetches itself."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.errors import HostError, UsageError
+from srcbuild.paths import Paths
+from srcbuild.toolchain.download import MIRROR_VAR, human_size
+from srcbuild.toolchain.providers.base import Request
+from srcbuild.toolchain.provision import Outcome, provision
+from srcbuild.toolchain.session import Session, open_session
+
+TOOL_NAMES = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+
+
+@click.group("toolchain")
+def toolchain_group() -> None:
+    """CUDA toolkits, cuDNN, gcc, MPI and NCCL that srcbuild provisions into private prefixes."""
+
+
+@toolchain_group.command("ls")
+@path_options
+@json_option
+def ls_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+    """The provisioned toolchains."""
+    session = open_session(resolve_paths(work_dir, cache_dir))
+    entries = session.store.entries()
+    if as_json:
+        print_json({"toolchain_dir": str(session.store.root), "toolchains": [e.to_json() for e in entries]})
+        return 0
+    if not entries:
+        click.echo(f"no toolchains provisioned in {session.store.root}")
+        return 0
+    click.echo(f"{'NAME':<7} {'VERSION':<18} {'PROVIDER':<8} {'SIZE':>9}  PREFIX")
+    for e in entries:
+        click.echo(f"{e.name:<7} {e.version:<18} {e.provider:<8} {human_size(e.size):>9}  {e.prefix.name}")
+    click.echo(f"in {session.store.root}")
+    return 0
+
+
+def _cuda_home(session: Session, version: str | None) -> Path | None:
+    if not version:
+        return None
+    found = session.store.find("cuda", version)
+    if found is not None:
+        return found.prefix
+    from srcbuild.host.toolchain import find_cuda
+
+    toolkit = find_cuda(version)
+    return toolkit.home if toolkit else None
+
+
+def _report(outcome: Outcome, seconds: float) -> str:
+    t = outcome.toolchain
+    how = "already provisioned" if outcome.reused else f"provisioned in {seconds:.1f} s"
+    return f"{t.name} {t.version} ({t.provider}, {human_size(t.size)}): {how} at {t.prefix}"
+
+
+@toolchain_group.command("install")
+@click.argument("tool", required=False, type=click.Choice(TOOL_NAMES))
+@click.argument("version", required=False)
+@click.option("--from", "provider", help="The provider to use: redist, runfile, debian, nvidia, conda, source.")
+@click.option("--cuda", "cuda", help="The CUDA version cuDNN or NCCL is for (e.g. 9.2).")
+@click.option("--mpi", "flavour", default="openmpi", show_default=True, help="openmpi or mpich, for `mpi`.")
+@click.option("--arch", "archs", multiple=True, help="A compute capability NCCL is built for (repeat).")
+@click.option("--recipe", "recipe_name", help="Provision everything this recipe pins that the host lacks.")
+@click.option("--offline", is_flag=True, help="Use only what is already provisioned or downloaded.")
+@click.option("--mirror", help=f"Base URL of a mirror of NVIDIA's downloads [env {MIRROR_VAR}].")
+@path_options
+@json_option
+def install_command(
+    tool: str | None,
+    version: str | None,
+    provider: str | None,
+    cuda: str | None,
+    flavour: str,
+    archs: tuple[str, ...],
+    recipe_name: str | None,
+    offline: bool,
+    mirror: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Provision TOOL VERSION (e.g. `cuda 11.8`), or with --recipe everything a recipe needs."""
+    paths = resolve_paths(work_dir, cache_dir)
+    session = open_session(paths, offline=offline, mirror=mirror)
+    if recipe_name:
+        if tool:
+            raise UsageError(
+                "give either TOOL VERSION or --recipe, not both", f"srcbuild toolchain install --recipe {recipe_name}"
+            )
+        requests = _recipe_requests(session, paths, recipe_name)
+    elif tool and version:
+        requests = [Request(tool, version, cuda=cuda, flavour=flavour if tool == "mpi" else None, archs=archs)]
+    else:
+        raise UsageError("say what to provision", "srcbuild toolchain install cuda 11.8")
+    results = []
+    for request in requests:
+        if request.tool in ("cudnn", "nccl") and not request.cuda:
+            raise UsageError(
+                f"{request.label}: say which CUDA it is for",
+                f"srcbuild toolchain install {request.tool} {request.version} --cuda 11.8",
+            )
+        home = _cuda_home(session, request.cuda) if request.tool == "nccl" else None
+        use = session.with_home("cuda", home) if home is not None else session
+        started = time.monotonic()
+        outcome = provision(request, use.facts, use.store, use.ctx, provider, use.prefer)
+        results.append(outcome)
+        if not as_json:
+            click.echo(_report(outcome, time.monotonic() - started))
+    if as_json:
+        print_json([{**o.toolchain.to_json(), "reused": o.reused} for o in results])
+    elif not results:
+        click.echo("nothing to provision: the host has every tool the recipe pins")
+    return 0
+
+
+def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[Request]:
+    from srcbuild.host import probe_host
+    from srcbuild.recipe import RecipeCatalog
+    from srcbuild.toolchain.needs import needs_for
+
+    recipe = RecipeCatalog(paths).load(recipe_name)
+    host = probe_host(work_dir=paths.work_dir, toolchain_only=True)
+    needs = needs_for(recipe, host, session.store, session.facts, session.prefer)
+    missing = [n for n in needs if n.status == "missing"]
+    if missing:
+        raise HostError(missing[0].why, "srcbuild doctor")
+    return [n.request for n in needs if n.status == "fetch"]
+
+
+@toolchain_group.command("rm")
+@click.argument("name", type=click.Choice((*TOOL_NAMES, "openmpi", "mpich")))
+@click.argument("version")
+@click.option("--from", "provider", help="Remove only the prefix of this provider.")
+@path_options
+def rm_command(name: str, version: str, provider: str | None, work_dir: str | None, cache_dir: str | None) -> int:
+    """Remove a provisioned toolchain (every provider's prefix of it unless --from)."""
+    session = open_session(resolve_paths(work_dir, cache_dir))
+    removed = session.store.remove(name, version, provider)
+    if not removed:
+        raise UsageError(f"no provisioned {name} {version} in {session.store.root}", "srcbuild toolchain ls")
+    for path in removed:
+        click.echo(f"removed {path}")
+    return 0
+
+
+@toolchain_group.command("gc")
+@path_options
+def gc_command(work_dir: str | None, cache_dir: str | None) -> int:
+    """Remove half-made prefixes, abandoned temp dirs and partial downloads."""
+    session = open_session(resolve_paths(work_dir, cache_dir))
+    report = session.store.gc()
+    for path in report.removed:
+        click.echo(f"removed {path}")
+    click.echo(f"freed {human_size(report.freed)}")
+    return 0

@@ -1,0 +1,244 @@
+"""Downloading a file whose sha256 the data records: resumable, mirrorable, verified, with progress.
+
+``Downloader.fetch(artifact)`` returns the path of the verified file in the downloads directory
+(``<sha256>-<file name>``), fetching only what is missing:
+
+- a file already there and verified is used as is;
+- a ``.part`` file left by an interrupted download is continued with an HTTP range request
+  (``Range: bytes=N-``); a server that answers 200 instead of 206 sends the whole file again;
+- a URL on NVIDIA's download hosts goes to ``SRCBUILD_NVIDIA_MIRROR`` instead when it is set,
+  with the same path (a mirror keeps NVIDIA's directory layout);
+- an artifact without a sha256 is refused before any byte is fetched, and a file whose sha256
+  differs is deleted and refused: nothing unverified is ever used;
+- ``offline`` refuses every download with an error that says what was needed;
+- a failed download is one line naming the URL and ``SRCBUILD_NVIDIA_MIRROR``.
+
+Progress goes to a stream: a redrawn line on a terminal, a plain line every 10 % otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from filelock import FileLock
+
+from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError
+
+NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
+MIRROR_VAR = "SRCBUILD_NVIDIA_MIRROR"
+CHUNK = 1 << 20
+TIMEOUT = 30.0  # seconds without a byte before a connection counts as failed
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """A file to download: where from, its sha256 from the data, its size when the data knows it."""
+
+    url: str
+    sha256: str | None
+    size: int | None = None
+
+    @property
+    def file_name(self) -> str:
+        return Path(urllib.parse.urlparse(self.url).path).name or "download"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    path: Path
+    url: str  # where the bytes came from (the mirror's URL when one was used)
+    fetched_bytes: int  # bytes transferred by this call (0 when the file was already there)
+    size: int
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_lock(final: Path) -> Path:
+    """The lock one download (and ``toolchain gc``) holds while its ``.part`` file may change."""
+    return final.parent / ".locks" / (final.name + ".lock")
+
+
+def mirrored_url(url: str, mirror: str | None) -> str:
+    """``url`` on the mirror when it is on one of NVIDIA's hosts and a mirror is set."""
+    if not mirror:
+        return url
+    parsed = urllib.parse.urlparse(url)
+    if parsed.hostname not in NVIDIA_HOSTS:
+        return url
+    return mirror.rstrip("/") + "/" + parsed.path.lstrip("/")
+
+
+def human_size(size: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"
+
+
+class Progress:
+    """Size, percentage, speed and ETA of one download, on a terminal or as plain lines."""
+
+    def __init__(self, stream: IO[str] | None, label: str, total: int | None, start_at: int) -> None:
+        self.stream = stream
+        self.label = label
+        self.total = total
+        self.start_at = start_at
+        self.started = time.monotonic()
+        self.tty = bool(stream is not None and hasattr(stream, "isatty") and stream.isatty())
+        self.next_step = 10
+        self.last_draw = 0.0
+
+    def line(self, done: int) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        speed = (done - self.start_at) / elapsed
+        if self.total:
+            pct = min(100, int(done * 100 / self.total))
+            left = (self.total - done) / speed if speed > 0 else 0.0
+            text = f"{self.label}: {human_size(done)} of {human_size(self.total)} ({pct}%)"
+            return f"{text}, {human_size(speed)}/s, ETA {int(left)}s"
+        return f"{self.label}: {human_size(done)}, {human_size(speed)}/s"
+
+    def update(self, done: int) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if now - self.last_draw >= 0.2:
+                self.stream.write("\r" + self.line(done)[:79].ljust(79))
+                self.stream.flush()
+                self.last_draw = now
+        elif self.total and done * 100 >= self.next_step * self.total:
+            print(self.line(done), file=self.stream, flush=True)
+            while self.next_step <= done * 100 / self.total:
+                self.next_step += 10
+
+    def finish(self, done: int) -> None:
+        if self.stream is None:
+            return
+        if self.tty:
+            self.stream.write("\r" + self.line(done)[:79].ljust(79) + "\n")
+            self.stream.flush()
+
+
+class Downloader:
+    """Fetches artifacts into ``directory``; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        directory: Path,
+        mirror: str | None = None,
+        offline: bool = False,
+        stream: IO[str] | None = None,
+        timeout: float = TIMEOUT,
+    ) -> None:
+        self.directory = directory
+        self.mirror = mirror
+        self.offline = offline
+        self.stream = stream
+        self.timeout = timeout
+
+    def target(self, artifact: Artifact) -> Path:
+        return self.directory / f"{artifact.sha256}-{artifact.file_name}"
+
+    def fetch(self, artifact: Artifact) -> Fetched:
+        if not artifact.sha256:
+            raise CacheIntegrityError(
+                f"{artifact.url}: no sha256 for this file in srcbuild's data, so it is not downloaded",
+                f"add its sha256 to a data file in a directory named by SRCBUILD_TOOLCHAIN_DATA, "
+                f"or install it yourself and point {artifact.file_name}'s tool at it",
+            )
+        final = self.target(artifact)
+        (self.directory / ".locks").mkdir(parents=True, exist_ok=True)
+        with FileLock(str(download_lock(final))):
+            if final.is_file():
+                if sha256_of(final) == artifact.sha256:
+                    return Fetched(final, artifact.url, 0, final.stat().st_size)
+                final.unlink()
+            url = mirrored_url(artifact.url, self.mirror)
+            if self.offline:
+                raise HostError(
+                    f"{artifact.file_name} is needed and --offline forbids downloading it from {url}",
+                    "run the same command without --offline once, or copy the file into "
+                    f"{self.directory} as {final.name}",
+                )
+            part = Path(str(final) + ".part")
+            fetched = self._download(url, part, artifact.size)
+            digest = sha256_of(part)
+            if digest != artifact.sha256:
+                part.unlink()
+                raise CacheIntegrityError(
+                    f"{url}: sha256 {digest} does not match {artifact.sha256} recorded in srcbuild's data; "
+                    "the file was deleted",
+                    f"check {MIRROR_VAR} (a mirror serving other files), then run the same command again",
+                )
+            os.replace(part, final)
+        return Fetched(final, url, fetched, final.stat().st_size)
+
+    def _download(self, url: str, part: Path, size: int | None) -> int:
+        have = part.stat().st_size if part.is_file() else 0
+        if size is not None and have > size:
+            part.unlink()
+            have = 0
+        if size is not None and have == size:
+            return 0
+        request = urllib.request.Request(url, headers={"User-Agent": "srcbuild"})
+        if have:
+            request.add_header("Range", f"bytes={have}-")
+        try:
+            response = urllib.request.urlopen(request, timeout=self.timeout)
+        except urllib.error.HTTPError as exc:
+            if exc.code == 416 and have:  # the part file is already complete (or bigger)
+                return 0
+            raise self._failed(url, f"HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise self._failed(url, str(reason)) from None
+        fetched = 0
+        with response:
+            status = getattr(response, "status", 200)
+            mode = "ab" if have and status == 206 else "wb"
+            if mode == "wb":
+                have = 0
+            length = response.headers.get("Content-Length")
+            total = size if size is not None else (have + int(length) if length and length.isdigit() else None)
+            progress = Progress(self.stream, Path(urllib.parse.urlparse(url).path).name, total, have)
+            done = have
+            try:
+                with open(part, mode) as out:
+                    while True:
+                        block = response.read(CHUNK)
+                        if not block:
+                            break
+                        out.write(block)
+                        fetched += len(block)
+                        done += len(block)
+                        progress.update(done)
+            except (OSError, http.client.HTTPException) as exc:  # cut off: the part file stays for a resume
+                why = type(exc).__name__ if isinstance(exc, http.client.IncompleteRead) else str(exc)
+                raise self._failed(url, f"{why} after {human_size(done)}") from None
+            progress.finish(done)
+        if total is not None and done < total:
+            raise self._failed(url, f"connection closed after {human_size(done)} of {human_size(total)}")
+        return fetched
+
+    def _failed(self, url: str, why: str) -> EnvironmentError_:
+        return EnvironmentError_(
+            f"download failed: {url}: {why}",
+            f"run the same command again to resume, or set {MIRROR_VAR}=URL to a mirror of NVIDIA's downloads",
+        )

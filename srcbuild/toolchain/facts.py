@@ -1,0 +1,261 @@
+"""The sourced data providers work from: download URLs, sha256, components, routes per version.
+
+Built-in files live in ``toolchain/data/`` (each row names its source). ``SRCBUILD_TOOLCHAIN_DATA``
+names more directories (``os.pathsep``-separated) holding files of the same names; their rows come
+first, so a site can add a version, or a test its own checksums, without editing srcbuild.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srcbuild.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_VAR = "SRCBUILD_TOOLCHAIN_DATA"
+
+
+def release_of(version: str) -> str:
+    """ "11.8.89" -> "11.8"."""
+    return ".".join(version.split(".")[:2])
+
+
+def matches(pin: str, version: str) -> bool:
+    """A pin ("9.2", "7.6", "11.8.0") matches a full version when it is a prefix of its parts."""
+    want = pin.split(".")
+    return version.split(".")[: len(want)] == want
+
+
+@dataclass(frozen=True)
+class Runfile:
+    version: str
+    url: str
+    sha256: str
+    path_flag: str
+    size: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class RedistComponent:
+    name: str
+    version: str
+    path: str
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Redist:
+    version: str
+    base: str
+    manifest: str
+    components: tuple[RedistComponent, ...]
+    source: str
+
+    @property
+    def size(self) -> int:
+        return sum(c.size for c in self.components)
+
+    def url(self, component: RedistComponent) -> str:
+        return self.base.rstrip("/") + "/" + component.path
+
+
+@dataclass(frozen=True)
+class CudnnArchive:
+    version: str
+    cuda: str  # "9.2", or "11" for a build that serves every 11.x
+    url: str
+    sha256: str
+    layout: str  # "legacy" (cuda/include, cuda/lib64) or "redist" (<dir>/include, <dir>/lib)
+    size: int | None
+    source: str
+
+    def serves(self, cuda: str) -> bool:
+        return matches(self.cuda, cuda)
+
+
+@dataclass(frozen=True)
+class Wheel:
+    requirement: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class DebianRoute:
+    cuda: str
+    expect: str
+    suite: str
+    components: tuple[str, ...]
+    keyring: str
+    packages: tuple[str, ...]
+    wheels: tuple[Wheel, ...]
+    download_size: int | None
+    source: str
+
+
+@dataclass(frozen=True)
+class CondaTool:
+    channel: str
+    packages: tuple[str, ...]
+    source: str
+    triplet: str = ""
+    majors: tuple[str, ...] = ()
+
+    def specs(self, **values: str) -> tuple[str, ...]:
+        return tuple(p.format(**values) for p in self.packages)
+
+
+@dataclass(frozen=True)
+class NcclSource:
+    tag: str
+    repo: str
+    lowest_cc: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ToolchainFacts:
+    runfiles: tuple[Runfile, ...] = ()
+    redists: tuple[Redist, ...] = ()
+    cudnn: tuple[CudnnArchive, ...] = ()
+    debian: tuple[DebianRoute, ...] = ()
+    gcc: CondaTool | None = None
+    mpi: Mapping[str, CondaTool] = field(default_factory=dict)
+    nccl: tuple[NcclSource, ...] = ()
+
+    def runfile_for(self, version: str) -> Runfile | None:
+        return next((r for r in self.runfiles if matches(version, r.version)), None)
+
+    def redist_for(self, version: str) -> Redist | None:
+        return next((r for r in self.redists if matches(version, r.version)), None)
+
+    def debian_for(self, version: str) -> DebianRoute | None:
+        return next((d for d in self.debian if matches(version, d.expect)), None)
+
+    def cudnn_for(self, version: str, cuda: str) -> CudnnArchive | None:
+        return next((a for a in self.cudnn if matches(version, a.version) and a.serves(cuda)), None)
+
+
+def _read(directory: Path, name: str) -> dict[str, Any]:
+    path = directory / name
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read toolchain data: {exc}", f"fix or remove {path}") from None
+
+
+def _size(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, str)) and str(value).isdigit() else None
+
+
+def _conda(table: Mapping[str, Any]) -> CondaTool:
+    return CondaTool(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        source=str(table.get("source", "")),
+        triplet=str(table.get("triplet", "")),
+        majors=tuple(str(m) for m in table.get("majors", ())),
+    )
+
+
+def parse_dir(directory: Path) -> ToolchainFacts:
+    """The rows of one data directory (files that are absent contribute nothing)."""
+    runfiles = tuple(
+        Runfile(
+            str(r["version"]),
+            str(r["url"]),
+            str(r.get("sha256", "")),
+            str(r.get("path_flag", "--toolkitpath")),
+            _size(r.get("size")),
+            str(r.get("source", "")),
+        )
+        for r in _read(directory, "cuda_runfile.toml").get("runfile", [])
+    )
+    redists = tuple(
+        Redist(
+            str(r["version"]),
+            str(r["base"]),
+            str(r.get("manifest", "")),
+            tuple(
+                RedistComponent(str(c["name"]), str(c["version"]), str(c["path"]), str(c["sha256"]), int(c["size"]))
+                for c in r.get("components", [])
+            ),
+            str(r.get("source", "")),
+        )
+        for r in _read(directory, "cuda_redist.toml").get("redist", [])
+    )
+    cudnn = tuple(
+        CudnnArchive(
+            str(a["version"]),
+            str(a["cuda"]),
+            str(a["url"]),
+            str(a.get("sha256", "")),
+            str(a.get("layout", "legacy")),
+            _size(a.get("size")),
+            str(a.get("source", "")),
+        )
+        for a in _read(directory, "cudnn_archives.toml").get("cudnn", [])
+    )
+    debian = tuple(
+        DebianRoute(
+            str(d["cuda"]),
+            str(d["expect"]),
+            str(d["suite"]),
+            tuple(str(c) for c in d.get("components", ("main",))),
+            str(d.get("keyring", "")),
+            tuple(str(p) for p in d.get("packages", ())),
+            tuple(Wheel(str(w["requirement"]), str(w["sha256"])) for w in d.get("wheels", ())),
+            _size(d.get("download_size")),
+            str(d.get("source", "")),
+        )
+        for d in _read(directory, "debian.toml").get("debian", [])
+    )
+    conda = _read(directory, "conda.toml")
+    nccl = tuple(
+        NcclSource(str(n["tag"]), str(n["repo"]), str(n.get("lowest_cc", "")), str(n.get("source", "")))
+        for n in _read(directory, "nccl.toml").get("nccl", [])
+    )
+    return ToolchainFacts(
+        runfiles=runfiles,
+        redists=redists,
+        cudnn=cudnn,
+        debian=debian,
+        gcc=_conda(conda["gcc"]) if "gcc" in conda else None,
+        mpi={name: _conda(table) for name, table in conda.get("mpi", {}).items()},
+        nccl=nccl,
+    )
+
+
+def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
+    """Rows of earlier parts first; the first part that has gcc or an MPI flavour wins."""
+    mpi: dict[str, CondaTool] = {}
+    for part in reversed(parts):
+        mpi.update(part.mpi)
+    return ToolchainFacts(
+        runfiles=tuple(r for p in parts for r in p.runfiles),
+        redists=tuple(r for p in parts for r in p.redists),
+        cudnn=tuple(a for p in parts for a in p.cudnn),
+        debian=tuple(d for p in parts for d in p.debian),
+        gcc=next((p.gcc for p in parts if p.gcc is not None), None),
+        mpi=mpi,
+        nccl=tuple(n for p in parts for n in p.nccl),
+    )
+
+
+def load_facts(environ: Mapping[str, str] | None = None) -> ToolchainFacts:
+    env = os.environ if environ is None else environ
+    extra = [Path(p) for p in env.get(DATA_VAR, "").split(os.pathsep) if p]
+    return merge([*(parse_dir(d) for d in extra), parse_dir(DATA_DIR)])

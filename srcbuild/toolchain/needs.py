@@ -1,0 +1,108 @@
+"""What a recipe's toolchain pins need on this machine: the host's own tool, a provisioned prefix,
+or a provider's offer to fetch it (pure: host facts, the store's manifests and the data).
+
+The host's install is always preferred when it matches the pin; then a prefix already in the
+toolchains directory; then the first provider that can serve the pin. ``fetch_line`` is what
+``srcbuild doctor`` prints: "srcbuild will fetch: CUDA 9.2 (runfile), cuDNN 7.6 (nvidia), gcc 7 (conda)".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcbuild.errors import HostError
+from srcbuild.host.facts import HostFacts
+from srcbuild.host.toolchain import version_matches
+from srcbuild.recipe.model import Recipe
+from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.providers.base import Offer, Request
+from srcbuild.toolchain.provision import choose, existing
+from srcbuild.toolchain.store import ToolchainStore
+
+
+@dataclass(frozen=True)
+class Need:
+    """One pin and how it is met: ``"host"``, ``"provisioned"``, ``"fetch"`` or ``"missing"``."""
+
+    request: Request
+    status: str
+    where: Path | None = None  # the host's install or the provisioned prefix
+    offer: Offer | None = None
+    why: str = ""  # for "missing": what the data lacks
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tool": self.request.tool,
+            "version": self.request.version,
+            "status": self.status,
+            "where": str(self.where) if self.where else None,
+            "offer": self.offer.to_json() if self.offer else None,
+            "why": self.why or None,
+        }
+
+
+def requests_for(recipe: Recipe) -> list[Request]:
+    """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them."""
+    tc = recipe.toolchain
+    out: list[Request] = []
+    if tc.cuda:
+        out.append(Request("cuda", tc.cuda))
+        if tc.cudnn:
+            out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda))
+    out.append(Request("gcc", tc.gcc))
+    if recipe.mpi.enabled and recipe.mpi.version:
+        out.append(Request("mpi", recipe.mpi.version, flavour=recipe.mpi.implementation))
+    return out
+
+
+def _on_host(request: Request, host: HostFacts) -> Path | None:
+    if request.tool == "cuda":
+        toolkit = host.cuda_toolkit(request.version)
+        return toolkit.home if toolkit else None
+    if request.tool == "cudnn":
+        found = host.cudnn_version(request.version)
+        return found.header.parent if found else None
+    if request.tool == "gcc":
+        gcc = host.gcc(int(request.version.split(".")[0]))
+        return gcc.path if gcc else None
+    if request.tool == "mpi":
+        mpi = next(
+            (
+                m
+                for m in host.mpi
+                if m.implementation == (request.flavour or "openmpi") and version_matches(request.version, m.version)
+            ),
+            None,
+        )
+        return mpi.mpicc if mpi else None
+    return None
+
+
+def needs_for(
+    recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts, prefer: Sequence[str] = ()
+) -> list[Need]:
+    out = []
+    for request in requests_for(recipe):
+        on_host = _on_host(request, host)
+        if on_host is not None:
+            out.append(Need(request, "host", on_host))
+            continue
+        provisioned = existing(request, store)
+        if provisioned is not None:
+            out.append(Need(request, "provisioned", provisioned.prefix))
+            continue
+        try:
+            out.append(Need(request, "fetch", offer=choose(request, facts, prefer=prefer)))
+        except HostError as exc:
+            out.append(Need(request, "missing", why=exc.message))
+    return out
+
+
+def fetch_line(needs: list[Need]) -> str | None:
+    """ "srcbuild will fetch: CUDA 9.2 (runfile), ..." or None when nothing needs fetching."""
+    offers = [n.offer.describe() for n in needs if n.offer is not None]
+    missing = [f"{n.request.label} (no provider)" for n in needs if n.status == "missing"]
+    items = offers + missing
+    return f"srcbuild will fetch: {', '.join(items)}" if items else None

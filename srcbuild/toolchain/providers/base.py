@@ -1,0 +1,106 @@
+"""What every provider is: a ``Protocol``, the request it answers and the offer it makes.
+
+A provider first *offers* (pure: from the data alone, no network) to serve a ``Request`` such as
+"cuda 9.2" with an ``Offer`` saying from where and how big; ``provision`` then fills a temp
+directory that the store renames into place. ``Context`` carries what doing needs: the downloader,
+the log, where to print, and the environment to run tools with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+
+from srcbuild import proc
+from srcbuild.errors import StepFailed
+from srcbuild.toolchain.download import Downloader, human_size
+from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.store import Provisioned
+
+TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One toolchain pin to provision: ``cuda 9.2``, ``cudnn 7.6`` (for a CUDA), ``gcc 7`` ..."""
+
+    tool: str
+    version: str
+    cuda: str | None = None  # cuDNN and NCCL are built for one CUDA
+    flavour: str | None = None  # MPI: openmpi or mpich
+    archs: tuple[str, ...] = ()  # NCCL: compute capabilities to build for
+
+    @property
+    def label(self) -> str:
+        names = {"cuda": "CUDA", "cudnn": "cuDNN", "gcc": "gcc", "mpi": self.flavour or "MPI", "nccl": "NCCL"}
+        return f"{names.get(self.tool, self.tool)} {self.version}"
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A provider's answer to a request: what it will make, from where, and how big the download is."""
+
+    request: Request
+    provider: str
+    name: str  # the store key's name ("cuda")
+    version: str  # the store key's version ("9.2", "7.6.5.32-cuda9.2")
+    origin: str  # where the files come from, in words
+    size: int | None = None  # bytes to download, when the data knows
+    details: Mapping[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        size = f", {human_size(self.size)}" if self.size else ""
+        return f"{self.request.label} ({self.provider}{size})"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tool": self.request.tool,
+            "pin": self.request.version,
+            "provider": self.provider,
+            "name": self.name,
+            "version": self.version,
+            "origin": self.origin,
+            "size": self.size,
+        }
+
+
+@dataclass(frozen=True)
+class Context:
+    """What provisioning needs besides the offer."""
+
+    downloader: Downloader
+    environ: Mapping[str, str]
+    work_dir: Path  # scratch space (apt lists, extracted installers) lives below it
+    log_path: Path | None = None
+    stream: IO[str] | None = None
+    conda_channels: Mapping[str, str] = field(default_factory=dict)  # channel name -> URL override
+    homes: Mapping[str, Path] = field(default_factory=dict)  # tool -> a home this request builds on (CUDA)
+
+
+class Provider(Protocol):
+    name: str
+    tools: tuple[str, ...]
+
+    def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None: ...
+
+    def provision(
+        self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context
+    ) -> Provisioned: ...
+
+
+def run_step(
+    argv: list[str], ctx: Context, what: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> None:
+    """Run one provisioning command through ``proc``; a failure names the step and the log."""
+    try:
+        result = proc.run(argv, cwd=cwd, env=env or ctx.environ, log_path=ctx.log_path, echo=ctx.stream)
+    except FileNotFoundError:
+        raise StepFailed(
+            f"{what}: {argv[0]} is not installed", f"install {argv[0]} and run the same command again"
+        ) from None
+    if not result.ok:
+        last = next((line for line in reversed(result.tail) if line.strip()), "")
+        where = f"see {ctx.log_path}" if ctx.log_path else "rerun with --debug"
+        raise StepFailed(f"{what} failed (exit {result.returncode}): {last}".rstrip(": "), where)

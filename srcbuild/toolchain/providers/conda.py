@@ -1,0 +1,129 @@
+"""gcc/g++ and MPI from conda channels, installed by the embedded backend (py-rattler) into a prefix.
+
+gcc: conda-forge's ``gcc_linux-64``/``gxx_linux-64`` of the pinned major bring relocatable
+compilers named ``bin/x86_64-conda-linux-gnu-gcc``/``-g++`` with their own sysroot. The prefix
+gets ``bin/gcc-N`` and ``bin/g++-N`` links to them, so the build finds and registers this gcc in its
+private update-alternatives tree exactly as it does a distribution's ``/usr/bin/gcc-N``.
+
+MPI: ``openmpi`` or ``mpich`` of the pinned version; the prefix's ``bin/mpicc`` is what
+``USE_MPI=1`` finds first on PATH.
+
+Channel names go through the same routing as build environments (``SRCBUILD_CHANNEL_MIRRORS``,
+``SRCBUILD_CHANNEL_ALIAS``); rattler checks each package against the channel's sha256.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from srcbuild import proc
+from srcbuild.envs.channels import routing_from
+from srcbuild.errors import EnvironmentError_, StepFailed
+from srcbuild.toolchain.facts import CondaTool, ToolchainFacts
+from srcbuild.toolchain.providers.base import Context, Offer, Request
+from srcbuild.toolchain.store import Provisioned, Source
+
+
+def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
+    if request.tool == "gcc":
+        gcc = facts.gcc
+        return gcc if gcc is not None and request.version.split(".")[0] in gcc.majors else None
+    if request.tool == "mpi":
+        return facts.mpi.get(request.flavour or "openmpi")
+    return None
+
+
+def _specs(request: Request, tool: CondaTool) -> tuple[str, ...]:
+    if request.tool == "gcc":
+        return tool.specs(major=request.version.split(".")[0])
+    return tool.specs(version=request.version)
+
+
+def solve_and_install(
+    specs: Sequence[str], channel_urls: Sequence[str], target: Path, final: Path, cache: Path
+) -> list[Source]:
+    """Solve ``specs`` for linux-64 on the channels and link them into ``target`` as if at ``final``."""
+    import rattler
+
+    gateway = rattler.Gateway(cache_dir=cache / "repodata", show_progress=False)
+
+    async def run() -> list[Source]:
+        records = await rattler.solve(
+            sources=[rattler.Channel(u) for u in channel_urls],
+            specs=list(specs),
+            gateway=gateway,
+            platforms=["linux-64", "noarch"],
+            virtual_packages=[v.into_generic() for v in rattler.VirtualPackage.detect()],
+        )
+        await rattler.install(
+            list(records),
+            target_prefix=target,
+            cache_dir=cache / "pkgs",
+            alternative_target_prefix=final,
+            execute_link_scripts=True,
+            show_progress=False,
+        )
+        return [Source(str(r.url), str(r.sha256.hex() if r.sha256 else ""), int(r.size or 0)) for r in records]
+
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise EnvironmentError_(
+            f"installing {', '.join(specs)} from {', '.join(channel_urls)} failed: {first}",
+            "set SRCBUILD_CHANNEL_MIRRORS='conda-forge=URL' to a reachable mirror and run the same command again",
+        ) from None
+
+
+class CondaProvider:
+    name = "conda"
+    tools: tuple[str, ...] = ("gcc", "mpi")
+
+    def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
+        tool = _tool_for(request, facts)
+        if tool is None:
+            return None
+        name = (request.flavour or "openmpi") if request.tool == "mpi" else "gcc"
+        return Offer(
+            request=request,
+            provider=self.name,
+            name=name,
+            version=request.version,
+            origin=f"{tool.channel}: {' '.join(_specs(request, tool))}",
+            details={"channel": tool.channel},
+        )
+
+    def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
+        tool = _tool_for(offer.request, facts)
+        assert tool is not None
+        routing = routing_from(environ=ctx.environ)
+        sources = solve_and_install(
+            _specs(offer.request, tool), [routing.base_url(tool.channel)], target, final, ctx.work_dir / "conda"
+        )
+        facts_out: dict[str, str] = {}
+        if offer.request.tool == "gcc":
+            facts_out = _link_gcc(target, tool.triplet, offer.request.version.split(".")[0])
+        elif not (target / "bin" / "mpicc").exists():
+            raise StepFailed(f"{offer.origin} installed no bin/mpicc", "check the channel's package")
+        return Provisioned(tuple(sources), facts_out)
+
+
+def _link_gcc(prefix: Path, triplet: str, major: str) -> dict[str, str]:
+    bin_dir = prefix / "bin"
+    gcc = bin_dir / f"{triplet}-gcc"
+    gxx = bin_dir / f"{triplet}-g++"
+    if not gcc.exists():
+        raise StepFailed(f"the conda compiler package installed no bin/{gcc.name}", "check the channel's package")
+    (bin_dir / f"gcc-{major}").symlink_to(gcc.name)
+    if gxx.exists():
+        (bin_dir / f"g++-{major}").symlink_to(gxx.name)
+    version = (proc.probe([str(gcc), "-dumpfullversion", "-dumpversion"]) or "").strip()
+    if version.split(".")[0] != major:
+        raise StepFailed(
+            f"bin/{gcc.name} reports gcc {version or 'nothing'}, not {major}", "check the channel's package"
+        )
+    return {"gcc": f"bin/gcc-{major}", "gxx": f"bin/g++-{major}" if gxx.exists() else "", "gcc_version": version}

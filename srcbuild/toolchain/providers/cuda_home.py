@@ -1,0 +1,58 @@
+"""Checks and small files every assembled CUDA home needs, whichever provider made it.
+
+``nvcc_release`` asks the home's own nvcc for its version (the only proof a home works);
+``NVCC_PROFILE`` is the relocatable ``bin/nvcc.profile`` for homes assembled from pieces (the
+Debian packages spread the toolkit over ``/usr``); ``copy_tree`` merges one unpacked archive into
+the home the way NVIDIA's installers lay it out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from srcbuild import proc
+from srcbuild.errors import StepFailed
+from srcbuild.host.toolchain import parse_nvcc_version
+
+# $(_HERE_) is nvcc's own bin directory: the home works wherever it is moved.
+NVCC_PROFILE = """TOP              = $(_HERE_)/..
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+LD_LIBRARY_PATH += $(TOP)/lib:$(TOP)/nvvm/lib64:
+PATH            += $(TOP)/nvvm/bin:$(_HERE_):
+INCLUDES        +=  "-I$(TOP)/include" $(_SPACE_)
+LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/lib"
+"""
+
+
+def nvcc_release(home: Path) -> str | None:
+    out = proc.probe([str(home / "bin" / "nvcc"), "--version"], timeout=30)
+    return parse_nvcc_version(out) if out else None
+
+
+def check_nvcc(home: Path, expect: str, what: str) -> str:
+    """The home's nvcc version; a StepFailed unless it starts with ``expect``."""
+    found = nvcc_release(home)
+    if found is None or not (found == expect or found.startswith(expect + ".")):
+        raise StepFailed(
+            f"{what}: the assembled nvcc reports {found or 'nothing'}, not CUDA {expect}",
+            "rerun with --debug and report the log; nothing was installed",
+        )
+    return found
+
+
+def copy_tree(src: Path, dest: Path) -> None:
+    """Merge ``src`` into ``dest`` (directories merged, files and links copied as they are)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for item in src.iterdir():
+        target = dest / item.name
+        if item.is_dir() and not item.is_symlink():
+            copy_tree(item, target)
+        else:
+            if target.is_symlink() or target.exists():
+                target.unlink()
+            if item.is_symlink():
+                target.symlink_to(os.readlink(item))
+            else:
+                shutil.copy2(item, target)

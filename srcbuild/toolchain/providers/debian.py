@@ -1,0 +1,160 @@
+"""CUDA from Debian's non-free ``nvidia-cuda-toolkit`` packages, as a relocatable home.
+
+The packages are fetched with a private apt configuration (``apt.PrivateApt``: the mirror this
+machine already uses; apt checks every .deb against the archive's signed Release file), unpacked
+with ``dpkg-deb -x`` (no maintainer scripts, no root) and assembled into the layout nvcc expects::
+
+    bin/      nvcc, cudafe++, ptxas, fatbinary, nvlink, nvprune, cuobjdump, bin2c, nvdisasm, cu++filt,
+              crt/, nvcc.profile (relocatable)
+    nvvm/     bin/cicc, lib64/libnvvm.so*, libdevice/libdevice.10.bc
+    include/  the runtime headers of NVIDIA's PyPI wheels (pip --require-hashes)
+    lib/      libcudart.so*
+
+The home works only if its own nvcc reports the expected version; otherwise nothing is installed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+
+from srcbuild.errors import HostError, StepFailed
+from srcbuild.toolchain.download import sha256_of
+from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
+from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror
+from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
+from srcbuild.toolchain.providers.cuda_home import NVCC_PROFILE, check_nvcc
+from srcbuild.toolchain.store import Provisioned, Source
+
+TOOLS_IN_BIN = (
+    "nvcc",
+    "cudafe++",
+    "ptxas",
+    "fatbinary",
+    "nvlink",
+    "nvprune",
+    "cuobjdump",
+    "bin2c",
+    "nvdisasm",
+    "cu++filt",
+)
+
+
+class DebianProvider:
+    name = "debian"
+    tools: tuple[str, ...] = ("cuda",)
+
+    def __init__(self, apt_root: Path = Path("/etc/apt")) -> None:
+        self.apt_root = apt_root
+
+    def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
+        if request.tool != "cuda":
+            return None
+        route = facts.debian_for(request.version)
+        if route is None or shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+            return None
+        mirror = configured_mirror(self.apt_root)
+        if mirror is None:
+            return None
+        return Offer(
+            request=request,
+            provider=self.name,
+            name="cuda",
+            version=release_of(route.expect),
+            origin=f"Debian {route.suite} {'/'.join(route.components)} packages from {mirror}",
+            size=route.download_size,
+            details={"mirror": mirror},
+        )
+
+    def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
+        route = facts.debian_for(offer.request.version)
+        assert route is not None
+        mirror = offer.details.get("mirror") or configured_mirror(self.apt_root)
+        if not mirror:
+            raise HostError("no Debian mirror is configured in /etc/apt", "use --from redist or --from runfile")
+        scratch = ctx.work_dir / f"debian-{route.suite}"
+        apt = PrivateApt(scratch / "apt", mirror, route.suite, route.components, route.keyring)
+        apt.prepare()
+        debs = scratch / "debs"
+        if debs.exists():
+            shutil.rmtree(debs)
+        debs.mkdir(parents=True)
+        run_step(apt.update_argv(), ctx, "apt-get update (private sources list)")
+        run_step(apt.download_argv(route.packages), ctx, "apt-get download", cwd=debs)
+        root = scratch / "root"
+        if root.exists():
+            shutil.rmtree(root)
+        sources = []
+        for deb in sorted(debs.glob("*.deb")):
+            run_step(["dpkg-deb", "-x", str(deb), str(root)], ctx, f"dpkg-deb -x {deb.name}")
+            sources.append(Source(f"apt:{deb.name}", sha256_of(deb), deb.stat().st_size))
+        wheels = self._wheels(route, scratch, ctx)
+        sources += [Source(f"pip:{w.name}", sha256_of(w), w.stat().st_size) for w in wheels]
+        _assemble(root, wheels, scratch / "wheels-x", target)
+        nvcc = check_nvcc(target, release_of(route.expect), "the Debian CUDA home")
+        shutil.rmtree(scratch, ignore_errors=True)
+        return Provisioned(tuple(sources), {"nvcc": nvcc, "mirror": mirror, "suite": route.suite})
+
+    def _wheels(self, route: DebianRoute, scratch: Path, ctx: Context) -> list[Path]:
+        wheel_dir = scratch / "wheels"
+        if wheel_dir.exists():
+            shutil.rmtree(wheel_dir)
+        wheel_dir.mkdir(parents=True)
+        requirements = scratch / "wheels.txt"
+        requirements.write_text(
+            "".join(f"{w.requirement} --hash=sha256:{w.sha256}\n" for w in route.wheels), encoding="utf-8"
+        )
+        argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        argv += ["--require-hashes", "-r", str(requirements), "-d", str(wheel_dir)]
+        run_step(argv, ctx, "pip download of the CUDA runtime headers")
+        return sorted(wheel_dir.glob("*.whl"))
+
+
+def _first_file(*candidates: Path) -> Path | None:
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _assemble(root: Path, wheels: list[Path], unpacked: Path, home: Path) -> None:
+    """Lay the unpacked packages and wheels out as a CUDA home in ``home``."""
+    for sub in ("bin", "nvvm/bin", "nvvm/lib64", "nvvm/libdevice", "include", "lib"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    toolkit_bin = root / "usr/lib/nvidia-cuda-toolkit/bin"
+    for tool in TOOLS_IN_BIN:  # the first is the real binary, /usr/bin holds wrappers
+        found = _first_file(toolkit_bin / tool, root / "usr/bin" / tool)
+        if found is not None:
+            shutil.copy2(found.resolve() if found.is_symlink() else found, home / "bin" / tool)
+    if (toolkit_bin / "crt").is_dir():
+        shutil.copytree(toolkit_bin / "crt", home / "bin" / "crt", dirs_exist_ok=True)
+    cicc = _first_file(toolkit_bin / "cicc") or next(iter(sorted(root.rglob("cicc"))), None)
+    if cicc is None:
+        raise StepFailed("the Debian packages hold no cicc", "rerun with --debug and report the log")
+    shutil.copy2(cicc, home / "nvvm" / "bin" / "cicc")
+    lib_dir = root / "usr/lib/x86_64-linux-gnu"
+    for lib in sorted(lib_dir.glob("libnvvm.so*")):
+        _copy_keep_links(lib, home / "nvvm" / "lib64" / lib.name)
+    for lib in sorted(lib_dir.glob("libcudart.so*")):
+        _copy_keep_links(lib, home / "lib" / lib.name)
+    versioned = sorted((home / "lib").glob("libcudart.so.*"))
+    if versioned and not (home / "lib" / "libcudart.so").exists():
+        (home / "lib" / "libcudart.so").symlink_to(versioned[0].name)
+    for wheel in wheels:
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(unpacked)
+    libdevice = next(iter(sorted([*root.rglob("libdevice.10.bc"), *unpacked.rglob("libdevice.10.bc")])), None)
+    if libdevice is None:
+        raise StepFailed("neither the packages nor the wheels hold libdevice.10.bc", "rerun with --debug")
+    shutil.copy2(libdevice, home / "nvvm" / "libdevice" / "libdevice.10.bc")
+    for include in ("nvidia/cuda_runtime/include", "nvidia/cuda_nvcc/include"):
+        if (unpacked / include).is_dir():
+            shutil.copytree(unpacked / include, home / "include", dirs_exist_ok=True)
+    (home / "bin" / "nvcc.profile").write_text(NVCC_PROFILE, encoding="utf-8")
+
+
+def _copy_keep_links(src: Path, dest: Path) -> None:
+    if src.is_symlink():
+        dest.symlink_to(Path(os.readlink(src)).name)
+    else:
+        shutil.copy2(src, dest)

@@ -1,0 +1,78 @@
+"""Provisioning one request: reuse a prefix that serves it, or let the chosen provider make one.
+
+``choose`` is pure (data and offers only); ``provision`` does the work through the store, so two
+processes asking for the same toolkit at once make it once and the second reuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcbuild.errors import HostError, UsageError
+from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.providers import PROVIDERS, offers_for
+from srcbuild.toolchain.providers.base import Context, Offer, Request
+from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
+
+
+@dataclass(frozen=True)
+class Outcome:
+    toolchain: Toolchain
+    reused: bool
+    offer: Offer | None  # None when an existing prefix served the request
+
+
+def choose(request: Request, facts: ToolchainFacts, only: str | None = None, prefer: Sequence[str] = ()) -> Offer:
+    """The first provider's offer for ``request``; an error naming what the data lacks otherwise."""
+    if request.tool not in ("cuda", "cudnn", "gcc", "mpi", "nccl"):
+        raise UsageError(f"{request.tool}: not a tool srcbuild provisions", "srcbuild toolchain install cuda 11.8")
+    offers = offers_for(request, facts, only, prefer)
+    if not offers:
+        how = f"--from {only}" if only else "any provider"
+        names = ", ".join(n for n, p in PROVIDERS.items() if request.tool in p.tools)
+        raise HostError(
+            f"{request.label}: srcbuild's data has no way to provision it with {how} (providers for "
+            f"{request.tool}: {names})",
+            "install it yourself and point srcbuild at it, or add its URL and sha256 to a directory named "
+            "by SRCBUILD_TOOLCHAIN_DATA",
+        )
+    return offers[0]
+
+
+def existing(request: Request, store: ToolchainStore, only: str | None = None) -> Toolchain | None:
+    """A provisioned prefix that already serves ``request`` (any provider unless ``only``)."""
+    if request.tool == "cudnn":
+        for entry in store.entries():
+            if entry.name == "cudnn" and entry.provider == (only or entry.provider):
+                version, _, cuda = entry.version.partition("-cuda")
+                if version.startswith(request.version) and request.cuda and request.cuda.startswith(cuda):
+                    return entry
+        return None
+    name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
+    if request.tool == "nccl":
+        archs = "+".join(a.replace(".", "") for a in request.archs)
+        return store.find("nccl", f"{request.version}-sm{archs}", only)
+    return store.find(name, request.version, only)
+
+
+def provision(
+    request: Request,
+    facts: ToolchainFacts,
+    store: ToolchainStore,
+    ctx: Context,
+    only: str | None = None,
+    prefer: Sequence[str] = (),
+) -> Outcome:
+    found = existing(request, store, only)
+    if found is not None:
+        return Outcome(found, True, None)
+    offer = choose(request, facts, only, prefer)
+    provider = PROVIDERS[offer.provider]
+
+    def create(target: Path, final: Path) -> Provisioned:
+        return provider.provision(offer, facts, target, final, ctx)
+
+    toolchain, reused = store.ensure(offer.name, offer.version, offer.provider, create)
+    return Outcome(toolchain, reused, offer)

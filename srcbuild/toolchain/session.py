@@ -1,0 +1,76 @@
+"""Everything one provisioning run uses, resolved once from paths, options and the environment.
+
+The mirror of NVIDIA's downloads: ``--mirror`` > ``SRCBUILD_NVIDIA_MIRROR`` > ``nvidia_mirror`` in
+``<config dir>/toolchain.toml`` (``SRCBUILD_CONFIG_DIR``, default the user config directory).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from srcbuild.errors import UsageError
+from srcbuild.paths import Paths, default_config_dir
+from srcbuild.toolchain.download import MIRROR_VAR, Downloader
+from srcbuild.toolchain.facts import ToolchainFacts, load_facts
+from srcbuild.toolchain.providers import provider_order
+from srcbuild.toolchain.providers.base import Context
+from srcbuild.toolchain.store import ToolchainStore
+
+
+@dataclass(frozen=True)
+class Session:
+    store: ToolchainStore
+    facts: ToolchainFacts
+    ctx: Context
+    prefer: tuple[str, ...] = ()  # SRCBUILD_TOOLCHAIN_PROVIDERS
+
+    def with_home(self, tool: str, home: Path) -> Session:
+        homes = {**self.ctx.homes, tool: home}
+        return Session(self.store, self.facts, Context(**{**self.ctx.__dict__, "homes": homes}), self.prefer)
+
+
+def configured_mirror(environ: Mapping[str, str]) -> str | None:
+    """``nvidia_mirror`` from ``toolchain.toml`` in the config directory, if set."""
+    path = default_config_dir(environ) / "toolchain.toml"
+    if not path.is_file():
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        value = tomllib.loads(path.read_text(encoding="utf-8")).get("nvidia_mirror")
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it: {exc}", f"fix or remove {path}") from None
+    if value is not None and not isinstance(value, str):
+        raise UsageError(
+            f"{path}: nvidia_mirror must be a URL string", f'write nvidia_mirror = "https://..." in {path}'
+        )
+    return value or None
+
+
+def open_session(
+    paths: Paths,
+    offline: bool = False,
+    stream: IO[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    mirror: str | None = None,
+) -> Session:
+    env = dict(os.environ if environ is None else environ)
+    store = ToolchainStore(paths.toolchain_dir)
+    out = sys.stderr if stream is None else stream
+    chosen = mirror or env.get(MIRROR_VAR) or configured_mirror(env)
+    downloader = Downloader(store.downloads, mirror=chosen, offline=offline, stream=out)
+    ctx = Context(
+        downloader=downloader,
+        environ=env,
+        work_dir=store.root / ".work",
+        log_path=paths.logs_dir / "toolchain.log",
+        stream=out,
+    )
+    return Session(store, load_facts(env), ctx, provider_order(env))
