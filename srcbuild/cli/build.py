@@ -7,17 +7,30 @@ the build commands run that same plan. The wheel's path is the last line a build
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
-from srcbuild.plan.inputs import PACKAGES, BuildOptions
+from srcbuild.cli.common import (
+    complete_recipe,
+    exact_hint,
+    invocation,
+    json_option,
+    path_options,
+    print_json,
+    resolve_paths,
+    resume_command,
+)
+from srcbuild.console import make_console
+from srcbuild.errors import SrcbuildError
+from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
+from srcbuild.resolve import PACKAGE_NAMES, BuildOptions, refusal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +38,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 def build_options(func: F) -> F:
     """The options ``plan`` and the build commands share."""
     decorators = [
-        click.option("--recipe", "-r", required=True, help="Recipe name from the catalog, or a path to a .toml."),
+        click.option(
+            "--recipe",
+            "-r",
+            required=True,
+            shell_complete=complete_recipe,
+            help="Recipe name from the catalog, or a path to a .toml.",
+        ),
         click.option(
             "--mirror",
             "mirrors",
@@ -65,6 +84,11 @@ def build_options(func: F) -> F:
             "(repeatable) [env SRCBUILD_REMOTES].",
         ),
         click.option(
+            "--no-provision",
+            is_flag=True,
+            help="Never fetch a toolchain (CUDA, cuDNN, gcc, MPI); stop and say what is missing instead.",
+        ),
+        click.option(
             "--trust-unsigned",
             is_flag=True,
             help="Accept remote cache entries that no trusted signer signed (the sha256 is still checked).",
@@ -74,6 +98,14 @@ def build_options(func: F) -> F:
     for deco in reversed(decorators):
         func = deco(func)
     return func
+
+
+output_dir_option = click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also copy the finished wheel into this directory (its path is then the last line).",
+)
 
 
 def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
@@ -89,6 +121,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         ignore_preflight=kw["ignore_preflight"],
         remotes=tuple(kw["remotes"]),
         trust_unsigned=bool(kw.get("trust_unsigned")),
+        no_provision=bool(kw.get("no_provision")),
     )
 
 
@@ -97,18 +130,38 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
-    console = Console(file=sys.stderr if as_json else sys.stdout, highlight=False, soft_wrap=True)
-    result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    console = make_console(stderr=as_json, progress=True)  # the build's progress; -q silences it
+    try:
+        result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
+        if invocation():
+            argv = invocation()
+            exc.hint = exact_hint(exc.hint, resume_command(argv), resume_command(argv, resume=False))
+        raise
+    wheel = result.wheel
+    if kw.get("output_dir") and wheel is not None:
+        wheel = copy_wheel(wheel, Path(kw["output_dir"]))
     if as_json:
-        print_json(result.to_json())
+        print_json({**result.to_json(), **({"output": str(wheel)} if wheel != result.wheel else {})})
     else:
-        click.echo(str(result.wheel))
+        click.echo(str(wheel))
     return 0
+
+
+def copy_wheel(wheel: Path, directory: Path) -> Path:
+    """Copy the finished wheel into ``directory`` (a temporary name renamed into place)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / wheel.name
+    tmp = directory / f".{wheel.name}.{os.getpid()}.tmp"
+    shutil.copyfile(wheel, tmp)
+    tmp.replace(target)
+    return target
 
 
 @click.command("torch")
 @build_options
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@output_dir_option
 @json_option
 def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torch wheel for a recipe (or take it from the cache)."""
@@ -118,6 +171,7 @@ def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.command("torchvision")
 @build_options
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@output_dir_option
 @json_option
 def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torchvision wheel against the recipe's torch wheel (built first when missing)."""
@@ -125,12 +179,20 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 
 @click.command("plan")
-@click.argument("package", type=click.Choice(PACKAGES))
+@click.argument("package", type=click.Choice(PACKAGE_NAMES))
 @build_options
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
 def plan_command(package: str, fmt: str, **kw: Any) -> int:
+<<<<<<< HEAD
     """Print every step, command, directory and variable a build would run, without running it
     (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container)."""
+=======
+    """Print every step, command, directory and variable a build would run, without running it.
+
+    The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
+    missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
+    """
+>>>>>>> main
     from srcbuild.execute.run import prepare
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
@@ -141,6 +203,14 @@ def plan_command(package: str, fmt: str, **kw: Any) -> int:
         sys.stdout.write(dockerfile_for(recipe, package, tuple(kw["mirrors"])))
         return 0
     prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
+    shown = [f for f in prepared.resolved.findings if f.severity is not Severity.INFO]
+    stop = refusal(prepared.resolved)
+    if stop is not None:
+        for finding in shown:
+            click.echo(finding.render(), err=True)
+        raise stop
+    if shown and fmt == "text":  # the shell script carries them as comments, the JSON as "findings"
+        sys.stdout.write("".join(f.render() + "\n" for f in shown) + "\n")
     sys.stdout.write(render(prepared.plan, fmt))
     return 0
 

@@ -1,0 +1,364 @@
+"""What the typed actions and skip conditions of ``srcbuild.plan.actions`` do when a build runs.
+
+Each function takes the executor (its console, its ``BuildContext``) and the action's own inputs;
+it prints what it finds and raises a ``SrcbuildError`` subclass when the build must stop. The
+sibling packages do the real work: ``srcbuild.resolve`` (the findings and the refusal),
+``srcbuild.verify`` (the wheel's kernels), ``srcbuild.cache`` (the wheel store),
+``srcbuild.sources`` (sync and patches).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from srcbuild import proc
+from srcbuild.command import Command
+from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.execute.state import FAILED
+from srcbuild.findings import Severity
+from srcbuild.paths import Paths
+from srcbuild.plan.actions import CheckLocalChanges, VerifySources
+from srcbuild.plan.model import Step
+from srcbuild.recipe import Recipe
+from srcbuild.resolve import ResolvedBuild
+
+if TYPE_CHECKING:
+    from srcbuild.execute.executor import Executor
+    from srcbuild.plan.actions import CheckBuildTree
+    from srcbuild.sources.sync import SourceSync
+
+
+@dataclass
+class BuildContext:
+    """What the handlers need besides the plan: the resolved build it was made from, and what the
+    steps measured along the way."""
+
+    resolved: ResolvedBuild
+    build_torch: Callable[[], Path] | None = None  # torchvision: get (or build) the torch wheel
+    fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
+    report: Any = None  # the VerifyReport of the built wheel
+    source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
+    submodule_commits: dict[str, str] | None = None
+    local_changes: Any = None  # srcbuild.sources.localdiff.LocalChanges found before the build
+
+    @property
+    def recipe(self) -> Recipe:
+        return self.resolved.recipe
+
+    @property
+    def paths(self) -> Paths:
+        return self.resolved.paths
+
+
+def _ctx(ex: Executor) -> BuildContext:
+    ctx = ex.context
+    assert isinstance(ctx, BuildContext)
+    return ctx
+
+
+def preflight(ex: Executor) -> None:
+    """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so."""
+    from srcbuild.resolve import refusal
+
+    r = _ctx(ex).resolved
+    for f in r.findings:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    errors = r.errors
+    if r.options.ignore_preflight and errors:
+        ex.console.print(
+            f"    --ignore-preflight: going on despite {len(errors)} error(s); expect the build to fail as they say"
+        )
+        return
+    stop = refusal(r)
+    if stop is not None:
+        raise stop
+    ex.console.print(f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors")
+
+
+def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
+    """Run the sources step's commands that are still pending, holding the object cache's lock.
+
+    The plan lists every command of a sync; ``SourceSync.done_count()`` says how many of them, from
+    the first, the checkout on disk already reflects (all when it is complete, all but the
+    submodule commands when it is at the tag); the rest run.
+    """
+    from filelock import Timeout
+
+    from srcbuild.sources.diagnose import explain_git_failure
+
+    lock = sync.lock()
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        ex.console.print(f"    waiting for another sync of {sync.cache.name} to finish (it shares the object cache)")
+        lock.acquire()
+    try:
+        planned = list(step.commands)
+        done = planned[: sync.done_count()]
+        todo = planned[len(done) :]
+        if done:
+            why = (
+                "the checkout is complete"
+                if not todo
+                else f"{sync.checkout} is already at {sync.pin.tag}; its submodules are synced next"
+            )
+            ex.console.print(f"    skipping {len(done)} of {len(planned)} command(s): {why}")
+            for cmd in done:
+                ex.console.print(f"[dim]    skipped: {cmd.shell()[:120]}[/dim]", highlight=False)
+
+        def explain(cmd: Command, result: proc.RunResult) -> StepFailed:
+            failure = explain_git_failure(cmd, result.tail, sync.mirrors, sync.label, log)
+            # newer git names a submodule by its absolute path: show it relative to the checkout
+            return StepFailed(failure.message.replace(f" {sync.checkout}/", " "), failure.hint)
+
+        for cmd in todo:
+            ex.run_command(step, cmd, log, explain=explain)
+    finally:
+        lock.release()
+
+
+def verify_sources(ex: Executor, sync: SourceSync) -> None:
+    ctx = _ctx(ex)
+    commit = sync.verify_commit()
+    commits = sync.complete_commits()  # is_complete() and submodule_commits() from one git status
+    if commits is None:
+        raise StepFailed(
+            f"{ex.plan.checkout} is not complete: a submodule is missing or not at its recorded commit",
+            "fetch through a mirror (--mirror gitee or --mirror PREFIX=REPLACEMENT) and rerun",
+        )
+    ctx.source_commit, ctx.submodule_commits = commit, commits
+    ex.console.print(f"    {ex.plan.package} at {commit[:12]}, {len(commits)} submodule(s) checked out")
+
+
+def check_env(ex: Executor, prefix: Path, want: str) -> None:
+    python = prefix / "bin" / "python"
+    kind = "conda" if (prefix / "conda-meta").is_dir() else "venv" if (prefix / "pyvenv.cfg").is_file() else None
+    if kind is None or not python.exists():
+        # what srcbuild.envs accepts as --env; it raises the UsageError that says what is wrong
+        # (imported only then: the environments package is not needed to use a good one)
+        from srcbuild.envs.prefix import existing_env
+
+        env = existing_env(prefix)
+        kind, python = env.backend.replace("existing ", ""), env.python
+    out = proc.probe([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    if out is None:
+        raise EnvironmentError_(
+            f"--env {prefix}: {python} does not run", "pass the prefix of an environment whose Python runs"
+        )
+    if out.strip() != want:
+        raise EnvironmentError_(
+            f"--env {prefix} has Python {out.strip()}, the recipe pins {want}",
+            f"pass an environment with Python {want}, or leave out --env to let srcbuild create one",
+        )
+    ex.console.print(f"    existing {kind} environment with Python {out.strip()} at {python}")
+
+
+def provision(ex: Executor, planned: tuple[Any, ...], log: Path) -> None:
+    """Fetch (or reuse) each planned toolchain prefix; downloads report their progress."""
+    import sys
+
+    from srcbuild.toolchain.planned import run_planned
+    from srcbuild.toolchain.session import open_session
+
+    session = open_session(_ctx(ex).paths, stream=sys.stderr, environ=ex.environ)  # progress on stderr
+    for outcome in run_planned(planned, session):
+        t = outcome.toolchain
+        state = "reused" if outcome.reused else "provisioned"
+        ex.console.print(f"    {t.name} {t.version} ({t.provider}) {state}: {t.prefix}")
+
+
+def ensure_env(ex: Executor, log: Path) -> None:
+    """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
+    from srcbuild.envs.backends import backend_for
+    from srcbuild.envs.backends.base import CommandIO
+
+    env = _ctx(ex).resolved.environment
+    if env.error is not None:
+        raise HostError(env.error[0], env.error[1] or None)
+    assert env.backend is not None and env.envs_dir is not None
+    backend = backend_for(env.backend, env.executable)
+    made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log, CommandIO(ex.environ, ex.console.file))
+    link = env.prefix
+    if Path(made.prefix) != link:
+        if link.is_symlink() or link.is_file():
+            link.unlink()
+        elif link.exists():
+            shutil.rmtree(link)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(made.prefix, target_is_directory=True)
+    state = "reused" if made.reused else f"made in {made.seconds:.1f}s"
+    ex.console.print(f"    {backend.name} environment {made.prefix} ({state})")
+
+
+def _clean_build_tree(ex: Executor, cache: Path) -> None:
+    for cleanup in ex.plan.step("build").on_failure:
+        result = proc.run(cleanup.argv, cwd=cleanup.cwd, env=ex.command_env(cleanup))
+        if not result.ok:
+            raise StepFailed(f"cleaning the stale build tree failed ({cleanup.shell()})", "remove build/ by hand")
+    stale_dir = cache.parent
+    if stale_dir.exists():
+        shutil.rmtree(stale_dir)
+
+
+def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
+    """Reuse the build tree when it was configured with these settings; clean it when they
+    changed, and when the last build failed in it and this one is not ``--resume``/``--keep-build``."""
+    digest, hash_file, cache = action.digest, action.hash_file, action.cache
+    stored = hash_file.read_text().strip() if hash_file.is_file() else None
+    last = ex.previous.steps.get("build") if ex.previous is not None else None
+    failed_before = last is not None and last.status == FAILED and not ex.plan.keep_build
+    if cache.is_file() and stored != digest:
+        why = "no record of its settings" if stored is None else f"settings hash {stored} != {digest}"
+        ex.console.print(f"    {cache} was configured with other settings ({why}): cleaning it first")
+        _clean_build_tree(ex, cache)
+    elif failed_before and cache.parent.exists():
+        ex.console.print("    the last build failed in this tree: starting from setup.py clean (--resume continues it)")
+        _clean_build_tree(ex, cache)
+    elif cache.is_file():
+        ex.console.print("    the existing build tree was configured with these settings: reusing it")
+    hash_file.parent.mkdir(parents=True, exist_ok=True)
+    hash_file.write_text(digest + "\n")
+
+
+def _local_changes(ex: Executor, action: CheckLocalChanges) -> Any:
+    from srcbuild.sources.localdiff import local_changes
+
+    submodules = sorted(action.sync.submodule_commits())
+    return local_changes(action.sync.checkout, action.patches, submodules, ex.environ)
+
+
+def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:
+    ctx = _ctx(ex)
+    changes = _local_changes(ex, action)
+    ctx.local_changes = changes
+    if not changes.modified:
+        ex.console.print("    the checkout is the tag plus the recipe's patches: no local modifications")
+        return
+    ex.console.print(
+        f"    warning: {len(changes.files)} locally modified file(s): {changes.summary()}; the wheel is "
+        "cached as modified (cache push needs --allow-modified)",
+        markup=False,
+        highlight=False,
+    )
+
+
+def _find_wheel(dist: Path, pattern: str) -> Path:
+    found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
+    if not found:
+        raise StepFailed(f"the build made no wheel matching {dist / pattern}", "read the build step's log")
+    return found[-1]
+
+
+def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
+    from srcbuild.verify.report import verify_wheel as verify
+
+    ctx = _ctx(ex)
+    wheel = _find_wheel(dist, pattern)
+    report = verify(wheel, ctx.recipe, ctx.recipe.gpu.arch)
+    ctx.report = report
+    for row in report.coverage_rows():
+        verdict = "runs" if row.get("runs") else "does NOT run"
+        ex.console.print(f"    compute capability {row.get('cc')}: {verdict} ({row.get('via') or 'no kernels'})")
+    for f in report.findings:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    if not report.ok:
+        raise VerificationFailed(
+            f"{wheel.name} does not hold what recipe {ctx.recipe.name} asks for: {report.errors[0].message}",
+            report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
+        )
+    ex.console.print(f"    {wheel.name}: kernels match the recipe")
+
+
+def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
+    from srcbuild.cache.key import ResolvedFacts
+    from srcbuild.cache.manifest import Manifest
+    from srcbuild.cache.store import WheelCache
+
+    ctx = _ctx(ex)
+    wheel = _find_wheel(dist, pattern)
+    kernels = ctx.report.kernels if ctx.report is not None else None
+    if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
+        head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
+        ctx.source_commit = head.strip() if head else None
+        check = ex.plan.step("sources-check").action
+        assert isinstance(check, VerifySources)
+        ctx.submodule_commits = check.sync.submodule_commits()
+    # modifications found before the build count even if undone since; otherwise look now (a
+    # resumed build skips the earlier step, and the sources may have been edited in between)
+    changes = ctx.local_changes if ctx.local_changes is not None and ctx.local_changes.modified else None
+    if changes is None:
+        look = ex.plan.step("local-changes").action
+        assert isinstance(look, CheckLocalChanges)
+        changes = _local_changes(ex, look)
+    if changes.modified:
+        ex.console.print(f"    built from modified sources: {changes.summary()}", markup=False, highlight=False)
+    gcc = _measured_gcc(ctx.resolved)
+    nvcc = _measured_nvcc(ctx.resolved)
+    measured = ResolvedFacts.create(
+        source_commit=ctx.source_commit,
+        submodule_commits=ctx.submodule_commits,
+        gcc_version=gcc,
+        nvcc_version=nvcc,
+        arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
+        extra={"source_diff": changes.diff_sha256} if changes.modified else None,
+    )
+    manifest = Manifest.create(
+        wheel,
+        ctx.fingerprint_inputs,
+        measured,
+        recipe=ctx.recipe.to_json(),
+        toolchain={
+            "gcc": gcc or ctx.recipe.toolchain.gcc,
+            "cuda": nvcc or ctx.recipe.toolchain.cuda or "none",
+            **_provisioned(ctx.resolved),
+        },
+        sass=sorted(kernels.sass) if kernels is not None else (),
+        ptx=sorted(kernels.ptx) if kernels is not None else (),
+        local_version=ctx.recipe.local_version(),
+        changes=changes.to_json() if changes.modified else None,
+    )
+    build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
+    entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
+    ex.result.wheel = entry.wheel_path
+    ex.console.print(f"    stored {entry.wheel_path}")
+
+
+def _provisioned(r: ResolvedBuild) -> dict[str, str]:
+    """``provisioned.cuda``: the prefix of each toolchain piece srcbuild fetched, for the manifest."""
+    from srcbuild.resolve.model import Provider
+
+    return {f"provisioned.{t.name}": str(t.path) for t in r.toolchains if t.provider is Provider.PROVISIONED}
+
+
+def _measured_gcc(r: ResolvedBuild) -> str | None:
+    """The version of the selected gcc: the host probe's, else asked now."""
+    from srcbuild.host.toolchain import gcc_version
+
+    return r.toolchain("gcc").version or gcc_version(r.compiler.gcc)
+
+
+def _measured_nvcc(r: ResolvedBuild) -> str | None:
+    """The version of the resolved toolkit's nvcc: the host probe's, else asked now (None: CPU build)."""
+    from srcbuild.host.toolchain import nvcc_version
+
+    cuda = r.toolchain("cuda")
+    if cuda.path is None:
+        return None
+    return cuda.version or nvcc_version(cuda.path / "bin" / "nvcc")
+
+
+def torch_wheel(ex: Executor, dest: Path) -> None:
+    ctx = _ctx(ex)
+    assert ctx.build_torch is not None
+    wheel = ctx.build_torch()
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copy2(wheel, dest / wheel.name)
+    ex.console.print(f"    torch wheel: {wheel}")

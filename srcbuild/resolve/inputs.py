@@ -1,0 +1,66 @@
+"""What a build is resolved from, besides the recipe: command-line options and the host facts.
+
+``BuildOptions`` holds what the user typed (None: not given). ``BuildHost`` holds what probing
+this machine found (compiler paths, the CUDA home, ccache, the Python that creates the build
+environment, the environment tools on PATH, the memory-based job count, the full ``HostFacts``
+for the host rules). Both are plain frozen data, so ``resolve`` decides from data alone and unit
+tests build them by hand; ``srcbuild.resolve.host.probe_build_host`` fills ``BuildHost`` in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Command-line options of ``srcbuild torch|torchvision|plan``; None means "not given"."""
+
+    package: str = "torch"
+    mirrors: tuple[str, ...] = ()
+    env_prefix: str | None = None
+    env_backend: str | None = None
+    max_jobs: int | None = None
+    keep_build: bool | None = None
+    system_alternatives: bool = False
+    cuda_home: str | None = None
+    ignore_preflight: bool = False
+    git_jobs: int = 8
+    remotes: tuple[str, ...] = ()  # shared caches to look in before building (also SRCBUILD_REMOTES)
+    trust_unsigned: bool = False  # accept remote entries no trusted signer signed
+    no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
+
+
+@dataclass(frozen=True)
+class BuildHost:
+    """Facts about this machine a build uses; None where nothing was found.
+
+    ``facts`` is the whole probe (``srcbuild.host.HostFacts``) the host rules read; None when the
+    host was not probed (``srcbuild install`` and ``cache pull --recipe`` only need the cache key,
+    which no host fact changes except ``platform``).
+    """
+
+    gcc: Path | None = None  # /usr/bin/gcc-11 for a recipe with gcc = "11"
+    gxx: Path | None = None
+    gcc_version: str | None = None  # what that gcc's -dumpfullversion said
+    cuda_home: Path | None = None  # a toolkit whose nvcc reports the recipe's CUDA version
+    cuda_home_source: str = "host probe"
+    cuda_version: str | None = None  # what that toolkit's nvcc --version said
+    cudnn_root: Path | None = None
+    cudnn_version: str | None = None
+    ccache: Path | None = None
+    python: Path | None = None  # a python of the recipe's version, to create a venv with
+    max_jobs: int = 1
+    max_jobs_reason: str = "default"
+    update_alternatives: str = "update-alternatives"
+    conda_tools: tuple[tuple[str, str], ...] = ()  # ("micromamba", "/usr/bin/micromamba") found on PATH
+    rattler: bool = False  # py-rattler imports in this Python
+    host_python: str = ""  # "3.11": the Python srcbuild runs on (what a venv gets)
+    host_python_path: str = ""  # its executable: a venv is made with it
+    platform: str = "linux_x86_64"  # wheel platform tag plus C library (srcbuild.cache.key.host_platform_tag)
+    facts: Any = None  # srcbuild.host.HostFacts, or None when the host was not probed
+    # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
+    # ``facts`` already counts their prefixes as there
+    provisioning: tuple[Any, ...] = ()
