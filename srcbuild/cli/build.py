@@ -183,16 +183,12 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @build_options
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
 def plan_command(package: str, fmt: str, **kw: Any) -> int:
-<<<<<<< HEAD
     """Print every step, command, directory and variable a build would run, without running it
-    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container)."""
-=======
-    """Print every step, command, directory and variable a build would run, without running it.
+    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container).
 
     The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
     missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
     """
->>>>>>> main
     from srcbuild.execute.run import prepare
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
