@@ -3,7 +3,8 @@
 Commands come from fenced shell (or untyped) code blocks: lines that start with ``srcbuild`` (after an optional
 ``$ `` prompt, ``~/.srcbuild/bin/`` or ``VAR=value`` prefixes and a leading ``... &&``), and
 commands quoted in backticks inside those blocks (hints in example output). ``[--option]``
-marks an optional part and is dropped; a line with ``...`` or ``…`` in it is an elision, not a
+marks an optional part and is dropped, as is a ``> FILE`` redirection or a pipe; a line with
+``...`` or ``…`` in it is an elision, not a
 command, and is left out.
 """
 
@@ -36,6 +37,7 @@ class DocCommand:
 
 def _argv(text: str) -> tuple[str, ...] | None:
     text = re.sub(r"\s+#.*$", "", text)
+    text = re.sub(r"\s+(?:>|\|)\s.*$", "", text)  # a redirection or a pipe ends the srcbuild part
     if "..." in text or "…" in text:
         return None
     text = re.sub(r"\[[^\]]*\]", "", text)

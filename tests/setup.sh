@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
 # tests do not need: apt packages for the real tools (gcc-11, Open MPI, ccache, git, ninja,
-# cmake, python3-venv; as root, through sudo, or skipped with a note when neither is possible),
+# cmake, python3-venv, podman with runc and debootstrap; as root, through sudo, or skipped with a note when neither is possible),
 # .venv with the package and its test extras, and a private CUDA 11.8 toolkit (`srcbuild
 # toolchain install cuda 11.8 --from debian`, where a Debian mirror is configured). A tool that
 # could not be installed makes the tests that need it skip with the reason (CI sets
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 . /etc/os-release
 export DEBIAN_FRONTEND=noninteractive
 packages=(gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
-          bubblewrap python3-venv)
+          bubblewrap python3-venv podman runc debootstrap)
 
 if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
   echo "apt: skipped (SRCBUILD_SKIP_APT=1)"

@@ -44,6 +44,7 @@ COMMANDS = {
     "lock": "srcbuild.cli.env:lock_env",
     "work": "srcbuild.cli.work:work_group",
     "toolchain": "srcbuild.cli.toolchain:toolchain_group",
+    "container": "srcbuild.cli.container:container_group",
 }
 
 

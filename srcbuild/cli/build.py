@@ -181,9 +181,10 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.command("plan")
 @click.argument("package", type=click.Choice(PACKAGE_NAMES))
 @build_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
 def plan_command(package: str, fmt: str, **kw: Any) -> int:
-    """Print every step, command, directory and variable a build would run, without running it.
+    """Print every step, command, directory and variable a build would run, without running it
+    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container).
 
     The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
     missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
@@ -192,6 +193,11 @@ def plan_command(package: str, fmt: str, **kw: Any) -> int:
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
+    if fmt == "dockerfile":
+        from srcbuild.container import dockerfile_for
+
+        sys.stdout.write(dockerfile_for(recipe, package, tuple(kw["mirrors"])))
+        return 0
     prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
     shown = [f for f in prepared.resolved.findings if f.severity is not Severity.INFO]
     stop = refusal(prepared.resolved)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,6 +19,7 @@ from srcbuild.advice.doctor import diagnose
 from srcbuild.advice.recommend import recommend
 from srcbuild.advice.render import render_doctor, render_recommendation
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.container import containers_options, doctor_containers
 from srcbuild.errors import UsageError
 from srcbuild.host import probe_host
 from srcbuild.host.facts import DriverInfo, GpuInfo
@@ -35,10 +37,13 @@ _DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}$")
 
 @click.command("doctor")
 @path_options
+@containers_options
 @json_option
-def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
+def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, **containers: Any) -> int:
     """What this machine has for building PyTorch, and which catalog recipes can build here."""
     paths = resolve_paths(work_dir, cache_dir)
+    if containers["containers"]:
+        return doctor_containers(paths, as_json, **containers)
     host = probe_host(work_dir=paths.work_dir)
     recipes = RecipeCatalog(paths).load_all()
     report = diagnose(load_knowledge(), host, recipes, paths)

@@ -12,7 +12,7 @@ import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 from rich.console import Console
@@ -25,9 +25,10 @@ from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.verify.cuobjdump import find_cuobjdump
+from srcbuild.verify.ddp import BACKENDS, DEFAULT_PORT, DdpPlan, DdpRequest, DdpResult, free_port, run_ddp
 from srcbuild.verify.mpi import probe_host_mpi
 from srcbuild.verify.report import VerifyReport, verify_wheel
-from srcbuild.verify.smoke import SmokeReport, find_python, is_root, plan_smoke, run_smoke
+from srcbuild.verify.smoke import SmokeCheck, SmokeReport, find_python, is_root, plan_smoke, run_smoke
 
 
 def parse_archs(values: Sequence[str]) -> list[ComputeCapability]:
@@ -153,6 +154,41 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
     return found.entry.wheel_path
 
 
+def ddp_request(
+    smoke_args: tuple[str, ...],
+    ddp: Optional[int],
+    backend: str,
+    nnodes: int,
+    node_rank: int,
+    master_addr: Optional[str],
+    master_port: Optional[int],
+) -> Optional[DdpRequest]:
+    """The DDP part of ``smoke`` from its options (None without ``--ddp``)."""
+    if ddp is None:
+        if nnodes != 1 or node_rank or master_addr or master_port or backend != "auto":
+            raise UsageError("smoke: the DDP options need --ddp N", "add --ddp 2 (processes on this node)")
+        return None
+    if nnodes > 1 and master_addr is None:
+        raise UsageError(
+            f"smoke --nnodes {nnodes}: every node must be told where node 0 is",
+            f"add --master-addr ADDRESS_OF_NODE_0 --node-rank {node_rank}",
+        )
+    port = master_port if master_port is not None else (DEFAULT_PORT if nnodes > 1 else free_port())
+    request = DdpRequest(ddp, backend, nnodes, node_rank, master_addr or "127.0.0.1", port, smoke_args=smoke_args)
+    request.check()
+    return request
+
+
+def render_ddp(plan: DdpPlan) -> None:
+    """Before the launch, on stderr: what the wheel has and the other nodes' commands."""
+    for note in plan.notes:
+        click.echo(note, err=True)
+    if plan.other_nodes:
+        click.echo(f"run on the other {len(plan.other_nodes)} node(s), each with the wheel:", err=True)
+        for line in plan.other_nodes:
+            click.echo(f"  {line}", err=True)
+
+
 def render_smoke(report: SmokeReport, console: Console) -> None:
     table = Table(title=f"smoke test of {report.recipe}" + ("" if report.gpu else " (no GPU)"))
     for column in ("check", "result", "detail"):
@@ -174,6 +210,12 @@ def render_smoke(report: SmokeReport, console: Console) -> None:
 @click.option(
     "--venv", "venv", type=click.Path(file_okay=False), help="Reuse/keep this venv instead of a throwaway one."
 )
+@click.option("--ddp", "ddp", type=int, default=None, help="Then run DDP with N processes on this node.")
+@click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True, help="DDP backend.")
+@click.option("--nnodes", type=int, default=1, show_default=True, help="DDP: number of nodes.")
+@click.option("--node-rank", type=int, default=0, show_default=True, help="DDP: this node's rank.")
+@click.option("--master-addr", default=None, help="DDP: address of node 0 (needed with --nnodes > 1).")
+@click.option("--master-port", type=int, default=None, help="DDP: port on node 0 [default: 29500, one node: free].")
 @json_option
 def smoke_command(
     recipe_name: str,
@@ -182,11 +224,15 @@ def smoke_command(
     python: Optional[str],
     venv: Optional[str],
     as_json: bool,
+    **ddp_options: Any,
 ) -> int:
-    """Install the wheel in a venv and run it: GPU checks when there is a GPU, CPU and MPI parts always."""
+    """Install the wheel in a venv and run it: GPU checks when there is a GPU, CPU and MPI parts always;
+    with --ddp N, then a DistributedDataParallel run of N processes (across nodes with --nnodes)."""
     recipe = load_recipe(recipe_name)
     assert recipe is not None
     paths = resolve_paths()
+    smoke_args = ("--recipe", recipe_name, *(("--wheel", wheel) if wheel else ()))
+    request = ddp_request(smoke_args, **ddp_options)
     wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
     if torchvision_wheel:
         wheels.append(Path(torchvision_wheel))
@@ -208,9 +254,18 @@ def smoke_command(
         as_root=is_root(),
     )
     log = paths.logs_dir / f"smoke-{recipe.name}.log"
-    report = run_smoke(plan, dict(os.environ), log, echo=sys.stderr)
+    ddp: list[DdpResult] = []
+
+    def then() -> tuple[SmokeCheck, ...]:
+        assert request is not None
+        found = shutil.which("mpirun")
+        args = (found, host_mpi is None or host_mpi.implementation == "openmpi", is_root(), render_ddp)
+        ddp.append(run_ddp(recipe, request, env_dir.resolve(), dict(os.environ), log, sys.stderr, *args))
+        return ddp[0].checks
+
+    report = run_smoke(plan, dict(os.environ), log, echo=sys.stderr, then=then if request else None)
     if as_json:
-        print_json(report.to_json())
+        print_json({**report.to_json(), **({"ddp": ddp[0].to_json()} if ddp else {})})
     else:
         render_smoke(report, Console(width=160))
     failed = [c for c in report.checks if c.status == "fail"]

@@ -306,7 +306,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         gcc_version=gcc,
         nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
-        extra={"source_diff": changes.diff_sha256} if changes.modified else None,
+        extra={**({"source_diff": changes.diff_sha256} if changes.modified else {}), **_container_image(ex)} or None,
     )
     manifest = Manifest.create(
         wheel,
@@ -334,6 +334,14 @@ def _provisioned(r: ResolvedBuild) -> dict[str, str]:
     from srcbuild.resolve.model import Provider
 
     return {f"provisioned.{t.name}": str(t.path) for t in r.toolchains if t.provider is Provider.PROVISIONED}
+
+
+def _container_image(ex: Executor) -> dict[str, str]:
+    """The devel image a `srcbuild container build` runs this build in (its id), else nothing."""
+    from srcbuild.container import BUILD_IMAGE_VAR
+
+    image = ex.environ.get(BUILD_IMAGE_VAR)
+    return {"container_image": image} if image else {}
 
 
 def _measured_gcc(r: ResolvedBuild) -> str | None:

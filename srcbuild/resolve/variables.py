@@ -125,7 +125,7 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     for name, value in _knowledge_pins_env(kb, version):
         env = env.set(name, value, "knowledge base (old tags)")
     for name, value in recipe.build.env:
-        env = env.set(name, value, "recipe [build.env]")
+        env = env.set(name, value, "recipe [build.env]" + _consequence(name, value))
     return env
 
 
@@ -165,3 +165,10 @@ def cmake_settings(env: EnvChanges) -> tuple[tuple[str, str], ...]:
     """The variables that reach CMake (hashed to detect a stale build tree)."""
     final = env.final_values()
     return tuple(sorted((k, v) for k, v in final.items() if k.startswith(CMAKE_PREFIXES) or k in CMAKE_NAMES))
+
+
+def _consequence(name: str, value: str) -> str:
+    """What a recipe's variable means for the wheel, where a user would not guess it."""
+    if name == "USE_NCCL" and value == "0":
+        return ": no NCCL in the wheel, so DDP is limited to gloo or MPI (docs/distributed.md)"
+    return ""

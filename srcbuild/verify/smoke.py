@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, TextIO
@@ -145,8 +145,15 @@ def _last_error(lines: Sequence[str]) -> str:
     return errors[-1] if errors else (lines[-1].strip() if lines else "no output")
 
 
-def run_smoke(plan: SmokePlan, base_env: Mapping[str, str], log: Path, echo: Optional[TextIO] = None) -> SmokeReport:
-    """Run the plan; a failed install raises ``EnvironmentError_``, failed checks are in the report."""
+def run_smoke(
+    plan: SmokePlan,
+    base_env: Mapping[str, str],
+    log: Path,
+    echo: Optional[TextIO] = None,
+    then: Optional[Callable[[], Sequence[SmokeCheck]]] = None,
+) -> SmokeReport:
+    """Run the plan; a failed install raises ``EnvironmentError_``, failed checks are in the report.
+    ``then`` runs more checks with the venv before it is removed (``smoke --ddp``)."""
     checks: list[SmokeCheck] = []
     try:
         for command in plan.commands:
@@ -165,6 +172,8 @@ def run_smoke(plan: SmokePlan, base_env: Mapping[str, str], log: Path, echo: Opt
                 )
         if plan.mpi and not any(c.name == "mpi-allreduce" for c in checks):
             checks.append(SmokeCheck("mpi-allreduce", "fail", "mpirun is not on PATH"))
+        if then is not None:
+            checks += then()
     finally:
         if not plan.keep_venv and plan.venv.exists():
             shutil.rmtree(plan.venv, ignore_errors=True)

@@ -55,7 +55,9 @@ def test_build_variables(paths: Paths, host: BuildHost, options: BuildOptions) -
     assert applied["PATH"].split(":")[:3] == [str(links), "/envs/py311/bin", "/opt/cuda-11.8/bin"]
     origins = {c.name: c.origin for c in plan.env if c.op == "set"}
     assert origins["MAX_JOBS"] == "max_jobs (4 cores; 32.0 GiB of memory allows 10 jobs at 3 GiB each)"
-    assert origins["USE_NCCL"] == "recipe [build.env]"
+    assert origins["USE_NCCL"] == (
+        "recipe [build.env]: no NCCL in the wheel, so DDP is limited to gloo or MPI (docs/distributed.md)"
+    )
 
 
 def test_old_torch_gets_the_era_names(paths: Paths, host: BuildHost, options: BuildOptions) -> None:

@@ -1,0 +1,118 @@
+"""``srcbuild container build``: build a recipe's wheel in its devel image, into the host's cache.
+
+Only option parsing and rendering; ``srcbuild.container.build`` decides and runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import click
+
+from srcbuild.cli.common import F, json_option, path_options, print_json, resolve_paths
+from srcbuild.errors import UsageError
+from srcbuild.paths import Paths
+from srcbuild.recipe import RecipeCatalog
+
+
+def containers_options(func: F) -> F:
+    """The options ``srcbuild doctor`` takes for its container checks."""
+    func = click.option("--runtime", "oci_runtime", default=None, help="With --containers: OCI runtime (runc).")(func)
+    func = click.option("--recipe", "recipe_name", default=None, help="With --gpu-check: use this recipe's image.")(
+        func
+    )
+    func = click.option(
+        "--gpu-check", is_flag=True, help="With --containers: run nvidia-smi in a container with the GPUs."
+    )(func)
+    return click.option(
+        "--containers", is_flag=True, help="Check docker/podman, the NVIDIA container toolkit and shared memory."
+    )(func)
+
+
+def doctor_containers(
+    paths: Paths,
+    as_json: bool,
+    containers: bool,
+    gpu_check: bool,
+    recipe_name: Optional[str],
+    oci_runtime: Optional[str],
+) -> int:
+    """``srcbuild doctor --containers``: always exits 0; problems are lines with their fix."""
+    from srcbuild.container.doctor import assess, gather, render
+    from srcbuild.container.images import choose_bases
+
+    image = None
+    if gpu_check:
+        if recipe_name is None:
+            raise UsageError("doctor --gpu-check: which image?", "add --recipe NAME (its CUDA image is used)")
+        image = choose_bases(RecipeCatalog(paths).load(recipe_name)).runtime
+    report = assess(gather(image, oci_runtime))
+    if as_json:
+        print_json(report.to_json())
+    else:
+        click.echo(render(report), nl=False)
+    return 0
+
+
+@click.group("container")
+def container_group() -> None:
+    """Build wheels in containers (docker or podman)."""
+
+
+@container_group.command("build")
+@click.option("--recipe", "-r", "recipe_name", required=True, help="Recipe name from the catalog, or a .toml path.")
+@click.option("--package", type=click.Choice(("torch", "torchvision")), default="torch", show_default=True)
+@click.option("--engine", type=click.Choice(("docker", "podman")), default=None, help="Default: docker, then podman.")
+@click.option("--runtime", "oci_runtime", default=None, help="OCI runtime for the engine (runc, nvidia).")
+@click.option("--base", default=None, help="Devel (and runtime) image instead of the data's; it holds the toolchain.")
+@click.option("--image-tag", default=None, help="Also build a runtime image with only the wheel, tagged so.")
+@click.option(
+    "--mirror", "mirrors", multiple=True, help="Git mirrors, as `srcbuild torch --mirror` [env SRCBUILD_MIRROR]."
+)
+@click.option("--volume", "volumes", multiple=True, help="Mount SRC[:DST] into the build (local mirrors, toolkits).")
+@click.option("--env", "env_prefix", default=None, help="Build environment prefix inside the container.")
+@click.option("--cuda-home", default=None, help="CUDA toolkit inside the container.")
+@click.option("--max-jobs", type=int, default=None, help="Parallel compile jobs inside the container.")
+@path_options
+@json_option
+def build_command(
+    recipe_name: str,
+    package: str,
+    engine: Optional[str],
+    oci_runtime: Optional[str],
+    base: Optional[str],
+    image_tag: Optional[str],
+    mirrors: tuple[str, ...],
+    volumes: tuple[str, ...],
+    env_prefix: Optional[str],
+    cuda_home: Optional[str],
+    max_jobs: Optional[int],
+    work_dir: Optional[str],
+    cache_dir: Optional[str],
+    as_json: bool,
+) -> int:
+    """Build the recipe's devel image, run the build in it with the host's wheel cache mounted, and
+    optionally build a runtime image with only the wheel. The wheel's host path is printed last."""
+    from srcbuild.container.build import ContainerRequest, run_container_build
+    from srcbuild.container.engine import find_engine
+
+    paths = resolve_paths(work_dir, cache_dir)
+    recipe = RecipeCatalog(paths).load(recipe_name)
+    inside: list[str] = []
+    for flag, value in (("--env", env_prefix), ("--cuda-home", cuda_home), ("--max-jobs", max_jobs)):
+        if value is not None:
+            inside += [flag, str(value)]
+    request = ContainerRequest(recipe, package, base, image_tag, tuple(mirrors or ()), tuple(volumes), tuple(inside))
+    chosen = find_engine(engine, oci_runtime)
+    log = paths.logs_dir / f"container-{recipe.name}.log"
+    result = run_container_build(chosen, request, paths, dict(os.environ), log, echo=sys.stderr)
+    if as_json:
+        print_json({**result.to_json(), "engine": chosen.name, "log": str(log)})
+    else:
+        click.echo(f"devel image {result.devel_image} ({result.image_id[:19]}) with {chosen.name}")
+        if result.runtime_image:
+            click.echo(f"runtime image {result.runtime_image}")
+        click.echo(str(result.wheel))
+    return 0
