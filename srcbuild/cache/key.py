@@ -25,8 +25,9 @@ Build variables: the recipe's ``[build] env`` always counts. Variables the calle
 (``build_env``) count except those that cannot change the binary or are already hashed through
 another field: the names in ``IGNORED_BUILD_VARS`` (parallelism, compiler launchers, version
 strings that embed the arch list, variables srcbuild derives from recipe fields hashed above,
-switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources) and
-any variable whose value is an absolute path (tool locations differ between machines; the tool
+switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources), the
+compiler cache's settings (every ``SCCACHE_*`` and ``CCACHE_*`` variable: where cached objects
+live, never what they are) and any variable whose value is an absolute path (tool locations differ between machines; the tool
 versions are hashed instead). Patches are keyed by content (sha256), not by path. A torchvision
 fingerprint counts the patches under ``torchvision/``, a torch one those under ``torch/``; a patch
 outside both directories counts for both.
@@ -113,6 +114,10 @@ IGNORED_BUILD_VARS = frozenset(
 )
 
 
+# The compiler cache's settings (srcbuild.compiler_cache): where objects are kept, not what they are.
+COMPILER_CACHE_PREFIXES = ("SCCACHE_", "CCACHE_")
+
+
 def host_platform_tag() -> str:
     """This machine's platform tag plus its C library: ``linux_x86_64-glibc2.36``.
 
@@ -171,7 +176,9 @@ def filter_build_env(build_env: Mapping[str, str]) -> dict[str, str]:
     return {
         name: str(value)
         for name, value in build_env.items()
-        if name not in IGNORED_BUILD_VARS and not os.path.isabs(str(value))
+        if name not in IGNORED_BUILD_VARS
+        and not name.startswith(COMPILER_CACHE_PREFIXES)
+        and not os.path.isabs(str(value))
     }
 
 

@@ -47,6 +47,7 @@ class BuildContext:
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
     submodule_commits: dict[str, str] | None = None
     local_changes: Any = None  # srcbuild.sources.localdiff.LocalChanges found before the build
+    compiler_cache_before: Any = None  # srcbuild.compiler_cache.CacheStats when the build started
 
 
 def _ctx(ex: Executor) -> BuildContext:
@@ -269,6 +270,61 @@ def check_local_changes(ex: Executor, step: Step) -> None:
     )
 
 
+def _cc_config(step: Step) -> Any:
+    from srcbuild.compiler_cache import CompilerCacheConfig
+
+    assert step.action is not None
+    args = {k: v or None for k, v in step.action.args}
+    return CompilerCacheConfig(**args)  # type: ignore[arg-type]
+
+
+def _cc_read(ex: Executor, config: Any, env: dict[str, str]) -> Any:
+    from srcbuild.compiler_cache import kind_module
+
+    kind = kind_module(config.kind)
+    out = proc.probe(kind.stats_argv(config), env=env, timeout=60)
+    if out is None:
+        raise StepFailed(f"{config.kind} did not report its counters", f"run `{config.kind} --show-stats` by hand")
+    return kind.parse_stats(out)
+
+
+def compiler_cache_start(ex: Executor, step: Step) -> None:
+    from srcbuild.compiler_cache import kind_module
+
+    config = _cc_config(step)
+    kind = kind_module(config.kind)
+    env = ex.plan.env.apply(ex.environ)
+    if config.dist_scheduler:
+        from srcbuild.compiler_cache.dist import write_client_config
+
+        path = write_client_config(config, ex.environ)
+        ex.console.print(f"    sccache-dist client of {config.dist_scheduler} (configuration {path})")
+    stop = kind.stop_argv(config)
+    if stop is not None:
+        proc.probe(stop, env=env, timeout=60)  # none may be running: that is fine
+    log = ex.log_path(ex.plan.step_ids.index(step.id) + 1, step)
+    for argv in kind.start_argv(config):
+        result = proc.run(argv, env=env, log_path=log)
+        if not result.ok:
+            said = "; ".join(line for line in result.tail[-3:] if line.strip())
+            raise StepFailed(f"{config.kind} did not start: {said}", f"read {log}, or build with --compiler-cache none")
+    _ctx(ex).compiler_cache_before = _cc_read(ex, config, env)
+    ex.console.print(f"    {config.label()} ready")
+
+
+def compiler_cache_stats(ex: Executor, step: Step) -> None:
+    from srcbuild.compiler_cache import kind_module
+
+    config = _cc_config(step)
+    env = ex.plan.env.apply(ex.environ)
+    stats = _cc_read(ex, config, env).minus(_ctx(ex).compiler_cache_before)
+    stop = kind_module(config.kind).stop_argv(config)
+    if stop is not None:
+        proc.probe(stop, env=env, timeout=60)
+    ex.result.compiler_cache = stats.to_json() | {"url": config.url, "dist_scheduler": config.dist_scheduler}
+    ex.console.print(f"    compiler cache {stats.summary()}")
+
+
 def _find_wheel(step: Step) -> Path:
     assert step.action is not None
     dist, pattern = Path(step.action.arg["dist"]), step.action.arg["pattern"]
@@ -399,6 +455,8 @@ ACTIONS: dict[str, Callable[..., Any]] = {
     "ensure-env": ensure_env,
     "check-build-tree": check_build_tree,
     "check-local-changes": check_local_changes,
+    "compiler-cache-start": compiler_cache_start,
+    "compiler-cache-stats": compiler_cache_stats,
     "verify-wheel": verify_wheel_action,
     "cache-wheel": cache_wheel,
     "torch-wheel": torch_wheel,

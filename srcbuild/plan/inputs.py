@@ -30,6 +30,9 @@ class BuildOptions:
     git_jobs: int = 8
     remotes: tuple[str, ...] = ()  # shared caches to look in before building (also SRCBUILD_REMOTES)
     trust_unsigned: bool = False  # accept remote entries no trusted signer signed
+    compiler_cache: str | None = None  # --compiler-cache sccache|ccache|none
+    compiler_cache_url: str | None = None  # --compiler-cache-url s3://bucket/prefix | redis://host:port
+    dist_scheduler: str | None = None  # --dist-scheduler URL of an sccache-dist scheduler
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class BuildHost:
     cuda_home_source: str = "host probe"
     cudnn_root: Path | None = None
     ccache: Path | None = None
+    sccache: Path | None = None
     python: Path | None = None  # a python of the recipe's version, to create a venv with
     max_jobs: int = 1
     max_jobs_reason: str = "default"

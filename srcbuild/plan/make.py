@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from srcbuild.command import Command
+from srcbuild.compiler_cache import CompilerCacheConfig, launcher_env
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import HostError, RecipeError, UsageError
 from srcbuild.execute import compiler
@@ -61,7 +62,7 @@ def make_plan(
             f"recipe {recipe.name} pins no torchvision tag",
             f"add a [torchvision] table with tag = ... to {recipe.path or recipe.name}",
         )
-    settings = resolve_settings(recipe, options, host, environ)
+    settings = resolve_settings(recipe, options, host, environ, paths.work_dir)
     package = options.package
     pin: SourcePin = recipe.torch if package == "torch" else recipe.torchvision  # type: ignore[assignment]
     checkout = checkout_dir(paths, recipe, package)
@@ -80,6 +81,7 @@ def make_plan(
         max_jobs=settings.max_jobs,
         max_jobs_reason=settings.max_jobs_reason,
         ccache=settings.ccache,
+        launcher_env=tuple(launcher_env(settings.compiler_cache)),
     )
     variables = torch_variables(recipe, tools) if package == "torch" else vision_variables(recipe, tools)
     comp_env = compiler.compiler_env(tree, cuda, private=settings.compiler_mode == "private")
@@ -106,7 +108,11 @@ def make_plan(
     cmake = cmake_settings(build_env)
     steps.append(_build_tree_step(checkout, root, python, cmake))
     steps.append(_local_changes_step(checkout))
+    if settings.compiler_cache.enabled:
+        steps.append(_compiler_cache_step(settings.compiler_cache, "start"))
     steps.append(_build_step(package, checkout, python, build_env, version))
+    if settings.compiler_cache.enabled:
+        steps.append(_compiler_cache_step(settings.compiler_cache, "stats"))
     steps.append(
         Step(
             id="verify",
@@ -310,6 +316,30 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
             shell=shell,
         ),
     )
+
+
+def _compiler_cache_step(config: CompilerCacheConfig, what: str) -> Step:
+    if what == "start":
+        return Step(
+            id="compiler-cache",
+            title=f"Start the compiler cache ({config.kind})",
+            why="its settings are read when it starts: a cache started earlier may point elsewhere; its "
+            "counters before the build are kept so the result says what this build reused",
+            action=Action(
+                "compiler-cache-start", f"start {config.label()} and read its counters", args=_cc_args(config)
+            ),
+        )
+    return Step(
+        id="compiler-cache-stats",
+        title="Read the compiler cache's counters",
+        why="the build result reports how many compile units came from the cache (hits) and how many were compiled",
+        action=Action("compiler-cache-stats", f"read the counters of {config.label()}", args=_cc_args(config)),
+    )
+
+
+def _cc_args(config: CompilerCacheConfig) -> tuple[tuple[str, str], ...]:
+    fields = ("kind", "launcher", "url", "dist_scheduler", "local_dir", "base_dir", "s3_endpoint", "region")
+    return tuple((name, str(getattr(config, name) or "")) for name in fields)
 
 
 def _local_changes_step(checkout: Path) -> Step:
