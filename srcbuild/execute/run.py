@@ -98,8 +98,36 @@ def prepare(
     finally:
         probe.join()
     facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
-    host = build_host(recipe, facts, environ)
+    host = dist_jobs(build_host(recipe, facts, environ), recipe, options, paths, environ)
     return Prepared(make_plan(recipe, options, host, paths, environ), host, facts)
+
+
+def dist_jobs(
+    host: BuildHost, recipe: Recipe, options: BuildOptions, paths: Paths, environ: Mapping[str, str]
+) -> BuildHost:
+    """With an sccache-dist scheduler, the default MAX_JOBS is the cluster's CPUs (its build
+    servers compile; this machine only preprocesses), not what this machine's memory allows."""
+    if not (options.dist_scheduler or environ.get("SRCBUILD_DIST_SCHEDULER")):
+        return host
+    from srcbuild.compiler_cache import resolve_compiler_cache
+    from srcbuild.compiler_cache.dist import cluster_capacity
+
+    found = {"ccache": host.ccache, "sccache": host.sccache}
+    config = resolve_compiler_cache(
+        cli_kind=options.compiler_cache,
+        cli_url=options.compiler_cache_url,
+        cli_dist=options.dist_scheduler,
+        recipe_kind=recipe.build.compiler_cache,
+        environ=environ,
+        work_dir=paths.work_dir,
+        which=lambda name: str(found[name]) if found.get(name) else None,
+    )
+    capacity = cluster_capacity(config, environ) if config.dist_scheduler else None
+    if capacity is None or capacity[1] < 1:
+        reason = f"{host.max_jobs_reason}; the sccache-dist scheduler {config.dist_scheduler} reported no build servers"
+        return replace(host, max_jobs_reason=reason)
+    servers, cpus = capacity
+    return replace(host, max_jobs=cpus, max_jobs_reason=f"sccache-dist cluster: {servers} build server(s), {cpus} CPUs")
 
 
 def _import_build_steps() -> None:

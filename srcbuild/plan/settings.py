@@ -89,7 +89,8 @@ def resolve_settings(
     ]
 
     # MAX_JOBS: memory-based default < MAX_JOBS < --max-jobs
-    max_jobs, source, why = host.max_jobs, "default (host memory)", host.max_jobs_reason
+    default = "default (sccache-dist)" if host.max_jobs_reason.startswith("sccache-dist") else "default (host memory)"
+    max_jobs, source, why = host.max_jobs, default, host.max_jobs_reason
     env_jobs = _env_int(environ, "MAX_JOBS")
     if env_jobs is not None:
         max_jobs, source, why = env_jobs, "environment MAX_JOBS", ""

