@@ -10,7 +10,7 @@ command's whole process group itself). ``stop_on_signals()`` makes SIGTERM and S
 Ctrl-C in the main thread, so a build killed by its parent (a closed terminal, a job scheduler,
 ``kill``) also terminates and reaps its children, records the interrupted step and releases its
 locks. Only the first of these signals interrupts; later ones, while srcbuild is stopping its
-children, are ignored, so the cleanup itself is never cut short (it ends with SIGKILL after 15 s).
+children, are ignored, so the cleanup itself is never cut short (what is left after 10 s gets SIGKILL).
 """
 
 from __future__ import annotations

@@ -11,13 +11,18 @@ reading it cheap and the checks that keep a name from becoming a path:
   than ``MAX_RATIO`` times (a zip bomb; real shared libraries deflate 3-5x) is refused before a
   byte of it is read. ``zipfile`` stops reading a member at its declared size and checks its CRC.
 * ``safe_file_name``: a name from a manifest or a page must be a plain file name.
+* ``open_regular``: a file on a share is read only when it is a regular file, not a symlink, a
+  FIFO (which would block forever) or a device.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import time
 import zipfile
+from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from srcbuild.errors import CacheIntegrityError, HostError
@@ -132,3 +137,23 @@ def check_hex64(value: object, field: str, where: str) -> str:
             "the manifest is damaged or hostile; it is not used",
         )
     return value
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open ``path`` for reading only if it is a regular file (no symlink, FIFO or device).
+
+    FileNotFoundError when it is missing; CacheIntegrityError when it is something else.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        if os.path.islink(path):
+            raise CacheIntegrityError(f"{path} is a symbolic link; not read", "a cache holds plain files only") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise CacheIntegrityError(f"{path} is not a regular file; not read", "a cache holds plain files only")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")

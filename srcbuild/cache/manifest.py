@@ -24,7 +24,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild import __version__
 from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint, sha256_file
-from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, safe_file_name
+from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
 
 MANIFEST_NAME = "manifest.json"
@@ -240,7 +240,7 @@ class Manifest:
     @classmethod
     def read(cls, path: Path) -> Manifest:
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 text = handle.read(MAX_MANIFEST + 1)
         except OSError as exc:
             raise CacheIntegrityError(f"{path}: cannot read ({exc.strerror})", "check the cache directory") from None

@@ -168,13 +168,14 @@ class TrustedSigners:
                 f"pass another with --name, e.g. `srcbuild cache trust add {where} --name alice`",
             )
         signers = self.load()
-        if any(s.name == chosen and s.key != key for s in signers):
+        same = (key.key_type, key.blob)
+        if any(s.name == chosen and (s.key.key_type, s.key.blob) != same for s in signers):
             raise UsageError(
                 f"a signer named {chosen} with another key is already trusted",
                 f"remove it first with `srcbuild cache trust rm {chosen}`, or pass another --name",
             )
         signer = TrustedSigner(chosen, key)
-        if not any(s.key.blob == key.blob and s.name == chosen for s in signers):
+        if not any((s.key.key_type, s.key.blob) == same and s.name == chosen for s in signers):
             self._write([*signers, signer])
         return signer
 

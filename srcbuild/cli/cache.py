@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -351,6 +352,11 @@ def pull_cmd(
 ) -> int:
     """Fetch the entries of each --remote that the local cache lacks (signature and sha256 checked)."""
     trust = TrustPolicy.resolve(trust_unsigned)
+    if fp is not None and not re.fullmatch(r"[0-9a-f]{64}", fp):
+        raise UsageError(
+            f"--fingerprint {fp[:80]!r} is not a fingerprint (64 hex digits)",
+            "copy it from `srcbuild cache show REF` or `srcbuild cache ls --json`",
+        )
     cache = open_cache(work_dir, cache_dir)
     fingerprints: list[str | None] = [fp]
     if recipe_name is not None:

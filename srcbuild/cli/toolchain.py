@@ -110,7 +110,7 @@ def install_command(
         home = _cuda_home(session, request.cuda) if request.tool == "nccl" else None
         use = session.with_home("cuda", home) if home is not None else session
         started = time.monotonic()
-        outcome = provision(request, use.facts, use.store, use.ctx, provider)
+        outcome = provision(request, use.facts, use.store, use.ctx, provider, use.prefer)
         results.append(outcome)
         if not as_json:
             click.echo(_report(outcome, time.monotonic() - started))
@@ -128,7 +128,7 @@ def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[R
 
     recipe = RecipeCatalog(paths).load(recipe_name)
     host = probe_host(work_dir=paths.work_dir, toolchain_only=True)
-    needs = needs_for(recipe, host, session.store, session.facts)
+    needs = needs_for(recipe, host, session.store, session.facts, session.prefer)
     missing = [n for n in needs if n.status == "missing"]
     if missing:
         raise HostError(missing[0].why, "srcbuild doctor")

@@ -8,6 +8,7 @@ toolchains directory; then the first provider that can serve the pin. ``fetch_li
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,7 +80,9 @@ def _on_host(request: Request, host: HostFacts) -> Path | None:
     return None
 
 
-def needs_for(recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts) -> list[Need]:
+def needs_for(
+    recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts, prefer: Sequence[str] = ()
+) -> list[Need]:
     out = []
     for request in requests_for(recipe):
         on_host = _on_host(request, host)
@@ -91,7 +94,7 @@ def needs_for(recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: Too
             out.append(Need(request, "provisioned", provisioned.prefix))
             continue
         try:
-            out.append(Need(request, "fetch", offer=choose(request, facts)))
+            out.append(Need(request, "fetch", offer=choose(request, facts, prefer=prefer)))
         except HostError as exc:
             out.append(Need(request, "missing", why=exc.message))
     return out

@@ -6,6 +6,7 @@ processes asking for the same toolkit at once make it once and the second reuses
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,11 +24,11 @@ class Outcome:
     offer: Offer | None  # None when an existing prefix served the request
 
 
-def choose(request: Request, facts: ToolchainFacts, only: str | None = None) -> Offer:
+def choose(request: Request, facts: ToolchainFacts, only: str | None = None, prefer: Sequence[str] = ()) -> Offer:
     """The first provider's offer for ``request``; an error naming what the data lacks otherwise."""
     if request.tool not in ("cuda", "cudnn", "gcc", "mpi", "nccl"):
         raise UsageError(f"{request.tool}: not a tool srcbuild provisions", "srcbuild toolchain install cuda 11.8")
-    offers = offers_for(request, facts, only)
+    offers = offers_for(request, facts, only, prefer)
     if not offers:
         how = f"--from {only}" if only else "any provider"
         names = ", ".join(n for n, p in PROVIDERS.items() if request.tool in p.tools)
@@ -57,12 +58,17 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
 
 
 def provision(
-    request: Request, facts: ToolchainFacts, store: ToolchainStore, ctx: Context, only: str | None = None
+    request: Request,
+    facts: ToolchainFacts,
+    store: ToolchainStore,
+    ctx: Context,
+    only: str | None = None,
+    prefer: Sequence[str] = (),
 ) -> Outcome:
     found = existing(request, store, only)
     if found is not None:
         return Outcome(found, True, None)
-    offer = choose(request, facts, only)
+    offer = choose(request, facts, only, prefer)
     provider = PROVIDERS[offer.provider]
 
     def create(target: Path, final: Path) -> Provisioned:

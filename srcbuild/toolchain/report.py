@@ -46,6 +46,7 @@ class ToolchainReport:
 
 def toolchain_report(session: Session, host: HostFacts, recipes: Sequence[Recipe]) -> ToolchainReport:
     per_recipe = tuple(
-        (r.name, tuple(needs_for(r, host, session.store, session.facts))) for r in sorted(recipes, key=lambda r: r.name)
+        (r.name, tuple(needs_for(r, host, session.store, session.facts, session.prefer)))
+        for r in sorted(recipes, key=lambda r: r.name)
     )
     return ToolchainReport(str(session.store.root), tuple(session.store.entries()), per_recipe)

@@ -17,6 +17,7 @@ from srcbuild.errors import UsageError
 from srcbuild.paths import Paths, default_config_dir
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, load_facts
+from srcbuild.toolchain.providers import provider_order
 from srcbuild.toolchain.providers.base import Context
 from srcbuild.toolchain.store import ToolchainStore
 
@@ -26,10 +27,11 @@ class Session:
     store: ToolchainStore
     facts: ToolchainFacts
     ctx: Context
+    prefer: tuple[str, ...] = ()  # SRCBUILD_TOOLCHAIN_PROVIDERS
 
     def with_home(self, tool: str, home: Path) -> Session:
         homes = {**self.ctx.homes, tool: home}
-        return Session(self.store, self.facts, Context(**{**self.ctx.__dict__, "homes": homes}))
+        return Session(self.store, self.facts, Context(**{**self.ctx.__dict__, "homes": homes}), self.prefer)
 
 
 def configured_mirror(environ: Mapping[str, str]) -> str | None:
@@ -71,4 +73,4 @@ def open_session(
         log_path=paths.logs_dir / "toolchain.log",
         stream=out,
     )
-    return Session(store, load_facts(env), ctx)
+    return Session(store, load_facts(env), ctx, provider_order(env))

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from srcbuild.cache.limits import MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, copy_limited
+from srcbuild.cache.limits import MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, copy_limited, open_regular
 from srcbuild.cache.manifest import LOG_NAME, Manifest
 from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError
@@ -74,7 +74,7 @@ class DirectoryRemote:
     def signature(self, manifest: Manifest) -> bytes | None:
         path = self.reader.entry_dir(manifest) / SIGNATURE_NAME
         try:
-            with open(path, "rb") as handle:
+            with open_regular(path) as handle:
                 data = handle.read(MAX_SIGNATURE + 1)
         except FileNotFoundError:
             return None
@@ -86,7 +86,7 @@ class DirectoryRemote:
         source = self.reader.entry_dir(manifest)
         limit = manifest.size or MAX_WHEEL
         try:
-            with open(source / manifest.wheel, "rb") as fin, open(wheel_to, "wb") as fout:
+            with open_regular(source / manifest.wheel) as fin, open(wheel_to, "wb") as fout:
                 copy_limited(fin, fout, limit, f"{manifest.wheel} from {self.url}")
         except FileNotFoundError:
             raise CacheIntegrityError(
@@ -95,7 +95,7 @@ class DirectoryRemote:
         except OSError as exc:
             raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
         try:
-            with open(source / LOG_NAME, "rb") as fin, open(log_to, "wb") as fout:
+            with open_regular(source / LOG_NAME) as fin, open(log_to, "wb") as fout:
                 copy_limited(fin, fout, MAX_LOG, f"the build log of {manifest.wheel}")
         except (OSError, CacheIntegrityError):
             with contextlib.suppress(OSError):

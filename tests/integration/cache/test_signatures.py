@@ -99,7 +99,8 @@ def test_second_signer_and_unsigned_entries(tmp_path: Path, signer: Path, capsys
 
     # bob is trusted once added; the unsigned entry still needs --trust-unsigned
     assert main(["cache", "trust", "add", f"{bob}.pub"]) == 0
-    assert capsys.readouterr().out.startswith("trusted bob@lab (ssh-ed25519 SHA256:")
+    listed = subprocess.run(["ssh-keygen", "-lf", f"{bob}.pub"], capture_output=True, text=True, check=True)
+    assert capsys.readouterr().out.startswith(f"trusted bob@lab (ssh-ed25519 {listed.stdout.split()[1]}) in ")
     assert main(pull(str(share), tmp_path / "x2", "--json")) == 7
     by_action = {r["action"]: r for r in json.loads(capsys.readouterr().out)}
     assert by_action["fetched"]["detail"] == "signed by bob@lab"

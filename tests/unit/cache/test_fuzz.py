@@ -5,6 +5,8 @@ and exit code): never another exception, which would be exit 70. CI runs a fixed
 fixed seed (``derandomize``), a few seconds; a longer, random run is one command away::
 
     SRCBUILD_FUZZ_EXAMPLES=20000 python -m pytest -q tests/unit/cache/test_fuzz.py
+
+(a long run draws new inputs each time; ``SRCBUILD_FUZZ_SEED=random`` does so at the CI budget).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from tests.unit.cache.synthetic import make_manifest, make_wheel
 LONG = int(os.environ.get("SRCBUILD_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(
     max_examples=LONG or 150,
-    derandomize=not LONG,
+    derandomize=not LONG and os.environ.get("SRCBUILD_FUZZ_SEED", "") != "random",
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     database=None,

@@ -218,3 +218,27 @@ def test_a_directory_remote_with_a_missing_wheel_is_refused(tmp_path: Path) -> N
     assert result.action == "rejected" and result.detail.endswith("the wheel is missing")
     shutil.rmtree(tmp_path / "share")
     assert share.manifests() == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_share_serving_a_fifo_or_a_symlink_is_refused_without_hanging(tmp_path: Path, kind: str) -> None:
+    share, manifest_path, data = _shared_entry(tmp_path)
+    wheel = manifest_path.parent / data["wheel"]
+    wheel.unlink()
+    if kind == "fifo":
+        os.mkfifo(wheel)  # opening it for reading would block until someone writes
+    else:
+        secret = tmp_path / "secret"
+        secret.write_bytes(b"not for the cache")
+        wheel.symlink_to(secret)
+    other = WheelCache(tmp_path / "b")
+    (result,) = pull_entries(other, share, UNSIGNED)
+    assert result.action == "rejected"
+    assert result.detail.endswith("; not read")
+    assert list(other.entries()) == [] and list(other.staging_dir.iterdir()) == []
+
+
+def test_a_fingerprint_option_is_never_a_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    share, _manifest_path, _data = _shared_entry(tmp_path)
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", str(share.root), "--fingerprint", "../../.."]) == 2
+    assert capsys.readouterr().err.startswith("error: --fingerprint '../../..' is not a fingerprint (64 hex digits)")

@@ -116,3 +116,15 @@ def test_progress_prints_plain_lines_every_ten_percent() -> None:
     assert len(lines) == 10
     assert lines[0].startswith("cuda.run: 100 B of 1.0 kB (10%), ") and "/s, ETA " in lines[0]
     assert lines[-1].startswith("cuda.run: 1.0 kB of 1.0 kB (100%)")
+
+
+def test_a_preferred_provider_order_comes_first() -> None:
+    from srcbuild.toolchain.providers import provider_order
+
+    facts = load_facts({})
+    prefer = provider_order({"SRCBUILD_TOOLCHAIN_PROVIDERS": "debian, redist"})
+    assert prefer == ("debian", "redist")
+    assert [o.provider for o in offers_for(Request("cudnn", "7.6", cuda="9.2"), facts, prefer=prefer)] == ["nvidia"]
+    assert choose(Request("cuda", "9.2"), facts, prefer=prefer).provider == "runfile"  # debian has no 9.2
+    with pytest.raises(UsageError, match="SRCBUILD_TOOLCHAIN_PROVIDERS: no provider named apt"):
+        provider_order({"SRCBUILD_TOOLCHAIN_PROVIDERS": "apt"})

@@ -1,0 +1,127 @@
+"""Provisioning as part of a build: what will be fetched before the environment step, and the host
+facts as they will be once it is (pure until ``run_planned``).
+
+``plan_provisioning`` turns the pins the host lacks into ``PlannedProvision``s (what, from where,
+how big, into which prefix: the prefix is known before anything is fetched, it is the store key of
+the offer) and returns the host facts with those prefixes added, as the probe will see them after
+provisioning: a CUDA home, a gcc, a cuDNN header, an MPI. The resolve and preflight stages then
+decide with these facts as with any host's, and ``--no-provision`` simply skips this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, MpiInstall
+from srcbuild.recipe.model import Recipe
+from srcbuild.toolchain.download import human_size
+from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.needs import Need, needs_for
+from srcbuild.toolchain.providers.base import Offer
+from srcbuild.toolchain.provision import Outcome, provision
+from srcbuild.toolchain.session import Session
+from srcbuild.toolchain.store import ToolchainStore, toolchain_key
+
+PLANNED = "srcbuild toolchain (provisioned before the build)"
+
+
+@dataclass(frozen=True)
+class PlannedProvision:
+    offer: Offer
+    prefix: Path
+
+    def describe(self) -> str:
+        offer = self.offer
+        size = f", {human_size(offer.size)}" if offer.size else ""
+        return f"provision {offer.request.label} ({offer.provider}{size}) from {offer.origin} into {self.prefix}"
+
+    def command(self) -> str:
+        """The ``srcbuild toolchain install`` line that does the same (``srcbuild plan --format shell``)."""
+        request = self.offer.request
+        argv = ["srcbuild", "toolchain", "install", request.tool, request.version, "--from", self.offer.provider]
+        if request.cuda and request.tool in ("cudnn", "nccl"):
+            argv += ["--cuda", request.cuda]
+        if request.tool == "mpi":
+            argv += ["--mpi", request.flavour or "openmpi"]
+        for arch in request.archs:
+            argv += ["--arch", arch]
+        return " ".join(shlex.quote(a) for a in argv)
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.offer.to_json(), "prefix": str(self.prefix), "command": self.command()}
+
+
+@dataclass(frozen=True)
+class Provisioning:
+    steps: tuple[PlannedProvision, ...]
+    needs: tuple[Need, ...]
+    facts: HostFacts  # the host facts once the steps have run
+
+
+def _full_version(offer: Offer, facts: ToolchainFacts) -> str:
+    request = offer.request
+    if request.tool == "cuda":
+        for found in (facts.redist_for(request.version), facts.runfile_for(request.version)):
+            if found is not None:
+                return found.version
+        route = facts.debian_for(request.version)
+        return route.expect if route else request.version
+    if request.tool == "cudnn":
+        return offer.version.split("-cuda")[0]
+    return request.version
+
+
+def _with(host: HostFacts, step: PlannedProvision, facts: ToolchainFacts) -> HostFacts:
+    request, prefix = step.offer.request, step.prefix
+    version = _full_version(step.offer, facts)
+    if request.tool == "cuda":
+        toolkit = CudaToolkit(version, prefix, prefix / "bin" / "nvcc", PLANNED)
+        return dataclasses.replace(host, cuda_toolkits=(*host.cuda_toolkits, toolkit))
+    if request.tool == "gcc":
+        major = request.version.split(".")[0]
+        gcc = GccInstall(int(major), version, prefix / "bin" / f"gcc-{major}", prefix / "bin" / f"g++-{major}")
+        return dataclasses.replace(host, gccs=(*host.gccs, gcc))
+    if request.tool == "cudnn":
+        header = HeaderVersion(version, prefix / "include" / "cudnn.h")
+        return dataclasses.replace(host, cudnn=(*host.cudnn, header))
+    if request.tool == "mpi":
+        bin_dir = prefix / "bin"
+        mpi = MpiInstall(request.flavour or "openmpi", version, bin_dir / "mpicc", bin_dir / "mpicxx", PLANNED)
+        return dataclasses.replace(host, mpi=(*host.mpi, mpi))
+    return host
+
+
+def plan_provisioning(
+    recipe: Recipe,
+    host: HostFacts,
+    store: ToolchainStore,
+    facts: ToolchainFacts,
+    prefer: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+) -> Provisioning:
+    """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home)."""
+    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer) if n.request.tool not in exclude)
+    steps = tuple(
+        PlannedProvision(n.offer, store.root / toolchain_key(n.offer.name, n.offer.version, n.offer.provider))
+        for n in needs
+        if n.offer is not None
+    )
+    planned = host
+    for step in steps:
+        planned = _with(planned, step, facts)
+    return Provisioning(steps, needs, planned)
+
+
+def run_planned(steps: tuple[PlannedProvision, ...], session: Session) -> list[Outcome]:
+    """Provision each planned step (CUDA first: NCCL builds on it); reuse what is already there."""
+    outcomes = []
+    for step in steps:
+        outcome = provision(step.offer.request, session.facts, session.store, session.ctx, step.offer.provider)
+        outcomes.append(outcome)
+        if step.offer.request.tool == "cuda":
+            session = session.with_home("cuda", outcome.toolchain.prefix)
+    return outcomes
