@@ -5,7 +5,7 @@ Two hashes name a cached wheel.
 **Request fingerprint** (``fingerprint(inputs)``): the sha256 (hex) of the canonical JSON
 (``json.dumps(..., sort_keys=True, separators=(",", ":"))``, UTF-8) of ``FingerprintInputs.to_json()``::
 
-    {"schema": 1,                      # FINGERPRINT_SCHEMA; bump it on any change below
+    {"schema": 2,                      # FINGERPRINT_SCHEMA; bump it on any change below
      "package": "torch",               # or "torchvision"
      "source": {"tag": .., "repo": .., "commit": .. or null},   # the recipe's pin for the package
      "against": {"tag": .., "repo": .., "commit": ..} or null,  # torchvision only: the torch pin
@@ -14,7 +14,13 @@ Two hashes name a cached wheel.
      "python_abi": "cp38",
      "gcc": "7", "cuda": "9.2" or null, "cudnn": "7.6" or null,
      "mpi": {"implementation": "openmpi", "version": "4.1"} or null,
-     "platform": "linux_x86_64-glibc2.36"}
+     "platform": "linux_x86_64"}
+
+The platform is the wheel platform tag without the C library: the glibc a wheel needs is a fact
+about the built binary, not a request, so it is measured (``verify.symbols``) and recorded in the
+manifest (``glibc_needed``), and a lookup picks the newest entry whose glibc the target machine
+has (``cache.fit.Machine``). Schema 1 hashed ``linux_x86_64-glibc2.36`` and tied every wheel to
+the distribution it was built on.
 
 It holds everything that changes the binary EXCEPT the compute capability list, and is computable
 without git, a compiler or the network, so a lookup needs none of them. The arch list is left out
@@ -57,7 +63,7 @@ from typing import Any
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.recipe.model import Recipe, SourcePin
 
-FINGERPRINT_SCHEMA = 1
+FINGERPRINT_SCHEMA = 2
 PACKAGES = ("torch", "torchvision")
 
 # Caller-passed variables that never enter the fingerprint (see the module docstring).
@@ -119,12 +125,15 @@ COMPILER_CACHE_PREFIXES = ("SCCACHE_", "CCACHE_")
 
 
 def host_platform_tag() -> str:
-    """This machine's platform tag plus its C library: ``linux_x86_64-glibc2.36``.
+    """This machine's wheel platform tag, ``linux_x86_64`` (``sysconfig.get_platform()``, PEP 425).
 
-    The wheel platform tag comes from ``sysconfig.get_platform()`` (as in PEP 425); the C
-    library from ``os.confstr("CS_GNU_LIBC_VERSION")`` with ``platform.libc_ver()`` as a fallback.
-    """
-    tag = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    The C library is not part of it (see the module docstring; ``host_libc`` names it)."""
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def host_libc() -> str:
+    """This machine's C library, ``glibc2.36``: ``os.confstr("CS_GNU_LIBC_VERSION")`` with
+    ``platform.libc_ver()`` as a fallback; empty when neither says."""
     libc = ""
     try:
         text = os.confstr("CS_GNU_LIBC_VERSION") or ""
@@ -136,7 +145,7 @@ def host_platform_tag() -> str:
         name, version = platform.libc_ver()
         if name and version:
             libc = f"{name}{version}"
-    return f"{tag}-{libc}" if libc else tag
+    return libc
 
 
 def python_abi_tag(python: str) -> str:

@@ -359,6 +359,7 @@ def cache_wheel(ex: Executor, step: Step) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
+    from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
     ctx = _ctx(ex)
     wheel = _find_wheel(step)
@@ -397,6 +398,7 @@ def cache_wheel(ex: Executor, step: Step) -> None:
         ptx=sorted(kernels.ptx) if kernels is not None else (),
         local_version=ctx.recipe.local_version(),
         changes=changes.to_json() if changes.modified else None,
+        glibc_needed=glibc_text(wheel_glibc(wheel)),
     )
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
