@@ -61,5 +61,12 @@ def wheel_glibc(wheel: Path) -> tuple[int, int] | None:
     return newest
 
 
+def manylinux_tag(needed: tuple[int, int] | None, arch: str) -> str:
+    """The PEP 600 tag a wheel needing glibc ``needed`` may carry: ``manylinux_2_17_x86_64``
+    (no versioned glibc symbol at all: the oldest tag pip knows, ``manylinux_2_5``)."""
+    major, minor = needed or (2, 5)
+    return f"manylinux_{major}_{minor}_{arch}"
+
+
 def glibc_text(pair: tuple[int, int] | None) -> str:
     return f"{pair[0]}.{pair[1]}" if pair else ""

@@ -57,6 +57,11 @@ def test_each_machine_gets_the_newest_wheel_its_glibc_runs(
     new = entry(cache_a, tmp_path, recipe, "new", random, "b" * 40, 2000.0)
     assert (old.glibc_needed, new.glibc_needed) == ("2.14", "2.36")  # measured from the symbol versions
     assert old.fingerprint == new.fingerprint and "glibc" not in old.key_inputs["platform"]
+    # verify states the same and the manylinux tag those symbol versions allow
+    wheel = cache_a.get(new).wheel_path  # type: ignore[union-attr]
+    main(["verify", str(wheel), "--arch", "3.0", "--no-cross-check", "--json"])  # no kernels here: exit 6
+    report = json.loads(capsys.readouterr().out)
+    assert (report["glibc_needed"], report["manylinux"]) == ("2.36", "manylinux_2_36_x86_64")
     share = tmp_path / "share"
     share.mkdir()
     assert main(["cache", "push", "--unsigned", "--remote", str(share), "--cache-dir", str(cache_a.root)]) == 0
