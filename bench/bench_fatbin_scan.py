@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from srcbuild.verify.synth import fatbin_container, read_fatbin_section, write_elf  # noqa: E402
+from tests.worlds.wheels import fatbin_container, read_fatbin_section, write_elf  # noqa: E402
 
 SCAN = "import sys; from srcbuild.verify.fatbin import count_entries; print(sum(count_entries(sys.argv[1]).values()))"
 BASELINE = "import sys; from srcbuild.verify.fatbin import count_entries; print(0)"

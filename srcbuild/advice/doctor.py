@@ -19,8 +19,8 @@ from srcbuild.host.facts import HostFacts
 from srcbuild.host.jobs import max_jobs
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.paths import Paths
-from srcbuild.preflight import MPI_LABELS, host_findings
 from srcbuild.recipe import Recipe
+from srcbuild.rules.host import MPI_LABELS, host_findings
 
 READY, AFTER_INSTALL, CANNOT = "ready", "after-install", "cannot"
 _ORDER = {READY: 0, AFTER_INSTALL: 1, CANNOT: 2}

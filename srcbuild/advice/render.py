@@ -7,7 +7,7 @@ from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, GpuAdvice, Recommendat
 from srcbuild.advice.window import Window
 from srcbuild.host.facts import GpuInfo
 from srcbuild.host.jobs import GIB
-from srcbuild.preflight import MPI_LABELS
+from srcbuild.rules.host import MPI_LABELS
 
 _STATUS = {FITS: "fits", NEEDS_DRIVER: "needs a newer driver", "no": "does not fit"}
 

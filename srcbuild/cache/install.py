@@ -20,7 +20,7 @@ from typing import Any
 
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
-from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.cache.key import build_fingerprint
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
@@ -31,21 +31,13 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
 
 
-def recipe_build_env(recipe: Recipe, package: str) -> dict[str, str]:
-    """The build variables the builder derives from the recipe alone (machine paths left out by the key)."""
-    try:
-        from srcbuild.execute.variables import Toolset, torch_variables, vision_variables
-    except ImportError:
-        return {}
-    tools = Toolset(
-        cc="cc", cxx="c++", cuda_home=None, cudnn_root=None, env_prefix="/", max_jobs=1, max_jobs_reason="", ccache=None
-    )
-    func = torch_variables if package == "torch" else vision_variables
-    return dict(func(recipe, tools).final_values())
+def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None = None) -> str:
+    """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under: the same
+    ``build_fingerprint`` of the same resolve, with no host probe (no host fact but the platform
+    enters the key)."""
+    from srcbuild.resolve.resolver import resolve_unprobed
 
-
-def request_inputs(recipe: Recipe, package: str, platform_tag: str | None = None) -> FingerprintInputs:
-    return FingerprintInputs.from_recipe(recipe, package, recipe_build_env(recipe, package), platform_tag)
+    return build_fingerprint(resolve_unprobed(recipe, package, platform_tag))
 
 
 def target_python(into: str | None, python: str | None, environ: Mapping[str, str] | None = None) -> Path:
@@ -98,7 +90,7 @@ def find_wheel(
     def fits_target(manifest: Manifest) -> bool:
         return fits(manifest, target)
 
-    fp = fp or fingerprint(request_inputs(recipe, package))
+    fp = fp or request_fingerprint(recipe, package)
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
     entry = cache.lookup(fp, requested, warn, allow_modified, fits_target)
     if entry is not None:
@@ -187,7 +179,7 @@ def install(
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
-    fp = fingerprint(request_inputs(recipe, package))
+    fp = request_fingerprint(recipe, package)
     refused: list[SrcbuildError] = []
     target = probe_target(python)
     if target is None:
@@ -226,4 +218,4 @@ def install(
     )
 
 
-__all__ = ["Found", "InstallResult", "PipOptions", "pip_install_argv", "Target", "find_wheel", "install", "request_inputs", "target_python"]
+__all__ = ["Found", "InstallResult", "PipOptions", "pip_install_argv", "Target", "find_wheel", "install", "request_fingerprint", "target_python"]

@@ -2,7 +2,8 @@
 
 Two hashes name a cached wheel.
 
-**Request fingerprint** (``fingerprint(inputs)``): the sha256 (hex) of the canonical JSON
+**Request fingerprint** (``build_fingerprint(resolved)``, i.e. ``fingerprint(key_inputs(resolved))``
+of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
 (``json.dumps(..., sort_keys=True, separators=(",", ":"))``, UTF-8) of ``FingerprintInputs.to_json()``::
 
     {"schema": 2,                      # FINGERPRINT_SCHEMA; bump it on any change below
@@ -58,10 +59,13 @@ import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.recipe.model import Recipe, SourcePin
+
+if TYPE_CHECKING:
+    from srcbuild.resolve import ResolvedBuild
 
 FINGERPRINT_SCHEMA = 2
 PACKAGES = ("torch", "torchvision")
@@ -215,8 +219,13 @@ class FingerprintInputs:
         package: str,
         build_env: Mapping[str, str] | None = None,
         platform_tag: str | None = None,
+        patch_digests: Mapping[str, str] | None = None,
     ) -> FingerprintInputs:
-        """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this platform."""
+        """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this platform.
+
+        ``patch_digests`` (name -> sha256) are the hashes a resolved build already computed; a patch
+        without one is hashed here. Builds and lookups call ``key_inputs(resolved)``, not this.
+        """
         if package not in PACKAGES:
             raise UsageError(f"unknown package {package!r}", f"choose one of: {', '.join(PACKAGES)}")
         if package == "torchvision" and recipe.torchvision is None:
@@ -228,7 +237,8 @@ class FingerprintInputs:
         patches = []
         for name, path in zip(recipe.build.patches, recipe.build.patch_files):
             if _counts_for(package, name):
-                patches.append((name, sha256_file(path)))
+                known = (patch_digests or {}).get(name)
+                patches.append((name, known or sha256_file(path)))
         env = dict(recipe.build.env)
         env.update(filter_build_env(build_env or {}))
         mpi = (recipe.mpi.implementation, recipe.mpi.version) if recipe.mpi.enabled else None
@@ -266,6 +276,25 @@ class FingerprintInputs:
 def fingerprint(inputs: FingerprintInputs) -> str:
     """The request fingerprint: sha256 hex of the canonical JSON of ``inputs.to_json()``."""
     return hashlib.sha256(canonical_json(inputs.to_json())).hexdigest()
+
+
+def key_inputs(resolved: ResolvedBuild) -> FingerprintInputs:
+    """The fingerprint inputs of a resolved build: its pins, patch hashes, build variables, toolchain
+    pins and platform. The one computation a build, ``install``, ``cache pull --recipe`` and
+    ``verify --recipe`` share (the latter three resolve without probing the host, which changes
+    nothing the key counts)."""
+    return FingerprintInputs.from_recipe(
+        resolved.recipe,
+        resolved.package.name,
+        resolved.env_changes.final_values(),
+        resolved.platform,
+        {p.name: p.sha256 for p in resolved.patches},
+    )
+
+
+def build_fingerprint(resolved: ResolvedBuild) -> str:
+    """The request fingerprint of a resolved build."""
+    return fingerprint(key_inputs(resolved))
 
 
 @dataclass(frozen=True)

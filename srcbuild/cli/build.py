@@ -15,9 +15,10 @@ import click
 from rich.console import Console
 
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
-from srcbuild.plan.inputs import PACKAGES, BuildOptions
+from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
+from srcbuild.resolve import PACKAGE_NAMES, BuildOptions, refusal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -147,16 +148,28 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 
 @click.command("plan")
-@click.argument("package", type=click.Choice(PACKAGES))
+@click.argument("package", type=click.Choice(PACKAGE_NAMES))
 @build_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def plan_command(package: str, fmt: str, **kw: Any) -> int:
-    """Print every step, command, directory and variable a build would run, without running it."""
+    """Print every step, command, directory and variable a build would run, without running it.
+
+    The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
+    missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
+    """
     from srcbuild.execute.run import prepare
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
+    shown = [f for f in prepared.resolved.findings if f.severity is not Severity.INFO]
+    stop = refusal(prepared.resolved)
+    if stop is not None:
+        for finding in shown:
+            click.echo(finding.render(), err=True)
+        raise stop
+    if shown and fmt == "text":  # the shell script carries them as comments, the JSON as "findings"
+        sys.stdout.write("".join(f.render() + "\n" for f in shown) + "\n")
     sys.stdout.write(render(prepared.plan, fmt))
     return 0
 

@@ -362,19 +362,18 @@ def pull_cmd(
     fits_here = None
     if recipe_name is not None:  # a recipe's wheels: those that run on this machine (cache.fit)
         from srcbuild.cache.fit import Machine, fits
+        from srcbuild.cache.install import request_fingerprint
 
         machine = Machine.host()
 
         def fits_here(manifest: Manifest) -> bool:
             return fits(manifest, machine)
 
-        from srcbuild.cache.install import request_inputs
-        from srcbuild.cache.key import fingerprint
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
         packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
-        fingerprints = [fingerprint(request_inputs(recipe, package)) for package in packages]
+        fingerprints = [request_fingerprint(recipe, package) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
         remote.check()

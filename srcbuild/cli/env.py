@@ -7,6 +7,8 @@ exactly what that backend would do. ``env create`` makes (or reuses) it. ``env r
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +29,7 @@ from srcbuild.envs import (
     env_spec_for,
     lockfile_path,
 )
+from srcbuild.envs.backends.base import CommandIO
 from srcbuild.envs.lockfile import lockfile_from
 from srcbuild.envs.solve import solve_spec
 from srcbuild.errors import HostError, UsageError
@@ -177,7 +180,7 @@ def create_env(
     backend = choose_backend(env_backend, spec)
     lockfile = None if ignore_lockfile else default_lockfile(recipe)
     log_path = paths.logs_dir / f"env-{spec.key}.log"
-    env = backend.ensure(spec, paths.envs_dir, lockfile, log_path)
+    env = backend.ensure(spec, paths.envs_dir, lockfile, log_path, CommandIO(dict(os.environ), sys.stderr))
     if as_json:
         print_json({"recipe": recipe.name, **env.to_json(), "lockfile": str(lockfile) if lockfile else None})
         return 0

@@ -5,7 +5,7 @@ Public API (used by the planner and the build step)::
     spec = env_spec_for(recipe, kb=None, channels_override=None, channel_alias=None, channel_mirrors=())
     backend = choose_backend(name, spec)          # conda | mamba | micromamba | rattler | venv
     backend.describe(spec, prefix, lockfile)      # lines for `srcbuild plan`
-    env = backend.ensure(spec, envs_dir, lockfile, log_path)   # -> BuildEnv
+    env = backend.ensure(spec, envs_dir, lockfile, log_path, CommandIO(environ, echo))   # -> BuildEnv
     existing_env(prefix)                          # --env PREFIX
     default_lockfile(recipe)                      # recipes/R.conda-lock.yml when it exists
     env_prefix(spec, envs_dir, backend)           # where ensure() puts (or finds) the environment

@@ -1,7 +1,7 @@
 """What a build environment must contain: ``EnvSpec`` and how a recipe becomes one.
 
 ``env_spec_for(recipe)`` adds, in order: the recipe's Python; the build dependencies of the torch
-tag's era (``data/build_deps.toml``, from the upstream READMEs); ``magma-cudaXX`` from the pytorch
+tag's era (``srcbuild/knowledge/data/build_deps.toml``, from the upstream READMEs); ``magma-cudaXX`` from the pytorch
 channel when the recipe builds with CUDA and that package exists; the pins the knowledge base says
 old tags need on today's tools (``setuptools<=59.5.0``, ``numpy<2``, ``cmake<4``: folded into the
 package they constrain); and the recipe's own ``[env]`` table (conda packages, channels, pip).
@@ -36,7 +36,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DATA_FILE = Path(__file__).resolve().parent / "data" / "build_deps.toml"
+DATA_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "data" / "build_deps.toml"
 PLATFORM = "linux-64"
 DEFAULT_CHANNELS = ("conda-forge",)
 SPEC_FORMAT = "srcbuild-env-spec/1"
@@ -139,7 +139,7 @@ class EnvSpec:
 
 @dataclass(frozen=True)
 class BuildDeps:
-    """The table in ``data/build_deps.toml``."""
+    """The table in ``srcbuild/knowledge/data/build_deps.toml``."""
 
     eras: tuple[tuple[SpecifierSet, tuple[str, ...], str], ...]
     pip_names: Mapping[str, str]

@@ -1,9 +1,10 @@
 """The executor: walks a ``Plan`` step by step, recording each step's state for ``--resume``.
 
 Commands go through ``srcbuild.proc`` (one log file per step, the whole process group killed on
-Ctrl-C); internal actions go to the handlers in ``srcbuild.execute.actions``. A step whose commands
-can partly be done already (the sources step) has a ``commands:<step id>`` handler that decides
-which of them still run, says why the others are skipped, and explains their failures. On a failed step the
+Ctrl-C); a step's typed action (``srcbuild.plan.actions``) runs itself. A step whose commands can
+partly be done already (the sources step) has an action that runs them itself
+(``runs_commands``): it decides which still run, says why the others are skipped, and explains
+their failures. On a failed step the
 log's last lines and the matching failure signatures are printed, the step's cleanup runs unless
 ``--keep-build``, and ``StepFailed`` carries the log path. Ctrl-C leaves the build tree as it is
 and marks the step interrupted, so ``--resume`` continues where it stopped.
@@ -26,6 +27,7 @@ from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
 from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
 from srcbuild.plan.model import Plan, Step
+from srcbuild.resolve.variables import NOT_INHERITED
 
 TAIL_LINES = 25
 
@@ -68,12 +70,11 @@ class BuildResult:
 
 
 class Executor:
-    """Runs one plan. ``actions`` maps an action name to ``handler(executor, step) -> None``."""
+    """Runs one plan: each step's skip condition, then its action and commands, in order."""
 
     def __init__(
         self,
         plan: Plan,
-        actions: Mapping[str, Any],
         *,
         console: Console,
         environ: Mapping[str, str],
@@ -81,7 +82,6 @@ class Executor:
         context: Any = None,
     ) -> None:
         self.plan = plan
-        self.actions = actions
         self.console = console
         self.environ = dict(environ)
         self.resume = resume
@@ -131,10 +131,8 @@ class Executor:
         if self.resume and self.state.is_done(step):
             self.console.print(f"    done in an earlier run; runs again because step {self._first_run} ran before it")
         started = time.monotonic()
-        if step.skip_if and self._condition(step.skip_if, step):
-            handler = self.actions.get(f"condition:{step.skip_if}")
-            reason = (handler.__doc__ or step.skip_if).strip() if handler else step.skip_if
-            self.console.print(f"    skipped: {reason}")
+        if step.skip_if is not None and step.skip_if.holds(self):
+            self.console.print(f"    skipped: {step.skip_if.reason}")
             self.state.mark(step, SKIPPED)
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "skipped", 0.0))
@@ -145,12 +143,8 @@ class Executor:
         self._save()
         try:
             if step.action is not None:
-                handler = self.actions[step.action.name]
-                handler(self, step)
-            runner = self.actions.get(f"commands:{step.id}")
-            if runner is not None:  # the step decides which of its commands still have to run
-                runner(self, step, log)
-            else:
+                step.action.run(self, step, log)
+            if step.action is None or not step.action.runs_commands:
                 for cmd in step.commands:
                     self.run_command(step, cmd, log)
         except (Interrupted, KeyboardInterrupt):
@@ -169,10 +163,6 @@ class Executor:
         self.state.mark(step, DONE, log)
         self._save()
         self.result.outcomes.append(StepOutcome(step.id, "done", time.monotonic() - started, str(log)))
-
-    def _condition(self, name: str, step: Step) -> bool:
-        handler = self.actions.get(f"condition:{name}")
-        return bool(handler(self, step)) if handler else False
 
     def command_env(self, cmd: Command) -> dict[str, str]:
         return cmd.env.apply(self.environ)
@@ -250,5 +240,4 @@ def _read_lines(path: Path) -> list[str]:
 def environ_for_build(environ: Mapping[str, str]) -> dict[str, str]:
     """The base environment commands start from: the caller's, minus variables that would leak
     into the build unasked (a stray CUDA_HOME or TORCH_CUDA_ARCH_LIST of the user's shell)."""
-    drop = {"TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION"}
-    return {k: v for k, v in environ.items() if k not in drop}
+    return {k: v for k, v in environ.items() if k not in NOT_INHERITED}

@@ -8,64 +8,29 @@ the wheel's path is printed and nothing runs.
 from __future__ import annotations
 
 import hashlib
-import shutil
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import filelock
 from rich.console import Console
 
-from srcbuild.execute.actions import ACTIONS, BuildContext
 from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
+from srcbuild.execute.work import BuildContext
 from srcbuild.paths import Paths
-from srcbuild.plan.inputs import BuildHost, BuildOptions
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
 from srcbuild.plan.render import render_settings
 from srcbuild.recipe import Recipe
+from srcbuild.resolve import BuildOptions, ResolvedBuild, resolve
+from srcbuild.resolve.host import probe_build_host
+from srcbuild.resolve.inputs import BuildHost
 
 
 @dataclass(frozen=True)
 class Prepared:
+    resolved: ResolvedBuild
     plan: Plan
-    host: BuildHost
-    host_facts: Any  # srcbuild.host.HostFacts
-
-
-def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
-    """The few host facts a plan needs, taken from ``srcbuild.host.probe_host``'s answer."""
-    from srcbuild.host.jobs import max_jobs
-
-    gcc = facts.gcc(int(recipe.toolchain.gcc.split(".")[0])) if recipe.toolchain.gcc.split(".")[0].isdigit() else None
-    cuda_home, cuda_source = None, "host probe (no matching nvcc found)"
-    toolkit = facts.cuda_toolkit(recipe.toolchain.cuda) if recipe.toolchain.cuda is not None else None
-    if toolkit is not None:
-        cuda_home, cuda_source = toolkit.home, f"host probe ({toolkit.source}: nvcc {toolkit.version})"
-    cudnn = facts.cudnn_version(recipe.toolchain.cudnn) if recipe.toolchain.cudnn else None
-    cudnn_root = Path(cudnn.header).parent.parent if cudnn is not None else None  # <root>/include/cudnn*.h
-    res = facts.resources
-    jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
-    path = environ.get("PATH", "")
-    ccache = shutil.which("ccache", path=path)
-    sccache = shutil.which("sccache", path=path)
-    python = shutil.which(f"python{recipe.toolchain.python}", path=path)
-    ua = shutil.which("update-alternatives", path=path + ":/usr/sbin:/sbin") or "update-alternatives"
-    return BuildHost(
-        gcc=Path(gcc.path) if gcc else None,
-        gxx=Path(gcc.gxx) if gcc and gcc.gxx else None,
-        cuda_home=Path(cuda_home) if cuda_home else None,
-        cuda_home_source=cuda_source,
-        cudnn_root=cudnn_root,
-        ccache=Path(ccache) if ccache else None,
-        sccache=Path(sccache) if sccache else None,
-        python=Path(python) if python else None,
-        max_jobs=jobs,
-        max_jobs_reason=reason,
-        update_alternatives=ua,
-    )
 
 
 def prepare(
@@ -75,31 +40,20 @@ def prepare(
     environ: Mapping[str, str],
     meanwhile: Callable[[], None] | None = None,
 ) -> Prepared:
-    """Probe the host and make the plan. The probe mostly waits for programs (nvidia-smi, nvcc,
-    gcc, docker), so it runs in a thread while this one loads the knowledge base (the plan and
-    the preflight read it) and runs ``meanwhile`` (a build imports the modules of its later steps)."""
-    from srcbuild.host import probe_host
+    """Probe the host, resolve the build and make its plan. The probe mostly waits for programs
+    (nvcc, gcc, mpicc), so it runs in a thread while this one loads the knowledge base and runs
+    ``meanwhile`` (a build imports the modules of its later steps)."""
     from srcbuild.knowledge import load_knowledge
 
-    probe_env = dict(environ)
-    chosen = options.cuda_home or environ.get("SRCBUILD_CUDA_HOME")
-    if chosen:  # the host checks look at the toolkit the build will use
-        probe_env["CUDA_HOME"] = chosen
-    found: list[Any] = []
-    probe = threading.Thread(
-        target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)),
-        daemon=True,
-    )
-    probe.start()
-    try:
+    def alongside() -> None:
         load_knowledge()
         if meanwhile is not None:
             meanwhile()
-    finally:
-        probe.join()
-    facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
-    host = dist_jobs(build_host(recipe, facts, environ), recipe, options, paths, environ)
-    return Prepared(make_plan(recipe, options, host, paths, environ), host, facts)
+
+    host = probe_build_host(recipe, options, paths, environ, meanwhile=alongside)
+    host = dist_jobs(host, recipe, options, paths, environ)
+    resolved = resolve(recipe, options, host, load_knowledge(), paths=paths, environ=environ)
+    return Prepared(resolved, make_plan(resolved))
 
 
 def dist_jobs(
@@ -134,8 +88,6 @@ def _import_build_steps() -> None:
     """Import what the later steps of a build use, while the host probe waits for its programs."""
     import srcbuild.cache.install
     import srcbuild.cache.key
-    import srcbuild.preflight
-    import srcbuild.rules
     import srcbuild.verify.report  # noqa: F401
 
 
@@ -149,18 +101,18 @@ def run_build(
 ) -> BuildResult:
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
     from srcbuild.cache.install import find_wheel
-    from srcbuild.cache.key import FingerprintInputs, fingerprint
+    from srcbuild.cache.key import build_fingerprint, key_inputs
     from srcbuild.cache.remotes import RemoteOptions, open_remote, parse_remotes
     from srcbuild.cache.signing import TrustPolicy
     from srcbuild.cache.store import WheelCache
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
-    plan = prepared.plan
+    plan, resolved = prepared.plan, prepared.resolved
     console.print(f"[bold]srcbuild {plan.package} {plan.version} (recipe {plan.recipe})[/bold]")
     for line in render_settings(plan.settings):
         console.print(line, markup=False, highlight=False)
-    inputs = FingerprintInputs.from_recipe(recipe, plan.package, plan.env.final_values())
-    fp = fingerprint(inputs)
+    inputs = key_inputs(resolved)
+    fp = build_fingerprint(resolved)
     cache = WheelCache(paths.cache_dir)
 
     remote_options = RemoteOptions.resolve(environ=environ)
@@ -194,15 +146,7 @@ def run_build(
                 return found
         elif _finished(plan):
             return _already_done(plan, hit, console)
-        from srcbuild.sources.mirrors import parse_mirror_args
-
-        ctx = BuildContext(
-            recipe=recipe,
-            paths=paths,
-            host_facts=prepared.host_facts,
-            fingerprint_inputs=inputs,
-            mirrors=parse_mirror_args(list(options.mirrors), environ),
-        )
+        ctx = BuildContext(resolved=resolved, fingerprint_inputs=inputs)
         if plan.package == "torchvision":
             torch_options = replace(options, package="torch")
 
@@ -213,10 +157,10 @@ def run_build(
 
             ctx.build_torch = build_torch
         executor = Executor(
-            plan, ACTIONS, console=console, environ=environ_for_build(environ), resume=resume, context=ctx
+            plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx
         )
         if plan.system_alternatives:
-            _guard_system_selection(executor, prepared.host, paths)
+            _guard_system_selection(executor, resolved)
         return executor.run()
 
 
@@ -262,16 +206,15 @@ def _already_done(plan: Plan, hit: Callable[[], BuildResult | None], console: Co
     return found
 
 
-def _guard_system_selection(executor: Executor, host: BuildHost, paths: Paths) -> None:
+def _guard_system_selection(executor: Executor, resolved: ResolvedBuild) -> None:
     """Record the system's gcc selection now and restore it when the build ends, whatever happens."""
-    from srcbuild.execute.compiler import AlternativesTree, SystemSelection
+    from srcbuild.execute.compiler import SystemSelection
 
-    log = paths.work_dir / "compilers" / "update-alternatives.log"
-    tree = AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)
-    selection = SystemSelection(tree, log_path=log)
+    tree = resolved.compiler.tree
+    selection = SystemSelection(tree, log_path=tree.log)
     previous = selection.record()
     executor.console.print(
         f"    system gcc selection before the build: {previous.status or 'none'} {previous.value or ''}"
     )
-    installed = host.gcc or Path("/usr/bin/gcc")
+    installed = resolved.compiler.gcc
     executor.finalizers.append(lambda: selection.restore(installed))

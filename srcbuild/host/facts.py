@@ -13,6 +13,18 @@ from typing import Any
 from srcbuild.capability import ComputeCapability
 
 
+def version_matches(pinned: str, found: str) -> bool:
+    """True when a tool's ``found`` version is the ``pinned`` one ("9.2" accepts "9.2.148").
+
+    A pin of major.minor compares those; a three-part pin must match the third part too (its
+    prefix: "11.4.1" accepts nvcc's "11.4.100"). Used for CUDA, cuDNN and MPI versions.
+    """
+    want = pinned.split(".")
+    have = found.split(".")
+    return have[: len(want)] == want if len(want) <= 2 else have[:2] == want[:2] and have[2].startswith(want[2])
+
+
+
 @dataclass(frozen=True)
 class GpuInfo:
     """One NVIDIA GPU: its name, compute capability (None when unknown) and PCI device id."""
@@ -136,14 +148,10 @@ class HostFacts:
 
     def cuda_toolkit(self, pinned: str) -> CudaToolkit | None:
         """The first toolkit whose nvcc reports ``pinned`` ("9.2" accepts 9.2.148)."""
-        from srcbuild.host.toolchain import version_matches
-
         return next((t for t in self.cuda_toolkits if version_matches(pinned, t.version)), None)
 
     def cudnn_version(self, pinned: str) -> HeaderVersion | None:
         """The first cuDNN whose header reports ``pinned`` ("8.5" accepts 8.5.0)."""
-        from srcbuild.host.toolchain import version_matches
-
         return next((c for c in self.cudnn if version_matches(pinned, c.version)), None)
 
     def to_json(self) -> dict[str, Any]:

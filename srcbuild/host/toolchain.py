@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srcbuild import proc
-from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion
+from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, version_matches
 from srcbuild.host.locate import Runner, is_executable, path_dirs, read_text, under, unique_paths, which_in
 
 _NVCC_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
@@ -33,17 +33,6 @@ def parse_nvcc_version(text: str) -> str | None:
     """ "Cuda compilation tools, release 11.8, V11.8.89" -> "11.8.89"."""
     m = _NVCC_RE.search(text)
     return m.group(2) if m else None
-
-
-def version_matches(pinned: str, found: str) -> bool:
-    """True when a tool's ``found`` version is the ``pinned`` one ("9.2" accepts "9.2.148").
-
-    A pin of major.minor compares those; a three-part pin must match the third part too (its
-    prefix: "11.4.1" accepts nvcc's "11.4.100"). Used for CUDA, cuDNN and MPI versions.
-    """
-    want = pinned.split(".")
-    have = found.split(".")
-    return have[: len(want)] == want if len(want) <= 2 else have[:2] == want[:2] and have[2].startswith(want[2])
 
 
 cuda_matches = version_matches

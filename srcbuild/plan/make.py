@@ -1,129 +1,79 @@
-"""``make_plan``: a resolved recipe, the options and the host facts become a ``Plan``. Pure.
+"""``make_plan``: a resolved build becomes a ``Plan``. Pure: no I/O, no PATH lookup, no optional import.
 
-The same function feeds ``srcbuild plan`` (which prints the plan) and ``srcbuild torch`` (which
-runs it), so what is shown and what runs cannot drift apart.
+Every decision (paths, compiler, environment backend, mirrors, patch hashes, build variables) was
+made by ``srcbuild.resolve``; this module only orders the steps and writes their commands. The
+same function feeds ``srcbuild plan`` (which prints the plan) and ``srcbuild torch`` (which runs
+it), so what is shown and what runs cannot drift apart.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
 
 from srcbuild.command import Command
-from srcbuild.compiler_cache import CompilerCacheConfig, launcher_env
+from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.envmods import EnvChanges
-from srcbuild.errors import HostError, RecipeError, UsageError
-from srcbuild.execute import compiler
-from srcbuild.execute.variables import (
-    Toolset,
-    cmake_settings,
-    torch_variables,
-    vision_variables,
-    wheel_version,
+from srcbuild.plan.actions import (
+    CacheWheel,
+    CheckBuildTree,
+    CheckEnv,
+    CheckLocalChanges,
+    CompilerCacheStart,
+    CompilerCacheStats,
+    EnsureEnv,
+    Preflight,
+    TorchWheel,
+    VerifyWheel,
 )
-from srcbuild.paths import Paths
-from srcbuild.plan.inputs import PACKAGES, BuildHost, BuildOptions
-from srcbuild.plan.model import Action, Plan, Step, settings_hash
-from srcbuild.plan.settings import ResolvedSettings, resolve_settings
+from srcbuild.plan.compiler import selection_commands
+from srcbuild.plan.model import Plan, Step, settings_hash
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
-from srcbuild.recipe import Recipe, SourcePin
+from srcbuild.resolve import ResolvedBuild
+from srcbuild.resolve.variables import cmake_settings, wheel_version
+from srcbuild.sources.sync import SourceSync
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
 
 
-def build_root(paths: Paths, recipe: Recipe, package: str) -> Path:
-    return paths.builds_dir / f"{recipe.name}-{package}"
-
-
-def checkout_dir(paths: Paths, recipe: Recipe, package: str) -> Path:
-    return paths.sources_dir / recipe.name / ("pytorch" if package == "torch" else "vision")
-
-
-def env_prefix(paths: Paths, recipe: Recipe, settings: ResolvedSettings) -> Path:
-    if settings.env_prefix:
-        return Path(settings.env_prefix).expanduser().resolve()
-    return paths.envs_dir / f"{recipe.name}-py{recipe.toolchain.python}"
-
-
-def make_plan(
-    recipe: Recipe,
-    options: BuildOptions,
-    host: BuildHost,
-    paths: Paths,
-    environ: Mapping[str, str],
-) -> Plan:
-    """The ordered steps of one build of ``options.package`` for ``recipe``."""
-    if options.package not in PACKAGES:
-        raise UsageError(f"unknown package {options.package!r}", f"choose one of: {', '.join(PACKAGES)}")
-    if options.package == "torchvision" and recipe.torchvision is None:
-        raise RecipeError(
-            f"recipe {recipe.name} pins no torchvision tag",
-            f"add a [torchvision] table with tag = ... to {recipe.path or recipe.name}",
-        )
-    settings = resolve_settings(recipe, options, host, environ, paths.work_dir)
-    package = options.package
-    pin: SourcePin = recipe.torch if package == "torch" else recipe.torchvision  # type: ignore[assignment]
-    checkout = checkout_dir(paths, recipe, package)
-    root = build_root(paths, recipe, package)
-    prefix = env_prefix(paths, recipe, settings)
-    python = prefix / "bin" / "python"
-    cuda = recipe.toolchain.cuda is not None
-
-    comp_step, tree = _compiler_step(recipe, host, paths, settings)
-    tools = Toolset(
-        cc=str(tree.links_dir / "gcc"),
-        cxx=str(tree.links_dir / "g++"),
-        cuda_home=settings.cuda_home,
-        cudnn_root=str(host.cudnn_root) if host.cudnn_root else settings.cuda_home,
-        env_prefix=str(prefix),
-        max_jobs=settings.max_jobs,
-        max_jobs_reason=settings.max_jobs_reason,
-        ccache=settings.ccache,
-        launcher_env=tuple(launcher_env(settings.compiler_cache)),
-    )
-    variables = torch_variables(recipe, tools) if package == "torch" else vision_variables(recipe, tools)
-    comp_env = compiler.compiler_env(tree, cuda, private=settings.compiler_mode == "private")
-    # The compiler goes last so its bin dir ends up first on PATH.
-    build_env = variables.extend(comp_env)
-    version = wheel_version(recipe, pin.tag)
-
-    steps: list[Step] = [_preflight_step(recipe, package, options.ignore_preflight)]
-    if package == "torchvision":
-        steps.append(_torch_wheel_step(recipe, root))
-    steps.append(comp_step)
-    steps.extend(sources_steps(pin, checkout, paths.git_cache_dir, settings.mirrors, environ, options.git_jobs))
-    labels = tuple(recipe.build.patches) if package == "torch" else ()
-    files = tuple(recipe.build.patch_files) if package == "torch" else ()
-    patch = patches_step(checkout, files, labels)
+def make_plan(resolved: ResolvedBuild) -> Plan:
+    """The ordered steps of the build ``resolved`` describes."""
+    r = resolved
+    package = r.package.name
+    steps: list[Step] = [_preflight_step(r)]
+    if r.package.needs_torch_wheel:
+        steps.append(_torch_wheel_step(r))
+    steps.append(_compiler_step(r))
+    sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
+    steps.extend(sources_steps(sources))
+    patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:
         steps.append(patch)
-    steps.append(_environment_step(recipe, settings, prefix, environ))
-    if package == "torchvision":
-        steps.append(_install_torch_step(recipe, python, root))
-        arches = supported_arches_step(recipe, python)  # compute capability 3.0: after the install
+    steps.append(_environment_step(r))
+    if r.package.needs_torch_wheel:
+        steps.append(_install_torch_step(r))
+        # compute capability 3.0: after the install
+        arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, r.python)
         if arches is not None:
             steps.append(arches)
-    cmake = cmake_settings(build_env)
-    steps.append(_build_tree_step(checkout, root, python, cmake))
-    steps.append(_local_changes_step(checkout))
-    if settings.compiler_cache.enabled:
-        steps.append(_compiler_cache_step(settings.compiler_cache, "start"))
-    steps.append(_build_step(package, checkout, python, build_env, version))
-    if settings.compiler_cache.enabled:
-        steps.append(_compiler_cache_step(settings.compiler_cache, "stats"))
+    cmake = cmake_settings(r.env_changes)
+    steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake))
+    steps.append(_local_changes_step(r, sources))
+    cc = r.compiler_cache
+    if cc.enabled:
+        steps.append(_compiler_cache_step(cc, start=True))
+    steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version))
+    if cc.enabled:
+        steps.append(_compiler_cache_step(cc, start=False))
+    wheels = f"{package}-{r.version}-*.whl"
     steps.append(
         Step(
             id="verify",
             title="Verify the wheel",
             why="the wheel must hold kernels for every arch of the recipe (and MPI when asked for); a wheel "
             "that does not is never cached",
-            action=Action(
-                "verify-wheel",
-                f"check {package}-{version}-*.whl against the recipe's archs",
-                args=(("dist", str(checkout / "dist")), ("pattern", f"{package}-{version}-*.whl")),
-            ),
+            action=VerifyWheel(r.dist_dir, wheels),
         )
     )
     steps.append(
@@ -131,151 +81,143 @@ def make_plan(
             id="cache",
             title="Store the wheel in the cache",
             why="a later build of the same inputs (and torchvision's build) reuses it without compiling",
-            action=Action(
-                "cache-wheel",
-                f"store the wheel and its manifest under {paths.cache_dir}",
-                args=(("dist", str(checkout / "dist")), ("pattern", f"{package}-{version}-*.whl")),
-            ),
+            action=CacheWheel(r.dist_dir, wheels, r.paths.cache_dir),
         )
     )
     return Plan(
         package=package,
-        recipe=recipe.name,
-        version=version,
-        settings=settings.settings,
+        recipe=r.recipe.name,
+        version=r.version,
+        settings=r.settings,
         steps=tuple(steps),
-        env=build_env,
-        checkout=checkout,
-        build_root=root,
-        dist_dir=checkout / "dist",
+        env=r.env_changes,
+        checkout=r.checkout,
+        build_root=r.build_root,
+        dist_dir=r.dist_dir,
         cmake_settings=cmake,
-        keep_build=settings.keep_build,
-        system_alternatives=settings.compiler_mode == "system",
+        keep_build=r.keep_build,
+        system_alternatives=r.compiler.system,
+        findings=r.findings,
+        resolved=r,
     )
 
 
-def _preflight_step(recipe: Recipe, package: str, ignore: bool) -> Step:
-    what = f"check recipe {recipe.name} and this host for a {package} build"
-    if ignore:
-        what += " (--ignore-preflight: errors are reported, the build goes on)"
+def _preflight_step(r: ResolvedBuild) -> Step:
     return Step(
         id="preflight",
         title="Preflight: compatibility rules and host checks",
         why="stop before any download or compile when the pins contradict upstream or this machine lacks a "
         "tool (nvcc of the pinned CUDA, gcc, cuDNN, MPI, disk, memory)",
-        action=Action("preflight", what, args=(("ignore", "1" if ignore else ""),)),
+        action=Preflight(r.recipe.name, r.package.name, r.options.ignore_preflight),
     )
 
 
-def _compiler_step(
-    recipe: Recipe, host: BuildHost, paths: Paths, settings: ResolvedSettings
-) -> tuple[Step, compiler.AlternativesTree]:
-    major = recipe.toolchain.gcc
-    gcc = host.gcc or Path(f"/usr/bin/gcc-{major}")
-    gxx = host.gxx or Path(f"/usr/bin/g++-{major}")
-    log = paths.work_dir / "compilers" / "update-alternatives.log"
-    if settings.compiler_mode == "system":
-        tree = compiler.AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)
+def _compiler_step(r: ResolvedBuild) -> Step:
+    c = r.compiler
+    commands = selection_commands(c.tree, c.gcc, c.gxx, c.major)
+    if c.system:
         why = (
-            f"select gcc-{major} system-wide as the classic instructions do (needs root); the previous "
+            f"select gcc-{c.major} system-wide as the classic instructions do (needs root); the previous "
             "selection is recorded first and restored when the build ends, also on failure"
         )
-        return (
-            Step(
-                id="compiler",
-                title=f"Compiler: gcc-{major} via system update-alternatives",
-                why=why,
-                commands=compiler.selection_commands(tree, gcc, gxx, major),
-            ),
-            tree,
+        title = f"Compiler: gcc-{c.major} via system update-alternatives"
+    else:
+        why = (
+            f"select gcc-{c.major} without touching the system: a private update-alternatives tree whose bin "
+            "directory goes first on PATH, with CC, CXX and CUDAHOSTCXX pointing into it"
         )
-    tree = compiler.private_tree(paths.work_dir / "compilers" / f"gcc-{major}", host.update_alternatives)
-    why = (
-        f"select gcc-{major} without touching the system: a private update-alternatives tree whose bin "
-        "directory goes first on PATH, with CC, CXX and CUDAHOSTCXX pointing into it"
-    )
-    return (
-        Step(
-            id="compiler",
-            title=f"Compiler: gcc-{major} via a private update-alternatives tree",
-            why=why,
-            commands=compiler.selection_commands(tree, gcc, gxx, major),
-        ),
-        tree,
-    )
+        title = f"Compiler: gcc-{c.major} via a private update-alternatives tree"
+    return Step(id="compiler", title=title, why=why, commands=commands)
 
 
-def _environment_step(recipe: Recipe, settings: ResolvedSettings, prefix: Path, environ: Mapping[str, str]) -> Step:
-    if settings.env_prefix:
+def _environment_step(r: ResolvedBuild) -> Step:
+    env = r.environment
+    prefix, python = env.prefix, env.python
+    q = shlex.quote
+    if env.existing:
+        missing = f"this build uses the existing environment {prefix} (--env), which has no bin/python"
         return Step(
             id="environment",
             title=f"Build environment: existing {prefix}",
             why="--env names an environment to build in; it is used as it is",
-            action=Action(
-                "check-env",
-                f"check {prefix}/bin/python is Python {recipe.toolchain.python}",
-                args=(("prefix", str(prefix)), ("python", recipe.toolchain.python)),
-                shell=(f"test -x {shlex.quote(str(prefix / 'bin' / 'python'))}",),
+            action=CheckEnv(
+                prefix,
+                python,
+                (f"if [ ! -x {q(f'{prefix}/bin/python')} ]; then echo {q(missing)} >&2; exit 1; fi",),
             ),
         )
-    from srcbuild.envs import default_lockfile
-    from srcbuild.envs.backends import choose_backend
-    from srcbuild.envs.spec import env_spec_for
-
-    spec = env_spec_for(recipe, environ=environ)
-    lockfile = default_lockfile(recipe)  # recipes/R.conda-lock.yml: install exactly it, no solve
-    try:
-        backend = choose_backend(settings.env_backend, spec, environ)
-    except HostError as exc:  # shown in the plan; the build stops at this step with the same words
+    if env.error is not None:  # shown in the plan; the build stops at this step with the same words
+        message, hint = env.error
         return Step(
             id="environment",
-            title=f"Build environment: Python {recipe.toolchain.python} (no way to make it here)",
-            why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag}",
-            action=Action(
-                "ensure-env",
-                f"cannot: {exc.message}",
-                args=(("backend", ""), ("link", str(prefix)), ("error", exc.message), ("hint", exc.hint or "")),
+            title=f"Build environment: Python {python} (no way to make it here)",
+            why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag}",
+            action=EnsureEnv(
+                "",
+                prefix,
+                None,
+                "",
+                (f"echo {q(f'error: {message}')} >&2", f"echo {q(f'hint: {hint}')} >&2", "exit 1"),
+                error=message,
+                hint=hint,
             ),
         )
-    described = backend.describe(spec, prefix, lockfile)
-    shell: tuple[str, ...] = ()
-    if backend.name == "venv":  # the same commands, made in place of the stable link
-        from srcbuild.envs.backends.venv_backend import VenvBackend
-
-        made = [f"  {c.shell()}" for c in VenvBackend().commands(spec, prefix)]
-        shell = (f"if [ ! -x {shlex.quote(str(prefix / 'bin' / 'python'))} ]; then", *made, "fi")
+    packages = ", ".join(env.spec.conda_specs) or "no extra packages"
     return Step(
         id="environment",
-        title=f"Build environment: {backend.name}, Python {recipe.toolchain.python}",
-        why=f"a Python {recipe.toolchain.python} with the build dependencies of {recipe.torch.tag} "
-        f"({', '.join(spec.conda_specs) or 'no extra packages'}); made once and reused while its spec is unchanged",
-        action=Action(
-            "ensure-env",
-            f"{backend.name}: " + "; ".join(described) + f"; linked as {prefix}",
-            args=(("backend", backend.name), ("link", str(prefix)), ("lockfile", str(lockfile or ""))),
-            shell=shell,
+        title=f"Build environment: {env.backend}, Python {python}",
+        why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag} "
+        f"({packages}); made once and reused while its spec is unchanged",
+        action=EnsureEnv(
+            env.backend or "",
+            prefix,
+            env.lockfile,
+            f"{env.backend}: " + "; ".join(env.description) + f"; linked as {prefix}",
+            _environment_shell(r),
         ),
     )
 
 
-def _torch_wheel_step(recipe: Recipe, root: Path) -> Step:
+def _environment_shell(r: ResolvedBuild) -> tuple[str, ...]:
+    """Make the environment by hand where plain commands can (venv, conda family without a
+    lockfile); otherwise name the one the script expects and stop when it is absent."""
+    env = r.environment
+    q = shlex.quote
+    link, target = env.prefix, env.target or env.prefix
+    if target == link:  # a venv, made in place of the stable link
+        made = [f"  {Command(argv, '').shell()}" for argv in env.create_shell]
+        return (f"if [ ! -x {q(f'{link}/bin/python')} ]; then", *made, "fi")
+    if env.create_shell:
+        make = [f"    {Command(argv, '').shell()}" for argv in env.create_shell]
+    else:
+        how = f"srcbuild env create --recipe {r.recipe.path or r.recipe.name} --env-backend {env.backend}"
+        expects = f"this script expects the {env.backend} environment {target}; create it with: {how}"
+        make = [f"    echo {q(expects)} >&2", "    exit 1"]
+    return (
+        f"if [ ! -x {q(f'{link}/bin/python')} ]; then",
+        f"  if [ ! -x {q(f'{target}/bin/python')} ]; then",
+        *make,
+        "  fi",
+        f"  mkdir -p {q(str(link.parent))} && ln -sfn {q(str(target))} {q(str(link))}",
+        "fi",
+    )
+
+
+def _torch_wheel_step(r: ResolvedBuild) -> Step:
+    dest = r.build_root / "torch-wheel"
     return Step(
         id="torch-wheel",
-        title=f"Torch wheel of recipe {recipe.name}",
+        title=f"Torch wheel of recipe {r.recipe.name}",
         why="torchvision builds against the torch wheel of the same recipe: taken from the cache, built first "
         "when missing",
-        action=Action(
-            "torch-wheel",
-            f"find (or build) torch for {recipe.name} and copy it to {root / 'torch-wheel'}",
-            args=(("dest", str(root / "torch-wheel")),),
-        ),
+        action=TorchWheel(r.recipe.name, dest),
     )
 
 
-def _install_torch_step(recipe: Recipe, python: Path, root: Path) -> Step:
-    version = wheel_version(recipe, recipe.torch.tag)
+def _install_torch_step(r: ResolvedBuild) -> Step:
+    version = wheel_version(r.recipe, r.recipe.torch.tag)
     argv = (
-        str(python),
+        str(r.python),
         "-m",
         "pip",
         "install",
@@ -283,7 +225,7 @@ def _install_torch_step(recipe: Recipe, python: Path, root: Path) -> Step:
         "--force-reinstall",
         "--no-index",
         "--find-links",
-        str(root / "torch-wheel"),
+        str(r.build_root / "torch-wheel"),
         f"torch=={version}",
     )
     return Step(
@@ -309,49 +251,33 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
         title="Check the build tree is not stale",
         why="CMake reads its settings only on the first configure: a build/CMakeCache.txt made with other "
         "settings is cleaned instead of silently reused",
-        action=Action(
-            "check-build-tree",
-            f"compare the settings hash {digest} with the one stored beside the build tree; clean on a mismatch",
-            args=(("hash", digest), ("hash_file", str(hash_file)), ("cache", str(cache))),
-            shell=shell,
-        ),
+        action=CheckBuildTree(digest, hash_file, cache, shell),
     )
 
 
-def _compiler_cache_step(config: CompilerCacheConfig, what: str) -> Step:
-    if what == "start":
+def _compiler_cache_step(config: CompilerCacheConfig, start: bool) -> Step:
+    if start:
         return Step(
             id="compiler-cache",
             title=f"Start the compiler cache ({config.kind})",
             why="its settings are read when it starts: a cache started earlier may point elsewhere; its "
             "counters before the build are kept so the result says what this build reused",
-            action=Action(
-                "compiler-cache-start", f"start {config.label()} and read its counters", args=_cc_args(config)
-            ),
+            action=CompilerCacheStart(config),
         )
     return Step(
         id="compiler-cache-stats",
         title="Read the compiler cache's counters",
         why="the build result reports how many compile units came from the cache (hits) and how many were compiled",
-        action=Action("compiler-cache-stats", f"read the counters of {config.label()}", args=_cc_args(config)),
+        action=CompilerCacheStats(config),
     )
 
 
-def _cc_args(config: CompilerCacheConfig) -> tuple[tuple[str, str], ...]:
-    fields = ("kind", "launcher", "url", "dist_scheduler", "local_dir", "base_dir", "s3_endpoint", "region")
-    return tuple((name, str(getattr(config, name) or "")) for name in fields)
-
-
-def _local_changes_step(checkout: Path) -> Step:
+def _local_changes_step(r: ResolvedBuild, sync: SourceSync) -> Step:
     return Step(
         id="local-changes",
         title="Look for local modifications",
         why="a wheel built from hand-edited sources is recorded as modified in the cache, never as the clean tag",
-        action=Action(
-            "check-local-changes",
-            f"compare {checkout} and its submodules with the tag plus the recipe's patches",
-            args=(("checkout", str(checkout)),),
-        ),
+        action=CheckLocalChanges(sync, tuple(p.path for p in r.applied_patches)),
     )
 
 

@@ -1,21 +1,24 @@
 """The plan model: an ordered tuple of steps, each with a stable id, a title and why it runs.
 
-A step either runs ``Command``s (argv, cwd, environment changes, why) or names an internal
-action the executor performs itself (preflight checks, the stale-build-tree check, verification,
-caching). Internal actions carry a description and, where one exists, the equivalent shell lines
-so ``srcbuild plan --format shell`` stays a script a user can run by hand.
+A step either runs ``Command``s (argv, cwd, environment changes, why) or carries a typed action
+(``srcbuild.plan.actions``: preflight checks, the stale-build-tree check, verification, caching)
+that describes itself (text, JSON, the equivalent shell lines, so ``srcbuild plan --format shell``
+stays a script a user can run by hand) and runs itself.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
+from srcbuild.findings import Finding
+from srcbuild.plan.actions import Action, SkipCondition
+from srcbuild.resolve.model import Setting
 
 
 def settings_hash(cmake_settings: tuple[tuple[str, str], ...]) -> str:
@@ -25,40 +28,11 @@ def settings_hash(cmake_settings: tuple[tuple[str, str], ...]) -> str:
 
 
 @dataclass(frozen=True)
-class Setting:
-    """One resolved build setting and where its value came from."""
-
-    name: str
-    value: str
-    source: str  # "default", "recipe <file>", "environment VAR", "command line --opt", "host probe"
-    why: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "value": self.value, "source": self.source, "why": self.why}
-
-
-@dataclass(frozen=True)
-class Action:
-    """Work the executor does itself: ``name`` selects the handler, ``args`` are its inputs."""
-
-    name: str
-    description: str
-    args: tuple[tuple[str, str], ...] = ()
-    shell: tuple[str, ...] = ()  # equivalent bash lines, or empty when there is none
-
-    @property
-    def arg(self) -> dict[str, str]:
-        return dict(self.args)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "args": dict(self.args), "shell": list(self.shell)}
-
-
-@dataclass(frozen=True)
 class Step:
-    """One step of a build: commands to run, or an internal action, never both.
+    """One step of a build: commands to run, an internal action, or an action that decides which of
+    its commands run (``action.runs_commands``: the sources step).
 
-    ``skip_if`` names a condition the executor checks first ("patches-applied"): a step whose work
+    ``skip_if`` is a condition the executor checks first (``PatchesApplied``): a step whose work
     is already on disk is skipped and recorded as such.
     """
 
@@ -69,7 +43,7 @@ class Step:
     action: Action | None = None
     progress: bool = False  # show a progress bar from ninja's [n/N] lines
     on_failure: tuple[Command, ...] = ()  # cleanup run when the step fails (unless --keep-build)
-    skip_if: str = ""
+    skip_if: SkipCondition | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,7 +53,7 @@ class Step:
             "commands": [c.to_json() for c in self.commands],
             "action": self.action.to_json() if self.action else None,
             "on_failure": [c.to_json() for c in self.on_failure],
-            "skip_if": self.skip_if or None,
+            "skip_if": self.skip_if.name if self.skip_if else None,
         }
 
 
@@ -99,6 +73,8 @@ class Plan:
     cmake_settings: tuple[tuple[str, str], ...] = ()  # what reaches CMake; hashed for staleness
     keep_build: bool = False
     system_alternatives: bool = False
+    findings: tuple[Finding, ...] = ()  # the resolved build's rule and host findings
+    resolved: Any = field(default=None, compare=False, repr=False)  # the ResolvedBuild it was made from
 
     @property
     def state_path(self) -> Path:
@@ -123,7 +99,9 @@ class Plan:
 
     def fingerprint(self) -> str:
         """A hash of the whole plan: a resumed build must be resuming this same plan."""
-        blob = json.dumps(self.to_json(), sort_keys=True, default=str).encode()
+        data = self.to_json()
+        del data["findings"]  # host findings (free disk) change between runs of the same plan
+        blob = json.dumps(data, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
 
     def to_json(self) -> dict[str, Any]:
@@ -137,5 +115,9 @@ class Plan:
             "settings": [s.to_json() for s in self.settings],
             "build_env": self.env.to_json(),
             "cmake_settings_hash": self.settings_hash(),
+            "findings": [f.to_json() for f in self.findings],
             "steps": [s.to_json() for s in self.steps],
         }
+
+
+__all__ = ["Action", "Plan", "Setting", "SkipCondition", "Step", "settings_hash"]

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.execute.compiler import AlternativesTree, shell_restore_lines
+from srcbuild.findings import Severity
+from srcbuild.plan.compiler import shell_restore_lines
 from srcbuild.plan.model import Plan, Setting
+from srcbuild.resolve.variables import NOT_INHERITED
 
 FORMATS = ("text", "json", "shell")
 
@@ -52,8 +53,8 @@ def render_text(plan: Plan) -> str:
     for n, step in enumerate(plan.steps, 1):
         out.append(f"{n:2d}. [{step.id}] {step.title}")
         out.append(f"    why: {step.why}")
-        if step.skip_if:
-            out.append(f"    skipped when: {step.skip_if}")
+        if step.skip_if is not None:
+            out.append(f"    skipped when: {step.skip_if.name}")
         if step.action is not None:
             out.append(f"    srcbuild: {step.action.description}")
         for cmd in step.commands:
@@ -97,23 +98,23 @@ def render_shell(plan: Plan) -> str:
         one_line(f"# srcbuild plan: {plan.package} {plan.version} for recipe {plan.recipe}."),
         one_line(f"# The same commands `srcbuild {plan.package} --recipe {recipe}` runs, for running by hand."),
         "set -euo pipefail",
-        "",
-        "# Settings:",
     ]
+    shown = [f for f in plan.findings if f.severity is not Severity.INFO]
+    if shown:
+        out += ["", "# Findings of the compatibility rules and the host checks:"]
+        out += [one_line(f"# {line}") for f in shown for line in f.render().splitlines()]
+    out += ["", "# What the build never inherits from the caller's environment:", f"unset {' '.join(NOT_INHERITED)}"]
+    out += ["", "# Settings:"]
     out += [one_line("#" + line[1:]) for line in render_settings(plan.settings)]
     if plan.system_alternatives:
-        select = plan.step("compiler").commands[-1].argv  # update-alternatives [--log L] --set gcc G
-        ua = select[: select.index("--set")]
-        log = Path(ua[ua.index("--log") + 1]) if "--log" in ua else None
-        tree = AlternativesTree(Path("/usr/bin"), log=log, program=ua[0])
         out += ["", "# Restore the system's gcc selection when this script ends."]
-        out += list(shell_restore_lines(tree))
+        out += list(shell_restore_lines(plan.resolved.compiler.tree))
     for n, step in enumerate(plan.steps, 1):
         out += ["", one_line(f"# --- {n}. [{step.id}] {step.title}")]
         out += [one_line(f"# {line}") for line in _wrap(step.why)]
-        if step.action is not None:
-            if step.action.shell:
-                out += list(step.action.shell)
+        if step.action is not None and not step.action.runs_commands:
+            if step.action.shell():
+                out += list(step.action.shell())
             else:
                 out.append(one_line(f"# srcbuild does this itself: {step.action.description}"))
         for cmd in step.commands:

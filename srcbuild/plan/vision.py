@@ -7,7 +7,8 @@ torchvision's build for a recipe with ``gpu.arch = ["3.0"]`` stops with
 adds '3.0' to the list of the torch installed in the build environment before torchvision is
 built (dizcza/pytorch-sm30-docker: Dockerfile,
 ``sed -i "s/supported_arches = \\[/supported_arches = ['3.0', /"``; compat.md §4.4; knowledge base
-breakage ``torchvision-sm30-supported-arches``). The step finds the file through the
+breakage ``torchvision-sm30-supported-arches``). Which arches need it is resolved
+(``srcbuild.resolve.arches``). The step finds the file through the
 environment's python, so it patches exactly the torch the build imports, and it is idempotent.
 A torch without the list (older than the check) is left as it is.
 """
@@ -16,13 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.capability import ComputeCapability
 from srcbuild.command import Command
 from srcbuild.plan.model import Step
-from srcbuild.recipe import Recipe
-
-UNLISTED_ARCHES = (ComputeCapability.parse("3.0"),)  # in no torch release's supported_arches
-SOURCE = "dizcza/pytorch-sm30-docker: Dockerfile; pytorch/vision#1841; compat.md §4.4"
 
 # Run by the build environment's python with the archs to add as arguments. Adds each one to every
 # `supported_arches = [...]` list that lacks it (what the sed does), and says what it did.
@@ -48,26 +44,18 @@ else:
 """
 
 
-def unlisted_arches(recipe: Recipe) -> tuple[ComputeCapability, ...]:
-    """The recipe's compute capabilities torch's cpp_extension refuses (CUDA builds only)."""
-    if recipe.toolchain.cuda is None:
-        return ()
-    return tuple(cc for cc in sorted(recipe.gpu.arch) if cc in UNLISTED_ARCHES)
-
-
-def supported_arches_step(recipe: Recipe, python: Path) -> Step | None:
-    """The ``torch-arches`` step, or None when the recipe has no arch torch's list lacks."""
-    arches = unlisted_arches(recipe)
+def supported_arches_step(arches: tuple[str, ...], source: str, python: Path) -> Step | None:
+    """The ``torch-arches`` step, or None when the build has no arch torch's list lacks."""
     if not arches:
         return None
-    names = ", ".join(str(cc) for cc in arches)
-    argv = (str(python), "-c", PATCH_SCRIPT, *(str(cc) for cc in arches))
+    names = ", ".join(arches)
+    argv = (str(python), "-c", PATCH_SCRIPT, *arches)
     return Step(
         id="torch-arches",
         title=f"Let the installed torch build extensions for compute capability {names}",
         why=f"torch.utils.cpp_extension's supported_arches never lists {names}, so torchvision's build would stop "
         f"with 'ValueError: Unknown CUDA arch ({arches[0]}) or GPU not supported'; add {names} to the list of the "
-        f"torch installed in the build environment (idempotent). Source: {SOURCE}",
+        f"torch installed in the build environment (idempotent). Source: {source}",
         commands=(
             Command(
                 argv,

@@ -7,11 +7,8 @@ from srcbuild.capability import generation
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge import versions
 from srcbuild.knowledge.base import KnowledgeBase
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.rules.context import RecipeFacts, RecipeHints
-
-MINOR_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
-# Drivers of a CUDA major that run any later minor of it with reduced features (no PTX JIT of newer PTX).
-MINOR_COMPAT_FLOOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
 
 
 def cuda_known(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
@@ -201,6 +198,7 @@ def driver_support(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) ->
         return []
     findings = []
     seen: set[int] = set()
+    compat = load_build_facts()
     for cc in facts.arch:
         limit = kb.last_driver_for(cc)
         if limit.last_branch is None or limit.last_branch in seen or not release.accepts_cc(cc):
@@ -210,7 +208,7 @@ def driver_support(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) ->
             continue
         seen.add(limit.last_branch)
         major = versions.parse(release.line)[0]
-        floor = MINOR_COMPAT_FLOOR.get(major)
+        floor = compat.minor_compat_floor.get(major)
         if floor and versions.parse(branch.cuda)[0] == major:
             fix = (
                 f"The wheel still runs on R{limit.last_branch} through CUDA {major}.x minor-version compatibility "
@@ -230,7 +228,7 @@ def driver_support(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) ->
                     f"but the last driver for {limit.generation} GPUs "
                     f"(compute capability {cc}) is R{limit.last_branch}, which natively runs CUDA ≤ {branch.cuda}."
                 ),
-                source=f"{limit.source}; {MINOR_COMPAT_SOURCE}",
+                source=f"{limit.source}; {compat.minor_compat_source}",
                 fix=fix,
                 field="toolchain.cuda",
             )
@@ -247,6 +245,7 @@ def kepler_ptx(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> lis
     if not kepler:
         return []
     limit = kb.last_driver_for(kepler[0])
+    compat = load_build_facts()
     branch = kb.driver_branch(limit.last_branch) if limit.last_branch else None
     if branch is None or versions.at_most(versions.parse(release.line), versions.parse(branch.cuda)):
         return []
@@ -258,7 +257,7 @@ def kepler_ptx(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> lis
                 f"ptx = true embeds CUDA {release.line} PTX, which the last Kepler driver (R{limit.last_branch}, "
                 f"CUDA {branch.cuda}) cannot JIT-compile; Kepler GPUs only run the SASS built for [gpu] arch."
             ),
-            source=f"{limit.source}; {MINOR_COMPAT_SOURCE}",
+            source=f"{limit.source}; {compat.minor_compat_source}",
             fix="List every compute capability you run on in [gpu] arch and set ptx = false.",
             field="gpu.ptx",
         )

@@ -62,15 +62,23 @@ class PatchSet:
     checkout: Path
     patch_files: tuple[Path, ...]
     labels: tuple[str, ...]
+    digests: tuple[str, ...] | None  # the sha256 of each file, when already known (a resolved build's)
 
-    def __init__(self, checkout: Path, patch_files: Sequence[Path], labels: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        checkout: Path,
+        patch_files: Sequence[Path],
+        labels: Sequence[str] | None = None,
+        digests: Sequence[str] | None = None,
+    ) -> None:
         files = tuple(Path(p) for p in patch_files)
         names = tuple(labels) if labels is not None else tuple(p.name for p in files)
-        if len(names) != len(files):
-            raise ValueError("one label per patch file")
+        if len(names) != len(files) or (digests is not None and len(digests) != len(files)):
+            raise ValueError("one label (and one digest) per patch file")
         object.__setattr__(self, "checkout", Path(checkout))
         object.__setattr__(self, "patch_files", files)
         object.__setattr__(self, "labels", names)
+        object.__setattr__(self, "digests", tuple(digests) if digests is not None else None)
 
     def __bool__(self) -> bool:
         return bool(self.patch_files)
@@ -82,8 +90,8 @@ class PatchSet:
     def _args(self, upto: int) -> tuple[str, ...]:
         """``label sha256 file`` for patches 1..upto, the arguments of the scripts above."""
         out: list[str] = []
-        for path, label in zip(self.patch_files[:upto], self.labels[:upto]):
-            out += [label, sha256_file(path), str(path)]
+        for i, (path, label) in enumerate(zip(self.patch_files[:upto], self.labels[:upto])):
+            out += [label, self.digests[i] if self.digests is not None else sha256_file(path), str(path)]
         return tuple(out)
 
     def check_commands(self) -> list[Command]:

@@ -238,17 +238,23 @@ class SourceSync:
             ),
         ]
 
-    def pending_commands(self) -> list[Command]:
-        """What a resumed sync still has to run: only the submodule steps when the checkout is at the tag.
+    def done_count(self) -> int:
+        """How many of ``commands()``, from the first, a resumed sync can skip: all of them when the
+        checkout is complete, all but the submodule commands when it is at the tag, else none.
 
         Reads the checkout (not pure); ``srcbuild plan`` shows ``commands()``.
         """
+        total = len(self.commands())
         head, tag = self._head_and_tag()
         if head is None or head != tag:
-            return self.commands()
+            return 0
         if self._complete_rows() is not None:
-            return []
-        return self.submodule_commands()
+            return total
+        return total - len(self.submodule_commands())
+
+    def pending_commands(self) -> list[Command]:
+        """What a resumed sync still has to run (the tail of ``commands()`` after ``done_count()``)."""
+        return self.commands()[self.done_count() :]
 
     # -- questions asked after running ------------------------------------------------------------
 

@@ -21,11 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.verify.fatbin import FatbinEntry
-
-# The last driver branch for Kepler (R470) runs PTX up to CUDA 11.4's ISA; PTX ISA 7.4 is CUDA 11.4
-# (PTX ISA release notes, https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes).
-KEPLER_MAX_PTX_ISA = (7, 4)
 
 
 @dataclass(frozen=True)
@@ -103,11 +100,14 @@ def coverage(kernels: Kernels, cc: ComputeCapability, ptx_isa: tuple[int, int] |
     if not ptx:
         return Coverage(cc, None, None)
     caveat = ""
-    if cc.major == 3 and (ptx_isa is None or ptx_isa > KEPLER_MAX_PTX_ISA):
+    # the newest PTX ISA the generation's last driver can JIT (Kepler: R470, ISA 7.4 = CUDA 11.4)
+    limit = load_build_facts().ptx_isa_limit(cc)
+    if limit is not None and (ptx_isa is None or ptx_isa > limit.max_isa):
         isa = f"PTX ISA {ptx_isa[0]}.{ptx_isa[1]}" if ptx_isa else "the PTX"
         caveat = (
-            f"compute capability {cc} runs only through JIT of {isa}; Kepler's last driver (R470) "
-            "cannot JIT PTX newer than CUDA 11.4, so embed SASS for it (add it to gpu.arch)"
+            f"compute capability {cc} runs only through JIT of {isa}; {limit.generation}'s last driver "
+            f"(R{limit.driver_branch}) cannot JIT PTX newer than CUDA {limit.max_isa_cuda}, so embed SASS for it "
+            "(add it to gpu.arch)"
         )
     return Coverage(cc, None, max(ptx), caveat)
 

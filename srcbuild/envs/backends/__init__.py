@@ -21,19 +21,29 @@ BACKEND_NAMES = ("conda", "mamba", "micromamba", "rattler", "venv")
 CONDA_TOOLS = ("micromamba", "mamba", "conda")  # preference order when several are installed
 BACKEND_VARIABLE = "SRCBUILD_ENV_BACKEND"
 
-__all__ = ["BACKEND_NAMES", "EnvBackend", "backend_by_name", "choose_backend"]
+__all__ = [
+    "BACKEND_NAMES",
+    "EnvBackend",
+    "backend_by_name",
+    "backend_for",
+    "choose_backend",
+    "conda_tools_on_path",
+    "pick_backend",
+]
 
 
 def _which(name: str, environ: Mapping[str, str]) -> str | None:
     return shutil.which(name, path=environ.get("PATH", os.defpath))
 
 
-def backend_by_name(name: str, spec: EnvSpec, environ: Mapping[str, str]) -> EnvBackend:
-    """The named backend, checked against this host and this spec."""
+def backend_by_name(
+    name: str, spec: EnvSpec, environ: Mapping[str, str], tools: Mapping[str, str] | None = None
+) -> EnvBackend:
+    """The named backend, checked against this host (``tools``: the conda-family tools found on PATH)."""
     if name not in BACKEND_NAMES:
         raise UsageError(f"unknown environment backend {name!r}", f"choose one of: {', '.join(BACKEND_NAMES)}")
     if name in CONDA_TOOLS:
-        found = _which(name, environ)
+        found = tools.get(name) if tools is not None else _which(name, environ)
         if found is None:
             raise HostError(f"--env-backend {name}: {name} is not on PATH", "install it, or use --env-backend rattler")
         return CondaFamilyBackend(name, found)
@@ -50,21 +60,49 @@ def backend_by_name(name: str, spec: EnvSpec, environ: Mapping[str, str]) -> Env
     return VenvBackend()
 
 
-def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str] | None = None) -> EnvBackend:
-    """The backend named (argument, then ``SRCBUILD_ENV_BACKEND``), else the best one available."""
-    env = os.environ if environ is None else environ
-    chosen = name or env.get(BACKEND_VARIABLE) or None
-    if chosen:
-        return backend_by_name(chosen, spec, env)
+def conda_tools_on_path(environ: Mapping[str, str]) -> dict[str, str]:
+    """The conda-family tools on ``environ``'s PATH, in preference order (a host probe)."""
+    return {tool: found for tool in CONDA_TOOLS if (found := _which(tool, environ)) is not None}
+
+
+def pick_backend(name: str | None, spec: EnvSpec, tools: Mapping[str, str], rattler: bool) -> EnvBackend:
+    """The backend named, else the best one the probed host has: a venv when it can hold ``spec``,
+    then micromamba, mamba or conda (``tools``), then py-rattler (``rattler``). Runs nothing."""
+    if name:
+        if name == "rattler" and not rattler:
+            raise HostError(
+                "--env-backend rattler needs py-rattler, which is not installed for this Python",
+                "install py-rattler (Python >= 3.10), or use conda, mamba or micromamba",
+            )
+        if name == "rattler":
+            return RattlerBackend()
+        return backend_by_name(name, spec, {}, tools)
     if venv_unsuitable(spec) is None:
         return VenvBackend()
     for tool in CONDA_TOOLS:
-        found = _which(tool, env)
-        if found is not None:
-            return CondaFamilyBackend(tool, found)
-    if rattler_available():
+        if tool in tools:
+            return CondaFamilyBackend(tool, tools[tool])
+    if rattler:
         return RattlerBackend()
     raise HostError(
         "no way to make a conda environment here: no micromamba, mamba or conda on PATH, and no py-rattler",
         "install py-rattler (pip install py-rattler, Python >= 3.10) or micromamba",
     )
+
+
+def backend_for(name: str, executable: str | None) -> EnvBackend:
+    """The backend a resolved build chose, by name (the choice itself is ``pick_backend``'s)."""
+    if name in CONDA_TOOLS:
+        return CondaFamilyBackend(name, executable)
+    if name == "rattler":
+        return RattlerBackend()
+    if name == "venv":
+        return VenvBackend()
+    raise UsageError(f"unknown environment backend {name!r}", f"choose one of: {', '.join(BACKEND_NAMES)}")
+
+
+def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str] | None = None) -> EnvBackend:
+    """The backend named (argument, then ``SRCBUILD_ENV_BACKEND``), else the best one available."""
+    env = os.environ if environ is None else environ
+    chosen = name or env.get(BACKEND_VARIABLE) or None
+    return pick_backend(chosen, spec, conda_tools_on_path(env), rattler_available())

@@ -6,10 +6,10 @@ A backend turns an ``EnvSpec`` into a ready ``BuildEnv``: ``describe`` says exac
 
 from __future__ import annotations
 
-import os
-import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from srcbuild import proc
 from srcbuild.command import Command
@@ -18,12 +18,24 @@ from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError
 
 
+@dataclass(frozen=True)
+class CommandIO:
+    """What a backend's commands run with: the caller's environment and where ``+ cmd`` lines go
+    (the build's console, or stderr for ``srcbuild env create``). Passed down, never read from
+    ``os.environ`` here."""
+
+    environ: Mapping[str, str]
+    echo: IO[str] | None = None
+
+
 class EnvBackend(Protocol):
     name: str
 
     def describe(self, spec: EnvSpec, prefix: Path, lockfile: Path | None) -> list[str]: ...
 
-    def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv: ...
+    def ensure(
+        self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None, io: CommandIO
+    ) -> BuildEnv: ...
 
 
 def pip_command(python: Path, requirements: tuple[str, ...]) -> Command:
@@ -34,11 +46,11 @@ def pip_command(python: Path, requirements: tuple[str, ...]) -> Command:
     )
 
 
-def run_checked(command: Command, log_path: Path | None, what: str) -> None:
+def run_checked(command: Command, log_path: Path | None, what: str, io: CommandIO) -> None:
     """Run a planned command; a failure is an EnvironmentError_ quoting its last line."""
-    env = command.env.apply(os.environ)
+    env = command.env.apply(io.environ)
     try:
-        result = proc.run(command.argv, cwd=command.cwd, env=env, log_path=log_path, echo=sys.stderr)
+        result = proc.run(command.argv, cwd=command.cwd, env=env, log_path=log_path, echo=io.echo)
     except FileNotFoundError:
         raise HostError(f"{command.argv[0]} is not installed", "install it, or choose another backend") from None
     if not result.ok:

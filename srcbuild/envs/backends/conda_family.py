@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from srcbuild.command import Command
-from srcbuild.envs.backends.base import pip_command, run_checked
+from srcbuild.envs.backends.base import CommandIO, pip_command, run_checked
 from srcbuild.envs.lockfile import check_current, packages_digest, read_lockfile
 from srcbuild.envs.prefix import BuildEnv, EnvStore
 from srcbuild.envs.spec import EnvSpec
@@ -62,8 +62,11 @@ class CondaFamilyBackend:
         lines.append(f"reuse {prefix} untouched while its spec hash is {spec.key}")
         return lines
 
-    def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv:
-        if shutil.which(self.executable) is None and not Path(self.executable).is_file():
+    def ensure(
+        self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None, io: CommandIO
+    ) -> BuildEnv:
+        found = shutil.which(self.executable, path=io.environ.get("PATH", ""))
+        if found is None and not Path(self.executable).is_file():
             raise HostError(f"{self.name} is not on PATH", "install it, or use --env-backend rattler")
         started = time.monotonic()
         store = EnvStore(Path(envs_dir))
@@ -81,7 +84,7 @@ class CondaFamilyBackend:
                 explicit.write_text("\n".join(self.explicit_lines(spec, lockfile)) + "\n", encoding="utf-8")
             try:
                 for command in self.commands(spec, final, lockfile):
-                    run_checked(command, log_path, f"{Path(command.argv[0]).name} {command.argv[1]}")
+                    run_checked(command, log_path, f"{Path(command.argv[0]).name} {command.argv[1]}", io)
             finally:
                 explicit.unlink(missing_ok=True)
             return {"packages": locked} if locked is not None else {}

@@ -9,11 +9,11 @@ place, pip-install the spec's pip packages, then write the marker.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from pathlib import Path
+from typing import IO
 
-from srcbuild.envs.backends.base import pip_command, run_checked
+from srcbuild.envs.backends.base import CommandIO, pip_command, run_checked
 from srcbuild.envs.fetch import fetch_verified
 from srcbuild.envs.lockfile import LockedPackage, check_current, packages_digest, read_lockfile
 from srcbuild.envs.prefix import BuildEnv, EnvStore
@@ -47,7 +47,9 @@ class RattlerBackend:
         lines.append(f"reuse {prefix} untouched while its spec hash is {spec.key}")
         return lines
 
-    def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv:
+    def ensure(
+        self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None, io: CommandIO
+    ) -> BuildEnv:
         if not rattler_available():
             raise HostError(
                 "the embedded environment backend needs py-rattler, which is not installed for this Python",
@@ -68,12 +70,12 @@ class RattlerBackend:
                 packages, recorded_by = locked, f"the lockfile {lockfile.name}"
             else:
                 packages, recorded_by = solve_spec(spec, store.repodata_cache, log_path), "the channel index"
-            install_packages(packages, spec, store, target, final, log_path, recorded_by)
+            install_packages(packages, spec, store, target, final, log_path, recorded_by, io.echo)
             return {"packages": packages_digest(packages)}
 
         def finish(final: Path) -> None:
             if spec.pip:
-                run_checked(pip_command(final / "bin" / "python", spec.pip), log_path, "pip install")
+                run_checked(pip_command(final / "bin" / "python", spec.pip), log_path, "pip install", io)
 
         prefix, reused = store.ensure(
             spec.key,
@@ -111,6 +113,7 @@ def install_packages(
     final: Path,
     log_path: Path | None,
     recorded_by: str = "the lockfile",
+    echo: IO[str] | None = None,
 ) -> None:
     """Fetch and verify every package, then let rattler link them into ``target`` (as ``final``)."""
     import rattler
@@ -124,7 +127,7 @@ def install_packages(
     local = []
     for package in packages:
         url = spec.routing.route_url(package.url, spec.channels)
-        local.append((package, url, fetch_verified(package, url, store.downloads, recorded_by, sys.stderr)))
+        local.append((package, url, fetch_verified(package, url, store.downloads, recorded_by, echo)))
 
     async def run() -> None:
         records = []

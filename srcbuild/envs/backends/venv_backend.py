@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from srcbuild.command import Command
-from srcbuild.envs.backends.base import pip_command, run_checked
+from srcbuild.envs.backends.base import CommandIO, pip_command, run_checked
 from srcbuild.envs.prefix import BuildEnv, EnvStore, env_changes_for
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import UsageError
@@ -47,7 +47,9 @@ class VenvBackend:
             lines.append(f"(the conda lockfile {lockfile} does not apply to a venv)")
         return lines
 
-    def ensure(self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None) -> BuildEnv:
+    def ensure(
+        self, spec: EnvSpec, envs_dir: Path, lockfile: Path | None, log_path: Path | None, io: CommandIO
+    ) -> BuildEnv:
         why = venv_unsuitable(spec)
         if why is not None:
             raise UsageError(f"the venv backend cannot make this environment: {why}", "use --env-backend rattler")
@@ -58,7 +60,7 @@ class VenvBackend:
 
         def create(target: Path, final: Path) -> None:
             for command in self.commands(spec, final):
-                run_checked(command, log_path, "pip install" if "pip" in command.argv[1:3] else "python -m venv")
+                run_checked(command, log_path, "pip install" if "pip" in command.argv[1:3] else "python -m venv", io)
 
         prefix, reused = store.ensure(
             key,

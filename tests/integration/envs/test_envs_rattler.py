@@ -15,11 +15,17 @@ from worlds.conda_channel import FakePackage, write_package
 
 from srcbuild.cli import main
 from srcbuild.envs import EnvSpec, choose_backend, read_lockfile
+from srcbuild.envs.backends.base import CommandIO
 from srcbuild.envs.backends.rattler_backend import RattlerBackend
 from srcbuild.envs.channels import ChannelRouting
 from srcbuild.envs.prefix import MARKER
 from srcbuild.errors import EnvironmentError_
 from srcbuild.paths import Paths
+
+
+def io() -> CommandIO:
+    """What the commands run with: this test's environment (fixtures may have changed it)."""
+    return CommandIO(dict(os.environ), None)
 
 pytestmark = pytest.mark.integration
 
@@ -147,14 +153,14 @@ def test_unsatisfiable_recipe_in_plain_words(
 def test_unsatisfiable_dependency_names_package_and_constraint(channels: dict[str, Path], tmp_path: Path) -> None:
     spec = EnvSpec(python="3.8", conda=("cmake >=4",), channels=(channels["conda-forge"].as_uri(),))
     with pytest.raises(EnvironmentError_) as err:
-        RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+        RattlerBackend().ensure(spec, tmp_path / "envs", None, None, io())
     assert err.value.message == (
         "environment cannot be solved: cannot install `cmake >=4`: cmake 4.0.2 needs `libuv >=1.48,<2`, "
         f"which no package in {channels['conda-forge'].as_uri()} provides"
     )
     conflict = EnvSpec(python="3.8", conda=("hello", "libgreet >=2"), channels=(channels["conda-forge"].as_uri(),))
     with pytest.raises(EnvironmentError_) as err:
-        RattlerBackend().ensure(conflict, tmp_path / "envs", None, None)
+        RattlerBackend().ensure(conflict, tmp_path / "envs", None, None, io())
     assert err.value.message == (
         "environment cannot be solved: cannot install `hello`: hello 0.1 needs `libgreet >=1.0,<2`, "
         "which conflicts with the requested `libgreet >=2`"
@@ -191,7 +197,7 @@ def test_conda_compiler_package_sets_cc_and_cxx(channels: dict[str, Path], tmp_p
         channels=("conda-forge",),
         routing=ChannelRouting(mirrors=(("conda-forge", channels["conda-forge"].as_uri()),)),
     )
-    env = choose_backend("rattler", spec).ensure(spec, tmp_path / "envs", None, None)
+    env = choose_backend("rattler", spec).ensure(spec, tmp_path / "envs", None, None, io())
     values = env.env_changes.final_values()
     assert values["CC"] == str(env.bin_dir / "x86_64-conda-linux-gnu-gcc")
     assert values["CXX"] == str(env.bin_dir / "x86_64-conda-linux-gnu-g++")
@@ -272,11 +278,11 @@ def test_env_rm_all(
 def test_virtual_packages_cuda_from_the_recipe(channels: dict[str, Path], tmp_path: Path) -> None:
     channel = (channels["conda-forge"].as_uri(),)
     spec = EnvSpec(python="3.8", cuda="9.2", conda=("cudatoolkit 9.2.*",), channels=channel)
-    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, None, io())
     assert (env.prefix / "conda-meta" / "cudatoolkit-9.2.148-h0_0.json").is_file()
     cpu = EnvSpec(python="3.8", cuda=None, conda=("cudatoolkit 9.2.*",), channels=channel)
     with pytest.raises(EnvironmentError_) as err:
-        RattlerBackend().ensure(cpu, tmp_path / "envs", None, None)
+        RattlerBackend().ensure(cpu, tmp_path / "envs", None, None, io())
     assert err.value.message == (
         "environment cannot be solved: cannot install `cudatoolkit 9.2.*`: cudatoolkit 9.2.148 needs "
         f"`__cuda >=9.2`, which no package in {channel[0]} provides"
@@ -322,7 +328,7 @@ def test_pip_step_of_a_conda_env(tmp_path: Path, offline_pip: Path) -> None:
     python = ".".join(str(v) for v in sys.version_info[:2])
     spec = EnvSpec(python=python, pip=("srcbuild-demo-greet==1.0",), channels=(channel.as_uri(),))
     assert spec.conda_specs == (f"python {python}.*", "pip")
-    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, tmp_path / "env.log")
+    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, tmp_path / "env.log", io())
     run = subprocess.run(
         [env.python, "-c", "import sys, srcbuild_demo_greet as g; print(sys.prefix); print(g.__file__)"],
         capture_output=True,
@@ -360,7 +366,7 @@ def test_unreachable_channel_names_it(tmp_path: Path) -> None:
     missing = (tmp_path / "no-such-channel").as_uri()
     spec = EnvSpec(python="3.8", conda=("cmake",), channels=(missing,))
     with pytest.raises(EnvironmentError_) as err:
-        RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+        RattlerBackend().ensure(spec, tmp_path / "envs", None, None, io())
     assert err.value.message == (
         f"cannot read the channels {missing}: could not find subdir 'noarch' in channel '{missing}/'"
     )
@@ -371,7 +377,7 @@ def test_unreachable_channel_names_it(tmp_path: Path) -> None:
 
 def test_prefix_placeholders_get_the_final_prefix(channels: dict[str, Path], tmp_path: Path) -> None:
     spec = EnvSpec(python="3.8", conda=("libgreet-dev",), channels=(channels["conda-forge"].as_uri(),))
-    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, None)
+    env = RattlerBackend().ensure(spec, tmp_path / "envs", None, None, io())
     # made in a temp dir, renamed into place: the file names where the environment is now
     assert (
         env.prefix / "lib" / "pkgconfig" / "greet.pc"

@@ -66,3 +66,32 @@ def test_plan_shell_script_builds_the_same_wheel_by_hand(srcbuild_118: Srcbuild,
         for lib in ("torch/lib/libtorch_cuda.so",):
             assert _sms(a.read(lib)) == _sms(b.read(lib)) == [("ptx", 37), ("sass", 35), ("sass", 37)]
         assert a.read("torch/version.py") == b.read("torch/version.py")
+
+
+def test_shell_plan_gives_setup_py_the_environment_the_build_gives_it(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    import json
+
+    record = tmp_path / "setup-env.json"
+    # a fresh cache (no hit), and a stray arch list in the caller's shell that neither may pass on
+    caller = {"SRCBUILD_CACHE_DIR": str(tmp_path / "cache"), "FAKE_TORCH_RECORD_ENV": str(record)}
+    caller["TORCH_CUDA_ARCH_LIST"] = caller["BUILD_VERSION"] = "9.9"
+    plan = srcbuild_118.run("plan", "world-kepler-cu118", "torch", "--format", "shell", env=caller)
+    assert plan.rc == 0, plan.out
+    script = tmp_path / "build.sh"
+    script.write_text(plan.out)
+    by_hand = subprocess.run(
+        ["bash", str(script)], env={**srcbuild_118.env, **caller}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert by_hand.returncode == 0, by_hand.stdout
+    hand = json.loads(record.read_text())
+    record.unlink()
+    ran = srcbuild_118.run("torch", "world-kepler-cu118", env=caller)
+    assert ran.rc == 0, ran.out
+    built = json.loads(record.read_text())
+    shell_own = {"PWD", "OLDPWD", "SHLVL", "_"}  # what bash itself sets
+    hand_env = {k: v for k, v in hand["environ"].items() if k not in shell_own}
+    built_env = {k: v for k, v in built["environ"].items() if k not in shell_own}
+    assert hand["cwd"] == built["cwd"]
+    assert hand_env == built_env
+    assert built_env["TORCH_CUDA_ARCH_LIST"] == "3.5;3.7+PTX" and "BUILD_VERSION" not in built_env
+    assert built_env["CUDA_HOME"] == srcbuild_118.env["CUDA_HOME"]

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.execute.compiler import AlternativesTree, SystemSelection, parse_query, selection_commands
+from srcbuild.execute.compiler import SystemSelection, parse_query
+from srcbuild.plan.compiler import selection_commands
+from srcbuild.resolve.compiler import AlternativesTree
 
 pytestmark = pytest.mark.integration
 

@@ -26,13 +26,13 @@ import pytest
 from rich.console import Console
 
 from srcbuild.errors import StepFailed
-from srcbuild.execute.actions import ACTIONS, BuildContext
 from srcbuild.execute.executor import Executor, environ_for_build
 from srcbuild.execute.run import prepare
+from srcbuild.execute.work import BuildContext
 from srcbuild.paths import Paths
-from srcbuild.plan import BuildOptions, Plan
+from srcbuild.plan import Plan
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.sources.mirrors import parse_mirror_args
+from srcbuild.resolve import BuildOptions, ResolvedBuild
 from tests.integration.execute.conftest import Srcbuild, recipe
 from tests.integration.execute.world import WORLDS
 
@@ -54,21 +54,13 @@ def _cpu_torch_wheel(tmp_path: Path, env: dict[str, str]) -> Path:
     return wheel
 
 
-def _run_until_build(sb: Srcbuild, plan: Plan, wheel: Path, prepared_facts: object, paths: Paths) -> str:
+def _run_until_build(sb: Srcbuild, plan: Plan, wheel: Path, resolved: ResolvedBuild) -> str:
     """Run ``plan`` (cut after its build step) with the real executor; the console's text."""
     steps = plan.steps[: plan.step_ids.index("build") + 1]
     out = io.StringIO()
-    loaded = RecipeCatalog(paths).load(recipe("world-kepler-sm30"))
-    ctx = BuildContext(
-        recipe=loaded,
-        paths=paths,
-        host_facts=prepared_facts,
-        build_torch=lambda: wheel,
-        mirrors=parse_mirror_args([sb.world.mirror_rule], sb.env),
-    )
+    ctx = BuildContext(resolved=resolved, build_torch=lambda: wheel)
     executor = Executor(
         dataclasses.replace(plan, steps=steps),
-        ACTIONS,
         console=Console(file=out, width=200, highlight=False, soft_wrap=True),
         environ=environ_for_build(sb.env),
         context=ctx,
@@ -98,12 +90,12 @@ def test_torchvision_for_30_fails_without_the_step_and_builds_with_it(srcbuild_1
 
     # without the step: torch's check stops torchvision's build, as it does upstream
     without = dataclasses.replace(plan, steps=tuple(s for s in plan.steps if s.id != "torch-arches"))
-    failed = _run_until_build(sb, without, wheel, prepared.host_facts, paths)
+    failed = _run_until_build(sb, without, wheel, prepared.resolved)
     assert "ValueError: Unknown CUDA arch (3.0) or GPU not supported" in failed
     assert "stopped: step build failed (" in failed
 
     # with it: the installed torch lists 3.0 and the build goes through
-    built = _run_until_build(sb, plan, wheel, prepared.host_facts, paths)
+    built = _run_until_build(sb, plan, wheel, prepared.resolved)
     assert "stopped:" not in built, built
     cpp_extension = next(venv.glob("lib/python*/site-packages/torch/utils/cpp_extension.py"))
     assert (

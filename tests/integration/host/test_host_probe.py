@@ -13,8 +13,8 @@ import pytest
 from srcbuild.host import probe_host
 from srcbuild.host.toolchain import find_cuda, find_gcc
 from srcbuild.paths import Paths
-from srcbuild.preflight import host_findings
 from srcbuild.recipe import RecipeCatalog
+from srcbuild.rules.host import host_findings
 from tests.conftest import require_tool
 
 pytestmark = pytest.mark.integration

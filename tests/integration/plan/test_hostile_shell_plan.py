@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from srcbuild.knowledge import load_knowledge
 from srcbuild.paths import Paths
-from srcbuild.plan import BuildHost, BuildOptions, make_plan, render
+from srcbuild.plan import make_plan, render
 from srcbuild.recipe import RecipeCatalog, SourcePin
+from srcbuild.resolve import BuildHost, BuildOptions, resolve
 from srcbuild.sources.sync import cache_repo
 
 pytestmark = pytest.mark.integration
@@ -103,7 +105,8 @@ def test_hostile_values_stay_data_in_the_shell_plan(tmp_path: Path) -> None:
     )  # fmt: skip
     environ = {"SRCBUILD_WORK_DIR": str(work)}
     for system in (False, True):  # the private compiler tree, and the system one with its restore trap
-        plan = make_plan(recipe, dataclasses.replace(options, system_alternatives=system), host, paths, environ)
+        chosen = dataclasses.replace(options, system_alternatives=system)
+        plan = make_plan(resolve(recipe, chosen, host, load_knowledge(), paths=paths, environ=environ))
         script = tmp_path / f"plan-{system}.sh"
         script.write_text(render(plan, "shell"))
 

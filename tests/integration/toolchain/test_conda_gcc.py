@@ -11,8 +11,9 @@ import pytest
 
 from srcbuild import proc
 from srcbuild.cli import main
-from srcbuild.execute.compiler import private_tree, selection_commands
 from srcbuild.paths import Paths
+from srcbuild.plan.compiler import selection_commands
+from srcbuild.resolve.compiler import private_tree
 from srcbuild.verify.fatbin import scan_elf
 from tests.conftest import require_tool
 from tests.worlds.conda_channel import channel_url, make_channel

@@ -15,7 +15,7 @@ from srcbuild.verify.elfdeps import read_dynamic
 from srcbuild.verify.fatbin import scan_elf
 from srcbuild.verify.kernels import Kernels
 from srcbuild.verify.report import verify_wheel
-from srcbuild.verify.synth import write_wheel
+from tests.worlds.wheels import write_wheel
 
 pytestmark = pytest.mark.integration
 CC = ComputeCapability.parse

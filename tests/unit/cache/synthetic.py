@@ -10,7 +10,8 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from srcbuild.cache.install import request_inputs
+from srcbuild.cache.key import key_inputs
+from srcbuild.resolve.resolver import resolve_unprobed
 from srcbuild.cache.key import ResolvedFacts
 from srcbuild.cache.manifest import Manifest
 from srcbuild.paths import Paths
@@ -95,7 +96,7 @@ def make_manifest(
 ) -> Manifest:
     """A manifest as the builder writes it (``platform=None``: this machine's platform tag)."""
     recipe = recipe or catalog_recipe()
-    inputs = request_inputs(recipe, package, platform)
+    inputs = key_inputs(resolve_unprobed(recipe, package, platform))
     resolved = ResolvedFacts.create(
         source_commit=commit,
         submodule_commits={"third_party/pybind11": "b" * 40},

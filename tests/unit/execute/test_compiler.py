@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.execute.compiler import AlternativesTree, Selection, SystemSelection, parse_query, private_tree
+from srcbuild.execute.compiler import Selection, SystemSelection, parse_query
+from srcbuild.resolve.compiler import AlternativesTree, private_tree
 
 QUERY = """Name: gcc
 Link: /usr/bin/gcc

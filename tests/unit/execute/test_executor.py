@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from rich.console import Console
@@ -12,7 +14,8 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.errors import Interrupted, StepFailed, UsageError
 from srcbuild.execute.executor import Executor
 from srcbuild.execute.state import BuildState
-from srcbuild.plan.model import Action, Plan, Step
+from srcbuild.plan.actions import Action, SkipCondition
+from srcbuild.plan.model import Plan, Step
 
 
 def _plan(tmp_path: Path, *steps: Step) -> Plan:
@@ -29,10 +32,6 @@ def _plan(tmp_path: Path, *steps: Step) -> Plan:
     )
 
 
-def _step(step_id: str, skip_if: str = "") -> Step:
-    return Step(step_id, f"step {step_id}", "why", action=Action("record", step_id), skip_if=skip_if)
-
-
 class Recorder:
     def __init__(self, fail: str | None = None, interrupt: str | None = None) -> None:
         self.ran: list[str] = []
@@ -46,8 +45,35 @@ class Recorder:
             raise KeyboardInterrupt
 
 
-def _run(plan: Plan, rec: Recorder, resume: bool = False, **more: object) -> Executor:
-    ex = Executor(plan, {"record": rec, **more}, console=Console(file=io.StringIO()), environ={}, resume=resume)
+@dataclass(frozen=True)
+class Record(Action):
+    """A test action: tells the recorder of the running executor that its step ran."""
+
+    name: ClassVar[str] = "record"
+    label: str
+
+    def describe(self) -> str:
+        return self.label
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        ex.context(ex, step)
+
+
+@dataclass(frozen=True)
+class Already(SkipCondition):
+    name: ClassVar[str] = "already"
+    reason: ClassVar[str] = "it was done already"
+
+    def holds(self, ex: Executor) -> bool:
+        return True
+
+
+def _step(step_id: str, skip_if: SkipCondition | None = None) -> Step:
+    return Step(step_id, f"step {step_id}", "why", action=Record(step_id), skip_if=skip_if)
+
+
+def _run(plan: Plan, rec: Recorder, resume: bool = False) -> Executor:
+    ex = Executor(plan, console=Console(file=io.StringIO()), environ={}, resume=resume, context=rec)
     ex.run()
     return ex
 
@@ -75,7 +101,7 @@ def test_resume_starts_at_the_failed_step(tmp_path: Path) -> None:
 def test_a_changed_step_runs_again_on_resume(tmp_path: Path) -> None:
     with pytest.raises(StepFailed):
         _run(_plan(tmp_path, _step("a"), _step("b")), Recorder(fail="b"))
-    changed = Step("a", "step a", "why", action=Action("record", "a, differently"))
+    changed = Step("a", "step a", "why", action=Record("a, differently"))
     rec = Recorder()
     _run(_plan(tmp_path, changed, _step("b")), rec, resume=True)
     assert rec.ran == ["a", "b"]
@@ -100,14 +126,14 @@ def test_resume_without_state_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_skip_condition(tmp_path: Path) -> None:
     rec = Recorder()
-    ex = _run(_plan(tmp_path, _step("a", skip_if="already")), rec, **{"condition:already": lambda ex, step: True})
+    ex = _run(_plan(tmp_path, _step("a", skip_if=Already())), rec)
     assert rec.ran == [] and ex.result.outcomes[0].status == "skipped"
 
 
 def test_finalizers_run_on_failure(tmp_path: Path) -> None:
     calls: list[str] = []
     ex = Executor(
-        _plan(tmp_path, _step("a")), {"record": Recorder(fail="a")}, console=Console(file=io.StringIO()), environ={}
+        _plan(tmp_path, _step("a")), console=Console(file=io.StringIO()), environ={}, context=Recorder(fail="a")
     )
     ex.finalizers.append(lambda: calls.append("restored"))
     with pytest.raises(StepFailed):
@@ -115,40 +141,29 @@ def test_finalizers_run_on_failure(tmp_path: Path) -> None:
     assert calls == ["restored"]
 
 
-def test_a_commands_handler_decides_which_commands_run(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class RunsItsCommands(Record):
+    runs_commands: ClassVar[bool] = True
+
+
+def test_an_action_that_runs_its_commands_decides_which_run(tmp_path: Path) -> None:
     from srcbuild.command import Command
 
     cmds = (Command(("false",), "never run here"), Command(("false",), "nor this"))
-    step = Step("sources", "Sources", "why", commands=cmds)
-    seen: list[tuple[str, int]] = []
-
-    def handler(ex: Executor, s: Step, log: Path) -> None:
-        seen.append((s.id, len(s.commands)))
-
-    ex = _run(_plan(tmp_path, step), Recorder(), **{"commands:sources": handler})
-    assert seen == [("sources", 2)]
+    step = Step("sources", "Sources", "why", commands=cmds, action=RunsItsCommands("sources"))
+    rec = Recorder()
+    ex = _run(_plan(tmp_path, step), rec)
+    assert rec.ran == ["sources"]  # the action ran; the executor ran none of the commands itself
     assert [o.status for o in ex.result.outcomes] == ["done"]
-
-
-def test_pending_tail_keeps_the_planned_commands_of_what_is_left() -> None:
-    from srcbuild.command import Command
-    from srcbuild.execute.actions import _pending_tail
-
-    planned = [Command(("git", "-c", "url.M.insteadOf=P", n), f"why {n}") for n in ("clone", "sync", "update")]
-    left = [Command(("git", n), f"why {n}") for n in ("sync", "update")]
-    assert _pending_tail(planned, left) == planned[1:]  # with the plan's mirror arguments
-    assert _pending_tail(planned, []) == []
-    other = [Command(("git", "x"), "something else")]
-    assert _pending_tail(planned, other) == planned  # not a tail of the plan: run everything
 
 
 def test_steps_after_one_that_ran_again_run_again_on_resume(tmp_path: Path) -> None:
     with pytest.raises(StepFailed):
         _run(_plan(tmp_path, _step("a"), _step("b"), _step("c")), Recorder(fail="c"))
-    changed = Step("a", "step a", "why", action=Action("record", "a, differently"))
+    changed = Step("a", "step a", "why", action=Record("a, differently"))
     rec = Recorder()
     out = io.StringIO()
     plan = _plan(tmp_path, changed, _step("b"), _step("c"))
-    Executor(plan, {"record": rec}, console=Console(file=out, width=200), environ={}, resume=True).run()
+    Executor(plan, console=Console(file=out, width=200), environ={}, resume=True, context=rec).run()
     assert rec.ran == ["a", "b", "c"]  # b was done, but a (say, install-torch) may have undone it
     assert "    done in an earlier run; runs again because step a ran before it" in out.getvalue()

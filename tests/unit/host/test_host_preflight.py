@@ -11,8 +11,8 @@ from srcbuild.findings import Severity
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, MpiInstall, Resources
 from srcbuild.host.jobs import GIB
 from srcbuild.paths import Paths
-from srcbuild.preflight import host_findings
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.rules.host import host_findings
 
 
 @pytest.fixture

@@ -1,14 +1,20 @@
-"""Shared inputs of the plan tests: a catalog recipe, fixed host facts and paths, no subprocess."""
+"""Shared inputs of the plan tests: a catalog recipe, fixed host facts and paths, no subprocess.
+
+The plan tests resolve with ``host.facts`` None (no host rules) unless a test sets facts.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from srcbuild.knowledge import load_knowledge
 from srcbuild.paths import Paths
-from srcbuild.plan import BuildHost, BuildOptions
+from srcbuild.plan import Plan, make_plan
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.resolve import BuildHost, BuildOptions, ResolvedBuild, resolve
 
 FIXTURE_RECIPES = Path(__file__).resolve().parents[2] / "fixtures" / "recipes" / "world"
 
@@ -24,6 +30,17 @@ def load(paths: Paths, name: str) -> Recipe:
     return RecipeCatalog(paths).load(name)
 
 
+def resolved_for(
+    recipe: Recipe, options: BuildOptions, host: BuildHost, paths: Paths, environ: Mapping[str, str]
+) -> ResolvedBuild:
+    return resolve(recipe, options, host, load_knowledge(), paths=paths, environ=environ)
+
+
+def plan_for(recipe: Recipe, options: BuildOptions, host: BuildHost, paths: Paths, environ: Mapping[str, str]) -> Plan:
+    """The plan of ``recipe`` resolved with these inputs: what ``srcbuild plan`` prints."""
+    return make_plan(resolved_for(recipe, options, host, paths, environ))
+
+
 @pytest.fixture
 def host() -> BuildHost:
     return BuildHost(
@@ -36,6 +53,7 @@ def host() -> BuildHost:
         max_jobs=4,
         max_jobs_reason="4 cores; 32.0 GiB of memory allows 10 jobs at 3 GiB each",
         update_alternatives="update-alternatives",
+        platform="linux_x86_64-glibc2.36",
     )
 
 

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
 
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.paths import Paths
-from srcbuild.plan import BuildHost, BuildOptions, make_plan
 from srcbuild.recipe import RecipeCatalog
-from tests.unit.plan.conftest import FIXTURE_RECIPES, load
+from srcbuild.resolve import BuildHost, BuildOptions, Origin, Provider
+from tests.unit.plan.conftest import FIXTURE_RECIPES, load, plan_for, resolved_for
 
 
 def test_torch_steps_in_order(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {})
     assert plan.step_ids == (
         "preflight",
         "compiler",
@@ -34,7 +35,7 @@ def test_torch_steps_in_order(paths: Paths, host: BuildHost, options: BuildOptio
 
 
 def test_build_variables(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {})
     env = plan.env.final_values()
     links = paths.work_dir / "compilers" / "gcc-11" / "bin"
     assert env["TORCH_CUDA_ARCH_LIST"] == "3.5;3.7+PTX"
@@ -60,7 +61,7 @@ def test_build_variables(paths: Paths, host: BuildHost, options: BuildOptions) -
 def test_old_torch_gets_the_era_names(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     recipe = load(paths, "kepler-cu92")  # torch v1.7.1: CUDA_HOST_COMPILER for FindCUDA, CUDNN_LIBRARY
     host = dataclasses.replace(host, cudnn_root=Path("/opt/cudnn"), ccache=Path("/usr/bin/ccache"))
-    env = make_plan(recipe, options, host, paths, {}).env.final_values()
+    env = plan_for(recipe, options, host, paths, {}).env.final_values()
     links = paths.work_dir / "compilers" / "gcc-7" / "bin"
     assert env["CUDA_HOST_COMPILER"] == str(links / "g++")
     assert env["USE_CUDNN"] == "1"
@@ -72,22 +73,22 @@ def test_old_torch_gets_the_era_names(paths: Paths, host: BuildHost, options: Bu
 
 
 def test_mpi_recipe_sets_use_mpi(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(load(paths, "world-kepler-cu118-mpi"), options, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-cu118-mpi"), options, host, paths, {})
     assert plan.env.final_values()["USE_MPI"] == "1"
     assert plan.version == "2.5.1+cu118.sm35.mpi"
 
 
 def test_settings_precedence(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     recipe = load(paths, "world-kepler-cu118")
-    by_name = {s.name: s for s in make_plan(recipe, options, host, paths, {}).settings}
+    by_name = {s.name: s for s in plan_for(recipe, options, host, paths, {}).settings}
     assert (by_name["max_jobs"].value, by_name["max_jobs"].source) == ("4", "default (host memory)")
     env = {"MAX_JOBS": "3", "SRCBUILD_KEEP_BUILD": "1", "SRCBUILD_CUDA_HOME": "/env/cuda"}
-    by_name = {s.name: s for s in make_plan(recipe, options, host, paths, env).settings}
+    by_name = {s.name: s for s in plan_for(recipe, options, host, paths, env).settings}
     assert (by_name["max_jobs"].value, by_name["max_jobs"].source) == ("3", "environment MAX_JOBS")
     assert (by_name["keep_build"].value, by_name["keep_build"].source) == ("yes", "environment SRCBUILD_KEEP_BUILD")
     assert (by_name["cuda_home"].value, by_name["cuda_home"].source) == ("/env/cuda", "environment SRCBUILD_CUDA_HOME")
     cli = dataclasses.replace(options, max_jobs=1, keep_build=False, cuda_home="/cli/cuda")
-    plan = make_plan(recipe, cli, host, paths, env)
+    plan = plan_for(recipe, cli, host, paths, env)
     by_name = {s.name: s for s in plan.settings}
     assert (by_name["max_jobs"].value, by_name["max_jobs"].source) == ("1", "command line --max-jobs")
     assert (by_name["keep_build"].value, by_name["keep_build"].source) == ("no", "command line --keep-build")
@@ -99,22 +100,22 @@ def test_settings_precedence(paths: Paths, host: BuildHost, options: BuildOption
 def test_bad_max_jobs_is_a_usage_error(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     recipe = load(paths, "world-kepler-cu118")
     with pytest.raises(UsageError) as err:
-        make_plan(recipe, options, host, paths, {"MAX_JOBS": "many"})
+        plan_for(recipe, options, host, paths, {"MAX_JOBS": "many"})
     assert err.value.message == "MAX_JOBS='many' is not a whole number"
     with pytest.raises(UsageError) as err:
-        make_plan(recipe, dataclasses.replace(options, max_jobs=0), host, paths, {})
+        plan_for(recipe, dataclasses.replace(options, max_jobs=0), host, paths, {})
     assert err.value.message == "--max-jobs 0 must be at least 1"
 
 
 def test_torchvision_needs_a_tag(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     recipe = load(paths, "world-kepler-cu118-mpi")
     with pytest.raises(RecipeError) as err:
-        make_plan(recipe, dataclasses.replace(options, package="torchvision"), host, paths, {})
+        plan_for(recipe, dataclasses.replace(options, package="torchvision"), host, paths, {})
     assert err.value.message == "recipe world-kepler-cu118-mpi pins no torchvision tag"
 
 
 def test_torchvision_plan(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(
+    plan = plan_for(
         load(paths, "world-kepler-cu118"), dataclasses.replace(options, package="torchvision"), host, paths, {}
     )
     assert plan.step_ids[:3] == ("preflight", "torch-wheel", "compiler")
@@ -129,7 +130,7 @@ def test_torchvision_plan(paths: Paths, host: BuildHost, options: BuildOptions) 
 
 
 def test_private_compiler_commands_always_pass_log(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {})
     ua = [c.argv for c in plan.step("compiler").commands if c.argv[0] == "update-alternatives"]
     root = paths.work_dir / "compilers" / "gcc-11"
     assert len(ua) == 2
@@ -146,7 +147,7 @@ def test_private_compiler_commands_always_pass_log(paths: Paths, host: BuildHost
 
 
 def test_system_alternatives_plan(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(
+    plan = plan_for(
         load(paths, "world-kepler-cu118"), dataclasses.replace(options, system_alternatives=True), host, paths, {}
     )
     ua = [c.argv for c in plan.step("compiler").commands]
@@ -160,9 +161,9 @@ def test_system_alternatives_plan(paths: Paths, host: BuildHost, options: BuildO
 
 def test_settings_hash_follows_what_reaches_cmake(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     recipe = load(paths, "world-kepler-cu118")
-    base = make_plan(recipe, options, host, paths, {})
-    fewer_jobs = make_plan(recipe, dataclasses.replace(options, max_jobs=1), host, paths, {})
-    other_cuda = make_plan(recipe, dataclasses.replace(options, cuda_home="/other/cuda"), host, paths, {})
+    base = plan_for(recipe, options, host, paths, {})
+    fewer_jobs = plan_for(recipe, dataclasses.replace(options, max_jobs=1), host, paths, {})
+    other_cuda = plan_for(recipe, dataclasses.replace(options, cuda_home="/other/cuda"), host, paths, {})
     assert base.settings_hash() == fewer_jobs.settings_hash()  # MAX_JOBS does not reach CMake
     assert base.settings_hash() != other_cuda.settings_hash()
     assert base.step("build-tree").action.arg["hash"] == base.settings_hash()  # type: ignore[union-attr]
@@ -171,20 +172,16 @@ def test_settings_hash_follows_what_reaches_cmake(paths: Paths, host: BuildHost,
 def test_plan_is_pure_and_stable(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     recipe = load(paths, "world-kepler-cu118")
     assert (
-        make_plan(recipe, options, host, paths, {}).fingerprint()
-        == make_plan(recipe, options, host, paths, {}).fingerprint()
+        plan_for(recipe, options, host, paths, {}).fingerprint()
+        == plan_for(recipe, options, host, paths, {}).fingerprint()
     )
     assert not paths.work_dir.exists()  # nothing was created
 
 
-def test_environment_step_without_a_backend_says_why(
-    paths: Paths, host: BuildHost, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import srcbuild.envs.backends as backends
-
-    monkeypatch.setattr(backends, "rattler_available", lambda: False)
+def test_environment_step_without_a_backend_says_why(paths: Paths, host: BuildHost) -> None:
     recipe = load(paths, "kepler-cu92")  # Python 3.8 and conda-only packages: no venv
-    plan = make_plan(recipe, BuildOptions(), host, paths, {"PATH": ""})
+    bare = dataclasses.replace(host, conda_tools=(), rattler=False)  # no conda tool, no py-rattler
+    plan = plan_for(recipe, BuildOptions(), bare, paths, {"PATH": ""})
     step = plan.step("environment")
     assert step.title == "Build environment: Python 3.8 (no way to make it here)"
     assert step.action is not None and step.action.description.startswith("cannot: no way to make a conda environment")
@@ -200,7 +197,60 @@ def test_environment_step_installs_from_the_recipes_lockfile(
     lockfile.write_text("version: 1\n")
     recipe = RecipeCatalog(paths).load(str(recipe_file))
     no_env = dataclasses.replace(options, env_prefix=None, env_backend="rattler")
-    step = next(s for s in make_plan(recipe, no_env, host, paths, {}).steps if s.id == "environment")
+    with_rattler = dataclasses.replace(host, rattler=True)  # as probed: the planner imports nothing
+    step = next(s for s in plan_for(recipe, no_env, with_rattler, paths, {}).steps if s.id == "environment")
     assert step.action is not None
     assert step.action.arg["lockfile"] == str(lockfile)
     assert f"install the exact packages of {lockfile} (no solve" in step.action.description
+
+
+def test_planning_imports_no_optional_package(
+    paths: Paths, host: BuildHost, options: BuildOptions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # py-rattler "not installed": an import of it raises. Resolving and planning never import it,
+    # whatever backend the probed host offers.
+    monkeypatch.setitem(sys.modules, "rattler", None)
+    recipe = load(paths, "kepler-cu92")
+    for rattler in (True, False):
+        probed = dataclasses.replace(host, rattler=rattler, conda_tools=(("micromamba", "/opt/bin/micromamba"),))
+        no_env = dataclasses.replace(options, env_prefix=None)
+        plan = plan_for(recipe, no_env, probed, paths, {"PATH": ""})
+        assert plan.step("environment").title == "Build environment: micromamba, Python 3.8"
+        rattler_plan = plan_for(recipe, dataclasses.replace(no_env, env_backend="rattler"), probed, paths, {})
+        assert rattler_plan.step("environment").title.startswith(
+            "Build environment: rattler" if rattler else "Build environment: Python 3.8 (no way"
+        )
+
+
+def test_resolved_build_records_each_decision_and_its_origin(
+    paths: Paths, host: BuildHost, options: BuildOptions
+) -> None:
+    recipe = load(paths, "world-kepler-cu118")
+    r = resolved_for(recipe, dataclasses.replace(options, max_jobs=2), host, paths, {"SRCBUILD_KEEP_BUILD": "1"})
+    origins = {s.name: s.origin for s in r.settings}
+    assert origins["gcc"] is Origin.RECIPE
+    assert origins["keep_build"] is Origin.ENVIRONMENT
+    assert origins["max_jobs"] is Origin.COMMAND_LINE
+    assert origins["cuda_home"] is Origin.HOST_PROBE
+    assert Origin.DEFAULT < Origin.RECIPE < Origin.ENVIRONMENT < Origin.COMMAND_LINE < Origin.HOST_PROBE
+    assert (r.max_jobs, r.keep_build) == (2, True)
+    assert r.package.name == "torch" and r.pin == recipe.torch
+    gcc = r.toolchain("gcc")
+    assert (gcc.path, gcc.provider) == (Path("/usr/bin/gcc-11"), Provider.HOST)
+    cuda = r.toolchain("cuda")
+    assert (cuda.path, cuda.provider, cuda.pinned) == (Path("/opt/cuda-11.8"), Provider.HOST, "11.8")
+    assert r.toolchain("mpi").provider is Provider.NONE
+    assert [t.name for t in r.toolchains] == ["python", "gcc", "g++", "cuda", "cudnn", "mpi", "nccl"]
+    assert r.environment.existing and r.environment.prefix == Path("/envs/py311")
+    assert r.mirrors.rewrite("https://github.com/pytorch/pytorch") == "file:///mirror/pytorch/pytorch"
+    assert r.findings and r.host_findings == ()  # the rules ran; no host facts, no host rules
+
+
+def test_a_toolkit_under_the_toolchains_directory_is_provisioned(
+    paths: Paths, host: BuildHost, options: BuildOptions
+) -> None:
+    home = paths.toolchain_dir / "cuda-11.8"
+    provisioned = dataclasses.replace(host, cuda_home=home)
+    r = resolved_for(load(paths, "world-kepler-cu118"), options, provisioned, paths, {})
+    assert (r.toolchain("cuda").path, r.toolchain("cuda").provider) == (home, Provider.PROVISIONED)
+    assert r.toolchain("gcc").provider is Provider.HOST

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 from srcbuild.paths import Paths
-from srcbuild.plan import BuildHost, BuildOptions, make_plan, render
-from tests.unit.plan.conftest import load
+from srcbuild.plan import render
+from srcbuild.resolve import BuildHost, BuildOptions
+from tests.unit.plan.conftest import load, plan_for
 
 
 def test_text_shows_settings_variables_and_steps(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    text = render(make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {}), "text")
+    text = render(plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {}), "text")
     assert text.startswith("Plan: torch 2.5.1+cu118.sm35.sm37 for recipe world-kepler-cu118\n\nSettings:\n")
     assert "  TORCH_CUDA_ARCH_LIST=3.5;3.7+PTX    # gpu.arch (+PTX when gpu.ptx)\n" in text
     assert " 8. [build] Build torch 2.5.1+cu118.sm35.sm37\n" in text
@@ -20,7 +21,7 @@ def test_text_shows_settings_variables_and_steps(paths: Paths, host: BuildHost, 
 
 
 def test_json_is_the_plan(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {})
     data = json.loads(render(plan, "json"))
     assert [s["id"] for s in data["steps"]] == list(plan.step_ids)
     build = data["steps"][plan.step_ids.index("build")]
@@ -30,7 +31,7 @@ def test_json_is_the_plan(paths: Paths, host: BuildHost, options: BuildOptions) 
 
 
 def test_shell_script(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
-    plan = make_plan(load(paths, "world-kepler-cu118"), options, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {})
     script = render(plan, "shell")
     lines = script.splitlines()
     assert lines[:4] == [
@@ -46,13 +47,16 @@ def test_shell_script(paths: Paths, host: BuildHost, options: BuildOptions) -> N
     checkout = plan.checkout
     digest = plan.settings_hash()
     assert any(line.startswith(f"if [ -f {checkout}/build/CMakeCache.txt ]") and digest in line for line in lines)
-    assert "test -x /envs/py311/bin/python" in lines
+    assert (
+        "if [ ! -x /envs/py311/bin/python ]; then echo 'this build uses the existing environment /envs/py311 "
+        "(--env), which has no bin/python' >&2; exit 1; fi" in lines
+    )
 
 
 def test_system_alternatives_script_restores(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     import dataclasses
 
-    plan = make_plan(
+    plan = plan_for(
         load(paths, "world-kepler-cu118"), dataclasses.replace(options, system_alternatives=True), host, paths, {}
     )
     script = render(plan, "shell")

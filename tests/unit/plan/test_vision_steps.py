@@ -6,16 +6,16 @@ import dataclasses
 import json
 
 from srcbuild.paths import Paths
-from srcbuild.plan import BuildHost, BuildOptions, make_plan
 from srcbuild.plan.render import render
-from tests.unit.plan.conftest import load
+from srcbuild.resolve import BuildHost, BuildOptions
+from tests.unit.plan.conftest import load, plan_for
 
 
 def test_a_30_torchvision_plan_patches_supported_arches_after_installing_torch(
     paths: Paths, host: BuildHost, options: BuildOptions
 ) -> None:
     vision = dataclasses.replace(options, package="torchvision")
-    plan = make_plan(load(paths, "world-kepler-sm30"), vision, host, paths, {})
+    plan = plan_for(load(paths, "world-kepler-sm30"), vision, host, paths, {})
     ids = plan.step_ids
     assert ids.index("torch-arches") == ids.index("install-torch") + 1 < ids.index("build")
     step = plan.step("torch-arches")
@@ -39,10 +39,10 @@ def test_a_30_torchvision_plan_patches_supported_arches_after_installing_torch(
 
 def test_no_step_without_30_or_for_torch(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
     vision = dataclasses.replace(options, package="torchvision")
-    assert "torch-arches" not in make_plan(load(paths, "world-kepler-cu118"), vision, host, paths, {}).step_ids
-    assert "torch-arches" not in make_plan(load(paths, "world-kepler-sm30"), options, host, paths, {}).step_ids
+    assert "torch-arches" not in plan_for(load(paths, "world-kepler-cu118"), vision, host, paths, {}).step_ids
+    assert "torch-arches" not in plan_for(load(paths, "world-kepler-sm30"), options, host, paths, {}).step_ids
     # a catalog recipe with 3.0 gets it too
-    assert "torch-arches" in make_plan(load(paths, "kepler-cu92"), vision, host, paths, {}).step_ids
+    assert "torch-arches" in plan_for(load(paths, "kepler-cu92"), vision, host, paths, {}).step_ids
 
 
 def test_the_rule_says_srcbuild_patches_it(paths: Paths) -> None:

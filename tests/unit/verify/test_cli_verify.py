@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.cli import main
-from srcbuild.verify.synth import fatbin_container, write_elf, write_wheel
+from tests.worlds.wheels import fatbin_container, write_elf, write_wheel
 
 
 def kepler_wheel(tmp: Path, kernels: list[tuple[str, int]]) -> Path:

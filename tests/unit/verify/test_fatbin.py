@@ -11,7 +11,7 @@ import pytest
 from srcbuild.errors import VerificationFailed
 from srcbuild.verify import fatbin
 from srcbuild.verify.fatbin import FatbinEntry, scan_elf
-from srcbuild.verify.synth import fatbin_container, write_cubin, write_elf
+from tests.worlds.wheels import fatbin_container, write_cubin, write_elf
 
 
 def test_entries_in_order_with_kinds_and_compression(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.verify.mpi import HostMpi
 from srcbuild.verify.report import VerifyReport, verify_wheel
-from srcbuild.verify.synth import fatbin_container, write_elf, write_wheel
+from tests.worlds.wheels import fatbin_container, write_elf, write_wheel
 
 HOST_4_1 = HostMpi("openmpi", "4.1.4", "ompi_info --version")
 

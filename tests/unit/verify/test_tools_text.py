@@ -9,7 +9,7 @@ from srcbuild.verify.elfdeps import cudart_version, libmpi_abi
 from srcbuild.verify.fatbin import FatbinEntry
 from srcbuild.verify.mpi import HostMpi, describe_abi, expected_abi, parse_mpi_version, version_matches
 from srcbuild.verify.report import verify_wheel
-from srcbuild.verify.synth import write_wheel
+from tests.worlds.wheels import write_wheel
 
 LISTING_118 = """ELF file    1: libk118.1.sm_35.cubin
 ELF file    2: libk118.2.sm_37.cubin

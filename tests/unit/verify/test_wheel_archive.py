@@ -9,8 +9,8 @@ import pytest
 
 from srcbuild.cli import main
 from srcbuild.errors import VerificationFailed
-from srcbuild.verify.synth import fatbin_container, write_elf, write_wheel
 from srcbuild.verify.wheel import measure_wheel
+from tests.worlds.wheels import fatbin_container, write_elf, write_wheel
 
 TAG = "cp38-cp38-linux_x86_64"
 

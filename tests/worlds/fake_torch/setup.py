@@ -5,6 +5,8 @@ Commands: ``bdist_wheel`` (configure with CMake + Ninja once, build, write the w
 ``--cmake`` switch (configure again). Variables: PYTORCH_BUILD_VERSION/PYTORCH_BUILD_NUMBER,
 TORCH_CUDA_ARCH_LIST, USE_CUDA, CUDA_HOME, CUDAHOSTCXX/CUDA_HOST_COMPILER, USE_MPI, MAX_JOBS and
 every USE_*/BUILD_*/CMAKE_* variable (passed to CMake as -D, like torch >= 1.2).
+``FAKE_TORCH_RECORD_ENV=FILE`` records the environment it ran with (the tests compare a build's
+with the shell plan's).
 """
 
 import base64
@@ -159,7 +161,18 @@ def clean():
                     os.remove(found)
 
 
+def record_environment():
+    """``FAKE_TORCH_RECORD_ENV=FILE``: write the environment this setup.py runs with, as JSON."""
+    path = os.environ.get("FAKE_TORCH_RECORD_ENV")
+    if path:
+        import json
+
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"cwd": os.getcwd(), "environ": dict(os.environ)}, f, indent=1, sort_keys=True)
+
+
 def main():
+    record_environment()
     commands = [a for a in sys.argv[1:] if not a.startswith("-")]
     if not commands:
         sys.exit("usage: setup.py [clean] [bdist_wheel] [--cmake]")

@@ -1,4 +1,4 @@
-"""Synthetic ELF files with fat binaries: the benchmark's 1 GiB library and the unit tests' inputs.
+"""Synthetic ELF files with fat binaries and wheels: the tests' inputs and the benchmark's 1 GiB library.
 
 ``fatbin_container`` builds one container (the layout ``fatbin.py`` documents) from (kind, sm)
 pairs; ``write_elf`` writes a minimal ELF64 x86-64 shared object whose ``.nv_fatbin`` section is

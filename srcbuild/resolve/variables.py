@@ -14,16 +14,21 @@ Sources (see the research notes, torch-build.md §1, §6, §7):
 - ``CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER`` reach CMake through the ``CMAKE_`` passthrough (>= 1.2).
 - ``USE_MPI``: CMake option, passes through as a ``USE_`` variable (torch-build.md §2).
 - torchvision: ``FORCE_CUDA``, ``BUILD_VERSION``, ``PYTORCH_VERSION`` (vision setup.py v0.5+).
+
+Which releases read an era-specific variable is data: the ``[[variable_era]]`` rows of
+``srcbuild/knowledge/data/build.toml`` (with these sources).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from srcbuild.envmods import EnvChanges
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
 
 # What reaches CMake, for the stale-build-tree hash: the passthrough prefixes and the allow-list.
@@ -41,6 +46,12 @@ CMAKE_NAMES = (
     "TORCH_NVCC_FLAGS",
     "FORCE_CUDA",
 )
+
+
+# Variables of the caller's environment a build never inherits: a stray arch list or version of the
+# user's shell would silently change the wheel. The executor drops them from the environment its
+# commands start from; the shell plan unsets them first.
+NOT_INHERITED = ("TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION")
 
 
 def version_of_tag(tag: str) -> str:
@@ -79,10 +90,11 @@ def wheel_version(recipe: Recipe, tag: str) -> str:
     return f"{version_of_tag(tag)}+{recipe.local_version()}"
 
 
-def torch_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
+def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
     version = version_of_tag(recipe.torch.tag)
     era = _era(version)
+    facts = load_build_facts()  # which releases read which variable
     cuda = recipe.toolchain.cuda is not None
     env = EnvChanges()
     env = _common(env, recipe, tools)
@@ -93,20 +105,20 @@ def torch_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
         include, lib = str(Path(tools.cudnn_root) / "include"), str(Path(tools.cudnn_root) / "lib64")
         env = env.set("CUDNN_INCLUDE_DIR", include, "toolchain.cudnn (cuDNN found on this host)")
         env = env.set("CUDNN_LIB_DIR", lib, "toolchain.cudnn (cuDNN found on this host)")
-        if era >= Version("1.2"):
+        if facts.reads_variable("CUDNN_LIBRARY", era):
             env = env.set("CUDNN_LIBRARY", lib, "toolchain.cudnn (1.2+ reads CUDNN_LIBRARY)")
     env = env.set("USE_MPI", "1" if recipe.mpi.enabled else "0", "mpi.enabled")
     env = env.set("BUILD_TEST", "0", "default: tests are not part of a wheel")
     env = env.set("CMAKE_PREFIX_PATH", tools.env_prefix, "build environment")
     env = env.set("PYTORCH_BUILD_VERSION", wheel_version(recipe, recipe.torch.tag), "torch.tag + local version")
     env = env.set("PYTORCH_BUILD_NUMBER", "1", "required with PYTORCH_BUILD_VERSION")
-    if era < Version("1.2"):
-        if not cuda:
-            env = env.set("NO_CUDA", "1", "torch <= 1.1 reads NO_CUDA")
-        if not cudnn:
-            env = env.set("NO_CUDNN", "1", "torch <= 1.1 reads NO_CUDNN")
+    if not cuda and facts.reads_variable("NO_CUDA", era):
+        env = env.set("NO_CUDA", "1", "torch <= 1.1 reads NO_CUDA")
+    if not cudnn and facts.reads_variable("NO_CUDNN", era):
+        env = env.set("NO_CUDNN", "1", "torch <= 1.1 reads NO_CUDNN")
+    if facts.reads_variable("NO_TEST", era):
         env = env.set("NO_TEST", "1", "torch <= 1.1 reads NO_TEST")
-    if cuda and era < Version("2.0"):
+    if cuda and facts.reads_variable("CUDA_HOST_COMPILER", era):
         env = env.set("CUDA_HOST_COMPILER", tools.cxx, "compiler (torch 1.x hands it to FindCUDA)")
     if tools.ccache:
         name = Path(tools.ccache).name
@@ -114,14 +126,14 @@ def torch_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
             env = env.set(f"CMAKE_{lang}_COMPILER_LAUNCHER", tools.ccache, f"compiler cache ({name})")
         for var, value, origin in tools.launcher_env:
             env = env.set(var, value, origin)
-    for name, value in _knowledge_pins_env(version):
+    for name, value in _knowledge_pins_env(kb, version):
         env = env.set(name, value, "knowledge base (old tags)")
     for name, value in recipe.build.env:
         env = env.set(name, value, "recipe [build.env]")
     return env
 
 
-def vision_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
+def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     """The build variables of torchvision's setup.py, built against the recipe's torch."""
     assert recipe.torchvision is not None
     env = _common(EnvChanges(), recipe, tools)
@@ -129,7 +141,7 @@ def vision_variables(recipe: Recipe, tools: Toolset) -> EnvChanges:
         env = env.set("FORCE_CUDA", "1", "toolchain.cuda (no GPU needed at build time)")
     env = env.set("BUILD_VERSION", wheel_version(recipe, recipe.torchvision.tag), "torchvision.tag + local version")
     env = env.set("PYTORCH_VERSION", wheel_version(recipe, recipe.torch.tag), "pins the torch this wheel needs")
-    for name, value in _knowledge_pins_env(version_of_tag(recipe.torchvision.tag)):
+    for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torchvision.tag)):
         env = env.set(name, value, "knowledge base (old tags)")
     return env
 
@@ -140,17 +152,17 @@ def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
         if tools.cuda_home:
             env = env.set("CUDA_HOME", tools.cuda_home, "toolchain.cuda")
             env = env.prepend("PATH", str(Path(tools.cuda_home) / "bin"), "toolchain.cuda (nvcc)")
+        else:  # no toolkit of the pinned version: never build with whichever the caller's CUDA_HOME names
+            env = env.unset("CUDA_HOME", "toolchain.cuda (no toolkit of this version found)")
     env = env.prepend("PATH", str(Path(tools.env_prefix) / "bin"), "build environment (its python, cmake, ninja)")
     reason = f" ({tools.max_jobs_reason})" if tools.max_jobs_reason else ""
     env = env.set("MAX_JOBS", str(tools.max_jobs), f"max_jobs{reason}")
     return env
 
 
-def _knowledge_pins_env(version: str) -> tuple[tuple[str, str], ...]:
+def _knowledge_pins_env(kb: Any, version: str) -> tuple[tuple[str, str], ...]:
     """Variables the knowledge base says this tag needs (e.g. CMAKE_POLICY_VERSION_MINIMUM)."""
-    from srcbuild.knowledge import load_knowledge
-
-    return tuple(load_knowledge().build_pins(version).env)
+    return tuple(kb.build_pins(version).env)
 
 
 def cmake_settings(env: EnvChanges) -> tuple[tuple[str, str], ...]:

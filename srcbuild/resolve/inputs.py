@@ -1,17 +1,17 @@
-"""What a plan is made from, besides the recipe: command-line options and the host facts.
+"""What a build is resolved from, besides the recipe: command-line options and the host facts.
 
 ``BuildOptions`` holds what the user typed (None: not given). ``BuildHost`` holds what probing
-this machine found that the plan needs (compiler paths, the CUDA home, ccache, the Python that
-creates the build environment, the memory-based job count). Both are plain frozen data, so
-``make_plan`` stays pure and unit tests build them by hand.
+this machine found (compiler paths, the CUDA home, ccache, the Python that creates the build
+environment, the environment tools on PATH, the memory-based job count, the full ``HostFacts``
+for the host rules). Both are plain frozen data, so ``resolve`` decides from data alone and unit
+tests build them by hand; ``srcbuild.resolve.host.probe_build_host`` fills ``BuildHost`` in.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-
-PACKAGES = ("torch", "torchvision")
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -37,16 +37,30 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class BuildHost:
-    """Facts about this machine the plan uses; None where nothing was found."""
+    """Facts about this machine a build uses; None where nothing was found.
+
+    ``facts`` is the whole probe (``srcbuild.host.HostFacts``) the host rules read; None when the
+    host was not probed (``srcbuild install`` and ``cache pull --recipe`` only need the cache key,
+    which no host fact changes except ``platform``).
+    """
 
     gcc: Path | None = None  # /usr/bin/gcc-11 for a recipe with gcc = "11"
     gxx: Path | None = None
+    gcc_version: str | None = None  # what that gcc's -dumpfullversion said
     cuda_home: Path | None = None  # a toolkit whose nvcc reports the recipe's CUDA version
     cuda_home_source: str = "host probe"
+    cuda_version: str | None = None  # what that toolkit's nvcc --version said
     cudnn_root: Path | None = None
+    cudnn_version: str | None = None
     ccache: Path | None = None
     sccache: Path | None = None
     python: Path | None = None  # a python of the recipe's version, to create a venv with
     max_jobs: int = 1
     max_jobs_reason: str = "default"
     update_alternatives: str = "update-alternatives"
+    conda_tools: tuple[tuple[str, str], ...] = ()  # ("micromamba", "/usr/bin/micromamba") found on PATH
+    rattler: bool = False  # py-rattler imports in this Python
+    host_python: str = ""  # "3.11": the Python srcbuild runs on (what a venv gets)
+    host_python_path: str = ""  # its executable: a venv is made with it
+    platform: str = "linux_x86_64"  # wheel platform tag, no C library (srcbuild.cache.key.host_platform_tag)
+    facts: Any = None  # srcbuild.host.HostFacts, or None when the host was not probed

@@ -13,10 +13,9 @@ on the host.
 from __future__ import annotations
 
 from srcbuild.findings import Finding, Severity
-from srcbuild.host.facts import CudaToolkit, HostFacts
+from srcbuild.host.facts import CudaToolkit, HostFacts, version_matches
 from srcbuild.host.jobs import GIB, PER_JOB_GIB, RESERVE_GIB, max_jobs
 from srcbuild.host.jobs import SOURCE as JOBS_SOURCE
-from srcbuild.host.toolchain import version_matches
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 
@@ -54,7 +53,7 @@ CUDNN_ARCHIVE = "NVIDIA's cuDNN archive (https://developer.nvidia.com/rdp/cudnn-
 APT_CUDA = {"11.8": "Debian 12 (non-free)"}
 
 
-def _provided_by_env(recipe: Recipe, *names: str) -> str | None:
+def provided_by_env(recipe: Recipe, *names: str) -> str | None:
     """The conda spec in ``[env] conda`` that provides one of ``names``, if any."""
     for spec in recipe.env.conda:
         base = spec.split("=")[0].split(">")[0].split("<")[0].split(" ")[0].strip()
@@ -76,7 +75,7 @@ def _provision_hint(recipe: Recipe) -> str:
 
 def check_gcc(recipe: Recipe, host: HostFacts) -> list[Finding]:
     major = int(recipe.toolchain.gcc.split(".")[0])
-    if host.gcc(major) is not None or _provided_by_env(recipe, "gcc", "gcc_linux-64", "gxx_linux-64"):
+    if host.gcc(major) is not None or provided_by_env(recipe, "gcc", "gcc_linux-64", "gxx_linux-64"):
         return []
     found = ", ".join(g.version for g in host.gccs) or "none"
     return [
@@ -115,7 +114,7 @@ def _toolkit_label(toolkit: CudaToolkit) -> str:
 
 def check_cuda(recipe: Recipe, host: HostFacts) -> list[Finding]:
     pinned = recipe.toolchain.cuda
-    if pinned is None or _provided_by_env(recipe, "cudatoolkit-dev", "cuda-nvcc", "cuda-toolkit", "cuda"):
+    if pinned is None or provided_by_env(recipe, "cudatoolkit-dev", "cuda-nvcc", "cuda-toolkit", "cuda"):
         return []
     if host.cuda_toolkit(pinned) is not None:
         return []
@@ -137,7 +136,7 @@ def check_cuda(recipe: Recipe, host: HostFacts) -> list[Finding]:
 
 def check_cudnn(recipe: Recipe, host: HostFacts) -> list[Finding]:
     pinned = recipe.toolchain.cudnn
-    if not pinned or recipe.toolchain.cuda is None or _provided_by_env(recipe, "cudnn"):
+    if not pinned or recipe.toolchain.cuda is None or provided_by_env(recipe, "cudnn"):
         return []
     if host.cudnn_version(pinned) is not None:
         return []
@@ -163,7 +162,7 @@ def check_cudnn(recipe: Recipe, host: HostFacts) -> list[Finding]:
 
 def check_mpi(recipe: Recipe, host: HostFacts) -> list[Finding]:
     mpi = recipe.mpi
-    if not mpi.enabled or _provided_by_env(recipe, "openmpi", "mpich"):
+    if not mpi.enabled or provided_by_env(recipe, "openmpi", "mpich"):
         return []
     label = MPI_LABELS.get(mpi.implementation, mpi.implementation)
     wanted = f"{label} {mpi.version}" if mpi.version else label

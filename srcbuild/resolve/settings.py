@@ -12,9 +12,9 @@ from pathlib import Path
 
 from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
 from srcbuild.errors import UsageError
-from srcbuild.plan.inputs import BuildHost, BuildOptions
-from srcbuild.plan.model import Setting
 from srcbuild.recipe import Recipe
+from srcbuild.resolve.inputs import BuildHost, BuildOptions
+from srcbuild.resolve.model import Setting
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from srcbuild.envmods import EnvChanges
-from srcbuild.execute.variables import cmake_settings, version_of_tag
+from srcbuild.resolve.variables import cmake_settings, version_of_tag
 
 
 def test_version_of_tag() -> None:

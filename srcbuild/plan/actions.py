@@ -1,0 +1,336 @@
+"""The work a step does beyond running commands, as typed objects that describe and run themselves.
+
+Each action is frozen data made by the planner: ``describe()`` is the line ``srcbuild plan`` shows,
+``args()`` its inputs in the JSON plan, ``shell()`` the equivalent bash lines for
+``--format shell`` (empty where there is none: srcbuild's own checks become a comment), and
+``run(ex, step, log)`` does it. ``run`` imports its doing from ``srcbuild.execute.work`` only when
+called, so building and printing a plan loads nothing of the executor.
+
+A ``SkipCondition`` is asked first: a step whose work is already on disk is skipped, and the
+executor prints the condition's ``reason``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from srcbuild.compiler_cache import CompilerCacheConfig
+from srcbuild.sources.patches import PatchSet
+from srcbuild.sources.sync import SourceSync
+
+if TYPE_CHECKING:
+    from srcbuild.execute.executor import Executor
+    from srcbuild.plan.model import Step
+
+
+class Action:
+    """The base of every internal action; subclasses are frozen dataclasses."""
+
+    name: ClassVar[str] = ""
+    runs_commands: ClassVar[bool] = False  # True: run() decides which of the step's commands run
+
+    def describe(self) -> str:
+        raise NotImplementedError
+
+    def args(self) -> dict[str, str]:
+        return {}
+
+    def shell(self) -> tuple[str, ...]:
+        return ()
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        raise NotImplementedError
+
+    @property
+    def arg(self) -> dict[str, str]:
+        return self.args()
+
+    @property
+    def description(self) -> str:
+        return self.describe()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.describe(), "args": self.args(), "shell": list(self.shell())}
+
+
+@dataclass(frozen=True)
+class Preflight(Action):
+    """Show the resolved build's rule and host findings; stop when they say the build cannot work."""
+
+    name: ClassVar[str] = "preflight"
+    recipe: str
+    package: str
+    ignore: bool
+
+    def describe(self) -> str:
+        what = f"check recipe {self.recipe} and this host for a {self.package} build"
+        return what + (" (--ignore-preflight: errors are reported, the build goes on)" if self.ignore else "")
+
+    def args(self) -> dict[str, str]:
+        return {"ignore": "1" if self.ignore else ""}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.preflight(ex)
+
+
+@dataclass(frozen=True)
+class TorchWheel(Action):
+    """torchvision's torch: the recipe's torch wheel from the cache, built first when missing."""
+
+    name: ClassVar[str] = "torch-wheel"
+    recipe: str
+    dest: Path
+
+    def describe(self) -> str:
+        return f"find (or build) torch for {self.recipe} and copy it to {self.dest}"
+
+    def args(self) -> dict[str, str]:
+        return {"dest": str(self.dest)}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.torch_wheel(ex, self.dest)
+
+
+@dataclass(frozen=True)
+class SyncSources(Action):
+    """Run the sources step's commands a checkout on disk still needs, under the object cache's lock."""
+
+    name: ClassVar[str] = "sync-sources"
+    runs_commands: ClassVar[bool] = True
+    sync: SourceSync
+
+    def describe(self) -> str:
+        return f"run the commands below that {self.sync.checkout} still needs (all of them on a first build)"
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.sync_sources(ex, self.sync, step, log)
+
+
+@dataclass(frozen=True)
+class VerifySources(Action):
+    name: ClassVar[str] = "verify-sources"
+    sync: SourceSync
+
+    def describe(self) -> str:
+        return "compare the checked-out commit with the recipe's pin; check every submodule is present"
+
+    def args(self) -> dict[str, str]:
+        pin = self.sync.pin
+        return {"checkout": str(self.sync.checkout), "commit": pin.commit or "", "tag": pin.tag}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.verify_sources(ex, self.sync)
+
+
+@dataclass(frozen=True)
+class CheckEnv(Action):
+    """--env: the existing environment must run the recipe's Python."""
+
+    name: ClassVar[str] = "check-env"
+    prefix: Path
+    python: str
+    shell_lines: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"check {self.prefix}/bin/python is Python {self.python}"
+
+    def args(self) -> dict[str, str]:
+        return {"prefix": str(self.prefix), "python": self.python}
+
+    def shell(self) -> tuple[str, ...]:
+        return self.shell_lines
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.check_env(ex, self.prefix, self.python)
+
+
+@dataclass(frozen=True)
+class EnsureEnv(Action):
+    """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
+
+    name: ClassVar[str] = "ensure-env"
+    backend: str
+    link: Path
+    lockfile: Path | None
+    described: str
+    shell_lines: tuple[str, ...] = ()
+    error: str = ""  # no backend can make it here: the build stops with these words
+    hint: str = ""
+
+    def describe(self) -> str:
+        return f"cannot: {self.error}" if self.error else self.described
+
+    def args(self) -> dict[str, str]:
+        if self.error:
+            return {"backend": "", "link": str(self.link), "error": self.error, "hint": self.hint}
+        return {"backend": self.backend, "link": str(self.link), "lockfile": str(self.lockfile or "")}
+
+    def shell(self) -> tuple[str, ...]:
+        return self.shell_lines
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.ensure_env(ex, log)
+
+
+@dataclass(frozen=True)
+class CheckBuildTree(Action):
+    """A build tree configured with other CMake settings is cleaned instead of reused."""
+
+    name: ClassVar[str] = "check-build-tree"
+    digest: str
+    hash_file: Path
+    cache: Path
+    shell_lines: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"compare the settings hash {self.digest} with the one stored beside the build tree; clean on a mismatch"
+
+    def args(self) -> dict[str, str]:
+        return {"hash": self.digest, "hash_file": str(self.hash_file), "cache": str(self.cache)}
+
+    def shell(self) -> tuple[str, ...]:
+        return self.shell_lines
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.check_build_tree(ex, self)
+
+
+@dataclass(frozen=True)
+class CheckLocalChanges(Action):
+    """Compare the checkout and its submodules with the tag plus the recipe's patches."""
+
+    name: ClassVar[str] = "check-local-changes"
+    sync: SourceSync
+    patches: tuple[Path, ...]
+
+    def describe(self) -> str:
+        return f"compare {self.sync.checkout} and its submodules with the tag plus the recipe's patches"
+
+    def args(self) -> dict[str, str]:
+        return {"checkout": str(self.sync.checkout)}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.check_local_changes(ex, self)
+
+
+@dataclass(frozen=True)
+class CompilerCacheStart(Action):
+    """Start the compiler cache with the build's settings and keep its counters (see ``compiler_cache``)."""
+
+    name: ClassVar[str] = "compiler-cache-start"
+    config: CompilerCacheConfig
+
+    def describe(self) -> str:
+        return f"start {self.config.label()} and read its counters"
+
+    def args(self) -> dict[str, str]:
+        return {"kind": self.config.kind, "url": self.config.url or "", "dist": self.config.dist_scheduler or ""}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.compiler_cache_start(ex, self.config, log)
+
+
+@dataclass(frozen=True)
+class CompilerCacheStats(Action):
+    """Read the compiler cache's counters after the build: the result's hits and misses."""
+
+    name: ClassVar[str] = "compiler-cache-stats"
+    config: CompilerCacheConfig
+
+    def describe(self) -> str:
+        return f"read the counters of {self.config.label()}"
+
+    def args(self) -> dict[str, str]:
+        return {"kind": self.config.kind}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.compiler_cache_stats(ex, self.config)
+
+
+@dataclass(frozen=True)
+class VerifyWheel(Action):
+    name: ClassVar[str] = "verify-wheel"
+    dist: Path
+    pattern: str
+
+    def describe(self) -> str:
+        return f"check {self.pattern} against the recipe's archs"
+
+    def args(self) -> dict[str, str]:
+        return {"dist": str(self.dist), "pattern": self.pattern}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.verify_wheel(ex, self.dist, self.pattern)
+
+
+@dataclass(frozen=True)
+class CacheWheel(Action):
+    name: ClassVar[str] = "cache-wheel"
+    dist: Path
+    pattern: str
+    cache_dir: Path
+
+    def describe(self) -> str:
+        return f"store the wheel and its manifest under {self.cache_dir}"
+
+    def args(self) -> dict[str, str]:
+        return {"dist": str(self.dist), "pattern": self.pattern}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.cache_wheel(ex, self.dist, self.pattern)
+
+
+class SkipCondition:
+    """A question asked before a step runs: True means its work is already on disk."""
+
+    name: ClassVar[str] = ""
+    reason: ClassVar[str] = ""
+
+    def holds(self, ex: Executor) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SourcesComplete(SkipCondition):
+    name: ClassVar[str] = "sources-complete"
+    reason: ClassVar[str] = "the checkout is already at the tag with every submodule (its build tree is kept)"
+    sync: SourceSync
+
+    def holds(self, ex: Executor) -> bool:
+        return self.sync.is_complete()
+
+
+@dataclass(frozen=True)
+class PatchesApplied(SkipCondition):
+    name: ClassVar[str] = "patches-applied"
+    reason: ClassVar[str] = "every patch is already applied to the checkout"
+    patches: PatchSet
+
+    def holds(self, ex: Executor) -> bool:
+        return self.patches.applied()

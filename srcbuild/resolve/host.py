@@ -1,0 +1,100 @@
+"""The host facts a build is resolved from: ``probe_build_host`` probes this machine once.
+
+This is the one place of the resolve stage that looks at the machine: it runs the host probe
+(``srcbuild.host.probe_host``: nvcc, gcc, MPI, cuDNN headers, memory, disk), looks up ccache, the
+recipe's Python, update-alternatives and the conda-family tools on PATH, and asks whether
+py-rattler imports. ``build_host`` turns the probe's answer into ``BuildHost`` and is pure apart
+from the PATH lookups.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from srcbuild.paths import Paths
+from srcbuild.recipe import Recipe
+from srcbuild.resolve.inputs import BuildHost, BuildOptions
+
+
+def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
+    """The host facts a build uses, taken from ``srcbuild.host.probe_host``'s answer."""
+    import sys
+
+    from srcbuild.cache.key import host_platform_tag
+    from srcbuild.envs.backends import conda_tools_on_path
+    from srcbuild.envs.backends.rattler_backend import rattler_available
+    from srcbuild.host.jobs import max_jobs
+
+    major = recipe.toolchain.gcc.split(".")[0]
+    gcc = facts.gcc(int(major)) if major.isdigit() else None
+    cuda_home, cuda_source, cuda_version = None, "host probe (no matching nvcc found)", None
+    toolkit = facts.cuda_toolkit(recipe.toolchain.cuda) if recipe.toolchain.cuda is not None else None
+    if toolkit is not None:
+        cuda_home, cuda_source = toolkit.home, f"host probe ({toolkit.source}: nvcc {toolkit.version})"
+        cuda_version = toolkit.version
+    cudnn = facts.cudnn_version(recipe.toolchain.cudnn) if recipe.toolchain.cudnn else None
+    cudnn_root = Path(cudnn.header).parent.parent if cudnn is not None else None  # <root>/include/cudnn*.h
+    res = facts.resources
+    jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
+    path = environ.get("PATH", "")
+    ccache = shutil.which("ccache", path=path)
+    sccache = shutil.which("sccache", path=path)
+    python = shutil.which(f"python{recipe.toolchain.python}", path=path)
+    ua = shutil.which("update-alternatives", path=path + ":/usr/sbin:/sbin") or "update-alternatives"
+    return BuildHost(
+        gcc=Path(gcc.path) if gcc else None,
+        gxx=Path(gcc.gxx) if gcc and gcc.gxx else None,
+        gcc_version=gcc.version if gcc else None,
+        cuda_home=Path(cuda_home) if cuda_home else None,
+        cuda_home_source=cuda_source,
+        cuda_version=cuda_version,
+        cudnn_root=cudnn_root,
+        cudnn_version=cudnn.version if cudnn is not None else None,
+        ccache=Path(ccache) if ccache else None,
+        sccache=Path(sccache) if sccache else None,
+        python=Path(python) if python else None,
+        max_jobs=jobs,
+        max_jobs_reason=reason,
+        update_alternatives=ua,
+        conda_tools=tuple(conda_tools_on_path(environ).items()),
+        rattler=rattler_available(),
+        host_python=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        host_python_path=sys.executable,
+        platform=host_platform_tag(),
+        facts=facts,
+    )
+
+
+def probe_build_host(
+    recipe: Recipe,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+    meanwhile: Callable[[], None] | None = None,
+) -> BuildHost:
+    """Probe the host for a build of ``recipe``. The probe mostly waits for programs (nvcc, gcc,
+    mpicc), so it runs in a thread while this one runs ``meanwhile`` (loading the knowledge base,
+    importing the modules of a build's later steps)."""
+    from srcbuild.host import probe_host
+
+    probe_env = dict(environ)
+    chosen = options.cuda_home or environ.get("SRCBUILD_CUDA_HOME")
+    if chosen:  # the host checks look at the toolkit the build will use
+        probe_env["CUDA_HOME"] = chosen
+    found: list[Any] = []
+    probe = threading.Thread(
+        target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)),
+        daemon=True,
+    )
+    probe.start()
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        probe.join()
+    facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
+    return build_host(recipe, facts, environ)

@@ -1,0 +1,151 @@
+"""``resolve``: the recipe, the options, the host facts and the knowledge base become a ``ResolvedBuild``.
+
+Every decision of a build is made here, once: the package spec, the settings and their sources,
+the compiler and its alternatives tree, the build environment and its backend, the parsed mirror
+rules, the patches and their hashes, the build variables, MAX_JOBS and why, and every finding of
+the compatibility rules and of the host rules. It reads files (the patches, a mirror map, the
+knowledge base) but runs no program and probes nothing: the host facts come in as data.
+``refusal`` says whether those findings stop the build, with the words ``srcbuild plan`` and
+``srcbuild torch`` both use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from srcbuild.compiler_cache import launcher_env
+from srcbuild.errors import HostError, IncompatibleError, SrcbuildError
+from srcbuild.findings import Finding, Severity
+from srcbuild.knowledge.build_facts import load_build_facts
+from srcbuild.paths import Paths
+from srcbuild.recipe import Recipe
+from srcbuild.resolve.arches import unlisted_arches
+from srcbuild.resolve.compiler import AlternativesTree, compiler_env, private_tree
+from srcbuild.resolve.environment import resolve_environment
+from srcbuild.resolve.inputs import BuildHost, BuildOptions
+from srcbuild.resolve.model import CompilerChoice, ResolvedBuild, ResolvedPatch
+from srcbuild.resolve.packages import package_spec
+from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
+from srcbuild.resolve.toolchains import resolve_toolchains
+from srcbuild.resolve.variables import Toolset, wheel_version
+
+
+def resolve(
+    recipe: Recipe,
+    options: BuildOptions,
+    host: BuildHost,
+    knowledge: Any,
+    *,
+    paths: Paths,
+    environ: Mapping[str, str],
+) -> ResolvedBuild:
+    """Every decision of one build of ``options.package`` for ``recipe``."""
+    from srcbuild.rules import check_recipe
+    from srcbuild.rules.host import host_findings
+    from srcbuild.sources.mirrors import parse_mirror_args
+    from srcbuild.sources.patches import sha256_file
+
+    spec = package_spec(options.package)
+    pin = spec.pin(recipe)
+    settings = resolve_settings(recipe, options, host, environ, paths.work_dir)
+    environment = resolve_environment(recipe, settings, host, paths, environ)
+    compiler = _compiler(recipe, host, paths, settings)
+    cuda = recipe.toolchain.cuda is not None
+    tools = Toolset(
+        cc=str(compiler.tree.links_dir / "gcc"),
+        cxx=str(compiler.tree.links_dir / "g++"),
+        cuda_home=settings.cuda_home,
+        cudnn_root=str(host.cudnn_root) if host.cudnn_root else settings.cuda_home,
+        env_prefix=str(environment.prefix),
+        max_jobs=settings.max_jobs,
+        max_jobs_reason=settings.max_jobs_reason,
+        ccache=settings.ccache,
+        launcher_env=tuple(launcher_env(settings.compiler_cache)),
+    )
+    # The compiler goes last so its bin dir ends up first on PATH.
+    env_changes = spec.variables(recipe, tools, knowledge).extend(
+        compiler_env(compiler.tree, cuda, private=not compiler.system)
+    )
+    rules: list[Finding] = list(check_recipe(recipe, knowledge))
+    machine: list[Finding] = list(host_findings(recipe, host.facts, paths)) if host.facts is not None else []
+    patches = tuple(
+        ResolvedPatch(name, Path(path), sha256_file(Path(path)))
+        for name, path in zip(recipe.build.patches, recipe.build.patch_files)
+    )
+    build_facts = load_build_facts()
+    unlisted = unlisted_arches(recipe, build_facts) if spec.needs_torch_wheel else ()
+    return ResolvedBuild(
+        recipe=recipe,
+        package=spec,
+        pin=pin,
+        options=options,
+        paths=paths,
+        settings=settings.settings,
+        toolchains=resolve_toolchains(recipe, host, settings, compiler, environment, paths.toolchain_dir),
+        compiler=compiler,
+        environment=environment,
+        mirrors=parse_mirror_args(list(settings.mirrors), environ),
+        patches=patches,
+        env_changes=env_changes,
+        max_jobs=settings.max_jobs,
+        max_jobs_reason=settings.max_jobs_reason,
+        keep_build=settings.keep_build,
+        checkout=paths.sources_dir / recipe.name / spec.checkout_name,
+        build_root=paths.builds_dir / f"{recipe.name}-{spec.name}",
+        version=wheel_version(recipe, pin.tag),
+        platform=host.platform,
+        compiler_cache=settings.compiler_cache,
+        findings=(*rules, *machine),
+        rule_count=len(rules),
+        unlisted_arches=tuple(str(cc) for cc in unlisted),
+        unlisted_source=build_facts.unlisted_source,
+    )
+
+
+def resolve_unprobed(recipe: Recipe, package: str, platform_tag: str | None = None) -> ResolvedBuild:
+    """A build of ``package`` resolved without probing the host: what ``install`` and
+    ``cache pull --recipe`` key on (the cache key counts no host fact but the platform)."""
+    from srcbuild.cache.key import host_platform_tag
+    from srcbuild.knowledge import load_knowledge
+
+    host = BuildHost(platform=platform_tag or host_platform_tag())
+    options = BuildOptions(package=package)
+    return resolve(recipe, options, host, load_knowledge(), paths=Paths.resolve(environ={}), environ={})
+
+
+def _compiler(recipe: Recipe, host: BuildHost, paths: Paths, settings: ResolvedSettings) -> CompilerChoice:
+    major = recipe.toolchain.gcc
+    gcc = host.gcc or Path(f"/usr/bin/gcc-{major}")
+    gxx = host.gxx or Path(f"/usr/bin/g++-{major}")
+    if settings.compiler_mode == "system":
+        log = paths.work_dir / "compilers" / "update-alternatives.log"
+        tree = AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)
+        return CompilerChoice(major, gcc, gxx, tree, system=True)
+    tree = private_tree(paths.work_dir / "compilers" / f"gcc-{major}", host.update_alternatives)
+    return CompilerChoice(major, gcc, gxx, tree, system=False)
+
+
+def refusal(resolved: ResolvedBuild) -> SrcbuildError | None:
+    """The error that stops this build before anything runs, or None.
+
+    Compatibility rule errors come first (exit 3), then host errors (exit 4); ``--ignore-preflight``
+    lets the build go on despite both.
+    """
+    if resolved.options.ignore_preflight:
+        return None
+    rule_errors = [f for f in resolved.rule_findings if f.severity is Severity.ERROR]
+    host_errors = [f for f in resolved.host_findings if f.severity is Severity.ERROR]
+    name = resolved.recipe.name
+    if rule_errors:
+        return IncompatibleError(
+            f"recipe {name} breaks {len(rule_errors)} compatibility rule(s): {rule_errors[0].message}",
+            rule_errors[0].fix or "change the recipe's pins (srcbuild recipes check shows every finding)",
+        )
+    if host_errors:
+        return HostError(
+            f"this machine cannot build recipe {name}: {host_errors[0].message}",
+            host_errors[0].fix or "install what is missing (srcbuild doctor lists it)",
+        )
+    return None
