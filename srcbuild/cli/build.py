@@ -66,6 +66,11 @@ def build_options(func: F) -> F:
             "(repeatable) [env SRCBUILD_REMOTES].",
         ),
         click.option(
+            "--no-provision",
+            is_flag=True,
+            help="Never fetch a toolchain (CUDA, cuDNN, gcc, MPI); stop and say what is missing instead.",
+        ),
+        click.option(
             "--trust-unsigned",
             is_flag=True,
             help="Accept remote cache entries that no trusted signer signed (the sha256 is still checked).",
@@ -112,6 +117,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         compiler_cache=kw.get("compiler_cache"),
         compiler_cache_url=kw.get("compiler_cache_url"),
         dist_scheduler=kw.get("dist_scheduler"),
+        no_provision=bool(kw.get("no_provision")),
     )
 
 

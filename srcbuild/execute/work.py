@@ -158,6 +158,20 @@ def check_env(ex: Executor, prefix: Path, want: str) -> None:
     ex.console.print(f"    existing {kind} environment with Python {out.strip()} at {python}")
 
 
+def provision(ex: Executor, planned: tuple[Any, ...], log: Path) -> None:
+    """Fetch (or reuse) each planned toolchain prefix; downloads report their progress."""
+    import sys
+
+    from srcbuild.toolchain.planned import run_planned
+    from srcbuild.toolchain.session import open_session
+
+    session = open_session(_ctx(ex).paths, stream=sys.stderr, environ=ex.environ)  # progress on stderr
+    for outcome in run_planned(planned, session):
+        t = outcome.toolchain
+        state = "reused" if outcome.reused else "provisioned"
+        ex.console.print(f"    {t.name} {t.version} ({t.provider}) {state}: {t.prefix}")
+
+
 def ensure_env(ex: Executor, log: Path) -> None:
     """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
     from srcbuild.envs.backends import backend_for
@@ -339,6 +353,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         toolchain={
             "gcc": gcc or ctx.recipe.toolchain.gcc,
             "cuda": nvcc or ctx.recipe.toolchain.cuda or "none",
+            **_provisioned(ctx.resolved),
         },
         sass=sorted(kernels.sass) if kernels is not None else (),
         ptx=sorted(kernels.ptx) if kernels is not None else (),
@@ -350,6 +365,13 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
     ex.console.print(f"    stored {entry.wheel_path}")
+
+
+def _provisioned(r: ResolvedBuild) -> dict[str, str]:
+    """``provisioned.cuda``: the prefix of each toolchain piece srcbuild fetched, for the manifest."""
+    from srcbuild.resolve.model import Provider
+
+    return {f"provisioned.{t.name}": str(t.path) for t in r.toolchains if t.provider is Provider.PROVISIONED}
 
 
 def _measured_gcc(r: ResolvedBuild) -> str | None:

@@ -187,6 +187,28 @@ class EnsureEnv(Action):
 
 
 @dataclass(frozen=True)
+class Provision(Action):
+    """Fetch the toolchain pins the host lacks into srcbuild's toolchains directory (or reuse them)."""
+
+    name: ClassVar[str] = "provision"
+    planned: tuple[Any, ...]  # srcbuild.toolchain.planned.PlannedProvision
+
+    def describe(self) -> str:
+        return "; ".join(p.describe() for p in self.planned)
+
+    def args(self) -> dict[str, str]:
+        return {p.offer.request.tool: str(p.prefix) for p in self.planned}
+
+    def shell(self) -> tuple[str, ...]:
+        return tuple(p.command() for p in self.planned)
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.provision(ex, self.planned, log)
+
+
+@dataclass(frozen=True)
 class CheckBuildTree(Action):
     """A build tree configured with other CMake settings is cleaned instead of reused."""
 

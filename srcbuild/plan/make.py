@@ -23,6 +23,7 @@ from srcbuild.plan.actions import (
     CompilerCacheStats,
     EnsureEnv,
     Preflight,
+    Provision,
     TorchWheel,
     VerifyWheel,
 )
@@ -44,6 +45,8 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     steps: list[Step] = [_preflight_step(r)]
     if r.package.needs_torch_wheel:
         steps.append(_torch_wheel_step(r))
+    if r.provisioning:  # the compiler step registers a provisioned gcc: it must exist by then
+        steps.append(_provision_step(r))
     steps.append(_compiler_step(r))
     sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
     steps.extend(sources_steps(sources))
@@ -109,6 +112,17 @@ def _preflight_step(r: ResolvedBuild) -> Step:
         why="stop before any download or compile when the pins contradict upstream or this machine lacks a "
         "tool (nvcc of the pinned CUDA, gcc, cuDNN, MPI, disk, memory)",
         action=Preflight(r.recipe.name, r.package.name, r.options.ignore_preflight),
+    )
+
+
+def _provision_step(r: ResolvedBuild) -> Step:
+    what = ", ".join(p.offer.request.label for p in r.provisioning)
+    return Step(
+        id="provision",
+        title=f"Provision the toolchain this host lacks: {what}",
+        why="the recipe pins tools this machine does not have; srcbuild fetches them (sha256-checked) into "
+        f"private prefixes under {r.paths.toolchain_dir}, shared by every recipe (--no-provision: stop instead)",
+        action=Provision(tuple(r.provisioning)),
     )
 
 

@@ -3,7 +3,9 @@
 This is the one place of the resolve stage that looks at the machine: it runs the host probe
 (``srcbuild.host.probe_host``: nvcc, gcc, MPI, cuDNN headers, memory, disk), looks up ccache, the
 recipe's Python, update-alternatives and the conda-family tools on PATH, and asks whether
-py-rattler imports. ``build_host`` turns the probe's answer into ``BuildHost`` and is pure apart
+py-rattler imports. Unless ``--no-provision``, the pins the host lacks that a provider can fetch
+become planned provisioning steps (``srcbuild.toolchain.planned``), and the facts count their
+prefixes as present. ``build_host`` turns the probe's answer into ``BuildHost`` and is pure apart
 from the PATH lookups.
 """
 
@@ -97,4 +99,16 @@ def probe_build_host(
     finally:
         probe.join()
     facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
-    return build_host(recipe, facts, environ)
+    if options.no_provision:
+        return build_host(recipe, facts, environ)
+    from dataclasses import replace
+
+    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.planned import plan_provisioning
+    from srcbuild.toolchain.providers import provider_order
+    from srcbuild.toolchain.store import ToolchainStore
+
+    store, data = ToolchainStore(paths.toolchain_dir), load_facts(environ)
+    exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
+    planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude)
+    return replace(build_host(recipe, planned.facts, environ), provisioning=planned.steps)

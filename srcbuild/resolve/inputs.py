@@ -33,6 +33,7 @@ class BuildOptions:
     compiler_cache: str | None = None  # --compiler-cache sccache|ccache|none
     compiler_cache_url: str | None = None  # --compiler-cache-url s3://bucket/prefix | redis://host:port
     dist_scheduler: str | None = None  # --dist-scheduler URL of an sccache-dist scheduler
+    no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,6 @@ class BuildHost:
     host_python_path: str = ""  # its executable: a venv is made with it
     platform: str = "linux_x86_64"  # wheel platform tag, no C library (srcbuild.cache.key.host_platform_tag)
     facts: Any = None  # srcbuild.host.HostFacts, or None when the host was not probed
+    # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
+    # ``facts`` already counts their prefixes as there
+    provisioning: tuple[Any, ...] = ()

@@ -178,6 +178,7 @@ class ResolvedBuild:
     unlisted_arches: tuple[str, ...] = ()  # archs torch's cpp_extension never lists (torchvision adds them)
     unlisted_source: str = ""  # where that fact comes from
     compiler_cache: CompilerCacheConfig = field(default_factory=CompilerCacheConfig)  # the launcher
+    provisioning: tuple[Any, ...] = ()  # srcbuild.toolchain.planned.PlannedProvision, run before the compiler step
 
     @property
     def rule_findings(self) -> tuple[Finding, ...]:
@@ -221,4 +222,5 @@ class ResolvedBuild:
             "patches": [p.to_json() for p in self.patches],
             "platform": self.platform,
             "findings": [f.to_json() for f in self.findings],
+            "provisioning": [p.to_json() for p in self.provisioning],
         }

@@ -101,6 +101,7 @@ def resolve(
         rule_count=len(rules),
         unlisted_arches=tuple(str(cc) for cc in unlisted),
         unlisted_source=build_facts.unlisted_source,
+        provisioning=tuple(host.provisioning),
     )
 
 

@@ -5,11 +5,15 @@ toolchains directory."""
 from __future__ import annotations
 
 import io
+import json
+import shutil
 import zipfile
 from pathlib import Path
 
+from srcbuild.toolchain.providers.apt import configured_mirror
 from srcbuild.toolchain.store import Toolchain
 from srcbuild.verify.fatbin import scan_elf
+from tests.conftest import require_tool
 from tests.integration.execute.conftest import Srcbuild, srcbuild_env
 from tests.worlds.gitworld import World
 
@@ -29,3 +33,35 @@ def test_kepler_build_finds_the_provisioned_cuda(
     assert sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))}) == [("ptx", 37), ("sass", 35), ("sass", 37)]
     log = srcbuild.build_log("world-kepler-cu118").read_text()
     assert f"CUDA_HOME={debian_cuda118.prefix}" in log or str(debian_cuda118.prefix / "bin" / "nvcc") in log
+
+
+def test_the_build_provisions_what_the_host_lacks_before_the_compiler_step(
+    world: World, build_venv: Path, gcc11: Path, tmp_path: Path
+) -> None:
+    require_tool("apt-get and dpkg-deb", shutil.which("apt-get") and shutil.which("dpkg-deb"))
+    require_tool("a Debian mirror in /etc/apt", configured_mirror())
+    env = srcbuild_env(None)  # no CUDA_* variable; an empty toolchains directory
+    env["SRCBUILD_TOOLCHAIN_DIR"] = str(tmp_path / "toolchains")
+    env["SRCBUILD_TOOLCHAIN_PROVIDERS"] = "debian"
+    srcbuild = Srcbuild(env, world, build_venv)
+
+    refused = srcbuild.run("torch", "world-kepler-cu118", "--no-provision")
+    assert refused.rc == 4 and "CUDA 11.8 (toolchain.cuda) is not installed" in refused.out
+    assert "srcbuild toolchain install --recipe" in refused.out
+    assert not (tmp_path / "toolchains").exists()
+
+    plan = srcbuild.run("plan", "world-kepler-cu118", "torch", "--format", "json")
+    assert plan.rc == 0, plan.out
+    steps = json.loads(plan.out)["steps"]
+    assert [s["id"] for s in steps][:3] == ["preflight", "provision", "compiler"]
+    assert steps[1]["action"]["args"] == {"cuda": str(tmp_path / "toolchains" / "cuda-11.8-debian")}
+
+    ran = srcbuild.run("torch", "world-kepler-cu118")
+    assert ran.rc == 0, ran.out
+    assert f"cuda 11.8 (debian) provisioned: {tmp_path / 'toolchains' / 'cuda-11.8-debian'}" in ran.out
+    wheel = Path(ran.last_line)
+    with zipfile.ZipFile(wheel) as zf:
+        data = zf.read("torch/lib/libtorch_cuda.so")
+    assert sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))}) == [("ptx", 37), ("sass", 35), ("sass", 37)]
+    manifest = json.loads(next(srcbuild.cache_dir.rglob("manifest.json")).read_text())
+    assert manifest["toolchain"]["provisioned.cuda"] == str(tmp_path / "toolchains" / "cuda-11.8-debian")
