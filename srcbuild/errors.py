@@ -2,10 +2,25 @@
 
 An error carries a one-line ``message`` (what is wrong, naming the file, field or step) and an
 optional ``hint`` (what to do next). Only the CLI entry point catches these; ``--debug`` shows
-the traceback as well.
+the traceback as well. ``details`` (JSON-ready) go into the ``--json`` error object.
+
+The exit codes are a contract, the same for every command (README.md shows this table):
+
+    2  a bad recipe or a command-line/setting that cannot be used   UsageError, RecipeError
+    3  incompatible pins (the compatibility rules said no)           IncompatibleError
+    4  a tool or resource missing on this machine                    HostError
+    5  a build step failed                                           StepFailed
+    6  verification failed                                           VerificationFailed
+    7  cache integrity                                               CacheIntegrityError
+    8  the build environment                                         EnvironmentError_
+    9  nothing found: no cached wheel, an unreachable remote         NotFoundError
+  130  interrupted (resumable)                                       Interrupted
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 
 class SrcbuildError(Exception):
@@ -13,10 +28,11 @@ class SrcbuildError(Exception):
 
     exit_code = 1
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, details: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.details = dict(details or {})
 
     def __str__(self) -> str:
         return self.message
@@ -68,6 +84,12 @@ class EnvironmentError_(SrcbuildError):
     """A build environment that cannot be created or solved."""
 
     exit_code = 8
+
+
+class NotFoundError(SrcbuildError):
+    """Nothing to act on: no cached wheel for the request, or a remote that cannot be reached."""
+
+    exit_code = 9
 
 
 class Interrupted(SrcbuildError):

@@ -23,7 +23,7 @@ def require_tool(what: str, found: object) -> None:
     """Skip (locally) or fail (in CI) when a real tool a test needs is missing."""
     if found:
         return
-    message = f"{what} is not installed here (.ci/run installs it)"
+    message = f"{what} is not installed here (tests/setup.sh installs it)"
     if os.environ.get("SRCBUILD_REQUIRE_TOOLS") == "1":
         pytest.fail(message)
     pytest.skip(message)
@@ -40,6 +40,8 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.delenv("SRCBUILD_SIGNING_KEY", raising=False)
     monkeypatch.delenv("SRCBUILD_RECIPES_PATH", raising=False)
     monkeypatch.delenv("SRCBUILD_MIRROR", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "config"))  # no user srcbuild.toml
+    monkeypatch.delenv("SRCBUILD_CONFIG", raising=False)
     for var in ("SRCBUILD_TOOLCHAIN_DIR", "SRCBUILD_NVIDIA_MIRROR", "SRCBUILD_TOOLCHAIN_DATA"):
         monkeypatch.delenv(var, raising=False)
     return base

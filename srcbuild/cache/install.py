@@ -11,6 +11,7 @@ names the build command; nothing is built here.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,10 +26,11 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
-from srcbuild.cache.transfer import fetch_first
-from srcbuild.errors import IncompatibleError, SrcbuildError, StepFailed, UsageError
+from srcbuild.cache.transfer import fetch_first, find_remote_entry
+from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.catalog import recipe_argument
 
 
 def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None = None) -> str:
@@ -40,8 +42,12 @@ def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None =
     return build_fingerprint(resolve_unprobed(recipe, package, platform_tag))
 
 
-def target_python(into: str | None, python: str | None, environ: Mapping[str, str] | None = None) -> Path:
-    """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3."""
+def target_python(
+    into: str | None, python: str | None, environ: Mapping[str, str] | None = None, version: str | None = None
+) -> Path:
+    """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3.
+
+    ``version`` (the recipe's ``toolchain.python``) names the interpreter the hint suggests."""
     env = os.environ if environ is None else environ
     if python:
         return Path(python)
@@ -52,7 +58,7 @@ def target_python(into: str | None, python: str | None, environ: Mapping[str, st
                 return candidate
         raise UsageError(
             f"{prefix} is not a Python environment (no bin/python)",
-            f"create one first, e.g. `python3.8 -m venv {prefix}`, or pass --python",
+            f"create one first: python{version or '3'} -m venv {shlex.quote(str(prefix))}; or pass --python",
         )
     found = shutil.which("python3") or shutil.which("python") or sys.executable
     return Path(found)
@@ -158,11 +164,46 @@ def miss_error(
     recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote]
 ) -> SrcbuildError:
     where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
-    return SrcbuildError(
+    return NotFoundError(
         f"no cached wheel for {package} of recipe {recipe.name} (fingerprint {fp[:12]}) in {where}",
-        f"run `srcbuild {package} --recipe {recipe.name}` to build it (the result is cached), "
+        f"run `srcbuild {package} --recipe {recipe_argument(recipe)}` to build it (the result is cached), "
         "or add the remote that has it with --remote",
     )
+
+
+def peek_wheel(
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    fp: str,
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
+    allow_modified: bool = False,
+    machine: Machine | None = None,
+) -> tuple[Manifest, Path, str]:
+    """The wheel ``install`` would use, without downloading it: a local entry (re-hashed), else
+    the first remote hit whose manifest and signature the trust policy accepts (the same
+    choice as ``find_wheel``: modified entries only when allowed, the newest ``machine`` runs)."""
+    target = machine or Machine.host()
+
+    def fits_target(manifest: Manifest) -> bool:
+        return fits(manifest, target)
+
+    requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
+    entry = cache.lookup(fp, requested, warn, allow_modified, fits_target)
+    if entry is not None:
+        entry.check()
+        return entry.manifest, entry.wheel_path, "local"
+    hit = find_remote_entry(remotes, fp, requested, warn, allow_modified, fits_target)
+    if hit is None:
+        raise miss_error(recipe, package, fp, cache, remotes)
+    remote, manifest = hit
+    with cache.staging("peek-") as work:
+        (trust or TrustPolicy.resolve()).check(
+            manifest, remote.signature(manifest), work, f"{manifest.wheel} from {remote.url}"
+        )
+    return manifest, Path(manifest.wheel), remote.url
 
 
 def install(
@@ -180,28 +221,34 @@ def install(
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
     fp = request_fingerprint(recipe, package)
-    refused: list[SrcbuildError] = []
     target = probe_target(python)
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
     machine = Machine.host() if os.environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
-    found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine)
-    if found is None:
-        if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
-            raise refused[0]
-        raise miss_error(recipe, package, fp, cache, remotes)
-    found.entry.check()  # a wheel changed on disk since it was stored is never installed
-    findings = tuple(check_fit(found.entry.manifest, target))
+    if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
+        manifest, wheel_path, origin = peek_wheel(
+            cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine
+        )
+    else:
+        refused: list[SrcbuildError] = []
+        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine)
+        if found is None:
+            if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+                raise refused[0]
+            raise miss_error(recipe, package, fp, cache, remotes)
+        found.entry.check()  # a wheel changed on disk since it was stored is never installed
+        manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
+    findings = tuple(check_fit(manifest, target))
     if has_errors(findings):
         first = next(f for f in findings if f.severity is Severity.ERROR)
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
     if not dry_run:
-        result = proc.run(pip_install_argv(python, found.entry.wheel_path, options), echo=echo)
+        result = proc.run(pip_install_argv(python, wheel_path, options), echo=echo)
         if not result.ok:
             tail = "\n".join(result.tail[-5:])
             raise StepFailed(
-                f"pip could not install {found.entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
                 "read pip's message above; the cached wheel itself is intact"
                 + ("" if options.no_deps else " (add --no-deps to install it without its dependencies)"),
             )
@@ -210,12 +257,23 @@ def install(
         package=package,
         recipe=recipe.name,
         fingerprint=fp,
-        wheel=found.entry.wheel_path,
-        origin=found.origin,
+        wheel=wheel_path,
+        origin=origin,
         python=python,
         findings=findings,
         installed=installed,
     )
 
 
-__all__ = ["Found", "InstallResult", "PipOptions", "pip_install_argv", "Target", "find_wheel", "install", "request_fingerprint", "target_python"]
+__all__ = [
+    "Found",
+    "InstallResult",
+    "PipOptions",
+    "Target",
+    "find_wheel",
+    "install",
+    "peek_wheel",
+    "pip_install_argv",
+    "request_fingerprint",
+    "target_python",
+]

@@ -7,14 +7,26 @@ the build commands run that same plan. The wheel's path is the last line a build
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
 
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import (
+    complete_recipe,
+    exact_hint,
+    invocation,
+    json_option,
+    path_options,
+    print_json,
+    resolve_paths,
+    resume_command,
+)
+from srcbuild.console import make_console
+from srcbuild.errors import SrcbuildError
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
@@ -26,7 +38,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 def build_options(func: F) -> F:
     """The options ``plan`` and the build commands share."""
     decorators = [
-        click.option("--recipe", "-r", required=True, help="Recipe name from the catalog, or a path to a .toml."),
+        click.option(
+            "--recipe",
+            "-r",
+            required=True,
+            shell_complete=complete_recipe,
+            help="Recipe name from the catalog, or a path to a .toml.",
+        ),
         click.option(
             "--mirror",
             "mirrors",
@@ -101,6 +119,14 @@ def build_options(func: F) -> F:
     return func
 
 
+output_dir_option = click.option(
+    "--output-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Also copy the finished wheel into this directory (its path is then the last line).",
+)
+
+
 def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
     return BuildOptions(
         package=package,
@@ -126,18 +152,38 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
-    console = Console(file=sys.stderr if as_json else sys.stdout, highlight=False, soft_wrap=True)
-    result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    console = make_console(stderr=as_json, progress=True)  # the build's progress; -q silences it
+    try:
+        result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+    except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
+        if invocation():
+            argv = invocation()
+            exc.hint = exact_hint(exc.hint, resume_command(argv), resume_command(argv, resume=False))
+        raise
+    wheel = result.wheel
+    if kw.get("output_dir") and wheel is not None:
+        wheel = copy_wheel(wheel, Path(kw["output_dir"]))
     if as_json:
-        print_json(result.to_json())
+        print_json({**result.to_json(), **({"output": str(wheel)} if wheel != result.wheel else {})})
     else:
-        click.echo(str(result.wheel))
+        click.echo(str(wheel))
     return 0
+
+
+def copy_wheel(wheel: Path, directory: Path) -> Path:
+    """Copy the finished wheel into ``directory`` (a temporary name renamed into place)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / wheel.name
+    tmp = directory / f".{wheel.name}.{os.getpid()}.tmp"
+    shutil.copyfile(wheel, tmp)
+    tmp.replace(target)
+    return target
 
 
 @click.command("torch")
 @build_options
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@output_dir_option
 @json_option
 def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torch wheel for a recipe (or take it from the cache)."""
@@ -147,6 +193,7 @@ def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.command("torchvision")
 @build_options
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
+@output_dir_option
 @json_option
 def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torchvision wheel against the recipe's torch wheel (built first when missing)."""

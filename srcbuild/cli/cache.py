@@ -141,23 +141,24 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     if not rows:
         click.echo(f"no cached wheels in {cache.root}")
         return 0
-    from rich.console import Console
-    from rich.table import Table
+    from srcbuild.console import print_table
 
-    table = Table(title=f"srcbuild cache: {cache.root}")
-    for column in ("key", "package", "version", "recipe", "compute capabilities", "size", "age"):
-        table.add_column(column, justify="right" if column in ("size", "age") else "left")
-    for row in rows:
-        table.add_row(
-            row["entry_key"][:12],
-            row["package"],
-            row["version"],
-            row["recipe"],
-            row["compute_capabilities"],
-            human_size(row["size"]),
-            row["age"],
-        )
-    Console(width=160).print(table)
+    print_table(
+        f"srcbuild cache: {cache.root}",
+        ("key", "package", "version", "recipe", "compute capabilities", "size", "age"),
+        (
+            (
+                row["entry_key"][:12],
+                row["package"],
+                row["version"],
+                row["recipe"],
+                row["compute_capabilities"],
+                human_size(row["size"]),
+                row["age"],
+            )
+            for row in rows
+        ),
+    )
     return 0
 
 

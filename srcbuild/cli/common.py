@@ -1,8 +1,11 @@
-"""Pieces every command shares: path options, the JSON switch and result printing."""
+"""Pieces every command shares: path options, the JSON switch, result printing, and the exact
+command line a hint tells the user to run again."""
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,6 +42,57 @@ def resolve_paths(work_dir: str | None = None, cache_dir: str | None = None) -> 
     return Paths.resolve(work_dir=work_dir, cache_dir=cache_dir)
 
 
+class _JsonOutput:
+    """Whether this run already printed its JSON document (a failure after it adds none)."""
+
+    printed = False
+
+
+JSON_OUTPUT = _JsonOutput()
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
+    JSON_OUTPUT.printed = True
+
+
+def invocation() -> list[str]:
+    """The arguments of this srcbuild run as the user typed them (``main`` keeps them)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return list(obj.get("argv", [])) if isinstance(obj, dict) else []
+
+
+def resume_command(argv: list[str], resume: bool = True) -> str:
+    """``argv`` as a pasteable command that continues the build: every option kept as given
+    (the recipe as a name or a path, --mirror, --env, --work-dir, --cache-dir ...), ``--resume``
+    added (or, with ``resume=False``, taken out)."""
+    args = [a for a in argv if a not in ("--json", "--resume")]
+    return shlex.join(["srcbuild", *args, *(["--resume"] if resume else [])])
+
+
+_GENERIC_RESUME = re.compile(r"srcbuild (?:torch|torchvision) --recipe \S+ --resume")
+
+
+def exact_hint(hint: str | None, command: str, fresh: str | None = None) -> str | None:
+    """A build hint with its "continue with"/"rerun with --resume" made the exact ``command``
+    (and "the same command without --resume" the exact ``fresh`` one)."""
+    if not hint:
+        return hint
+    hint = _GENERIC_RESUME.sub(lambda _: command, hint)
+    if fresh:
+        hint = hint.replace("run the same command without --resume", f"run it without --resume: {fresh}")
+    return hint.replace("rerun with --resume to continue from this step", f"continue with: {command}")
+
+
+def complete_recipe(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion for ``--recipe``: catalog names (and files, when it looks like a path)."""
+    from click.shell_completion import CompletionItem
+
+    from srcbuild.recipe.catalog import RecipeCatalog, is_path_argument
+
+    if incomplete and is_path_argument(incomplete):
+        return [CompletionItem(incomplete, type="file")]
+    names = RecipeCatalog(resolve_paths()).names()
+    return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]

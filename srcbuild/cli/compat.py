@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -21,6 +22,7 @@ from srcbuild.cli.common import json_option, print_json, resolve_paths
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.host.identify import models_by_name
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
+from srcbuild.knowledge.model import GpuModel
 from srcbuild.recipe import Recipe, RecipeCatalog
 
 NVIDIA_VENDOR = 0x10DE
@@ -50,10 +52,7 @@ def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_jso
         cc, label, ids = _from_pci_id(kb, pci_id)
     else:
         assert gpu is not None
-        resolved = _from_name(kb, gpu, as_json)
-        if resolved is None:
-            return UsageError.exit_code
-        cc, label, ids = resolved
+        cc, label, ids = _from_name(kb, gpu, as_json)
     window = window_for(kb, cc)
     fits = judge_all(kb, _catalog(), cc, None, window.last_branch, window.official)
     if as_json:
@@ -124,7 +123,21 @@ def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, 
     return chip.cc, label, (f"10de:{device:04x}",)
 
 
-def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapability, str, tuple[str, ...]] | None:
+def ambiguous_gpu_error(name: str, models: Sequence[GpuModel], command: str) -> UsageError:
+    """The error ``compat`` and ``recommend`` both raise for a name of GPUs of different compute capabilities."""
+    candidates = [{"name": m.name, "chip": m.chip, "cc": str(m.cc), "pci_ids": list(m.pci_id_labels)} for m in models]
+    choices = " or ".join(
+        f"`srcbuild {command} --pci-id {m.pci_id_labels[0]}` ({m.chip})" for m in models if m.pci_id_labels
+    )
+    return UsageError(
+        f"--gpu {name!r} is ambiguous: it names GPUs of compute capability "
+        f"{', '.join(dict.fromkeys(str(m.cc) for m in models))}",
+        f"{choices}; `lspci -nn | grep -i nvidia` shows which one you have",
+        details={"gpu": name, "ambiguous": True, "candidates": candidates},
+    )
+
+
+def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapability, str, tuple[str, ...]]:
     models = kb.gpus_by_name(name) or models_by_name(kb, name)
     if not models:
         names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
@@ -132,12 +145,7 @@ def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapa
         hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
         raise UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
     if models[0].ambiguous:
-        candidates = [
-            {"name": m.name, "chip": m.chip, "cc": str(m.cc), "pci_ids": list(m.pci_id_labels)} for m in models
-        ]
-        if as_json:
-            print_json({"gpu": name, "ambiguous": True, "candidates": candidates})
-        else:
+        if not as_json:
             console = Console(width=120, highlight=False)
             table = Table(title=f'"{name}" names GPUs of different compute capabilities')
             for column in ("name", "chip", "compute capability", "PCI ids"):
@@ -145,11 +153,7 @@ def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapa
             for m in models:
                 table.add_row(m.name, m.chip, str(m.cc), " ".join(m.pci_id_labels))
             console.print(table)
-        click.echo(
-            f"error: --gpu {name!r} is ambiguous; pass --pci-id with the id `lspci -nn | grep -i nvidia` shows",
-            err=True,
-        )
-        return None
+        raise ambiguous_gpu_error(name, models, "compat")
     ccs = {m.cc for m in models}
     cc = ccs.pop()
     chips = "/".join(dict.fromkeys(m.chip for m in models))

@@ -56,7 +56,7 @@ def install_cmd(
         recipe,
         package,
         open_remotes(remotes, s3_endpoint_url),
-        target_python(into, python),
+        target_python(into, python, version=recipe.toolchain.python),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
         trust=TrustPolicy.resolve(trust_unsigned),

@@ -2,33 +2,47 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from srcbuild.capability import generation
-from srcbuild.cli.common import json_option, print_json, resolve_paths
-from srcbuild.errors import RecipeError
+from srcbuild.cli.common import complete_recipe, json_option, print_json, resolve_paths
+from srcbuild.console import make_console, print_table
+from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
 from srcbuild.rules import check_recipe
 
+_GPU_NAMES = re.compile(r"^(?P<names>.*?) \((?:[^()]*)compute capability[^()]*\)")
+
+
+def gpu_names(recipe: Recipe) -> str:
+    """The GPU names a recipe's description gives before its "(…, compute capability …)" part."""
+    m = _GPU_NAMES.match(recipe.description or "")
+    return m.group("names").strip() if m else ""
+
 
 def gpus_label(recipe: Recipe) -> str:
     if not recipe.gpu.arch:
         return "CPU only"
+    archs = " ".join(str(cc) for cc in recipe.gpu.arch)
+    names = gpu_names(recipe)
+    if names:
+        return f"{archs}: {names}"
     gens = dict.fromkeys(generation(cc) for cc in recipe.gpu.arch)
-    return f"{' '.join(str(cc) for cc in recipe.gpu.arch)} ({'/'.join(gens)})"
+    return f"{archs} ({'/'.join(gens)})"
 
 
 def summary_row(recipe: Recipe) -> dict[str, object]:
     return {
         "name": recipe.name,
+        "ok": True,
         "gpus": gpus_label(recipe),
         "torch": recipe.torch.tag,
         "torchvision": recipe.torchvision.tag if recipe.torchvision else None,
@@ -50,24 +64,39 @@ def recipes_group() -> None:
 @recipes_group.command("list")
 @json_option
 def list_recipes(as_json: bool) -> int:
-    """The catalog as a table: GPUs, torch, torchvision, CUDA, gcc, Python, MPI."""
-    catalog = RecipeCatalog(resolve_paths())
-    rows = [summary_row(r) for r in catalog.load_all()]
+    """The catalog as a table: GPUs, torch, torchvision, CUDA, cuDNN, gcc, Python, MPI.
+
+    A recipe file in the search path that does not load is listed apart with its error."""
+    recipes, broken = RecipeCatalog(resolve_paths()).scan()
+    rows = [summary_row(r) for r in recipes]
     if as_json:
-        print_json(rows)
+        print_json([*rows, *({"ok": False, **b.to_json()} for b in broken)])
         return 0
-    table = Table(title="srcbuild recipes", show_lines=False)
-    for column in ("name", "GPUs", "torch", "torchvision", "CUDA", "cuDNN", "gcc", "Python", "MPI"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(
-            *(
-                str(row[key] or "-")
-                for key in ("name", "gpus", "torch", "torchvision", "cuda", "cudnn", "gcc", "python", "mpi")
+    console = make_console()
+    print_table(
+        "srcbuild recipes",
+        ("recipe", "GPUs", "torch", "toolchain", "Python"),
+        (
+            (
+                row["name"],
+                row["gpus"],
+                f"torch {_bare(row['torch'])}"
+                + (f"\nvision {_bare(row['torchvision'])}" if row["torchvision"] else ""),
+                f"CUDA {row['cuda']}" + (f"\ncuDNN {row['cudnn']}" if row["cudnn"] else "") + f"\ngcc {row['gcc']}",
+                f"{row['python']}" + (f"\n{row['mpi']}" if row["mpi"] else ""),
             )
-        )
-    Console(width=160).print(table)
+            for row in rows
+        ),
+        console,
+    )
+    for item in broken:
+        console.print(f"broken  {item.name}: {item.error.message}", markup=False)
     return 0
+
+
+def _bare(tag: object) -> str:
+    text = str(tag)
+    return text[1:] if text[:1] == "v" and text[1:2].isdigit() else text
 
 
 @recipes_group.command("show")
@@ -113,24 +142,27 @@ def _toml_value(value: object) -> str:
 @click.argument("recipes", nargs=-1)
 @json_option
 def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
-    """Validate RECIPES (names or files; all catalog recipes when none are given)."""
+    """Validate RECIPES (names or files; all catalog recipes when none are given).
+
+    Exits 2 when a recipe cannot be read or is invalid, else 3 when one breaks a compatibility rule."""
     catalog = RecipeCatalog(resolve_paths())
     targets = list(recipes) or list(catalog.names())
     results: list[dict[str, Any]] = []
-    failed = False
-    known = catalog.load_all()
+    code = 0
+    known = catalog.load_all()  # a broken file fails only its own line below
     rendered: dict[str, list[str]] = {}
     for target in targets:
         try:
             recipe = catalog.load(target)
         except RecipeError as exc:
-            failed = True
+            code = RecipeError.exit_code
             results.append({"recipe": target, "ok": False, "error": exc.message, "findings": []})
             continue
         # Compatibility rules (srcbuild.rules): every finding at once; any error fails the recipe.
         findings = check_recipe(recipe, catalog=known)
         errors = sum(f.severity is Severity.ERROR for f in findings)
-        failed = failed or errors > 0
+        if errors and not code:
+            code = IncompatibleError.exit_code
         error = f"{recipe.name}: {errors} compatibility error{'s' if errors > 1 else ''}" if errors else None
         results.append(
             {"recipe": recipe.name, "ok": not errors, "error": error, "findings": [f.to_json() for f in findings]}
@@ -150,4 +182,59 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
             for text in rendered.get(str(result["recipe"]), []):
                 click.echo(textwrap.indent(text, "       "))
         click.echo(f"{sum(r['ok'] for r in results)} of {len(results)} recipes valid")
-    return 1 if failed else 0
+    return code
+
+
+def starter_text(name: str, base: Recipe, base_text: str) -> str:
+    """A recipe that extends ``base``: its own name, description and ``extends``, then every line
+    of the base file commented out, for reference (uncomment and change only what differs)."""
+    head = [
+        f"# {name}: {base.name} with changes. Tables merge key by key with {base.name}'s,",
+        "# so only what differs goes here: uncomment a line of the reference below and change it.",
+        f'name = "{name}"',
+        f'description = "{base.description}"',
+        f'extends = "{base.name}"',
+        "",
+        f"# ---- {base.name}, for reference ----",
+    ]
+    skip = re.compile(r"^\s*(name|description|extends)\s*=")
+    body = [
+        line if not line.strip() else ("#" + line if line.startswith("#") else "# " + line)
+        for line in base_text.splitlines()
+        if not skip.match(line)
+    ]
+    return "\n".join([*head, *body]) + "\n"
+
+
+@recipes_group.command("new")
+@click.argument("name")
+@click.option("--extends", "base_name", required=True, shell_complete=complete_recipe, help="The recipe to start from.")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write NAME.toml [default: the first SRCBUILD_RECIPES_PATH directory, else the current one].",
+)
+def new_recipe(name: str, base_name: str, directory: str | None) -> int:
+    """Write NAME.toml, a recipe that extends BASE, with BASE's lines and comments for reference."""
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", name):
+        raise UsageError(
+            f"recipe name {name!r}: use lowercase letters, digits, '.', '_' and '-'", "e.g. kepler-cu92-mine"
+        )
+    paths = resolve_paths()
+    catalog = RecipeCatalog(paths)
+    base = catalog.load(base_name)
+    extra = [d for d in paths.recipe_dirs[:-1]]
+    target_dir = Path(directory) if directory else (extra[0] if extra else Path.cwd())
+    target = target_dir / f"{name}.toml"
+    if target.exists():
+        raise UsageError(f"{display_path(target)} exists already", f"pick another name, or edit it: $EDITOR {target}")
+    assert base.path is not None
+    target_dir.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(starter_text(name, base, base.path.read_text(encoding="utf-8")), encoding="utf-8")
+    tmp.replace(target)
+    RecipeCatalog(paths).load(str(target))  # it loads, or the error names the line
+    click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shlex.quote(str(target))}")
+    return 0

@@ -20,9 +20,10 @@ from rich.table import Table
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import json_option, print_json, resolve_paths
-from srcbuild.errors import UsageError, VerificationFailed
+from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.verify.cuobjdump import find_cuobjdump
 from srcbuild.verify.mpi import probe_host_mpi
 from srcbuild.verify.report import VerifyReport, verify_wheel
@@ -151,9 +152,9 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
 
     found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [])
     if found is None:
-        raise UsageError(
+        raise NotFoundError(
             f"smoke: no cached {package} wheel for recipe {recipe.name}",
-            f"build it with `srcbuild {package} --recipe {recipe.name}`, or pass --wheel PATH",
+            f"build it with `srcbuild {package} --recipe {recipe_argument(recipe)}`, or pass --wheel PATH",
         )
     return found.entry.wheel_path
 

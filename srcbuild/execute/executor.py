@@ -5,9 +5,11 @@ Ctrl-C); a step's typed action (``srcbuild.plan.actions``) runs itself. A step w
 partly be done already (the sources step) has an action that runs them itself
 (``runs_commands``): it decides which still run, says why the others are skipped, and explains
 their failures. On a failed step the
-log's last lines and the matching failure signatures are printed, the step's cleanup runs unless
-``--keep-build``, and ``StepFailed`` carries the log path. Ctrl-C leaves the build tree as it is
-and marks the step interrupted, so ``--resume`` continues where it stopped.
+log's last lines and the matching failure signatures are printed and ``StepFailed`` carries the log
+path. The build tree of a failed (or interrupted) step is kept as it is, so that ``--resume``
+continues it and ninja rebuilds only what is left; a new build without ``--resume`` (and without
+``--keep-build``) starts from the step's cleanup instead (``check_build_tree`` reads
+``previous``, the state the last run left), and changed settings always clean.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from rich.console import Console
 
 from srcbuild import proc
 from srcbuild.command import Command
+from srcbuild.console import SETTINGS as console_settings
+from srcbuild.console import Verbosity
 from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
 from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
@@ -87,6 +91,7 @@ class Executor:
         self.resume = resume
         self.context = context
         self.result = BuildResult(plan)
+        self.previous = None if resume else BuildState.load(plan.state_path)  # what the last run left
         self.state = self._initial_state()
         self.finalizers: list[Any] = []  # callables run at the end, also on failure (compiler restore)
         self._first_run: str | None = None  # the first step this run executed (not resumed, not skipped)
@@ -128,6 +133,7 @@ class Executor:
             return
         log = self.log_path(index, step)
         self.console.print(f"[bold]==> [{index}/{total}] {step.title}[/bold]")
+        self.console.print(f"[dim]    log: {log}[/dim]", highlight=False)
         if self.resume and self.state.is_done(step):
             self.console.print(f"    done in an earlier run; runs again because step {self._first_run} ran before it")
         started = time.monotonic()
@@ -176,7 +182,7 @@ class Executor:
     ) -> None:
         """Run one command of ``step``; on failure raise ``explain(cmd, result)`` when given (after
         showing the log's last lines), else the generic diagnosis of ``_fail``."""
-        self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
+        self._announce(cmd)
         env = self.command_env(cmd)
         try:
             if step.progress:
@@ -196,6 +202,17 @@ class Executor:
             raise explain(cmd, result)
         self._fail(step, cmd, result, log)
 
+    def _announce(self, cmd: Command) -> None:
+        """One line per command saying what it does; with -v the raw command too; none with -q."""
+        verbosity = console_settings.verbosity
+        if verbosity >= Verbosity.VERBOSE:
+            self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
+        elif verbosity >= Verbosity.NORMAL:
+            line = f"    - {cmd.why}"
+            width = max(self.console.width, 40)
+            line = line if len(line) <= width else line[: width - 1] + "…"
+            self.console.print(line, style="dim", markup=False, highlight=False)
+
     def _show_tail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
         self.console.print(f"[red]step {step.id} failed: {cmd.argv[0]} exited {result.returncode}[/red]")
         self.console.print(f"--- last lines of {log} ---", highlight=False)
@@ -213,14 +230,15 @@ class Executor:
         first = first_error(lines)
         if not found and first:
             self.console.print(f"first error: {first.strip()}", markup=False, highlight=False)
-        if step.on_failure and not self.plan.keep_build:
-            self.console.print("cleaning the failed build (--keep-build keeps it)")
-            for cleanup in step.on_failure:
-                self.console.print(f"[dim]+ {cleanup.shell()}[/dim]", highlight=False)
-                done = proc.run(cleanup.argv, cwd=cleanup.cwd, env=self.command_env(cleanup), log_path=log)
-                if not done.ok:
-                    self.console.print(f"cleanup exited {done.returncode}; see {log}")
         hint = found[0].hint if found else f"fix the first error ({(first or '').strip()[:160]}) or read {log}"
+        if step.on_failure:
+            kept = (
+                "the build tree is kept (--keep-build): --resume continues it, and so does a new build"
+                if self.plan.keep_build
+                else "the build tree is kept for --resume, which rebuilds only what is left; "
+                "a new build without --resume starts from setup.py clean"
+            )
+            self.console.print(kept)
         raise StepFailed(
             f"step {step.id} failed ({cmd.argv[0]} exited {result.returncode}); full log: {log}",
             f"{hint}; then rerun with --resume to continue from this step",

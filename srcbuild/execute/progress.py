@@ -17,6 +17,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+
+def plain_progress_line(label: str, done: int, total: int, eta: float | None) -> str:
+    """``build: 30% (36/120), ETA 1m20s``: a progress report for output that is not a terminal."""
+    percent = done * 100 // total if total else 0
+    left = "" if eta is None else f", ETA {int(eta) // 60}m{int(eta) % 60:02d}s"
+    return f"    {label}: {percent}% ({done}/{total}){left}"
+
+
 NINJA_LINE = re.compile(r"^\[(\d+)/(\d+)\]\s*(.*)$")
 
 
@@ -36,7 +44,11 @@ def eta_seconds(started: float, now: float, done: int, total: int) -> float | No
 
 
 class NinjaProgress:
-    """A rich progress bar driven by ``feed(line)``; a new ninja run (CMake re-run) restarts it."""
+    """A rich progress bar driven by ``feed(line)``; a new ninja run (CMake re-run) restarts it.
+
+    When the console is not a terminal (a pipe, a log file, nohup, CI) a bar cannot redraw: each
+    tenth of the compile units done is a plain line instead (``build: 30% (36/120), ETA 1m20s``).
+    """
 
     def __init__(self, console: Console, label: str, clock: Callable[[], float] = time.monotonic) -> None:
         self.console = console
@@ -46,8 +58,14 @@ class NinjaProgress:
         self.total = 0
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._started = clock()
+        self._last_tenth = -1
 
     def __enter__(self) -> NinjaProgress:
+        self._started = self.clock()
+        self._last_tenth = -1
+        if not self.console.is_terminal:
+            return self
         self._progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -62,13 +80,26 @@ class NinjaProgress:
         self._task = self._progress.add_task(self.label, total=None, visible=False)  # shown at the first [n/N]
         return self
 
+    def _plain(self, done: int, total: int) -> None:
+        if total != self.total or done < self.done:
+            self._started, self._last_tenth = self.clock(), -1  # a new ninja run
+        self.done, self.total = done, total
+        tenth = done * 10 // total if total else 0
+        if tenth > self._last_tenth:
+            self._last_tenth = tenth
+            eta = eta_seconds(self._started, self.clock(), done, total)
+            self.console.print(plain_progress_line(self.label, done, total, eta), markup=False, highlight=False)
+
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.stop()
 
     def feed(self, line: str) -> None:
         parsed = parse_ninja(line)
-        if parsed is None or self._progress is None or self._task is None:
+        if parsed is None:
+            return
+        if self._progress is None or self._task is None:
+            self._plain(*parsed[:2])
             return
         done, total, what = parsed
         if total != self.total or done < self.done:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
 from srcbuild.paths import Paths
 from srcbuild.plan.actions import CheckLocalChanges, VerifySources
@@ -195,20 +196,30 @@ def ensure_env(ex: Executor, log: Path) -> None:
     ex.console.print(f"    {backend.name} environment {made.prefix} ({state})")
 
 
+def _clean_build_tree(ex: Executor, cache: Path) -> None:
+    for cleanup in ex.plan.step("build").on_failure:
+        result = proc.run(cleanup.argv, cwd=cleanup.cwd, env=ex.command_env(cleanup))
+        if not result.ok:
+            raise StepFailed(f"cleaning the stale build tree failed ({cleanup.shell()})", "remove build/ by hand")
+    stale_dir = cache.parent
+    if stale_dir.exists():
+        shutil.rmtree(stale_dir)
+
+
 def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
+    """Reuse the build tree when it was configured with these settings; clean it when they
+    changed, and when the last build failed in it and this one is not ``--resume``/``--keep-build``."""
     digest, hash_file, cache = action.digest, action.hash_file, action.cache
     stored = hash_file.read_text().strip() if hash_file.is_file() else None
+    last = ex.previous.steps.get("build") if ex.previous is not None else None
+    failed_before = last is not None and last.status == FAILED and not ex.plan.keep_build
     if cache.is_file() and stored != digest:
         why = "no record of its settings" if stored is None else f"settings hash {stored} != {digest}"
         ex.console.print(f"    {cache} was configured with other settings ({why}): cleaning it first")
-        build = ex.plan.step("build")
-        for cleanup in build.on_failure:
-            result = proc.run(cleanup.argv, cwd=cleanup.cwd, env=ex.command_env(cleanup))
-            if not result.ok:
-                raise StepFailed(f"cleaning the stale build tree failed ({cleanup.shell()})", "remove build/ by hand")
-        stale_dir = cache.parent
-        if stale_dir.exists():
-            shutil.rmtree(stale_dir)
+        _clean_build_tree(ex, cache)
+    elif failed_before and cache.parent.exists():
+        ex.console.print("    the last build failed in this tree: starting from setup.py clean (--resume continues it)")
+        _clean_build_tree(ex, cache)
     elif cache.is_file():
         ex.console.print("    the existing build tree was configured with these settings: reusing it")
     hash_file.parent.mkdir(parents=True, exist_ok=True)

@@ -1,22 +1,39 @@
 """Finding recipes: ``--recipe NAME`` in the search directories, ``--recipe path.toml`` as a file.
 
 The search directories are those in ``SRCBUILD_RECIPES_PATH`` (first) and the built-in catalog.
-A name found in an earlier directory hides the same name in a later one.
+A name found in an earlier directory hides the same name in a later one. A recipe file that does
+not load fails only the commands that name it: ``scan`` returns it apart, with its error, and
+every command that looks at the whole catalog (``recipes list``, ``doctor``, ``recommend``)
+works with the others.
 """
 
 from __future__ import annotations
 
 import difflib
+import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import RecipeError
 from srcbuild.paths import Paths
-from srcbuild.recipe.load import RecipeLoader
+from srcbuild.recipe.load import RecipeLoader, display_path
 from srcbuild.recipe.model import Recipe
 
 
 def is_path_argument(text: str) -> bool:
     return text.endswith(".toml") or "/" in text or text.startswith(".")
+
+
+@dataclass(frozen=True)
+class BrokenRecipe:
+    """A recipe file in the search path that does not load, and why."""
+
+    name: str
+    path: Path
+    error: RecipeError
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "path": str(self.path), "error": self.error.message, "hint": self.error.hint}
 
 
 class RecipeCatalog:
@@ -52,5 +69,28 @@ class RecipeCatalog:
     def load(self, name_or_path: str) -> Recipe:
         return self.loader.load(self.find(name_or_path))
 
+    def scan(self) -> tuple[list[Recipe], list[BrokenRecipe]]:
+        """Every reachable recipe loaded, and apart the files that do not load (each with its error)."""
+        recipes: list[Recipe] = []
+        broken: list[BrokenRecipe] = []
+        for name, path in self.names().items():
+            try:
+                recipes.append(self.loader.load(path))
+            except RecipeError as exc:
+                broken.append(BrokenRecipe(name, path, exc))
+        return recipes, broken
+
     def load_all(self) -> list[Recipe]:
-        return [self.loader.load(path) for path in self.names().values()]
+        """Every reachable recipe that loads; a broken file only fails the commands that name it."""
+        return self.scan()[0]
+
+
+def recipe_argument(recipe: Recipe, paths: Paths | None = None) -> str:
+    """How to name ``recipe`` in a command a hint prints: its name when ``--recipe NAME`` finds
+    this very file, else its path (shell-quoted), so that the command works when pasted."""
+    if recipe.path is None:
+        return shlex.quote(recipe.name)
+    found = RecipeCatalog(paths or Paths.resolve()).names().get(recipe.name)
+    if found is not None and found.resolve() == recipe.path.resolve():
+        return shlex.quote(recipe.name)
+    return shlex.quote(display_path(recipe.path))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
+from srcbuild.config import origin
 from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.inputs import BuildHost, BuildOptions
@@ -103,7 +104,7 @@ def resolve_settings(
     keep, source = False, "default"
     env_keep = _env_bool(environ, "SRCBUILD_KEEP_BUILD")
     if env_keep is not None:
-        keep, source = env_keep, "environment SRCBUILD_KEEP_BUILD"
+        keep, source = env_keep, origin(environ, "SRCBUILD_KEEP_BUILD")
     if options.keep_build is not None:
         keep, source = options.keep_build, "command line --keep-build"
     out.append(Setting("keep_build", "yes" if keep else "no", source, "keep the build tree after a failure"))
@@ -111,7 +112,7 @@ def resolve_settings(
     mirrors: tuple[str, ...] = ()
     source = "default"
     if environ.get("SRCBUILD_MIRROR"):
-        mirrors, source = (environ["SRCBUILD_MIRROR"],), "environment SRCBUILD_MIRROR"
+        mirrors, source = (environ["SRCBUILD_MIRROR"],), origin(environ, "SRCBUILD_MIRROR")
     if options.mirrors:
         mirrors, source = tuple(options.mirrors), "command line --mirror"
     out.append(Setting("mirrors", " ".join(mirrors) or "(none)", source))
@@ -119,7 +120,7 @@ def resolve_settings(
     backend: str | None = None
     source = "default (a venv when the host has the recipe's Python, else a conda environment)"
     if environ.get("SRCBUILD_ENV_BACKEND"):
-        backend, source = environ["SRCBUILD_ENV_BACKEND"], "environment SRCBUILD_ENV_BACKEND"
+        backend, source = environ["SRCBUILD_ENV_BACKEND"], origin(environ, "SRCBUILD_ENV_BACKEND")
     if options.env_backend:
         backend, source = options.env_backend, "command line --env-backend"
     prefix = options.env_prefix

@@ -1,12 +1,37 @@
-"""README stays true: it documents every recipe key and leads with the two commands."""
+"""README and docs stay true: every recipe key documented, the two commands first, and every
+``srcbuild`` command they show parses with the real command line (options, choices, required
+arguments). tests/integration/test_doc_commands.py runs the ones that work offline."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import warnings
 
+import click
+import pytest
+from doc_commands import REPO_ROOT, DocCommand, doc_commands
+
+from srcbuild.cli import cli
 from srcbuild.recipe.schema import SCHEMA
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+README = (REPO_ROOT / "README.md").read_text()
+
+
+def parse_command_line(argv: tuple[str, ...]) -> list[str]:
+    """Parse ``argv`` down to its leaf command without running it; the command path."""
+    with warnings.catch_warnings():  # click 8.2+ deprecates protected_args but still fills it
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ctx = cli.make_context("srcbuild", list(argv))
+        names: list[str] = []
+        command: click.Command = cli
+        args = [*getattr(ctx, "protected_args", []), *ctx.args]
+        while isinstance(command, click.Group):
+            name, sub, rest = command.resolve_command(ctx, args)
+            assert sub is not None and name is not None
+            names.append(name)
+            ctx = sub.make_context(name, rest, parent=ctx)
+            command = sub
+            args = [*getattr(ctx, "protected_args", []), *ctx.args]
+    return names
 
 
 def test_readme_documents_every_recipe_key() -> None:
@@ -19,7 +44,27 @@ def test_readme_documents_every_recipe_key() -> None:
             assert f"`{key}`" in README
 
 
-def test_readme_leads_with_the_main_job_and_the_tests() -> None:
+def test_readme_leads_with_install_and_the_main_job_then_the_tests() -> None:
     head = README.split("\n## ")[0]
-    assert "srcbuild torch --recipe kepler-cu92" in head
-    assert "bash .ci/run" in head
+    block = head.split("```bash\n")[1].split("```")[0]
+    commands = [line for line in block.splitlines() if line and not line.startswith("#")]
+    assert commands == [
+        "bash install.sh && ~/.srcbuild/bin/srcbuild torch --recipe kepler-cu92",
+        "bash tests/run.sh",
+    ]
+    for script in ("install.sh", "tests/run.sh", "tests/setup.sh"):
+        assert (REPO_ROOT / script).is_file()
+
+
+def test_the_docs_show_commands() -> None:
+    files = {command.file for command in doc_commands()}
+    assert "README.md" in files and "docs/building.md" in files and len(doc_commands()) > 20
+
+
+@pytest.mark.parametrize("command", doc_commands(), ids=lambda c: f"{c.file}:{c.line}")
+def test_every_documented_command_parses(command: DocCommand) -> None:
+    try:
+        names = parse_command_line(command.argv)
+    except click.ClickException as exc:
+        pytest.fail(f"{command.where}: {exc.format_message()}")
+    assert names, command.where

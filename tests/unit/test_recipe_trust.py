@@ -97,7 +97,7 @@ def test_recipes_check_refuses_the_issue_hostile_values(
 ) -> None:
     (tmp_path / "hostile.toml").write_text(BASE.replace('tag = "v1.7.1"', 'tag = "v1.7.1"\nrepo = "/x\\nid"'))
     monkeypatch.chdir(tmp_path)
-    assert main(["recipes", "check", "hostile.toml"]) == 1
+    assert main(["recipes", "check", "hostile.toml"]) == 2  # an invalid recipe
     assert "torch.repo: '/x\\nid' holds a control character (U+000A)" in capsys.readouterr().out
 
 

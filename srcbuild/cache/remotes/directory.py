@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlparse
 from srcbuild.cache.limits import MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, copy_limited, open_regular
 from srcbuild.cache.manifest import LOG_NAME, Manifest
 from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError
 
 
 def directory_from_url(url: str) -> Path:
@@ -47,9 +47,10 @@ class DirectoryRemote:
         return self._store
 
     def check(self, for_push: bool = False) -> None:
-        """UsageError unless the directory exists and is a srcbuild store (or, to push into, empty)."""
+        """UsageError unless the directory exists and is a srcbuild store (or, to push into, empty);
+        a remote to read from that does not exist is NotFoundError (exit 9)."""
         if not self.root.is_dir():
-            raise UsageError(
+            raise (UsageError if for_push else NotFoundError)(
                 f"remote {self.url}: no such directory",
                 f"create it first with `mkdir -p {self.root}`, or check the path" if for_push else "check the path",
             )

@@ -32,7 +32,7 @@ from srcbuild.cache.limits import (
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.simple_index import FINGERPRINT_ATTR, SIMPLE_DIR
 from srcbuild.cache.store import CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, SrcbuildError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
 
 TIMEOUT = READ_TIMEOUT
 _NETWORK_ERRORS = (urllib.error.URLError, OSError, http.client.HTTPException, ValueError)
@@ -96,7 +96,7 @@ class HttpIndexRemote:
             raise HostError(f"{url}: HTTP {exc.code} while reading {what}", "check the index server") from None
         except _NETWORK_ERRORS as exc:
             reason = getattr(exc, "reason", exc)
-            raise HostError(
+            raise NotFoundError(
                 f"{self.url}: cannot read {what} ({reason})",
                 "check that `srcbuild cache serve` (or another web server) runs there and is reachable",
             ) from None
@@ -183,7 +183,7 @@ class HttpIndexRemote:
         except FileNotFoundError:
             raise CacheIntegrityError(f"{url}: the wheel is missing (HTTP 404)", "rebuild the index there") from None
         except _NETWORK_ERRORS as exc:
-            raise HostError(f"{url}: download failed ({getattr(exc, 'reason', exc)})", "try again") from None
+            raise NotFoundError(f"{url}: download failed ({getattr(exc, 'reason', exc)})", "try again") from None
         try:
             log_to.write_bytes(self._get(url + ".build.log", "the build log", MAX_LOG))
         except (FileNotFoundError, SrcbuildError):

@@ -35,7 +35,7 @@ from srcbuild.cache.limits import (
 )
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.store import CACHEDIR_TAG, SIGNATURE_NAME, CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, SrcbuildError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
 
 DEFAULT_REGION = "us-east-1"
 TAG_NAME = "CACHEDIR.TAG"
@@ -93,7 +93,7 @@ class S3Remote:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             if code in ("NoSuchBucket", "404", "NoSuchKey"):
-                raise UsageError(
+                raise NotFoundError(
                     f"{self.url}: cannot {what}: {code}", f"check that the bucket {self.bucket!r} exists"
                 ) from None
             if code in ("BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"):
@@ -105,7 +105,7 @@ class S3Remote:
                 f"{self.url}: cannot {what}: {exc}", "check the bucket, the endpoint and your access"
             ) from None
         except (BotoCoreError, OSError, ValueError) as exc:
-            raise HostError(
+            raise NotFoundError(
                 f"{self.url}: cannot {what}: {exc}",
                 "check the endpoint (--s3-endpoint-url, SRCBUILD_S3_ENDPOINT_URL or AWS_ENDPOINT_URL) and the network",
             ) from None

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,8 +34,26 @@ def build_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return prefix
 
 
+PY = f"{sys.version_info.major}.{sys.version_info.minor}"
+CP = f"cp{sys.version_info.major}{sys.version_info.minor}"  # the wheel tag builds of this Python get
+_WORLD_RECIPES: list[Path] = []
+
+
+def world_recipes() -> Path:
+    """The world recipes with ``toolchain.python`` set to the running Python, whose venv builds
+    them (the files pin 3.11; a host with another Python builds the same recipes)."""
+    if not _WORLD_RECIPES:
+        directory = Path(tempfile.mkdtemp(prefix="srcbuild-world-recipes-"))
+        atexit.register(shutil.rmtree, directory, True)
+        for file in RECIPES.glob("*.toml"):
+            text = re.sub(r'(?m)^python = "3\.\d+"', f'python = "{PY}"', file.read_text())
+            (directory / file.name).write_text(text)
+        _WORLD_RECIPES.append(directory)
+    return _WORLD_RECIPES[0]
+
+
 def recipe(name: str) -> str:
-    return str(RECIPES / f"{name}.toml")
+    return str(world_recipes() / f"{name}.toml")
 
 
 @dataclass

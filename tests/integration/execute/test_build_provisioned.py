@@ -14,7 +14,7 @@ from srcbuild.toolchain.providers.apt import configured_mirror
 from srcbuild.toolchain.store import Toolchain
 from srcbuild.verify.fatbin import scan_elf
 from tests.conftest import require_tool
-from tests.integration.execute.conftest import Srcbuild, srcbuild_env
+from tests.integration.execute.conftest import CP, Srcbuild, srcbuild_env
 from tests.worlds.gitworld import World
 
 
@@ -27,7 +27,7 @@ def test_kepler_build_finds_the_provisioned_cuda(
     ran = srcbuild.run("torch", "world-kepler-cu118")
     assert ran.rc == 0, ran.out
     wheel = Path(ran.last_line)
-    assert wheel.name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-linux_x86_64.whl"
     with zipfile.ZipFile(wheel) as zf:
         data = zf.read("torch/lib/libtorch_cuda.so")
     assert sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))}) == [("ptx", 37), ("sass", 35), ("sass", 37)]

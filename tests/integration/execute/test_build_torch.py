@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import zipfile
@@ -14,7 +15,7 @@ import pytest
 
 from srcbuild.verify.fatbin import scan_elf
 from tests.integration.cache.conftest import make_key, moto_endpoint, s3_bucket  # noqa: F401 (fixtures)
-from tests.integration.execute.conftest import Srcbuild
+from tests.integration.execute.conftest import CP, Srcbuild
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +48,7 @@ def test_kepler_build_with_cuda118_and_private_gcc11(srcbuild_118: Srcbuild) -> 
     ran = srcbuild_118.run("torch", "world-kepler-cu118")
     assert ran.rc == 0, ran.out
     wheel = Path(ran.last_line)
-    assert wheel.name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-linux_x86_64.whl"
     assert wheel.is_file() and srcbuild_118.cache_dir in wheel.parents
     assert _sms(wheel, "torch/lib/libtorch_cuda.so") == [("ptx", 37), ("sass", 35), ("sass", 37)]
     # gcc-11 came from the private alternatives tree, first on PATH, and nvcc used it as host compiler
@@ -97,7 +98,7 @@ def test_turing_build_with_cuda13(srcbuild_130: Srcbuild) -> None:
     ran = srcbuild_130.run("torch", "world-turing-cu130")
     assert ran.rc == 0, ran.out
     wheel = Path(ran.last_line)
-    assert wheel.name == "torch-2.9.0+cu130.sm75-cp311-cp311-linux_x86_64.whl"
+    assert wheel.name == f"torch-2.9.0+cu130.sm75-{CP}-{CP}-linux_x86_64.whl"
     assert _sms(wheel, "torch/lib/libtorch_cuda.so") == [("sass", 75)]
     links = srcbuild_130.work_dir / "compilers" / "gcc-12" / "bin"
     assert (links / "gcc").resolve() == Path("/usr/bin/gcc-12").resolve()
@@ -113,7 +114,7 @@ def test_mpi_is_linked(srcbuild_118: Srcbuild, mpicc: Path) -> None:
     assert b"libmpi.so" in cpu and b"fake_torch_mpi_available" in cpu
 
 
-def test_failure_is_explained_cleaned_and_resumed(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+def test_failure_is_explained_kept_and_resumed_cheaply(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
     knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
     ran = srcbuild_118.run("torch", "world-kepler-cu118", env=knob)
     assert ran.rc == 5, ran.out
@@ -124,25 +125,46 @@ def test_failure_is_explained_cleaned_and_resumed(srcbuild_118: Srcbuild, tmp_pa
         "(Killed signal terminated program cc1)" in ran.out
     )
     assert "fix: run fewer compile jobs at once: --max-jobs with a smaller number (then --resume)" in ran.out
-    assert "cleaning the failed build (--keep-build keeps it)" in ran.out
+    assert (
+        "the build tree is kept for --resume, which rebuilds only what is left; "
+        "a new build without --resume starts from setup.py clean" in ran.out
+    )
     assert "error: step build failed (" in ran.out and f"full log: {log}" in ran.out
+    exact = shlex.join(["srcbuild", *srcbuild_118.args("torch", "world-kepler-cu118")[3:], "--resume"])
+    assert ran.out.splitlines()[-1].endswith(f"; then continue with: {exact}")  # the hint, pasteable
     checkout = srcbuild_118.checkout("world-kepler-cu118")
-    assert not (checkout / "build").exists() and not (checkout / "torch" / "lib").exists()  # clean ran
+    assert (checkout / "build" / "libtorch_cuda.so").exists()  # kept for --resume
     state = json.loads((srcbuild_118.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json").read_text())
     assert state["steps"]["build"]["status"] == "failed" and state["steps"]["sources"]["status"] == "done"
 
-    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume", env=knob)
+    dist = tmp_path / "dist"
+    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume", "--output-dir", str(dist), env=knob)
     assert resumed.rc == 0, resumed.out
     assert "Sources: https://github.com/pytorch/pytorch at v2.5.1: done in an earlier run" in resumed.out
-    assert Path(resumed.last_line).name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    wheel = Path(resumed.last_line)
+    assert wheel.parent == dist and wheel.is_file()  # --output-dir: a copy of the cached wheel
+    assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-linux_x86_64.whl"
+    second = log.read_text()
+    second = second[second.rindex("Everything's in place. Do not rerun.") :]
+    assert "[1/2] Building C object CMakeFiles/torch_python.dir/csrc/python_bindings.c.o" in second  # only what is left
+    assert "ops_01.c" not in second and "Building CUDA kernels" not in second
 
 
-def test_failure_tag_keeps_log_and_cleans(srcbuild_118: Srcbuild) -> None:
+def test_a_new_build_after_a_failure_starts_from_setup_py_clean(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    assert srcbuild_118.run("torch", "world-kepler-cu118", env=knob).rc == 5
+    again = srcbuild_118.run("torch", "world-kepler-cu118", env=knob)  # not --resume
+    assert again.rc == 0, again.out
+    assert "the last build failed in this tree: starting from setup.py clean (--resume continues it)" in again.out
+    assert "ops_01.c" in srcbuild_118.build_log("world-kepler-cu118").read_text()  # everything compiled again
+
+
+def test_failure_tag_keeps_log_and_tree(srcbuild_118: Srcbuild) -> None:
     ran = srcbuild_118.run("torch", "world-fail")
     assert ran.rc == 5, ran.out
     assert "first error: " in ran.out and "undefined_symbol_in_failure_tag" in ran.out
-    assert "+ " in ran.out and "setup.py clean" in ran.out
-    assert not (srcbuild_118.checkout("world-fail") / "build").exists()
+    assert not [line for line in ran.out.splitlines() if line.startswith("+ ") and "setup.py clean" in line]
+    assert (srcbuild_118.checkout("world-fail") / "build").exists()
     assert "undeclared" in srcbuild_118.build_log("world-fail").read_text()
 
 
@@ -195,14 +217,23 @@ def test_ctrl_c_stops_the_tree_and_resume_finishes(srcbuild_118: Srcbuild, tmp_p
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out
     assert "error: interrupted during step build; the build tree and the log" in out
-    assert "hint: continue with: srcbuild torch --recipe world-kepler-cu118 --resume" in out
+    hint = next(line for line in out.splitlines() if line.startswith("hint: continue with: "))
+    pasted = shlex.split(hint.removeprefix("hint: continue with: "))  # the command as a user pastes it
+    assert pasted == ["srcbuild", *srcbuild_118.args("torch", "world-kepler-cu118")[3:], "--resume"]
     assert _gone(launcher, within=10.0)  # the whole process tree was stopped, not only srcbuild
     assert (srcbuild_118.checkout("world-kepler-cu118") / "build" / "libtorch_cuda.so").exists()  # kept
     state = json.loads((srcbuild_118.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json").read_text())
     assert state["steps"]["build"]["status"] == "interrupted"
-    resumed = srcbuild_118.run("torch", "world-kepler-cu118", "--resume")
-    assert resumed.rc == 0, resumed.out
-    assert Path(resumed.last_line).is_file()
+    done = subprocess.run(
+        [sys.executable, "-m", "srcbuild", *pasted[1:]],
+        env=srcbuild_118.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout
+    assert Path(done.stdout.strip().splitlines()[-1]).is_file()
 
 
 def test_patches_are_checked_applied_once_and_skipped_on_resume(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
@@ -212,7 +243,7 @@ def test_patches_are_checked_applied_once_and_skipped_on_resume(srcbuild_118: Sr
     }
     ran = srcbuild_118.run("torch", "world-patched", "--keep-build", env=env)
     assert ran.rc == 5, ran.out
-    assert "git apply --check" in ran.out and "0001-mark-patched.patch" in ran.out
+    assert "    - check that patch torch/v2.5.1/0001-mark-patched.patch applies" in ran.out  # one line per command
     bindings = srcbuild_118.checkout("world-patched") / "csrc" / "python_bindings.c"
     assert bindings.read_text().count("patched by the recipe") == 1
     resumed = srcbuild_118.run("torch", "world-patched", "--keep-build", "--resume", env=env)
@@ -226,7 +257,7 @@ def test_patches_are_checked_applied_once_and_skipped_on_resume(srcbuild_118: Sr
 def test_a_new_build_reuses_a_complete_checkout_and_its_build_tree(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
     knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
     assert srcbuild_118.run("torch", "world-kepler-cu118", "--keep-build", env=knob).rc == 5
-    again = srcbuild_118.run("torch", "world-kepler-cu118", env=knob)  # not --resume: every step is checked
+    again = srcbuild_118.run("torch", "world-kepler-cu118", "--keep-build", env=knob)  # not --resume
     assert again.rc == 0, again.out
     assert "skipped: the checkout is already at the tag with every submodule (its build tree is kept)" in again.out
     assert "the existing build tree was configured with these settings: reusing it" in again.out

@@ -12,7 +12,7 @@ from srcbuild.cache.maintenance import entry_size, human_size, parse_size
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.errors import UsageError
-from tests.unit.cache.synthetic import make_manifest, make_wheel
+from tests.unit.cache.synthetic import PLATFORM, make_manifest, make_wheel
 
 
 @pytest.fixture()
@@ -106,7 +106,10 @@ def test_index_command(filled: WheelCache, tmp_path: Path, capsys) -> None:
     assert out.endswith(f"wrote a simple index of 3 wheels to {tmp_path / 'idx' / 'simple'}\n")
 
 
-def test_push_and_pull_by_recipe(filled: WheelCache, tmp_path: Path, capsys) -> None:
+def test_push_and_pull_by_recipe(filled: WheelCache, tmp_path: Path, capsys, monkeypatch) -> None:
+    # --recipe computes the fingerprint for "this machine": the recorded machine the entries were
+    # made for (PLATFORM), not the host running the test, whose C library may differ
+    monkeypatch.setattr("srcbuild.cache.key.host_platform_tag", lambda: PLATFORM)
     share = tmp_path / "share"
     share.mkdir()
     assert main(["cache", "push", "--unsigned", "--remote", str(share)]) == 0

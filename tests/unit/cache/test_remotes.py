@@ -103,10 +103,10 @@ def test_http_remote_is_read_only(tmp_path: Path) -> None:
         push_entries([entry], HttpIndexRemote("http://127.0.0.1:1/"), None)
 
 
-def test_unreachable_http_index_is_a_host_error() -> None:
-    from srcbuild.errors import HostError
+def test_unreachable_http_index_is_not_found() -> None:
+    from srcbuild.errors import NotFoundError
 
-    with pytest.raises(HostError) as info:
+    with pytest.raises(NotFoundError) as info:
         HttpIndexRemote("http://127.0.0.1:1/").manifests("0" * 64)
     assert info.value.message.startswith("http://127.0.0.1:1/: cannot read the project list (")
     assert info.value.hint == ("check that `srcbuild cache serve` (or another web server) runs there and is reachable")

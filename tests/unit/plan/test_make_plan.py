@@ -190,6 +190,11 @@ def test_environment_step_without_a_backend_says_why(paths: Paths, host: BuildHo
 def test_environment_step_installs_from_the_recipes_lockfile(
     paths: Paths, host: BuildHost, options: BuildOptions, tmp_path: Path
 ) -> None:
+    import importlib.util
+
+    from tests.conftest import require_tool
+
+    require_tool("py-rattler (the rattler backend)", importlib.util.find_spec("rattler"))
     recipe_file = tmp_path / "recipes" / "world-kepler-cu118.toml"
     recipe_file.parent.mkdir()
     recipe_file.write_text((FIXTURE_RECIPES / "world-kepler-cu118.toml").read_text())

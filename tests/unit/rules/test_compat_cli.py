@@ -27,7 +27,7 @@ def test_recipes_check_passes_the_catalog(capsys: pytest.CaptureFixture[str]) ->
 
 def test_recipes_check_rejects_an_impossible_recipe_file(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "recipes", "check", str(COMBOS / "torch2-on-sm30.toml"))
-    assert code == 1
+    assert code == 3
     lines = out.splitlines()
     assert lines[0] == "error  torch2-on-sm30: 7 compatibility errors"
     assert "       error: CUDA 11.3 cannot target compute capability 3.0 (nvcc 11.0 removed sm_30). (source: " in out
@@ -38,7 +38,7 @@ def test_recipes_check_rejects_an_impossible_recipe_file(capsys: pytest.CaptureF
 
 def test_recipes_check_json_fills_findings(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "recipes", "check", "--json", str(COMBOS / "cuda1140-gcc11.toml"), "kepler-cu102")
-    assert code == 1
+    assert code == 3
     bad, good = json.loads(out)
     assert set(bad) == {"recipe", "ok", "error", "findings"}
     assert (bad["ok"], bad["error"]) == (False, "cuda1140-gcc11: 1 compatibility error")
@@ -113,12 +113,14 @@ def test_compat_ambiguous_name_lists_candidates_and_asks_for_the_pci_id(capsys: 
     assert code == 2
     assert '"GT 730" names GPUs of different compute capabilities' in out
     assert "10de:1287" in out and "10de:0fc9" in out
-    assert err.strip() == (
-        "error: --gpu 'GT 730' is ambiguous; pass --pci-id with the id `lspci -nn | grep -i nvidia` shows"
-    )
+    message, hint = err.splitlines()
+    assert message == "error: --gpu 'GT 730' is ambiguous: it names GPUs of compute capability 2.1, 3.0, 3.5"
+    assert hint.startswith("hint: `srcbuild compat --pci-id 10de:")
+    assert hint.endswith("`lspci -nn | grep -i nvidia` shows which one you have")
     code, out, _ = run(capsys, "compat", "--gpu", "GT 730", "--json")
+    assert code == 2
     data = json.loads(out)
-    assert data["ambiguous"] is True
+    assert (data["ok"], data["exit_code"], data["ambiguous"]) == (False, 2, True)
     assert sorted(c["cc"] for c in data["candidates"]) == ["2.1", "3.0", "3.5"]
 
 

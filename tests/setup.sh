@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
+# tests do not need: apt packages for the real tools (gcc-11, Open MPI, ccache, git, ninja,
+# cmake, python3-venv; as root, through sudo, or skipped with a note when neither is possible),
+# .venv with the package and its test extras, and a private CUDA 11.8 toolkit (`srcbuild
+# toolchain install cuda 11.8 --from debian`, where a Debian mirror is configured). A tool that
+# could not be installed makes the tests that need it skip with the reason (CI sets
+# SRCBUILD_REQUIRE_TOOLS=1 to make them fail).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. /etc/os-release
+export DEBIAN_FRONTEND=noninteractive
+packages=(gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
+          bubblewrap python3-venv)
+
+if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
+  echo "apt: skipped (SRCBUILD_SKIP_APT=1)"
+elif ! command -v apt-get >/dev/null; then
+  echo "apt: not available on $PRETTY_NAME; install ${packages[*]} by hand (tests that need them skip)"
+else
+  if [ "$(id -u)" = 0 ]; then sudo=(); elif command -v sudo >/dev/null; then sudo=(sudo); else sudo=(none); fi
+  if [ "${sudo[*]}" = none ]; then
+    echo "apt: not root and no sudo; as root run: apt-get install -y ${packages[*]} (tests that need them skip)"
+  else
+    "${sudo[@]}" apt-get update -qq
+    available=()
+    for p in "${packages[@]}"; do
+      if apt-cache show "$p" >/dev/null 2>&1; then available+=("$p"); else
+        echo "apt: $p is not available on $PRETTY_NAME (the tests that need it skip)"; fi
+    done
+    echo "apt: installing ${available[*]} on $PRETTY_NAME"
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${available[@]}" >/dev/null
+  fi
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+
+# The CUDA 11.8 toolkit the tests use, provisioned by srcbuild itself from Debian's non-free
+# packages (private apt configuration, nothing on the system changes); a second run reuses it.
+# Where that route cannot work (not Debian, no network) the tests that need it skip.
+export SRCBUILD_TOOLCHAIN_DIR=${SRCBUILD_TOOLCHAIN_DIR:-$HOME/.cache/srcbuild-ci/toolchains}
+if ! .venv/bin/srcbuild toolchain install cuda 11.8 --from debian; then
+  echo "CUDA 11.8: not provisioned (see above); the tests that need it skip"
+fi

@@ -1,0 +1,74 @@
+"""Output: width from COLUMNS/terminal/80, NO_COLOR and --no-color, -q/-v, and plain progress lines
+when the output is not a terminal."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from srcbuild import console as out
+from srcbuild.cli import main
+from srcbuild.execute.progress import NinjaProgress, plain_progress_line
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture(autouse=True)
+def _defaults() -> None:
+    out.reset()
+
+
+def test_width_is_columns_else_80_when_not_a_terminal() -> None:
+    assert out.output_width(io.StringIO(), {}) == 80
+    assert out.output_width(io.StringIO(), {"COLUMNS": "100"}) == 100
+    assert out.output_width(io.StringIO(), {"COLUMNS": "1000"}) == out.MAX_WIDTH
+
+
+def test_color_only_on_a_terminal_without_no_color() -> None:
+    assert out.color_wanted(FakeTty(), {}) is True
+    assert out.color_wanted(FakeTty(), {"NO_COLOR": "1"}) is False
+    assert out.color_wanted(io.StringIO(), {}) is False
+    out.configure(no_color=True)
+    assert out.color_wanted(FakeTty(), {}) is False
+
+
+def test_global_options_set_verbosity_and_color(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-v", "--no-color", "recipes", "list", "--json"]) == 0
+    assert out.SETTINGS.verbosity is out.Verbosity.VERBOSE and out.SETTINGS.color is False
+    assert main(["-q", "recipes", "list", "--json"]) == 0
+    assert out.SETTINGS.verbosity is out.Verbosity.QUIET
+    assert main(["recipes", "list", "--json"]) == 0
+    assert out.SETTINGS.verbosity is out.Verbosity.NORMAL and out.SETTINGS.color is True
+    capsys.readouterr()
+
+
+def test_a_progress_console_is_silent_with_q() -> None:
+    out.configure(quiet=True)
+    stream = io.StringIO()
+    out.make_console(file=stream, progress=True).print("==> [1/9] Preflight")
+    out.make_console(file=stream).print("a table")
+    assert stream.getvalue() == "a table\n"
+
+
+def test_plain_progress_every_tenth_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    ticks = iter(range(1000))
+    console = Console(file=stream, width=80)
+    with NinjaProgress(console, "build", clock=lambda: float(next(ticks))) as bar:
+        for n in range(1, 41):
+            bar.feed(f"[{n}/40] Building C object x{n}.o")
+        bar.feed("not a ninja line")
+    lines = stream.getvalue().splitlines()
+    percents = [int(line.split(":")[1].split("%")[0]) for line in lines]
+    assert percents == [2, *range(10, 101, 10)]  # the first unit, then every tenth
+    assert lines[-1].startswith("    build: 100% (40/40)")
+
+
+def test_plain_progress_line() -> None:
+    assert plain_progress_line("build", 36, 120, 80.0) == "    build: 30% (36/120), ETA 1m20s"
+    assert plain_progress_line("build", 1, 120, None) == "    build: 0% (1/120)"
