@@ -6,8 +6,12 @@ Rules, each with its source:
   (PEP 425, https://peps.python.org/pep-0425/).
 * Platform and C library: ``linux_<arch>`` needs that CPU architecture; a binary linked against
   glibc X.Y needs glibc X.Y or newer (glibc symbol versioning, as PEP 600's ``manylinux_X_Y``
-  tags state it, https://peps.python.org/pep-0600/). The glibc a wheel was built with is part of
-  its fingerprint (``key_inputs.platform``).
+  tags state it, https://peps.python.org/pep-0600/). What a wheel needs is measured from its ELF
+  files' symbol versions when it is cached (``manifest.glibc_needed``, ``verify.symbols``); an
+  older entry without it falls back to the glibc its fingerprint named (schema 1) or its
+  ``manylinux_X_Y`` tag. ``Machine`` is the target of a lookup: this machine, or the recorded
+  description in ``SRCBUILD_MACHINE_FILE`` (``{"machine": "x86_64", "glibc": "2.39"}``), and
+  ``fits`` says whether an entry can run there; lookups take the newest entry that fits.
 * Driver: a CUDA X.Y build needs a driver whose CUDA level is at least X.Y; from CUDA 11 on, a
   driver of the same major runs later minors through minor-version compatibility, without PTX JIT
   of newer PTX (https://docs.nvidia.com/deploy/cuda-compatibility/ ; research compat.md §1.3, §2.1).
@@ -20,6 +24,7 @@ Rules, each with its source:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +33,7 @@ from packaging.utils import parse_wheel_filename
 from srcbuild import proc
 from srcbuild.cache.manifest import Manifest
 from srcbuild.capability import ComputeCapability
+from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
 
 CUDA_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/"
@@ -108,6 +114,69 @@ def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe
     )
 
 
+@dataclass(frozen=True)
+class Machine:
+    """What a lookup needs of the machine a wheel is for: its CPU architecture and glibc."""
+
+    machine: str
+    glibc: tuple[int, int] | None
+
+    @classmethod
+    def host(cls, environ: Mapping[str, str] | None = None) -> Machine:
+        """This machine, or the description recorded in ``SRCBUILD_MACHINE_FILE``."""
+        import os
+        import platform
+
+        from srcbuild.cache.key import host_libc
+
+        env = os.environ if environ is None else environ
+        if env.get("SRCBUILD_MACHINE_FILE"):
+            return cls.read(Path(env["SRCBUILD_MACHINE_FILE"]))
+        return cls(platform.machine(), _version_pair(host_libc()))
+
+    @classmethod
+    def read(cls, path: Path) -> Machine:
+        """A recorded description: ``{"machine": "x86_64", "glibc": "2.39"}`` (JSON)."""
+        import json
+
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(str(data["machine"]), _version_pair(str(data.get("glibc") or "")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"SRCBUILD_MACHINE_FILE {path}: not a machine description ({type(exc).__name__}: {exc})",
+                'write {"machine": "x86_64", "glibc": "2.39"} there, or unset SRCBUILD_MACHINE_FILE',
+            ) from None
+
+    def label(self) -> str:
+        return f"{self.machine}, glibc {_fmt(self.glibc)}" if self.glibc else self.machine
+
+
+def needed_glibc(manifest: Manifest) -> tuple[int, int] | None:
+    """The glibc the entry's wheel needs (see the module docstring for the fallbacks)."""
+    if manifest.glibc_needed:
+        return _version_pair(manifest.glibc_needed)
+    needed: tuple[int, int] | None = None
+    built = str(manifest.key_inputs.get("platform", ""))
+    if "-glibc" in built:
+        needed = _version_pair(built.split("-glibc", 1)[1])
+    try:
+        tags = parse_wheel_filename(manifest.wheel)[3]
+    except ValueError:
+        return needed
+    for tag in tags:
+        m = _MANYLINUX.match(tag.platform)
+        if m:
+            needed = max(needed or (0, 0), (int(m.group(1)), int(m.group(2))))
+    return needed
+
+
+def fits(manifest: Manifest, machine: Machine) -> bool:
+    """Whether the entry's wheel can run on ``machine`` as far as its glibc goes."""
+    needed = needed_glibc(manifest)
+    return needed is None or machine.glibc is None or machine.glibc >= needed
+
+
 def _fmt(pair: tuple[int, int]) -> str:
     return f"{pair[0]}.{pair[1]}"
 
@@ -168,12 +237,12 @@ def _gpu_findings(manifest: Manifest, target: Target) -> list[Finding]:
 
 def _platform_findings(manifest: Manifest, target: Target, platforms: set[str]) -> list[Finding]:
     findings = []
-    needed_glibc: tuple[int, int] | None = None
+    needed: tuple[int, int] | None = None
     arch_ok = "any" in platforms
     for plat in platforms:
         m = _MANYLINUX.match(plat)
         if m:
-            needed_glibc = max(needed_glibc or (0, 0), (int(m.group(1)), int(m.group(2))))
+            needed = max(needed or (0, 0), (int(m.group(1)), int(m.group(2))))
             arch_ok = arch_ok or m.group(3) == target.machine
         elif plat in _LEGACY_MANYLINUX or plat.split("_x86_64")[0] in _LEGACY_MANYLINUX:
             arch_ok = arch_ok or plat.endswith(target.machine)
@@ -189,17 +258,15 @@ def _platform_findings(manifest: Manifest, target: Target, platforms: set[str]) 
                 fix="build the recipe on a machine of this architecture",
             )
         )
-    built = str(manifest.key_inputs.get("platform", ""))
-    if "-glibc" in built:
-        pair = _version_pair(built.split("-glibc", 1)[1])
-        if pair is not None:
-            needed_glibc = max(needed_glibc or (0, 0), pair)
-    if needed_glibc is not None and target.glibc is not None and target.glibc < needed_glibc:
+    measured = needed_glibc(manifest)
+    if measured is not None:
+        needed = max(needed or (0, 0), measured)
+    if needed is not None and target.glibc is not None and target.glibc < needed:
         findings.append(
             Finding(
                 "wheel-glibc",
                 Severity.ERROR,
-                f"{manifest.wheel} was built against glibc {_fmt(needed_glibc)}; this machine has glibc "
+                f"{manifest.wheel} needs glibc {_fmt(needed)}; this machine has glibc "
                 f"{_fmt(target.glibc)}",
                 source=PEP600,
                 fix="build the recipe on this machine (or on one with the same or an older glibc)",

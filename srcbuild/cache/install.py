@@ -4,7 +4,7 @@ The flow: resolve the request fingerprint (no git, compiler or network), look in
 (whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
 into the local store when a trusted signer vouches for it, verified by sha256; a remote that
 fails is a warning), re-hash the wheel, check it fits the target (``fit``), and run the target's
-``python -m pip install --no-deps <wheel>`` through ``srcbuild.proc``. A miss is an error that
+``python -m pip install <wheel>`` (its dependencies from pip's index) through ``srcbuild.proc``. A miss is an error that
 names the build command; nothing is built here.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild import proc
-from srcbuild.cache.fit import Target, check_fit, probe_target
+from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
 from srcbuild.cache.key import build_fingerprint
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
@@ -82,21 +82,29 @@ def find_wheel(
     warn: Warn | None = warn_stderr,
     refused: list[SrcbuildError] | None = None,
     allow_modified: bool = False,
+    machine: Machine | None = None,
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
 
     ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
     A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
-    Entries built from modified sources are found only with ``allow_modified``.
+    Entries built from modified sources are found only with ``allow_modified``; of the others,
+    the newest whose glibc ``machine`` (default: this one, ``Machine.host``) has.
     """
+    target = machine or Machine.host()
+
+    def fits_target(manifest: Manifest) -> bool:
+        return fits(manifest, target)
+
     fp = fp or request_fingerprint(recipe, package)
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested, warn, allow_modified)
+    entry = cache.lookup(fp, requested, warn, allow_modified, fits_target)
     if entry is not None:
         return Found(entry, "local")
     if not remotes:
         return None
-    pulled = fetch_first(cache, remotes, fp, requested, trust or TrustPolicy.resolve(), warn, refused, allow_modified)
+    policy = trust or TrustPolicy.resolve()
+    pulled = fetch_first(cache, remotes, fp, requested, policy, warn, refused, allow_modified, fits_target)
     if pulled is None:
         return None
     return Found(pulled[0], pulled[1].url)
@@ -171,15 +179,23 @@ def peek_wheel(
     fp: str,
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
+    allow_modified: bool = False,
+    machine: Machine | None = None,
 ) -> tuple[Manifest, Path, str]:
     """The wheel ``install`` would use, without downloading it: a local entry (re-hashed), else
-    the first remote hit whose manifest and signature the trust policy accepts."""
+    the first remote hit whose manifest and signature the trust policy accepts (the same
+    choice as ``find_wheel``: modified entries only when allowed, the newest ``machine`` runs)."""
+    target = machine or Machine.host()
+
+    def fits_target(manifest: Manifest) -> bool:
+        return fits(manifest, target)
+
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    entry = cache.lookup(fp, requested, warn)
+    entry = cache.lookup(fp, requested, warn, allow_modified, fits_target)
     if entry is not None:
         entry.check()
         return entry.manifest, entry.wheel_path, "local"
-    hit = find_remote_entry(remotes, fp, requested, warn)
+    hit = find_remote_entry(remotes, fp, requested, warn, allow_modified, fits_target)
     if hit is None:
         raise miss_error(recipe, package, fp, cache, remotes)
     remote, manifest = hit
@@ -205,20 +221,23 @@ def install(
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
     fp = request_fingerprint(recipe, package)
+    target = probe_target(python)
+    if target is None:
+        raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
+    machine = Machine.host() if os.environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
     if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
-        manifest, wheel_path, origin = peek_wheel(cache, recipe, package, remotes, fp, trust, warn)
+        manifest, wheel_path, origin = peek_wheel(
+            cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine
+        )
     else:
         refused: list[SrcbuildError] = []
-        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified)
+        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine)
         if found is None:
             if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
                 raise refused[0]
             raise miss_error(recipe, package, fp, cache, remotes)
         found.entry.check()  # a wheel changed on disk since it was stored is never installed
         manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
-    target = probe_target(python)
-    if target is None:
-        raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
     findings = tuple(check_fit(manifest, target))
     if has_errors(findings):
         first = next(f for f in findings if f.severity is Severity.ERROR)

@@ -6,7 +6,7 @@ Two hashes name a cached wheel.
 of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
 (``json.dumps(..., sort_keys=True, separators=(",", ":"))``, UTF-8) of ``FingerprintInputs.to_json()``::
 
-    {"schema": 1,                      # FINGERPRINT_SCHEMA; bump it on any change below
+    {"schema": 2,                      # FINGERPRINT_SCHEMA; bump it on any change below
      "package": "torch",               # or "torchvision"
      "source": {"tag": .., "repo": .., "commit": .. or null},   # the recipe's pin for the package
      "against": {"tag": .., "repo": .., "commit": ..} or null,  # torchvision only: the torch pin
@@ -15,7 +15,13 @@ of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
      "python_abi": "cp38",
      "gcc": "7", "cuda": "9.2" or null, "cudnn": "7.6" or null,
      "mpi": {"implementation": "openmpi", "version": "4.1"} or null,
-     "platform": "linux_x86_64-glibc2.36"}
+     "platform": "linux_x86_64"}
+
+The platform is the wheel platform tag without the C library: the glibc a wheel needs is a fact
+about the built binary, not a request, so it is measured (``verify.symbols``) and recorded in the
+manifest (``glibc_needed``), and a lookup picks the newest entry whose glibc the target machine
+has (``cache.fit.Machine``). Schema 1 hashed ``linux_x86_64-glibc2.36`` and tied every wheel to
+the distribution it was built on.
 
 It holds everything that changes the binary EXCEPT the compute capability list, and is computable
 without git, a compiler or the network, so a lookup needs none of them. The arch list is left out
@@ -26,8 +32,9 @@ Build variables: the recipe's ``[build] env`` always counts. Variables the calle
 (``build_env``) count except those that cannot change the binary or are already hashed through
 another field: the names in ``IGNORED_BUILD_VARS`` (parallelism, compiler launchers, version
 strings that embed the arch list, variables srcbuild derives from recipe fields hashed above,
-switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources) and
-any variable whose value is an absolute path (tool locations differ between machines; the tool
+switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources), the
+compiler cache's settings (every ``SCCACHE_*`` and ``CCACHE_*`` variable: where cached objects
+live, never what they are) and any variable whose value is an absolute path (tool locations differ between machines; the tool
 versions are hashed instead). Patches are keyed by content (sha256), not by path. A torchvision
 fingerprint counts the patches under ``torchvision/``, a torch one those under ``torch/``; a patch
 outside both directories counts for both.
@@ -60,7 +67,7 @@ from srcbuild.recipe.model import Recipe, SourcePin
 if TYPE_CHECKING:
     from srcbuild.resolve import ResolvedBuild
 
-FINGERPRINT_SCHEMA = 1
+FINGERPRINT_SCHEMA = 2
 PACKAGES = ("torch", "torchvision")
 
 # Caller-passed variables that never enter the fingerprint (see the module docstring).
@@ -117,13 +124,20 @@ IGNORED_BUILD_VARS = frozenset(
 )
 
 
-def host_platform_tag() -> str:
-    """This machine's platform tag plus its C library: ``linux_x86_64-glibc2.36``.
+# The compiler cache's settings (srcbuild.compiler_cache): where objects are kept, not what they are.
+COMPILER_CACHE_PREFIXES = ("SCCACHE_", "CCACHE_")
 
-    The wheel platform tag comes from ``sysconfig.get_platform()`` (as in PEP 425); the C
-    library from ``os.confstr("CS_GNU_LIBC_VERSION")`` with ``platform.libc_ver()`` as a fallback.
-    """
-    tag = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+def host_platform_tag() -> str:
+    """This machine's wheel platform tag, ``linux_x86_64`` (``sysconfig.get_platform()``, PEP 425).
+
+    The C library is not part of it (see the module docstring; ``host_libc`` names it)."""
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def host_libc() -> str:
+    """This machine's C library, ``glibc2.36``: ``os.confstr("CS_GNU_LIBC_VERSION")`` with
+    ``platform.libc_ver()`` as a fallback; empty when neither says."""
     libc = ""
     try:
         text = os.confstr("CS_GNU_LIBC_VERSION") or ""
@@ -135,7 +149,7 @@ def host_platform_tag() -> str:
         name, version = platform.libc_ver()
         if name and version:
             libc = f"{name}{version}"
-    return f"{tag}-{libc}" if libc else tag
+    return libc
 
 
 def python_abi_tag(python: str) -> str:
@@ -175,7 +189,9 @@ def filter_build_env(build_env: Mapping[str, str]) -> dict[str, str]:
     return {
         name: str(value)
         for name, value in build_env.items()
-        if name not in IGNORED_BUILD_VARS and not os.path.isabs(str(value))
+        if name not in IGNORED_BUILD_VARS
+        and not name.startswith(COMPILER_CACHE_PREFIXES)
+        and not os.path.isabs(str(value))
     }
 
 

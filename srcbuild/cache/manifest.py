@@ -55,6 +55,17 @@ def wheel_name_parts(filename: str) -> tuple[str, str]:
     return str(name), str(version)
 
 
+def _glibc(value: Any) -> str:
+    """A ``glibc_needed`` value read from outside: empty or ``X.Y``."""
+    if not value:
+        return ""
+    text = str(value)
+    major, _, minor = text.partition(".")
+    if not (major.isdigit() and minor.isdigit() and len(text) <= 10):
+        raise ValueError(f"glibc_needed {text[:20]!r} is not a version like 2.17")
+    return text
+
+
 def _changes(data: Any) -> dict[str, Any]:
     """The ``modified`` object of a manifest read from outside, checked for shape."""
     if not data:
@@ -85,6 +96,7 @@ class Manifest:
     srcbuild_version: str = __version__
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. the sha256 of the original wheel
     changes: Mapping[str, Any] = field(default_factory=dict)  # LocalChanges.to_json() when modified
+    glibc_needed: str = ""  # "2.17": the newest GLIBC_ symbol version its ELF files ask for
 
     @classmethod
     def create(
@@ -99,6 +111,7 @@ class Manifest:
         local_version: str = "",
         created: float | None = None,
         changes: Mapping[str, Any] | None = None,
+        glibc_needed: str = "",
     ) -> Manifest:
         """Describe ``wheel`` (hashing it) as built from ``inputs`` with the measured ``resolved`` facts."""
         package, version = wheel_name_parts(wheel.name)
@@ -118,6 +131,7 @@ class Manifest:
             size=wheel.stat().st_size,
             created=time.time() if created is None else created,
             changes=dict(changes or {}),
+            glibc_needed=glibc_needed,
         )
 
     @property
@@ -168,6 +182,8 @@ class Manifest:
             "srcbuild_version": self.srcbuild_version,
             "extra": dict(self.extra),
         }
+        if self.glibc_needed:
+            data["glibc_needed"] = self.glibc_needed
         if self.modified:
             data["modified"] = {"diff_sha256": "", "files": [], **self.changes}
         return data
@@ -201,6 +217,7 @@ class Manifest:
                 srcbuild_version=str(data.get("srcbuild_version") or ""),
                 extra=dict(data.get("extra") or {}),
                 changes=_changes(data.get("modified")),
+                glibc_needed=_glibc(data.get("glibc_needed")),
             )
             computed = manifest.entry_key
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:

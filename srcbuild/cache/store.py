@@ -215,17 +215,21 @@ class WheelCache:
         requested: Sequence[ComputeCapability],
         warn: Warn | None = warn_stderr,
         allow_modified: bool = False,
+        fits: Callable[[Manifest], bool] | None = None,
     ) -> CacheEntry | None:
         """The newest intact entry of ``fp`` whose measured kernels serve every requested capability.
 
         An entry built from modified sources (``Manifest.modified``) is a candidate only with
-        ``allow_modified``: a request names the clean tag.
+        ``allow_modified``: a request names the clean tag. ``fits`` (``cache.fit.fits`` for the
+        target machine) leaves out entries that cannot run there, so the newest that can is found.
 
         Each candidate's wheel is checked against its manifest (``CacheEntry.check_fast``); a
         damaged one is moved aside (``move_aside``) with a warning and the lookup goes on.
         """
         for entry in self.entries_for(fp):
             if not serves(entry.manifest, requested) or (entry.manifest.modified and not allow_modified):
+                continue
+            if fits is not None and not fits(entry.manifest):
                 continue
             try:
                 entry.check_fast()

@@ -17,7 +17,7 @@ builds locally).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +92,7 @@ def find_remote_entry(
     requested: Sequence[ComputeCapability],
     warn: Warn | None = warn_stderr,
     allow_modified: bool = False,
+    fits: Callable[[Manifest], bool] | None = None,
 ) -> tuple[CacheRemote, Manifest] | None:
     """The first remote (in order) with an entry of ``fp`` that serves ``requested``; its newest such.
 
@@ -103,7 +104,10 @@ def find_remote_entry(
             candidates = [
                 m
                 for m in remote.manifests(fp)
-                if m.fingerprint == fp and serves(m, requested) and (allow_modified or not m.modified)
+                if m.fingerprint == fp
+                and serves(m, requested)
+                and (allow_modified or not m.modified)
+                and (fits is None or fits(m))
             ]
         except SrcbuildError as exc:
             if warn is not None:
@@ -123,6 +127,7 @@ def fetch_first(
     warn: Warn | None = warn_stderr,
     refused: list[SrcbuildError] | None = None,
     allow_modified: bool = False,
+    fits: Callable[[Manifest], bool] | None = None,
 ) -> tuple[CacheEntry, CacheRemote] | None:
     """Pull the first acceptable remote hit of ``fp`` into ``cache``; every failure is a warning.
 
@@ -130,7 +135,7 @@ def fetch_first(
     appended there instead of being warned about.
     """
     for i, remote in enumerate(remotes):
-        hit = find_remote_entry([remote], fp, requested, warn, allow_modified)
+        hit = find_remote_entry([remote], fp, requested, warn, allow_modified, fits)
         if hit is None:
             continue
         try:
@@ -145,12 +150,22 @@ def fetch_first(
 
 
 def pull_entries(
-    cache: WheelCache, remote: CacheRemote, trust: TrustPolicy, fp: str | None = None, allow_modified: bool = False
+    cache: WheelCache,
+    remote: CacheRemote,
+    trust: TrustPolicy,
+    fp: str | None = None,
+    allow_modified: bool = False,
+    fits: Callable[[Manifest], bool] | None = None,
 ) -> list[Transfer]:
     """Copy every entry of ``remote`` (of fingerprint ``fp`` when given) that ``cache`` lacks;
-    entries built from modified sources only with ``allow_modified``."""
+    entries built from modified sources only with ``allow_modified``, and with ``fits`` only those
+    that can run on the target machine."""
     results = []
     for manifest in remote.manifests(fp):
+        if fits is not None and not fits(manifest):
+            why = f"needs glibc {manifest.glibc_needed or 'newer than this machine has'}"
+            results.append(Transfer("skipped", manifest.wheel, manifest.entry_key, remote.url, why))
+            continue
         if manifest.modified and not allow_modified:
             why = f"built from modified sources ({len(manifest.changed_files)} file(s)); --allow-modified takes it"
             results.append(Transfer("skipped", manifest.wheel, manifest.entry_key, remote.url, why))

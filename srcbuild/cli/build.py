@@ -93,6 +93,25 @@ def build_options(func: F) -> F:
             is_flag=True,
             help="Accept remote cache entries that no trusted signer signed (the sha256 is still checked).",
         ),
+        click.option(
+            "--compiler-cache",
+            type=click.Choice(["sccache", "ccache", "none"]),
+            default=None,
+            help="Compiler launcher [recipe [build] compiler_cache, env SRCBUILD_COMPILER_CACHE; "
+            "default: sccache, else ccache, when installed].",
+        ),
+        click.option(
+            "--compiler-cache-url",
+            default=None,
+            help="Shared compiler cache: s3://bucket/prefix or redis://host:port (credentials from the "
+            "environment) [env SRCBUILD_COMPILER_CACHE_URL].",
+        ),
+        click.option(
+            "--dist-scheduler",
+            default=None,
+            help="Send compile jobs to this sccache-dist scheduler, e.g. http://scheduler:10600 "
+            "[env SRCBUILD_DIST_SCHEDULER; token in SRCBUILD_DIST_TOKEN].",
+        ),
         path_options,
     ]
     for deco in reversed(decorators):
@@ -121,6 +140,9 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         ignore_preflight=kw["ignore_preflight"],
         remotes=tuple(kw["remotes"]),
         trust_unsigned=bool(kw.get("trust_unsigned")),
+        compiler_cache=kw.get("compiler_cache"),
+        compiler_cache_url=kw.get("compiler_cache_url"),
+        dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
     )
 

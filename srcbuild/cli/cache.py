@@ -360,8 +360,16 @@ def pull_cmd(
         )
     cache = open_cache(work_dir, cache_dir)
     fingerprints: list[str | None] = [fp]
-    if recipe_name is not None:
+    fits_here = None
+    if recipe_name is not None:  # a recipe's wheels: those that run on this machine (cache.fit)
+        from srcbuild.cache.fit import Machine, fits
         from srcbuild.cache.install import request_fingerprint
+
+        machine = Machine.host()
+
+        def fits_here(manifest: Manifest) -> bool:
+            return fits(manifest, machine)
+
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
@@ -371,7 +379,7 @@ def pull_cmd(
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
         remote.check()
         for wanted in fingerprints:
-            results.extend(pull_entries(cache, remote, trust, wanted, allow_modified))
+            results.extend(pull_entries(cache, remote, trust, wanted, allow_modified, fits_here))
     return _print_transfers(results, as_json)
 
 

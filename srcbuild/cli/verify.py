@@ -77,6 +77,12 @@ def render_report(report: VerifyReport, console: Console) -> None:
         for cov in report.coverage:
             table.add_row(str(cov.cc), "yes" if cov.runs else "NO", cov.via)
         console.print(table)
+    if report.extra.get("glibc_needed"):
+        console.print(
+            f"needs glibc {report.extra['glibc_needed']} (symbol versions): platform tag {report.extra['manylinux']}",
+            markup=False,
+            highlight=False,
+        )
     for finding in report.findings:
         console.print(finding.render(), markup=False, highlight=False)
 

@@ -57,6 +57,7 @@ class BuildResult:
     outcomes: list[StepOutcome] = field(default_factory=list)
     diagnoses: list[Diagnosis] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    compiler_cache: dict[str, Any] | None = None  # hits and misses of the compiler cache (CacheStats)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class BuildResult:
             "steps": [o.to_json() for o in self.outcomes],
             "diagnoses": [d.to_json() for d in self.diagnoses],
             "notes": self.notes,
+            "compiler_cache": self.compiler_cache,
         }
 
 

@@ -44,6 +44,7 @@ class BuildContext:
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
     submodule_commits: dict[str, str] | None = None
     local_changes: Any = None  # srcbuild.sources.localdiff.LocalChanges found before the build
+    compiler_cache_before: Any = None  # srcbuild.compiler_cache.CacheStats when the build started
 
     @property
     def recipe(self) -> Recipe:
@@ -247,6 +248,52 @@ def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:
     )
 
 
+def _cc_read(config: Any, env: dict[str, str]) -> Any:
+    from srcbuild.compiler_cache import kind_module
+
+    kind = kind_module(config.kind)
+    out = proc.probe(kind.stats_argv(config), env=env, timeout=60)
+    if out is None:
+        raise StepFailed(f"{config.kind} did not report its counters", f"run `{config.kind} --show-stats` by hand")
+    return kind.parse_stats(out)
+
+
+def compiler_cache_start(ex: Executor, config: Any, log: Path) -> None:
+    """Start the compiler cache with the build's settings (sccache: its own server) and keep its counters."""
+    from srcbuild.compiler_cache import kind_module
+
+    kind = kind_module(config.kind)
+    env = ex.plan.env.apply(ex.environ)
+    if config.dist_scheduler:
+        from srcbuild.compiler_cache.dist import write_client_config
+
+        path = write_client_config(config, ex.environ)
+        ex.console.print(f"    sccache-dist client of {config.dist_scheduler} (configuration {path})")
+    stop = kind.stop_argv(config)
+    if stop is not None:
+        proc.probe(stop, env=env, timeout=60)  # none may be running: that is fine
+    for argv in kind.start_argv(config):
+        result = proc.run(argv, env=env, log_path=log)
+        if not result.ok:
+            said = "; ".join(line for line in result.tail[-3:] if line.strip())
+            raise StepFailed(f"{config.kind} did not start: {said}", f"read {log}, or build with --compiler-cache none")
+    _ctx(ex).compiler_cache_before = _cc_read(config, env)
+    ex.console.print(f"    {config.label()} ready")
+
+
+def compiler_cache_stats(ex: Executor, config: Any) -> None:
+    """Put this build's hits and misses in the result; stop sccache's server."""
+    from srcbuild.compiler_cache import kind_module
+
+    env = ex.plan.env.apply(ex.environ)
+    stats = _cc_read(config, env).minus(_ctx(ex).compiler_cache_before)
+    stop = kind_module(config.kind).stop_argv(config)
+    if stop is not None:
+        proc.probe(stop, env=env, timeout=60)
+    ex.result.compiler_cache = {**stats.to_json(), "url": config.url, "dist_scheduler": config.dist_scheduler}
+    ex.console.print(f"    compiler cache {stats.summary()}")
+
+
 def _find_wheel(dist: Path, pattern: str) -> Path:
     found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
     if not found:
@@ -279,6 +326,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
+    from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
     ctx = _ctx(ex)
     wheel = _find_wheel(dist, pattern)
@@ -322,6 +370,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         ptx=sorted(kernels.ptx) if kernels is not None else (),
         local_version=ctx.recipe.local_version(),
         changes=changes.to_json() if changes.modified else None,
+        glibc_needed=glibc_text(wheel_glibc(wheel)),
     )
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)

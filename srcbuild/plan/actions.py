@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
 
@@ -250,6 +251,44 @@ class CheckLocalChanges(Action):
         from srcbuild.execute import work
 
         work.check_local_changes(ex, self)
+
+
+@dataclass(frozen=True)
+class CompilerCacheStart(Action):
+    """Start the compiler cache with the build's settings and keep its counters (see ``compiler_cache``)."""
+
+    name: ClassVar[str] = "compiler-cache-start"
+    config: CompilerCacheConfig
+
+    def describe(self) -> str:
+        return f"start {self.config.label()} and read its counters"
+
+    def args(self) -> dict[str, str]:
+        return {"kind": self.config.kind, "url": self.config.url or "", "dist": self.config.dist_scheduler or ""}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.compiler_cache_start(ex, self.config, log)
+
+
+@dataclass(frozen=True)
+class CompilerCacheStats(Action):
+    """Read the compiler cache's counters after the build: the result's hits and misses."""
+
+    name: ClassVar[str] = "compiler-cache-stats"
+    config: CompilerCacheConfig
+
+    def describe(self) -> str:
+        return f"read the counters of {self.config.label()}"
+
+    def args(self) -> dict[str, str]:
+        return {"kind": self.config.kind}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.compiler_cache_stats(ex, self.config)
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ import shlex
 from pathlib import Path
 
 from srcbuild.command import Command
+from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.envmods import EnvChanges
 from srcbuild.plan.actions import (
     CacheWheel,
     CheckBuildTree,
     CheckEnv,
     CheckLocalChanges,
+    CompilerCacheStart,
+    CompilerCacheStats,
     EnsureEnv,
     Preflight,
     Provision,
@@ -60,7 +63,12 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     cmake = cmake_settings(r.env_changes)
     steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake))
     steps.append(_local_changes_step(r, sources))
+    cc = r.compiler_cache
+    if cc.enabled:
+        steps.append(_compiler_cache_step(cc, start=True))
     steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version))
+    if cc.enabled:
+        steps.append(_compiler_cache_step(cc, start=False))
     wheels = f"{package}-{r.version}-*.whl"
     steps.append(
         Step(
@@ -258,6 +266,23 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
         why="CMake reads its settings only on the first configure: a build/CMakeCache.txt made with other "
         "settings is cleaned instead of silently reused",
         action=CheckBuildTree(digest, hash_file, cache, shell),
+    )
+
+
+def _compiler_cache_step(config: CompilerCacheConfig, start: bool) -> Step:
+    if start:
+        return Step(
+            id="compiler-cache",
+            title=f"Start the compiler cache ({config.kind})",
+            why="its settings are read when it starts: a cache started earlier may point elsewhere; its "
+            "counters before the build are kept so the result says what this build reused",
+            action=CompilerCacheStart(config),
+        )
+    return Step(
+        id="compiler-cache-stats",
+        title="Read the compiler cache's counters",
+        why="the build result reports how many compile units came from the cache (hits) and how many were compiled",
+        action=CompilerCacheStats(config),
     )
 
 

@@ -228,7 +228,13 @@ class RecipeLoader:
                 "refused unless [build] allow_env_override = true",
                 "remove it from [build] env, or add allow_env_override = true under [build] if the recipe needs it",
             )
-        build = Build(env=build_env, patches=patches, patch_files=patch_files, allow_env_override=allow_override)
+        build = Build(
+            env=build_env,
+            patches=patches,
+            patch_files=patch_files,
+            allow_env_override=allow_override,
+            compiler_cache=build_data.get("compiler_cache"),
+        )
         env_data = data.get("env", {})
         env = EnvTable(
             conda=tuple(env_data.get("conda", [])),

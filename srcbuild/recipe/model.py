@@ -71,6 +71,7 @@ class Build:
     patches: tuple[str, ...] = ()
     patch_files: tuple[Path, ...] = ()  # the same patches, found on disk
     allow_env_override: bool = False  # env may set PATH, LD_PRELOAD, ... (schema.RUNTIME_ENV_NAMES)
+    compiler_cache: str | None = None  # sccache, ccache or none (None: the default)
 
     @property
     def env_dict(self) -> dict[str, str]:

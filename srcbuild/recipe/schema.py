@@ -118,6 +118,11 @@ def changes_what_runs(name: str) -> bool:
     return name in RUNTIME_ENV_NAMES or name.startswith(RUNTIME_ENV_PREFIXES)
 
 
+def _compiler_cache(value: object) -> str | None:
+    kinds = ("sccache", "ccache", "none")
+    return None if value in kinds else f"{value!r} must be one of: {', '.join(kinds)}"
+
+
 def _patch_path(value: object) -> str | None:
     text = str(value)
     if text.startswith("/") or ".." in text.split("/"):
@@ -204,6 +209,7 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         "allow_env_override": Field(
             bool, "let env set variables that change what runs (PATH, LD_PRELOAD, PYTHONPATH, ...); warned about"
         ),
+        "compiler_cache": Field(str, "compiler launcher: sccache, ccache or none", _compiler_cache),
     },
     "env": {
         "conda": Field(list, "extra conda packages (match specs)", item_kind=str),

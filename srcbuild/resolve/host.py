@@ -44,6 +44,7 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
     path = environ.get("PATH", "")
     ccache = shutil.which("ccache", path=path)
+    sccache = shutil.which("sccache", path=path)
     python = shutil.which(f"python{recipe.toolchain.python}", path=path)
     ua = shutil.which("update-alternatives", path=path + ":/usr/sbin:/sbin") or "update-alternatives"
     return BuildHost(
@@ -56,6 +57,7 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
         cudnn_root=cudnn_root,
         cudnn_version=cudnn.version if cudnn is not None else None,
         ccache=Path(ccache) if ccache else None,
+        sccache=Path(sccache) if sccache else None,
         python=Path(python) if python else None,
         max_jobs=jobs,
         max_jobs_reason=reason,

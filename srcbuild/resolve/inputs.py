@@ -30,6 +30,9 @@ class BuildOptions:
     git_jobs: int = 8
     remotes: tuple[str, ...] = ()  # shared caches to look in before building (also SRCBUILD_REMOTES)
     trust_unsigned: bool = False  # accept remote entries no trusted signer signed
+    compiler_cache: str | None = None  # --compiler-cache sccache|ccache|none
+    compiler_cache_url: str | None = None  # --compiler-cache-url s3://bucket/prefix | redis://host:port
+    dist_scheduler: str | None = None  # --dist-scheduler URL of an sccache-dist scheduler
     no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
 
 
@@ -51,6 +54,7 @@ class BuildHost:
     cudnn_root: Path | None = None
     cudnn_version: str | None = None
     ccache: Path | None = None
+    sccache: Path | None = None
     python: Path | None = None  # a python of the recipe's version, to create a venv with
     max_jobs: int = 1
     max_jobs_reason: str = "default"
@@ -59,7 +63,7 @@ class BuildHost:
     rattler: bool = False  # py-rattler imports in this Python
     host_python: str = ""  # "3.11": the Python srcbuild runs on (what a venv gets)
     host_python_path: str = ""  # its executable: a venv is made with it
-    platform: str = "linux_x86_64"  # wheel platform tag plus C library (srcbuild.cache.key.host_platform_tag)
+    platform: str = "linux_x86_64"  # wheel platform tag, no C library (srcbuild.cache.key.host_platform_tag)
     facts: Any = None  # srcbuild.host.HostFacts, or None when the host was not probed
     # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
     # ``facts`` already counts their prefixes as there

@@ -10,10 +10,11 @@ key (``srcbuild.cache.key.key_inputs``) hashes its binary inputs.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Finding, Severity
 from srcbuild.paths import Paths
@@ -171,11 +172,12 @@ class ResolvedBuild:
     checkout: Path
     build_root: Path
     version: str  # the wheel version: "1.7.1+cu92.sm30"
-    platform: str  # the wheel platform tag plus C library
+    platform: str  # the wheel platform tag (no C library: see srcbuild.cache.key)
     findings: tuple[Finding, ...]  # the compatibility rules', then the host rules'
     rule_count: int  # how many of ``findings`` come from the compatibility rules
     unlisted_arches: tuple[str, ...] = ()  # archs torch's cpp_extension never lists (torchvision adds them)
     unlisted_source: str = ""  # where that fact comes from
+    compiler_cache: CompilerCacheConfig = field(default_factory=CompilerCacheConfig)  # the launcher
     provisioning: tuple[Any, ...] = ()  # srcbuild.toolchain.planned.PlannedProvision, run before the compiler step
 
     @property

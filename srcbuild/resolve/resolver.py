@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from srcbuild.compiler_cache import launcher_env
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge.build_facts import load_build_facts
@@ -48,7 +49,7 @@ def resolve(
 
     spec = package_spec(options.package)
     pin = spec.pin(recipe)
-    settings = resolve_settings(recipe, options, host, environ)
+    settings = resolve_settings(recipe, options, host, environ, paths.work_dir)
     environment = resolve_environment(recipe, settings, host, paths, environ)
     compiler = _compiler(recipe, host, paths, settings)
     cuda = recipe.toolchain.cuda is not None
@@ -61,6 +62,7 @@ def resolve(
         max_jobs=settings.max_jobs,
         max_jobs_reason=settings.max_jobs_reason,
         ccache=settings.ccache,
+        launcher_env=tuple(launcher_env(settings.compiler_cache)),
     )
     # The compiler goes last so its bin dir ends up first on PATH.
     env_changes = spec.variables(recipe, tools, knowledge).extend(
@@ -94,6 +96,7 @@ def resolve(
         build_root=paths.builds_dir / f"{recipe.name}-{spec.name}",
         version=wheel_version(recipe, pin.tag),
         platform=host.platform,
+        compiler_cache=settings.compiler_cache,
         findings=(*rules, *machine),
         rule_count=len(rules),
         unlisted_arches=tuple(str(cc) for cc in unlisted),

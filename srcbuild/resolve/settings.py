@@ -7,8 +7,10 @@ Nothing downstream reads ``os.environ``: the environment is passed in as a mappi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
 from srcbuild.config import origin
 from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
@@ -28,8 +30,9 @@ class ResolvedSettings:
     env_backend: str | None  # None: chosen automatically
     env_prefix: str | None
     cuda_home: str | None
-    ccache: str | None
+    ccache: str | None  # the compiler launcher (sccache or ccache), None when off
     compiler_mode: str  # "private" or "system"
+    compiler_cache: CompilerCacheConfig = field(default_factory=CompilerCacheConfig)
 
     def value(self, name: str) -> str:
         for s in self.settings:
@@ -67,7 +70,11 @@ def _env_int(environ: Mapping[str, str], name: str) -> int | None:
 
 
 def resolve_settings(
-    recipe: Recipe, options: BuildOptions, host: BuildHost, environ: Mapping[str, str]
+    recipe: Recipe,
+    options: BuildOptions,
+    host: BuildHost,
+    environ: Mapping[str, str],
+    work_dir: Path | None = None,
 ) -> ResolvedSettings:
     """Every setting of one build with the source of its value."""
     recipe_src = f"recipe {recipe.path.name if recipe.path else recipe.name}"
@@ -83,7 +90,8 @@ def resolve_settings(
     ]
 
     # MAX_JOBS: memory-based default < MAX_JOBS < --max-jobs
-    max_jobs, source, why = host.max_jobs, "default (host memory)", host.max_jobs_reason
+    default = "default (sccache-dist)" if host.max_jobs_reason.startswith("sccache-dist") else "default (host memory)"
+    max_jobs, source, why = host.max_jobs, default, host.max_jobs_reason
     env_jobs = _env_int(environ, "MAX_JOBS")
     if env_jobs is not None:
         max_jobs, source, why = env_jobs, "environment MAX_JOBS", ""
@@ -131,11 +139,19 @@ def resolve_settings(
             cuda_home, source = options.cuda_home, "command line --cuda-home"
         out.append(Setting("cuda_home", cuda_home or "(not found)", source))
 
-    ccache = str(host.ccache) if host.ccache else None
-    source = "host probe (ccache on PATH)" if ccache else "host probe (no ccache on PATH)"
-    if _env_bool(environ, "SRCBUILD_CCACHE") is False:
-        ccache, source = None, origin(environ, "SRCBUILD_CCACHE")
-    out.append(Setting("ccache", ccache or "off", source))
+    _env_bool(environ, "SRCBUILD_CCACHE")  # a value that is not yes/no is an error
+    found = {"ccache": host.ccache, "sccache": host.sccache}
+    compiler_cache = resolve_compiler_cache(
+        cli_kind=options.compiler_cache,
+        cli_url=options.compiler_cache_url,
+        cli_dist=options.dist_scheduler,
+        recipe_kind=recipe.build.compiler_cache,
+        environ=environ,
+        work_dir=work_dir or Path("work"),
+        which=lambda name: str(found[name]) if found.get(name) else None,
+    )
+    ccache = compiler_cache.launcher if compiler_cache.enabled else None
+    out.append(Setting("compiler_cache", compiler_cache.label(), compiler_cache.source))
 
     mode = "system" if options.system_alternatives else "private"
     out.append(
@@ -156,4 +172,5 @@ def resolve_settings(
         cuda_home=cuda_home,
         ccache=ccache,
         compiler_mode=mode,
+        compiler_cache=compiler_cache,
     )

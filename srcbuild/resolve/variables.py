@@ -81,7 +81,8 @@ class Toolset:
     env_prefix: str
     max_jobs: int
     max_jobs_reason: str
-    ccache: str | None
+    ccache: str | None  # the compiler launcher (sccache or ccache)
+    launcher_env: tuple[tuple[str, str, str], ...] = ()  # (name, value, origin) of the compiler cache
 
 
 def wheel_version(recipe: Recipe, tag: str) -> str:
@@ -120,8 +121,11 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     if cuda and facts.reads_variable("CUDA_HOST_COMPILER", era):
         env = env.set("CUDA_HOST_COMPILER", tools.cxx, "compiler (torch 1.x hands it to FindCUDA)")
     if tools.ccache:
+        name = Path(tools.ccache).name
         for lang in ("C", "CXX", "CUDA") if cuda else ("C", "CXX"):
-            env = env.set(f"CMAKE_{lang}_COMPILER_LAUNCHER", tools.ccache, "ccache found on PATH")
+            env = env.set(f"CMAKE_{lang}_COMPILER_LAUNCHER", tools.ccache, f"compiler cache ({name})")
+        for var, value, origin in tools.launcher_env:
+            env = env.set(var, value, origin)
     for name, value in _knowledge_pins_env(kb, version):
         env = env.set(name, value, "knowledge base (old tags)")
     for name, value in recipe.build.env:

@@ -10,7 +10,8 @@ The expected state of the checkout is HEAD's tree with the recipe's patches appl
 touched). ``git diff`` of that index against the working tree gives the changed files; untracked
 files that ``.gitignore`` does not cover (a new source file a build could glob) count too. Each
 submodule, at every depth, is compared with its own HEAD the same way (patches do not reach into
-submodules; ``SourceSync`` already checks that each one is at its recorded commit). Paths are
+submodules; ``SourceSync`` already checks that each one is at its recorded commit), with the
+repository's own index, whose stat cache spares hashing files that did not change. Paths are
 relative to the checkout; a submodule's files carry its path.
 
 The hash is the sha256 of, per repository in sorted path order: its path, a NUL, its binary diff,
@@ -83,13 +84,17 @@ def _repo_changes(
     """(changed files relative to the top checkout, hash material) of one repository."""
     prefix = f"{rel}/" if rel else ""
     with tempfile.TemporaryDirectory(prefix="srcbuild-diff-") as work:
-        genv = {**env, "GIT_INDEX_FILE": os.path.join(work, "index")}
-        _git(repo, ["read-tree", "HEAD"], genv, "reading HEAD")
-        for patch in patch_files:
-            _git(repo, ["apply", "--cached", "--whitespace=nowarn", str(patch)], genv, f"patch {patch.name}")
-        proc.probe(["git", "-C", str(repo), "update-index", "-q", "--refresh"], env=genv, timeout=GIT_TIMEOUT)
         base = ["-c", "core.quotePath=false"]
         diff_args = ["--no-ext-diff", "--no-textconv", "--ignore-submodules=all"]
+        genv = dict(env)
+        if patch_files:  # the expected state is HEAD plus the patches: a private index holds it
+            genv["GIT_INDEX_FILE"] = os.path.join(work, "index")
+            _git(repo, ["read-tree", "HEAD"], genv, "reading HEAD")
+            for patch in patch_files:
+                _git(repo, ["apply", "--cached", "--whitespace=nowarn", str(patch)], genv, f"patch {patch.name}")
+            proc.probe(["git", "-C", str(repo), "update-index", "-q", "--refresh"], env=genv, timeout=GIT_TIMEOUT)
+        else:  # HEAD itself: the repository's own index (its stat cache spares re-hashing every file)
+            diff_args.append("HEAD")
         names = _lines(_git(repo, [*base, "diff", "--name-only", *diff_args], genv, "listing changed files"))
         diff = _git(repo, [*base, "diff", "--binary", *diff_args], genv, "diffing") if names else ""
         untracked = _lines(_git(repo, [*base, "ls-files", "--others", "--exclude-standard"], genv, "untracked"))

@@ -94,6 +94,8 @@ class VerifyReport:
                 else None
             ),
             "findings": [f.to_json() for f in self.findings],
+            "glibc_needed": self.extra.get("glibc_needed", ""),
+            "manylinux": self.extra.get("manylinux", ""),
         }
 
 
@@ -240,4 +242,17 @@ def verify_wheel(
         coverage=tuple(rows),
         recipe=recipe.name if recipe is not None else None,
         host_mpi=host_mpi,
+        extra=glibc_facts(wheel),
     )
+
+
+def glibc_facts(wheel: WheelReport) -> dict[str, Any]:
+    """The glibc the wheel's ELF files need and the ``manylinux_X_Y`` tag those symbol versions allow
+    (``verify.symbols``; external libraries such as CUDA's are not bundled, as the official torch
+    wheels do, so the tag states the C library only)."""
+    from srcbuild.verify.symbols import glibc_text, manylinux_tag, wheel_glibc
+
+    needed = wheel_glibc(wheel.path)
+    arches = sorted({p.split("_", 1)[1] for p in wheel.platform_tags if p.startswith("linux_")})
+    tag = manylinux_tag(needed, arches[0]) if arches else ""
+    return {"glibc_needed": glibc_text(needed), "manylinux": tag}

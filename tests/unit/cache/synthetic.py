@@ -17,7 +17,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
 
-PLATFORM = "linux_x86_64-glibc2.36"
+PLATFORM = "linux_x86_64"
 
 
 def _record_line(name: str, data: bytes) -> str:

