@@ -96,6 +96,8 @@ def probe_gpus() -> tuple[ComputeCapability, ...]:
 
 def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe_driver: bool = True) -> Target | None:
     """Ask ``python`` what it is (and ``nvidia-smi`` about the driver and GPUs); None when it does not run."""
+    if python.is_absolute() and not python.exists():  # nothing to ask: no process for a missing file
+        return None
     out = proc.probe([str(python), "-c", _TARGET_QUERY])
     if not out:
         return None
