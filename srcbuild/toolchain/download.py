@@ -18,7 +18,6 @@ Progress goes to a stream: a redrawn line on a terminal, a plain line every 10 %
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import os
 import time
@@ -31,6 +30,7 @@ from typing import IO
 
 from filelock import FileLock
 
+from srcbuild.cache.key import sha256_file
 from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
@@ -59,13 +59,6 @@ class Fetched:
     fetched_bytes: int  # bytes transferred by this call (0 when the file was already there)
     size: int
 
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def download_lock(final: Path) -> Path:
@@ -167,7 +160,7 @@ class Downloader:
         (self.directory / ".locks").mkdir(parents=True, exist_ok=True)
         with FileLock(str(download_lock(final))):
             if final.is_file():
-                if sha256_of(final) == artifact.sha256:
+                if sha256_file(final) == artifact.sha256:
                     return Fetched(final, artifact.url, 0, final.stat().st_size)
                 final.unlink()
             url = mirrored_url(artifact.url, self.mirror)
@@ -179,7 +172,7 @@ class Downloader:
                 )
             part = Path(str(final) + ".part")
             fetched = self._download(url, part, artifact.size)
-            digest = sha256_of(part)
+            digest = sha256_file(part)
             if digest != artifact.sha256:
                 part.unlink()
                 raise CacheIntegrityError(

@@ -21,8 +21,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from srcbuild.cache.key import sha256_file
 from srcbuild.errors import HostError, StepFailed
-from srcbuild.toolchain.download import sha256_of
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
@@ -90,9 +90,9 @@ class DebianProvider:
         sources = []
         for deb in sorted(debs.glob("*.deb")):
             run_step(["dpkg-deb", "-x", str(deb), str(root)], ctx, f"dpkg-deb -x {deb.name}")
-            sources.append(Source(f"apt:{deb.name}", sha256_of(deb), deb.stat().st_size))
+            sources.append(Source(f"apt:{deb.name}", sha256_file(deb), deb.stat().st_size))
         wheels = self._wheels(route, scratch, ctx)
-        sources += [Source(f"pip:{w.name}", sha256_of(w), w.stat().st_size) for w in wheels]
+        sources += [Source(f"pip:{w.name}", sha256_file(w), w.stat().st_size) for w in wheels]
         _assemble(root, wheels, scratch / "wheels-x", target)
         nvcc = check_nvcc(target, release_of(route.expect), "the Debian CUDA home")
         shutil.rmtree(scratch, ignore_errors=True)
