@@ -8,7 +8,9 @@ It holds defaults for the settings that are environment variables otherwise, so 
     mirrors = ["gitee"]                       # SRCBUILD_MIRROR
     remotes = ["s3://team-wheels/srcbuild"]   # SRCBUILD_REMOTES
     nvidia_mirror = "https://mirror.example.org/nvidia/"   # SRCBUILD_NVIDIA_MIRROR
-    compiler_cache = false                    # SRCBUILD_CCACHE
+    compiler_cache = "sccache"                # SRCBUILD_COMPILER_CACHE (ccache, sccache or none)
+    compiler_cache_url = "redis://cache.lab:6379"   # SRCBUILD_COMPILER_CACHE_URL
+    dist_scheduler = "http://scheduler.lab:10600"   # SRCBUILD_DIST_SCHEDULER
     env_backend = "rattler"                   # SRCBUILD_ENV_BACKEND
     recipes_path = ["~/my-recipes"]           # SRCBUILD_RECIPES_PATH
     toolchain_dir = "/opt/srcbuild-toolchains"   # SRCBUILD_TOOLCHAIN_DIR
@@ -51,7 +53,9 @@ KEYS: dict[str, tuple[str, str]] = {
     "mirrors": ("SRCBUILD_MIRROR", "list"),
     "remotes": ("SRCBUILD_REMOTES", "list"),
     "nvidia_mirror": ("SRCBUILD_NVIDIA_MIRROR", "str"),
-    "compiler_cache": ("SRCBUILD_CCACHE", "bool"),
+    "compiler_cache": ("SRCBUILD_COMPILER_CACHE", "str"),
+    "compiler_cache_url": ("SRCBUILD_COMPILER_CACHE_URL", "str"),
+    "dist_scheduler": ("SRCBUILD_DIST_SCHEDULER", "str"),
     "env_backend": ("SRCBUILD_ENV_BACKEND", "str"),
     "recipes_path": ("SRCBUILD_RECIPES_PATH", "paths"),
     "patches_path": ("SRCBUILD_PATCHES_PATH", "paths"),

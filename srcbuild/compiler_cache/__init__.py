@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlparse
 
+from srcbuild import config
 from srcbuild.errors import HostError, UsageError
 
 KINDS = ("sccache", "ccache", "none")
@@ -176,9 +177,9 @@ def resolve_compiler_cache(
     if recipe_kind:
         kind, source = recipe_kind, "recipe [build] compiler_cache"
     if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
-        kind, source = "none", "environment SRCBUILD_CCACHE"
+        kind, source = "none", config.origin(environ, "SRCBUILD_CCACHE")
     if environ.get("SRCBUILD_COMPILER_CACHE"):
-        kind, source = environ["SRCBUILD_COMPILER_CACHE"], "environment SRCBUILD_COMPILER_CACHE"
+        kind, source = environ["SRCBUILD_COMPILER_CACHE"], config.origin(environ, "SRCBUILD_COMPILER_CACHE")
     if cli_kind:
         kind, source = cli_kind, "command line --compiler-cache"
     url = cli_url or environ.get("SRCBUILD_COMPILER_CACHE_URL") or None

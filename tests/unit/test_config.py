@@ -14,11 +14,11 @@ from srcbuild.errors import UsageError
 
 
 def test_keys_become_variables() -> None:
-    text = 'work_dir = "~/w"\nmirrors = ["gitee", "https://a/=https://b/"]\ncompiler_cache = false\n'
+    text = 'work_dir = "~/w"\nmirrors = ["gitee", "https://a/=https://b/"]\ncompiler_cache = "none"\n'
     assert config.parse_config(text, "s.toml") == {
         "SRCBUILD_WORK_DIR": str(Path("~/w").expanduser()),
         "SRCBUILD_MIRROR": "gitee,https://a/=https://b/",
-        "SRCBUILD_CCACHE": "0",
+        "SRCBUILD_COMPILER_CACHE": "none",
     }
 
 
@@ -27,9 +27,9 @@ def test_keys_become_variables() -> None:
     [
         ("mirorrs = []", "s.toml: unknown key 'mirorrs'", "did you mean 'mirrors'?"),
         (
-            "compiler_cache = 1",
-            "s.toml: compiler_cache must be true or false, not 1",
-            "write it like: compiler_cache = true",
+            "keep_build = 1",
+            "s.toml: keep_build must be true or false, not 1",
+            "write it like: keep_build = true",
         ),
         ("work_dir = [", "s.toml: invalid TOML", "fix the file, or move it aside: mv s.toml s.toml.bak"),
     ],
