@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -70,7 +71,9 @@ def test_a_signal_stops_the_whole_build_and_resume_finishes(
 
     assert proc.returncode == 130, out
     assert f"error: interrupted by {sig.name} during step build; the build tree and the log" in out
-    assert f"hint: continue with: srcbuild torch --recipe {RECIPE} --resume" in out
+    hint = next(line for line in out.splitlines() if line.startswith("hint: continue with: "))
+    pasted = shlex.split(hint.removeprefix("hint: continue with: "))  # the command as a user pastes it
+    assert pasted == ["srcbuild", *srcbuild_118.args("torch", RECIPE)[3:], "--resume"]
     assert _group_gone(group, within=5.0), "a process of the build outlived srcbuild"
     state = json.loads((srcbuild_118.work_dir / "builds" / f"{RECIPE}-torch" / "state.json").read_text())
     assert state["steps"]["build"]["status"] == "interrupted"

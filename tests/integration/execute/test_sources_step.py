@@ -16,9 +16,11 @@ pytestmark = pytest.mark.integration
 RECIPE = "world-kepler-cu118"
 
 
-def _run(sb: Srcbuild, mirror: str, *extra: str, env: dict[str, str] | None = None) -> Ran:
+def _run(sb: Srcbuild, mirror: str, *extra: str, env: dict[str, str] | None = None, verbose: bool = False) -> Ran:
     argv = sb.args("torch", RECIPE, *extra)
     argv[argv.index("--mirror") + 1] = mirror
+    if verbose:  # -v shows each raw command (by default a line says what it does)
+        argv.insert(argv.index("torch"), "-v")
     done = subprocess.run(
         argv,
         env={**sb.env, **(env or {})},
@@ -60,7 +62,7 @@ def test_missing_mirror_rule_names_the_submodule_and_resume_does_not_clone_again
     head_inode = (checkout / ".git" / "HEAD").stat().st_ino
     fetched = _fetch_head(srcbuild_118)
 
-    resumed = _run(srcbuild_118, world.mirror_rule, "--resume")
+    resumed = _run(srcbuild_118, world.mirror_rule, "--resume", verbose=True)
     assert resumed.rc == 0, resumed.out
     sources = resumed.out[resumed.out.index("Sources: ") : resumed.out.index("Check the checkout")]
     assert f"skipping 8 of 11 command(s): {checkout} is already at v2.5.1; its submodules are synced next" in sources
