@@ -59,12 +59,18 @@ def _calls(log: Path) -> list[list[str]]:
     return calls[:-1]
 
 
+def _recorder(name: str, log: Path) -> str:
+    """A program that appends its name, arguments and END to ``log`` in one printf (one append),
+    so that programs running at the same time (a pipeline) cannot interleave their records."""
+    return f"#!/bin/sh\nprintf '%s\\0' {name} \"$@\" '{END}' >> '{log}'\nexit 0\n"
+
+
 def _stub_dir(root: Path, log: Path) -> Path:
     stubs = root / "stubs"
     stubs.mkdir(parents=True)
     for name in STUBS:
         stub = stubs / name
-        stub.write_text(f"#!/bin/sh\nprintf '%s\\0' {name} \"$@\" >> '{log}'\nprintf '{END}\\0' >> '{log}'\nexit 0\n")
+        stub.write_text(_recorder(name, log))
         stub.chmod(0o755)
     return stubs
 
@@ -81,7 +87,7 @@ def test_hostile_values_stay_data_in_the_shell_plan(tmp_path: Path) -> None:
     (env_prefix / "bin").mkdir(parents=True)
     log = tmp_path / "calls.log"
     python = env_prefix / "bin" / "python"
-    python.write_text(f"#!/bin/sh\nprintf '%s\\0' python \"$@\" >> '{log}'\nprintf '{END}\\0' >> '{log}'\nexit 0\n")
+    python.write_text(_recorder("python", log))
     python.chmod(0o755)
 
     patch_dir = tmp_path / f"patches{inj['newline']}"
