@@ -25,9 +25,16 @@ TIMEOUT_S = 300
 TOLERANCE = 1e-6
 
 
+def emit(text):
+    """One line in one write: ranks share the pipe, and an unbuffered print() writes the text and
+    the newline separately, so two ranks' lines could end up on one."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def report(name, status, detail, seconds=0.0):
     line = {"name": name, "status": status, "detail": detail, "seconds": round(seconds, 4)}
-    print("SMOKE " + json.dumps(line), flush=True)
+    emit("SMOKE " + json.dumps(line))
 
 
 def probe():
@@ -46,7 +53,7 @@ def probe():
             out["mpi"] = dist.is_mpi_available()
     except ImportError:
         pass
-    print("DDP " + json.dumps(out), flush=True)
+    emit("DDP " + json.dumps(out))
 
 
 def local_rank():

@@ -135,8 +135,11 @@ def _parse(lines: Sequence[str]) -> list[SmokeCheck]:
     checks = []
     for line in lines:
         if line.startswith("SMOKE "):
-            data = json.loads(line[len("SMOKE ") :])
-            checks.append(SmokeCheck(data["name"], data["status"], data["detail"], data["seconds"]))
+            try:
+                data = json.loads(line[len("SMOKE ") :])
+                checks.append(SmokeCheck(data["name"], data["status"], data["detail"], data["seconds"]))
+            except (ValueError, KeyError, TypeError):  # a report the interpreter garbled: a failed check
+                checks.append(SmokeCheck("report", "fail", f"unreadable report line: {line[:120]}", 0.0))
     return checks
 
 

@@ -13,9 +13,16 @@ import time
 NO_GPU = "no GPU: torch.cuda.is_available() is False"
 
 
+def emit(text):
+    """One line in one write: ranks share the pipe, and an unbuffered print() writes the text and
+    the newline separately, so two ranks' lines could end up on one."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
 def report(name, status, detail, seconds=0.0):
     line = {"name": name, "status": status, "detail": detail, "seconds": round(seconds, 4)}
-    print("SMOKE " + json.dumps(line), flush=True)
+    emit("SMOKE " + json.dumps(line))
 
 
 def check(name, fn):

@@ -58,3 +58,12 @@ def test_parse_and_verdict() -> None:
     report = SmokeReport("r", tuple(checks))
     assert report.ok and not report.gpu
     assert not SmokeReport("r", (*checks, SmokeCheck("mpi-allreduce", "fail", "x"))).ok
+
+
+def test_a_garbled_report_line_is_a_failed_check_not_a_crash() -> None:
+    from srcbuild.verify.smoke import _parse
+
+    good = 'SMOKE {"name": "import", "status": "pass", "detail": "", "seconds": 0.1}'
+    checks = _parse([good, good + good[len("SMOKE ") :]])  # two ranks' reports on one line
+    assert [(c.name, c.status) for c in checks] == [("import", "pass"), ("report", "fail")]
+    assert checks[1].detail.startswith("unreadable report line: SMOKE {")
