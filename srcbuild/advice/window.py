@@ -3,9 +3,8 @@
 This is the one computation of a GPU's window: ``compat``, ``recommend`` and ``doctor`` all render
 ``window_for``'s answer. Every answer is read from the knowledge base (``srcbuild.knowledge``);
 this module only combines facts. CUDA minor-version compatibility lets a driver older than a
-toolkit's minimum run it when the driver is at least the floor of that CUDA major (11.x >= 450.80.02, 12.x >= 525.60.13,
-13.x >= 580.65.06), without JIT of newer PTX
-(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html).
+toolkit's minimum run it when the driver is at least the floor of that CUDA major, without JIT of
+newer PTX; the floors and their source are data (``knowledge/data/build.toml``, ``[[minor_compat]]``).
 """
 
 from __future__ import annotations
@@ -20,10 +19,8 @@ from packaging.version import InvalidVersion, Version
 from srcbuild.capability import ComputeCapability
 from srcbuild.capability import generation as cc_generation
 from srcbuild.knowledge import KnowledgeBase, TorchRelease, versions
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.knowledge.model import CudaRelease
-
-MINOR_COMPAT_FLOORS = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
-MINOR_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
 
 
 def version(text: str) -> Version:
@@ -48,7 +45,7 @@ def driver_runs(kb: KnowledgeBase, driver: str, cuda: str) -> DriverCheck:
         return DriverCheck(True, "")
     if version(driver) >= version(str(release.min_driver)):
         return DriverCheck(True, "")
-    floor = MINOR_COMPAT_FLOORS.get(int(cuda.split(".")[0]))
+    floor = load_build_facts().minor_compat_floor.get(int(cuda.split(".")[0]))
     if floor and version(driver) >= version(floor):
         return DriverCheck(True, f"through CUDA minor-version compatibility (driver >= {floor}; no PTX JIT)")
     return DriverCheck(False, f"CUDA {cuda} needs driver >= {release.min_driver}")
@@ -67,7 +64,7 @@ def driver_reach(kb: KnowledgeBase, driver: str) -> str | None:
     major = int(native.split(".")[0])
     same_major = [str(r.version) for r in kb.cuda_releases if int(str(r.version).split(".")[0]) == major]
     newest = max(same_major, key=version) if same_major else native
-    floor = MINOR_COMPAT_FLOORS.get(major)
+    floor = load_build_facts().minor_compat_floor.get(major)
     if version(newest) > version(native) and floor and version(driver) >= version(floor):
         return f"CUDA up to {native} ({newest} through CUDA minor-version compatibility)"
     return f"CUDA up to {native}"
