@@ -29,8 +29,9 @@ _LSPCI_RE = re.compile(
     r"\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]"
 )
 _DRIVER_RE = re.compile(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)")
-_TABLE_DRIVER_RE = re.compile(r"Driver Version:\s*(\d+\.\d+(?:\.\d+)?)")
-_TABLE_GPU_RE = re.compile(r"^\|\s*(\d+)\s+(.+?)\s+(?:On|Off)\s*\|")
+# nvidia-smi's default table (every layout from R340 to R580): the driver line and one row per GPU
+SMI_TABLE_DRIVER = re.compile(r"Driver Version:\s*(?P<driver>\d+\.\d+(?:\.\d+)?)")
+SMI_TABLE_ROW = re.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|")
 _BRACKET_RE = re.compile(r"\[([^\]]+)\]")
 
 
@@ -99,11 +100,11 @@ def _device_id(value: str | None) -> int | None:
 def parse_nvidia_smi(text: str) -> tuple[list[SmiGpu], str | None]:
     """GPUs and driver version from nvidia-smi output: the CSV query form or the default table."""
     if "Driver Version:" in text:
-        driver_match = _TABLE_DRIVER_RE.search(text)
-        driver = driver_match.group(1) if driver_match else None
+        driver_match = SMI_TABLE_DRIVER.search(text)
+        driver = driver_match.group("driver") if driver_match else None
         gpus = [
-            SmiGpu(m.group(2).strip(), None, driver, None)
-            for m in (_TABLE_GPU_RE.match(line) for line in text.splitlines())
+            SmiGpu(m.group("name").strip(), None, driver, None)
+            for m in (SMI_TABLE_ROW.match(line) for line in text.splitlines())
             if m
         ]
         return gpus, driver

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from srcbuild.host.gpu import parse_nvidia_smi, parse_proc_driver_version
+from srcbuild.host.gpu import SMI_TABLE_DRIVER, SMI_TABLE_ROW, parse_nvidia_smi, parse_proc_driver_version
 
 NVIDIA_VENDOR = "10de"
 TRUNCATED = "..."
@@ -41,8 +41,6 @@ _MM_LINE = re.compile(_SLOT + r'\s+"(?P<cls>[^"]*)"\s+"(?P<vendor>[^"]*)"\s+"(?P
 _MM_ID = re.compile(r"\s*\[([0-9a-fA-F]{4})\]$")
 # nvidia-smi
 _SMI_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\d+\.\d+(?:\.\d+)?)")
-_SMI_DRIVER = re.compile(r"Driver Version:\s*(?P<driver>\d+\.\d+(?:\.\d+)?)")
-_SMI_ROW = re.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|")
 _SMI_LIST = re.compile(r"^GPU\s+(?P<index>\d+):\s*(?P<name>.+?)\s*\(UUID:\s*GPU-[^)]*\)\s*$")
 # /proc/driver/nvidia/gpus/*/information
 _PROC_MODEL = re.compile(r"^Model:\s*(?P<name>.+?)\s*$")
@@ -178,13 +176,13 @@ def _vmm_records(text: str) -> list[dict[str, str]]:
 
 def parse_smi_table(text: str) -> PastePart | None:
     """``nvidia-smi``'s default table (every layout from R340 to R580)."""
-    driver = _SMI_DRIVER.search(text)
+    driver = SMI_TABLE_DRIVER.search(text)
     if driver is None and _SMI_HEADER.search(text) is None:
         return None
     version = driver.group("driver") if driver else _SMI_HEADER.search(text).group("smi")  # type: ignore[union-attr]
     gpus = []
     for line in text.splitlines():
-        m = _SMI_ROW.match(line.strip())
+        m = SMI_TABLE_ROW.match(line.strip())
         if m is not None:
             gpus.append(PastedGpu(name=m.group("name").strip()))
     return PastePart(f"nvidia-smi table (R{version.split('.')[0]})", tuple(gpus), version)
