@@ -12,26 +12,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench_cache_lookup import timed  # noqa: E402  (the median-of-runs timer, in ms)
+
 from srcbuild.cache.store import WheelCache  # noqa: E402
 from tests.unit.cache.synthetic import make_manifest, make_wheel  # noqa: E402
-
-
-def timed(func, repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
 
 
 def main() -> int:
