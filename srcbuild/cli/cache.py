@@ -17,6 +17,7 @@ from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.paths import default_config_dir
 
@@ -139,7 +140,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
         print_json(rows)
         return 0
     if not rows:
-        click.echo(f"no cached wheels in {cache.root}")
+        echo_text(f"no cached wheels in {cache.root}\n")
         return 0
     from srcbuild.console import print_table
 
@@ -209,8 +210,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
         ("path", str(entry.path)),
     ]
-    for label, value in lines:
-        click.echo(f"  {label + ':':22}{value}")
+    echo_text("".join(f"  {label + ':':22}{value}\n" for label, value in lines))
     return 0
 
 

@@ -20,6 +20,7 @@ from srcbuild.advice.recommend import recommend
 from srcbuild.advice.render import render_doctor, render_recommendation
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.container import containers_options, doctor_containers
+from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.host import probe_host
 from srcbuild.host.facts import DriverInfo, GpuInfo
@@ -51,8 +52,7 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     if as_json:
         print_json({**report.to_json(), "toolchains": toolchains.to_json()})
     else:
-        click.echo(render_doctor(report), nl=False)
-        click.echo(toolchains.render(), nl=False)
+        echo_text(render_doctor(report) + toolchains.render())
     return 0
 
 
@@ -165,5 +165,5 @@ def recommend_command(
     if as_json:
         print_json(result.to_json())
     else:
-        click.echo(render_recommendation(result), nl=False)
+        echo_text(render_recommendation(result))
     return 0

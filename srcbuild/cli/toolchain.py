@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.toolchain.download import MIRROR_VAR, human_size
@@ -34,12 +35,14 @@ def ls_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> in
         print_json({"toolchain_dir": str(session.store.root), "toolchains": [e.to_json() for e in entries]})
         return 0
     if not entries:
-        click.echo(f"no toolchains provisioned in {session.store.root}")
+        echo_text(f"no toolchains provisioned in {session.store.root}\n")
         return 0
-    click.echo(f"{'NAME':<7} {'VERSION':<18} {'PROVIDER':<8} {'SIZE':>9}  PREFIX")
-    for e in entries:
-        click.echo(f"{e.name:<7} {e.version:<18} {e.provider:<8} {human_size(e.size):>9}  {e.prefix.name}")
-    click.echo(f"in {session.store.root}")
+    print_table(
+        None,
+        ("name", "version", "provider", "size", "prefix"),
+        ((e.name, e.version, e.provider, human_size(e.size), e.prefix.name) for e in entries),
+    )
+    echo_text(f"in {session.store.root}\n")
     return 0
 
 

@@ -27,14 +27,17 @@ def _provision(name: str, version: str, provider: str) -> None:
 
 def test_ls_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["toolchain", "ls"]) == 0
-    assert capsys.readouterr().out == f"no toolchains provisioned in {_store().root}\n"
+    assert " ".join(capsys.readouterr().out.split()) == f"no toolchains provisioned in {_store().root}"
     _provision("cuda", "9.2", "runfile")
     _provision("cudnn", "7.6.5.32-cuda9.2", "nvidia")
     assert main(["toolchain", "ls"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "NAME    VERSION            PROVIDER      SIZE  PREFIX"
-    assert lines[1] == "cuda    9.2                runfile     1.5 kB  cuda-9.2-runfile"
-    assert lines[2] == "cudnn   7.6.5.32-cuda9.2   nvidia      1.5 kB  cudnn-7.6.5.32-cuda9.2-nvidia"
+    assert lines[2].strip(" ─") == ""
+    assert [line.rstrip() for line in (lines[1], *lines[3:5])] == [
+        " name    version            provider   size     prefix",
+        " cuda    9.2                runfile    1.5 kB   cuda-9.2-runfile",
+        " cudnn   7.6.5.32-cuda9.2   nvidia     1.5 kB   cudnn-7.6.5.32-cuda9.2-nvidia",
+    ]
     assert all(len(line) <= 80 for line in lines)
     assert main(["toolchain", "ls", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
