@@ -52,7 +52,7 @@ def load_recipe(name: Optional[str]) -> Optional[Recipe]:
 def render_report(report: VerifyReport, console: Console) -> None:
     wheel = report.wheel
     title = wheel.path.name + (f" (recipe {report.recipe})" if report.recipe else "")
-    console.print(f"wheel: {title}")
+    print_lines([f"wheel: {title}"], console)
     rows = report.table_rows()
     if rows:
         cross = any("cuobjdump" in r for r in rows)
