@@ -268,7 +268,7 @@ def gc_cmd(
         return 0
     verb = "would remove" if dry_run else "removed"
     for entry in result.removed:
-        click.echo(f"{verb} {entry.key[:12]}  {entry.manifest.wheel}")
+        echo_text(f"{verb} {entry.key[:12]}  {entry.manifest.wheel}\n")
     click.echo(f"{verb} {len(result.removed)} entries ({human_size(result.freed)}), kept {result.kept}")
     return 0
 
@@ -278,7 +278,7 @@ def _print_transfers(results: list[Transfer], as_json: bool) -> int:
         print_json([r.to_json() for r in results])
     else:
         for r in results:
-            click.echo(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else ""))
+            echo_text(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else "") + "\n")
         actions = ("sent", "fetched", "present", "rejected", "refused", "skipped")
         counts = {a: sum(r.action == a for r in results) for a in actions}
         click.echo(", ".join(f"{n} {a}" for a, n in counts.items() if n) or "nothing to transfer")
@@ -385,10 +385,10 @@ def pull_cmd(
 
 def _note_unsigned(key: Path | None, as_json: bool) -> None:
     if key is None and not as_json:
-        click.echo(
+        echo_text(
             "note: no signing key, so the index is unsigned: srcbuild pulls from it need --trust-unsigned "
-            "(pass --signing-key KEY to sign it)",
-            err=True,
+            "(pass --signing-key KEY to sign it)\n",
+            stderr=True,
         )
 
 
