@@ -24,6 +24,7 @@ from srcbuild.plan.actions import (
     EnsureEnv,
     Preflight,
     Provision,
+    RetagWheel,
     TorchWheel,
     VerifyWheel,
 )
@@ -79,6 +80,17 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
             action=VerifyWheel(r.dist_dir, wheels),
         )
     )
+    if r.portable is not None:
+        steps.append(
+            Step(
+                id="retag",
+                title="Tag the wheel manylinux_X_Y",
+                why=f"a portable build (built against glibc {r.portable.glibc}): the platform tag becomes the "
+                "manylinux_X_Y its ELF symbol versions allow, so pip on other distributions accepts it; CUDA "
+                "and system libraries stay outside the wheel, as in the official torch wheels",
+                action=RetagWheel(r.dist_dir, wheels, r.portable.python),
+            )
+        )
     steps.append(
         Step(
             id="cache",
