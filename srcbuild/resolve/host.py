@@ -123,5 +123,9 @@ def probe_build_host(
     if glibc is None:
         return host
     need = next(n for n in needs if n.request.tool == "gcc")
+    if options.no_provision and need.offer is not None:  # a prefix the build would fetch: not here
+        need = replace(
+            need, status="missing", offer=None, why=f"--no-provision: {need.offer.describe()} is not fetched"
+        )
     where = data.sysroot.path if data.sysroot is not None else ""
     return replace(host, sysroot_gcc=sysroot_gcc(need, glibc, where, paths.toolchain_dir))

@@ -106,10 +106,19 @@ def wheel_glibc(wheel: Path) -> tuple[int, int] | None:
     return newest
 
 
+# The oldest manylinux_2_Y pip installs for each architecture: glibc 2.5 on x86_64 and i686
+# (manylinux1), 2.17 elsewhere (manylinux2014 was the first to name them). pip enumerates its
+# accepted tags down to these (pypa/packaging: src/packaging/_manylinux.py, platform_tags,
+# ``too_old_glibc2``), so a wheel needing less still gets the oldest tag pip knows.
+_OLDEST = {"x86_64": (2, 5), "i686": (2, 5)}
+_OLDEST_OTHER = (2, 17)
+
+
 def manylinux_tag(needed: tuple[int, int] | None, arch: str) -> str:
-    """The PEP 600 tag a wheel needing glibc ``needed`` may carry: ``manylinux_2_17_x86_64``
-    (no versioned glibc symbol at all: the oldest tag pip knows, ``manylinux_2_5``)."""
-    major, minor = needed or (2, 5)
+    """The PEP 600 tag a wheel needing glibc ``needed`` may carry: ``manylinux_2_17_x86_64``; never
+    older than the oldest tag pip accepts for ``arch`` (a wheel needing only GLIBC_2.2.5 is
+    ``manylinux_2_5_x86_64``)."""
+    major, minor = max(needed or (0, 0), _OLDEST.get(arch, _OLDEST_OTHER))
     return f"manylinux_{major}_{minor}_{arch}"
 
 
