@@ -327,6 +327,9 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
             report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
         )
     ex.console.print(f"    {wheel.name}: kernels match the recipe")
+    if portable is not None:
+        needed = report.extra.get("glibc_needed") or "no versioned symbol"
+        ex.console.print(f"    needs glibc {needed} (sysroot {portable.glibc}): {report.extra.get('manylinux')}")
 
 
 def retag_wheel(ex: Executor, dist: Path, pattern: str, python: str, log: Path) -> None:

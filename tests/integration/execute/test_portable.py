@@ -66,6 +66,7 @@ def test_a_portable_build_is_tagged_manylinux_and_pip_installs_it(portable: Srcb
     assert needed is not None and needed <= (2, 17)
     tag = manylinux_tag(needed, "x86_64")  # never older than manylinux_2_5, the oldest pip takes
     assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-{tag}.whl"
+    assert f"needs glibc {needed[0]}.{needed[1]} (sysroot 2.17): {tag}" in ran.out
     with zipfile.ZipFile(wheel) as zf:  # WHEEL and RECORD were rewritten by `python -m wheel tags`
         info = zf.read("torch-2.5.1+cu118.sm35.sm37.dist-info/WHEEL").decode()
         record = zf.read("torch-2.5.1+cu118.sm35.sm37.dist-info/RECORD").decode()
@@ -79,6 +80,11 @@ def test_a_portable_build_is_tagged_manylinux_and_pip_installs_it(portable: Srcb
     manifest = json.loads(next(portable.cache_dir.rglob("manifest.json")).read_text())
     assert manifest["portable"] == {"sysroot_glibc": "2.17", "platform_tag": tag}
     assert manifest["key_inputs"]["sysroot"] == "2.17" and manifest["wheel"] == wheel.name
+
+    again = portable.run("torch", "world-kepler-cu118", "--portable")  # the portable entry is found
+    assert again.rc == 0 and "cache hit" in again.out and again.last_line == str(wheel), again.out
+    plain = portable.run("plan", "world-kepler-cu118", "torch", "--format", "json")  # not portable: another key
+    assert "retag" not in [s["id"] for s in json.loads(plain.out)["steps"]]
 
     venv = tmp_path / "fresh"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
