@@ -21,6 +21,7 @@ Channel names go through the same routing as build environments (``SRCBUILD_CHAN
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +29,7 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.envs.channels import routing_from
 from srcbuild.errors import EnvironmentError_, StepFailed
-from srcbuild.toolchain.facts import CondaSysroot, CondaTool, ToolchainFacts
+from srcbuild.toolchain.facts import CondaTool, ToolchainFacts
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.store import Provisioned, Source
 
@@ -47,7 +48,7 @@ def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[st
         specs = tool.specs(major=request.version.split(".")[0])
         if request.sysroot:
             assert facts.sysroot is not None
-            specs += CondaSysroot(**{**facts.sysroot.__dict__, "glibc": request.sysroot}).specs()
+            specs += dataclasses.replace(facts.sysroot, glibc=request.sysroot).specs()
         return specs
     return tool.specs(version=request.version)
 
