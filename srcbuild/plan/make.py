@@ -153,6 +153,9 @@ def _compiler_step(r: ResolvedBuild) -> Step:
             "directory goes first on PATH, with CC, CXX and CUDAHOSTCXX pointing into it"
         )
         title = f"Compiler: gcc-{c.major} via a private update-alternatives tree"
+    if r.portable is not None:
+        title = f"Compiler: conda gcc-{c.major} with its glibc {r.portable.glibc} sysroot, selected privately"
+        why += f"; a portable build: this gcc compiles and links against the sysroot {r.portable.sysroot}"
     return Step(id="compiler", title=title, why=why, commands=commands)
 
 
