@@ -100,3 +100,26 @@ def test_a_portable_wheel_needing_a_newer_glibc_is_refused(portable: Srcbuild) -
     assert "a portable build must need glibc 2.17 at most" in ran.out
     assert "memfd_create@GLIBC_2.27 (libtorch_cpu.so)" in ran.out
     assert not list(portable.cache_dir.rglob("*.whl"))
+
+
+def test_the_portable_shell_plan_provisions_builds_and_retags_the_same_wheel(
+    portable: Srcbuild, tmp_path: Path
+) -> None:
+    plan = portable.run("plan", "world-kepler-cu118", "torch", "--portable", "--format", "shell")
+    assert plan.rc == 0, plan.out
+    script = tmp_path / "build.sh"
+    script.write_text(plan.out)
+    env = {**portable.env, "PATH": f"{Path(sys.executable).parent}:{portable.env['PATH']}"}  # `srcbuild` itself
+    by_hand = subprocess.run(
+        ["bash", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert by_hand.returncode == 0, by_hand.stdout
+    (hand_wheel,) = (portable.checkout("world-kepler-cu118") / "dist").glob("torch-*.whl")
+    assert "-manylinux_2_" in hand_wheel.name
+    assert (tmp_path / "toolchains" / "gcc-11-sysroot2.17-conda" / SYSROOT).is_dir()
+    kept = tmp_path / hand_wheel.name
+    hand_wheel.rename(kept)
+
+    ran = portable.run("torch", "world-kepler-cu118", "--portable")
+    assert ran.rc == 0, ran.out
+    assert Path(ran.last_line).name == kept.name
