@@ -28,8 +28,6 @@ from srcbuild.resolve.inputs import BuildOptions, SysrootGcc
 
 PORTABLE_VAR = "SRCBUILD_PORTABLE"
 PEP600 = "https://peps.python.org/pep-0600/"
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off", "")
 
 
 @dataclass(frozen=True)
@@ -46,15 +44,14 @@ def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str,
     if recipe.build.portable is not None:
         name = recipe.path.name if recipe.path else recipe.name
         choice = PortableChoice(recipe.build.portable, f"recipe {name} [build.portable]")
-    raw = environ.get(PORTABLE_VAR)
-    if raw is not None:
-        if raw.strip().lower() not in (*_TRUE, *_FALSE):
-            raise UsageError(
-                f"{PORTABLE_VAR}={raw!r} is not a yes/no value", f"set {PORTABLE_VAR}=1 or {PORTABLE_VAR}=0"
-            )
-        choice = PortableChoice(raw.strip().lower() in _TRUE, origin(environ, PORTABLE_VAR))
+    from srcbuild.resolve.settings import _env_bool  # the one yes/no reading of a variable
+
+    from_env = _env_bool(environ, PORTABLE_VAR)
+    if from_env is not None:
+        choice = PortableChoice(from_env, origin(environ, PORTABLE_VAR))
     if options.portable is not None:
-        choice = PortableChoice(options.portable, "command line --portable")
+        flag = "--portable" if options.portable else "--no-portable"
+        choice = PortableChoice(options.portable, f"command line {flag}")
     return choice
 
 

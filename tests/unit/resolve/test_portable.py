@@ -68,6 +68,8 @@ def test_portable_comes_from_default_recipe_environment_then_command_line(recipe
     assert (off_by_env.on, off_by_env.source) == (False, "environment SRCBUILD_PORTABLE")
     by_cli = portable_choice(on, BuildOptions(portable=True), {"SRCBUILD_PORTABLE": "0"})
     assert (by_cli.on, by_cli.source) == (True, "command line --portable")
+    not_cli = portable_choice(on, BuildOptions(portable=False), {})
+    assert (not_cli.on, not_cli.source) == (False, "command line --no-portable")
     with pytest.raises(UsageError, match="SRCBUILD_PORTABLE='maybe' is not a yes/no value"):
         portable_choice(recipe, BuildOptions(), {"SRCBUILD_PORTABLE": "maybe"})
 
