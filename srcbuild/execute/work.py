@@ -294,7 +294,7 @@ def compiler_cache_stats(ex: Executor, config: Any) -> None:
     ex.console.print(f"    compiler cache {stats.summary()}")
 
 
-def _find_wheel(dist: Path, pattern: str) -> Path:
+def find_wheel(dist: Path, pattern: str) -> Path:
     found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
     if not found:
         raise StepFailed(f"the build made no wheel matching {dist / pattern}", "read the build step's log")
@@ -305,7 +305,7 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     from srcbuild.verify.report import verify_wheel as verify
 
     ctx = _ctx(ex)
-    wheel = _find_wheel(dist, pattern)
+    wheel = find_wheel(dist, pattern)
     report = verify(wheel, ctx.recipe, ctx.recipe.gpu.arch)
     portable = ctx.resolved.portable
     if portable is not None:  # the wheel may need no glibc newer than the sysroot it was built against
@@ -332,31 +332,15 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         ex.console.print(f"    needs glibc {needed} (sysroot {portable.glibc}): {report.extra.get('manylinux')}")
 
 
-def retag_wheel(ex: Executor, dist: Path, pattern: str, python: str, log: Path) -> None:
-    """``python -m wheel tags --platform-tag manylinux_X_Y --remove WHEEL`` (a no-op when the wheel
-    already carries that tag, as after a resumed build)."""
-    from srcbuild.verify.symbols import wheel_platform_tag
-
-    wheel = _find_wheel(dist, pattern)
-    tag = wheel_platform_tag(wheel)
-    if not tag:
-        raise StepFailed(f"{wheel.name} names no Linux platform to retag", "build on Linux, or without --portable")
-    argv = [python, "-m", "wheel", "tags", "--platform-tag", tag, "--remove", str(wheel)]
-    result = proc.run(argv, cwd=dist, env=ex.plan.env.apply(ex.environ), log_path=log)
-    if not result.ok:
-        said = next((line for line in reversed(result.tail) if line.strip()), "")
-        raise StepFailed(f"retagging {wheel.name} failed: {said}", f"read {log}; `{python} -m wheel version` must work")
-    ex.console.print(f"    {_find_wheel(dist, pattern).name}")
-
-
 def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
+    from srcbuild.execute.retag import portable_record
     from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
     ctx = _ctx(ex)
-    wheel = _find_wheel(dist, pattern)
+    wheel = find_wheel(dist, pattern)
     kernels = ctx.report.kernels if ctx.report is not None else None
     if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
         head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
@@ -398,22 +382,12 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         local_version=ctx.recipe.local_version(),
         changes=changes.to_json() if changes.modified else None,
         glibc_needed=glibc_text(wheel_glibc(wheel)),
-        portable=_portable_record(ctx.resolved, wheel),
+        portable=portable_record(ctx.resolved, wheel),
     )
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
     ex.console.print(f"    stored {entry.wheel_path}")
-
-
-def _portable_record(r: ResolvedBuild, wheel: Path) -> dict[str, str] | None:
-    """A portable build's sysroot glibc and the platform tag its wheel carries, for the manifest."""
-    if r.portable is None:
-        return None
-    from packaging.utils import parse_wheel_filename
-
-    tags = sorted({t.platform for t in parse_wheel_filename(wheel.name)[3]})
-    return {"sysroot_glibc": r.portable.glibc, "platform_tag": ".".join(tags)}
 
 
 def _provisioned(r: ResolvedBuild) -> dict[str, str]:

@@ -339,9 +339,9 @@ class RetagWheel(Action):
         )
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import retag
 
-        work.retag_wheel(ex, self.dist, self.pattern, self.python, log)
+        retag.retag_wheel(ex, self.dist, self.pattern, self.python, log)
 
 
 @dataclass(frozen=True)
