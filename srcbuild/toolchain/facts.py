@@ -117,6 +117,20 @@ class CondaTool:
 
 
 @dataclass(frozen=True)
+class CondaSysroot:
+    """conda-forge's ``sysroot_linux-64`` of one glibc, installed beside a conda gcc (portable builds)."""
+
+    channel: str
+    packages: tuple[str, ...]
+    glibc: str  # "2.17"
+    path: str  # where in the prefix: "x86_64-conda-linux-gnu/sysroot"
+    source: str
+
+    def specs(self) -> tuple[str, ...]:
+        return tuple(p.format(glibc=self.glibc) for p in self.packages)
+
+
+@dataclass(frozen=True)
 class NcclSource:
     tag: str
     repo: str
@@ -133,6 +147,7 @@ class ToolchainFacts:
     gcc: CondaTool | None = None
     mpi: Mapping[str, CondaTool] = field(default_factory=dict)
     nccl: tuple[NcclSource, ...] = ()
+    sysroot: CondaSysroot | None = None
 
     def runfile_for(self, version: str) -> Runfile | None:
         return next((r for r in self.runfiles if matches(version, r.version)), None)
@@ -236,6 +251,17 @@ def parse_dir(directory: Path) -> ToolchainFacts:
         gcc=_conda(conda["gcc"]) if "gcc" in conda else None,
         mpi={name: _conda(table) for name, table in conda.get("mpi", {}).items()},
         nccl=nccl,
+        sysroot=_sysroot(conda["sysroot"]) if "sysroot" in conda else None,
+    )
+
+
+def _sysroot(table: Mapping[str, Any]) -> CondaSysroot:
+    return CondaSysroot(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        glibc=str(table["glibc"]),
+        path=str(table.get("path", "x86_64-conda-linux-gnu/sysroot")),
+        source=str(table.get("source", "")),
     )
 
 
@@ -252,6 +278,7 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
         gcc=next((p.gcc for p in parts if p.gcc is not None), None),
         mpi=mpi,
         nccl=tuple(n for p in parts for n in p.nccl),
+        sysroot=next((p.sysroot for p in parts if p.sysroot is not None), None),
     )
 
 

@@ -54,7 +54,7 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         return store.find("nccl", f"{request.version}-sm{archs}", only)
-    return store.find(name, request.version, only)
+    return store.find(name, request.store_version, only)
 
 
 def provision(

@@ -31,11 +31,18 @@ class Request:
     cuda: str | None = None  # cuDNN and NCCL are built for one CUDA
     flavour: str | None = None  # MPI: openmpi or mpich
     archs: tuple[str, ...] = ()  # NCCL: compute capabilities to build for
+    sysroot: str | None = None  # gcc of a portable build: the glibc of the sysroot beside it ("2.17")
 
     @property
     def label(self) -> str:
         names = {"cuda": "CUDA", "cudnn": "cuDNN", "gcc": "gcc", "mpi": self.flavour or "MPI", "nccl": "NCCL"}
-        return f"{names.get(self.tool, self.tool)} {self.version}"
+        with_sysroot = f" with sysroot glibc {self.sysroot}" if self.sysroot else ""
+        return f"{names.get(self.tool, self.tool)} {self.version}{with_sysroot}"
+
+    @property
+    def store_version(self) -> str:
+        """The version part of the prefix's store key: ``11``, or ``11-sysroot2.17`` for a portable gcc."""
+        return f"{self.version}-sysroot{self.sysroot}" if self.sysroot else self.version
 
 
 @dataclass(frozen=True)
