@@ -198,7 +198,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
     lines = [
         ("package", f"{m.package} {m.version}"),
         ("recipe", m.recipe_name),
-        ("compute capabilities", kernels_label(m)),
+        ("kernels", kernels_label(m)),
         ("sha256", m.sha256),
         ("size", human_size(m.size)),
         ("fingerprint", m.fingerprint),
@@ -210,7 +210,8 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
         ("path", str(entry.path)),
     ]
-    echo_text("".join(f"  {label + ':':22}{value}\n" for label, value in lines))
+    # labels of 14 columns leave 66 for a value: a sha256 (64) stays on its line in 80 columns
+    echo_text("".join(f"{label + ':':15}{value}\n" for label, value in lines))
     return 0
 
 

@@ -49,6 +49,7 @@ COMMANDS = [
     ["toolchain", "ls"],  # none provisioned: tests/unit/toolchain checks the table of two
     ["work", "ls"],
     ["cache", "ls"],
+    ["cache", "show", "{entry}"],
     ["cache", "trust", "ls"],
     ["verify", "{wheel}", "--recipe", "kepler-cu92", "--no-cross-check"],
 ]
@@ -61,6 +62,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for i, (sass, ptx) in enumerate((((30,), (30,)), ((35, 37), ()), ((50,), ()))):
         wheel = make_wheel(tmp_path / f"d{i}", version="1.7.1+cu92.sm30", payload=b"x" * (1000 * (i + 1)))
         cache.store(wheel, make_manifest(wheel, sass=sass, ptx=ptx, commit=str(i) * 40, created=1000.0 + i))
+    entry = next(iter(cache.entries())).key
     lib = tmp_path / "libtorch_cuda.so"
     write_elf(lib, fatbin_container([("sass", 30), ("ptx", 30)]), needed=["libcudart.so.9.2"])
     wheel = write_wheel(
@@ -70,7 +72,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "cp38-cp38-linux_x86_64",
         {"torch/lib/libtorch_cuda.so": lib, "torch/version.py": b"cuda = '9.2'\n"},
     )
-    return {"wheel": str(wheel)}
+    return {"wheel": str(wheel), "entry": entry}
 
 
 def _too_wide(text: str) -> list[str]:
