@@ -132,13 +132,18 @@ def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, 
     return chip.cc, label, (f"10de:{device:04x}",)
 
 
+def unknown_gpu_error(kb: KnowledgeBase, name: str) -> UsageError:
+    """The error ``compat --gpu`` and ``recommend --gpu`` both raise for a name no GPU has (exit 2)."""
+    names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
+    return UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
+
+
 def _models_by_name(kb: KnowledgeBase, name: str) -> list[GpuModel]:
     models = kb.gpus_by_name(name) or models_by_name(kb, name)
     if not models:
-        names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
-        raise UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
+        raise unknown_gpu_error(kb, name)
     return models
 
 

@@ -19,6 +19,7 @@ from srcbuild.advice.doctor import diagnose
 from srcbuild.advice.recommend import recommend
 from srcbuild.advice.render import render_doctor, render_recommendation
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.compat import unknown_gpu_error
 from srcbuild.cli.container import containers_options, doctor_containers
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
@@ -144,7 +145,10 @@ def recommend_command(
         gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
         origin.append(f"--pci-id {pci_id}")
     if gpu_name:
-        gpus.append(resolve_name(gpu_name, "--gpu"))
+        typed = resolve_name(gpu_name, "--gpu")
+        if typed.cc is None and not typed.candidates:  # a typo, as `compat --gpu` says (exit 2)
+            raise unknown_gpu_error(kb, gpu_name)
+        gpus.append(typed)
         origin.append(f"--gpu {gpu_name!r}")
     if proc_file:
         version = parse_proc_driver_version(_read(proc_file, "--proc-driver-version"))

@@ -30,6 +30,7 @@ CASES = [
     (["recipes", "check", str(BAD / "invalid-toml.toml"), str(COMBOS / "torch2-on-sm30.toml")], 2),
     (["compat"], 2),
     (["compat", "--gpu", "GT 7500M"], 2),
+    (["recommend", "--gpu", "GT 7500M"], 2),  # a name no GPU has: the same error in both commands
     (["compat", "--pci-id", "10de:0001"], 2),
     (["recommend", "--pci-id", "zz"], 2),
     (["recommend", "--lspci", "/nonexistent/lspci.txt"], 2),
