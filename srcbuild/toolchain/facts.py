@@ -110,7 +110,8 @@ class CondaTool:
     packages: tuple[str, ...]
     source: str
     triplet: str = ""
-    majors: tuple[str, ...] = ()
+    majors: tuple[str, ...] = ()  # gcc: the majors the channel has
+    versions: tuple[str, ...] = ()  # CUDA: the releases ("11.8", "12.6") the channel has
 
     def specs(self, **values: str) -> tuple[str, ...]:
         return tuple(p.format(**values) for p in self.packages)
@@ -132,6 +133,7 @@ class ToolchainFacts:
     debian: tuple[DebianRoute, ...] = ()
     gcc: CondaTool | None = None
     mpi: Mapping[str, CondaTool] = field(default_factory=dict)
+    cuda_conda: CondaTool | None = None
     nccl: tuple[NcclSource, ...] = ()
 
     def runfile_for(self, version: str) -> Runfile | None:
@@ -168,6 +170,7 @@ def _conda(table: Mapping[str, Any]) -> CondaTool:
         source=str(table.get("source", "")),
         triplet=str(table.get("triplet", "")),
         majors=tuple(str(m) for m in table.get("majors", ())),
+        versions=tuple(str(v) for v in table.get("versions", ())),
     )
 
 
@@ -235,12 +238,13 @@ def parse_dir(directory: Path) -> ToolchainFacts:
         debian=debian,
         gcc=_conda(conda["gcc"]) if "gcc" in conda else None,
         mpi={name: _conda(table) for name, table in conda.get("mpi", {}).items()},
+        cuda_conda=_conda(conda["cuda"]) if "cuda" in conda else None,
         nccl=nccl,
     )
 
 
 def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
-    """Rows of earlier parts first; the first part that has gcc or an MPI flavour wins."""
+    """Rows of earlier parts first; the first part that has gcc, conda CUDA or an MPI flavour wins."""
     mpi: dict[str, CondaTool] = {}
     for part in reversed(parts):
         mpi.update(part.mpi)
@@ -251,6 +255,7 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
         debian=tuple(d for p in parts for d in p.debian),
         gcc=next((p.gcc for p in parts if p.gcc is not None), None),
         mpi=mpi,
+        cuda_conda=next((p.cuda_conda for p in parts if p.cuda_conda is not None), None),
         nccl=tuple(n for p in parts for n in p.nccl),
     )
 

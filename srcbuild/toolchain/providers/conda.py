@@ -8,6 +8,11 @@ private update-alternatives tree exactly as it does a distribution's ``/usr/bin/
 MPI: ``openmpi`` or ``mpich`` of the pinned version; the prefix's ``bin/mpicc`` is what
 ``USE_MPI=1`` finds first on PATH.
 
+CUDA: the NVIDIA channel's ``cuda-nvcc``, ``cuda-cudart-dev``, ``cuda-libraries-dev`` ... of the
+pinned release. Their headers and libraries sit under ``targets/x86_64-linux/``; the prefix gets
+``include/`` and ``lib64/`` links to them so it works as ``CUDA_HOME``, and its nvcc must report
+the pinned release.
+
 Channel names go through the same routing as build environments (``SRCBUILD_CHANNEL_MIRRORS``,
 ``SRCBUILD_CHANNEL_ALIAS``); rattler checks each package against the channel's sha256.
 """
@@ -21,8 +26,9 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.envs.channels import routing_from
 from srcbuild.errors import EnvironmentError_, StepFailed
-from srcbuild.toolchain.facts import CondaTool, ToolchainFacts
+from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.base import Context, Offer, Request
+from srcbuild.toolchain.providers.cuda_home import check_nvcc, link_targets_layout
 from srcbuild.toolchain.store import Provisioned, Source
 
 
@@ -32,17 +38,27 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
         return gcc if gcc is not None and request.version.split(".")[0] in gcc.majors else None
     if request.tool == "mpi":
         return facts.mpi.get(request.flavour or "openmpi")
+    if request.tool == "cuda":
+        cuda = facts.cuda_conda
+        return cuda if cuda is not None and release_of(request.version) in cuda.versions else None
     return None
 
 
 def _specs(request: Request, tool: CondaTool) -> tuple[str, ...]:
     if request.tool == "gcc":
         return tool.specs(major=request.version.split(".")[0])
+    if request.tool == "cuda":
+        return tool.specs(version=release_of(request.version))
     return tool.specs(version=request.version)
 
 
 def solve_and_install(
-    specs: Sequence[str], channel_urls: Sequence[str], target: Path, final: Path, cache: Path
+    specs: Sequence[str],
+    channel_urls: Sequence[str],
+    target: Path,
+    final: Path,
+    cache: Path,
+    channel: str = "conda-forge",
 ) -> list[Source]:
     """Solve ``specs`` for linux-64 on the channels and link them into ``target`` as if at ``final``."""
     import rattler
@@ -75,19 +91,19 @@ def solve_and_install(
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise EnvironmentError_(
             f"installing {', '.join(specs)} from {', '.join(channel_urls)} failed: {first}",
-            "set SRCBUILD_CHANNEL_MIRRORS='conda-forge=URL' to a reachable mirror and run the same command again",
+            f"set SRCBUILD_CHANNEL_MIRRORS='{channel}=URL' to a reachable mirror and run the same command again",
         ) from None
 
 
 class CondaProvider:
     name = "conda"
-    tools: tuple[str, ...] = ("gcc", "mpi")
+    tools: tuple[str, ...] = ("cuda", "gcc", "mpi")
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         tool = _tool_for(request, facts)
         if tool is None:
             return None
-        name = (request.flavour or "openmpi") if request.tool == "mpi" else "gcc"
+        name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
         return Offer(
             request=request,
             provider=self.name,
@@ -101,12 +117,16 @@ class CondaProvider:
         tool = _tool_for(offer.request, facts)
         assert tool is not None
         routing = routing_from(environ=ctx.environ)
-        sources = solve_and_install(
-            _specs(offer.request, tool), [routing.base_url(tool.channel)], target, final, ctx.work_dir / "conda"
-        )
+        specs = _specs(offer.request, tool)
+        url = routing.base_url(tool.channel)
+        sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
         facts_out: dict[str, str] = {}
         if offer.request.tool == "gcc":
             facts_out = _link_gcc(target, tool.triplet, offer.request.version.split(".")[0])
+        elif offer.request.tool == "cuda":
+            link_targets_layout(target)
+            release = release_of(offer.request.version)
+            facts_out = {"nvcc": check_nvcc(target, release, f"CUDA {release} from {tool.channel}")}
         elif not (target / "bin" / "mpicc").exists():
             raise StepFailed(f"{offer.origin} installed no bin/mpicc", "check the channel's package")
         return Provisioned(tuple(sources), facts_out)
