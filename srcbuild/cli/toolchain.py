@@ -11,11 +11,11 @@ from srcbuild.cli.common import json_option, path_options, print_json, resolve_p
 from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.toolchain.download import MIRROR_VAR, human_size
-from srcbuild.toolchain.providers.base import Request
+from srcbuild.toolchain.providers.base import TOOLS, Request
 from srcbuild.toolchain.provision import Outcome, provision
 from srcbuild.toolchain.session import Session, open_session
 
-TOOL_NAMES = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+TOOL_NAMES = TOOLS  # magma's VERSION is the CUDA release it is built for: `install magma 11.8`
 
 
 @click.group("toolchain")

@@ -99,16 +99,19 @@ def probe_build_host(
     finally:
         probe.join()
     facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
-    if options.no_provision:
-        return build_host(recipe, facts, environ)
     from dataclasses import replace
 
     from srcbuild.toolchain.facts import load_facts
-    from srcbuild.toolchain.planned import plan_provisioning
+    from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
     from srcbuild.toolchain.providers import provider_order
     from srcbuild.toolchain.store import ToolchainStore
 
-    store, data = ToolchainStore(paths.toolchain_dir), load_facts(environ)
+    store = ToolchainStore(paths.toolchain_dir)
+    if options.no_provision:  # a MAGMA already provisioned is used, as a provisioned CUDA is
+        return replace(build_host(recipe, facts, environ), magma_home=provisioned_magma(recipe, store))
+    data = load_facts(environ)
     exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
     planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude)
-    return replace(build_host(recipe, planned.facts, environ), provisioning=planned.steps)
+    return replace(
+        build_host(recipe, planned.facts, environ), provisioning=planned.steps, magma_home=planned.magma_home
+    )

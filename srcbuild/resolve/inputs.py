@@ -68,3 +68,4 @@ class BuildHost:
     # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
     # ``facts`` already counts their prefixes as there
     provisioning: tuple[Any, ...] = ()
+    magma_home: Path | None = None  # a provisioned (or planned) MAGMA prefix: the build's MAGMA_HOME

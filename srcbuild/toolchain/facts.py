@@ -134,6 +134,7 @@ class ToolchainFacts:
     gcc: CondaTool | None = None
     mpi: Mapping[str, CondaTool] = field(default_factory=dict)
     cuda_conda: CondaTool | None = None
+    magma: CondaTool | None = None
     nccl: tuple[NcclSource, ...] = ()
 
     def runfile_for(self, version: str) -> Runfile | None:
@@ -239,12 +240,13 @@ def parse_dir(directory: Path) -> ToolchainFacts:
         gcc=_conda(conda["gcc"]) if "gcc" in conda else None,
         mpi={name: _conda(table) for name, table in conda.get("mpi", {}).items()},
         cuda_conda=_conda(conda["cuda"]) if "cuda" in conda else None,
+        magma=_conda(conda["magma"]) if "magma" in conda else None,
         nccl=nccl,
     )
 
 
 def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
-    """Rows of earlier parts first; the first part that has gcc, conda CUDA or an MPI flavour wins."""
+    """Rows of earlier parts first; the first part that has gcc, conda CUDA, MAGMA or an MPI flavour wins."""
     mpi: dict[str, CondaTool] = {}
     for part in reversed(parts):
         mpi.update(part.mpi)
@@ -256,6 +258,7 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
         gcc=next((p.gcc for p in parts if p.gcc is not None), None),
         mpi=mpi,
         cuda_conda=next((p.cuda_conda for p in parts if p.cuda_conda is not None), None),
+        magma=next((p.magma for p in parts if p.magma is not None), None),
         nccl=tuple(n for p in parts for n in p.nccl),
     )
 

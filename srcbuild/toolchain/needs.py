@@ -43,14 +43,30 @@ class Need:
         }
 
 
+MAGMA_PACKAGES = ("magma",)  # an [env] conda package whose name starts so brings its own MAGMA
+
+
+def uses_magma(recipe: Recipe) -> bool:
+    """torch builds with MAGMA when it finds one (``USE_MAGMA`` defaults on with CUDA); a recipe
+    turns it off with ``USE_MAGMA=0`` in ``[build] env``, or brings its own in ``[env] conda``."""
+    if recipe.toolchain.cuda is None or dict(recipe.build.env).get("USE_MAGMA") == "0":
+        return False
+    return not any(spec.strip().lower().startswith(MAGMA_PACKAGES) for spec in recipe.env.conda)
+
+
 def requests_for(recipe: Recipe) -> list[Request]:
-    """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them."""
+    """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them.
+
+    MAGMA is asked for whenever the recipe's torch uses it; ``needs_for`` drops it quietly when no
+    ``magma-cudaXY`` exists for the CUDA (torch then builds without MAGMA, as it always could)."""
     tc = recipe.toolchain
     out: list[Request] = []
     if tc.cuda:
         out.append(Request("cuda", tc.cuda))
         if tc.cudnn:
             out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda))
+        if uses_magma(recipe):
+            out.append(Request("magma", tc.cuda, cuda=tc.cuda))
     out.append(Request("gcc", tc.gcc))
     if recipe.mpi.enabled and recipe.mpi.version:
         out.append(Request("mpi", recipe.mpi.version, flavour=recipe.mpi.implementation))
@@ -96,7 +112,8 @@ def needs_for(
         try:
             out.append(Need(request, "fetch", offer=choose(request, facts, prefer=prefer)))
         except HostError as exc:
-            out.append(Need(request, "missing", why=exc.message))
+            if request.tool != "magma":  # optional: torch builds without it
+                out.append(Need(request, "missing", why=exc.message))
     return out
 
 

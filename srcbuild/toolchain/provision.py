@@ -13,7 +13,8 @@ from pathlib import Path
 from srcbuild.errors import HostError, UsageError
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import PROVIDERS, offers_for
-from srcbuild.toolchain.providers.base import Context, Offer, Request
+from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
+from srcbuild.toolchain.providers.conda import magma_key_version
 from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
 
 
@@ -26,7 +27,7 @@ class Outcome:
 
 def choose(request: Request, facts: ToolchainFacts, only: str | None = None, prefer: Sequence[str] = ()) -> Offer:
     """The first provider's offer for ``request``; an error naming what the data lacks otherwise."""
-    if request.tool not in ("cuda", "cudnn", "gcc", "mpi", "nccl"):
+    if request.tool not in TOOLS:
         raise UsageError(f"{request.tool}: not a tool srcbuild provisions", "srcbuild toolchain install cuda 11.8")
     offers = offers_for(request, facts, only, prefer)
     if not offers:
@@ -51,6 +52,8 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
                     return entry
         return None
     name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
+    if request.tool == "magma":
+        return store.find("magma", magma_key_version(request), only)
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         return store.find("nccl", f"{request.version}-sm{archs}", only)

@@ -19,7 +19,7 @@ from srcbuild.toolchain.download import Downloader, human_size
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.store import Provisioned
 
-TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")
 
 
 @dataclass(frozen=True)
@@ -28,12 +28,14 @@ class Request:
 
     tool: str
     version: str
-    cuda: str | None = None  # cuDNN and NCCL are built for one CUDA
+    cuda: str | None = None  # cuDNN, NCCL and MAGMA are built for one CUDA
     flavour: str | None = None  # MPI: openmpi or mpich
     archs: tuple[str, ...] = ()  # NCCL: compute capabilities to build for
 
     @property
     def label(self) -> str:
+        if self.tool == "magma":
+            return f"MAGMA for CUDA {self.cuda or self.version}"
         names = {"cuda": "CUDA", "cudnn": "cuDNN", "gcc": "gcc", "mpi": self.flavour or "MPI", "nccl": "NCCL"}
         return f"{names.get(self.tool, self.tool)} {self.version}"
 

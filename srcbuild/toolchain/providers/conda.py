@@ -8,6 +8,10 @@ private update-alternatives tree exactly as it does a distribution's ``/usr/bin/
 MPI: ``openmpi`` or ``mpich`` of the pinned version; the prefix's ``bin/mpicc`` is what
 ``USE_MPI=1`` finds first on PATH.
 
+MAGMA: the pytorch channel's ``magma-cudaXY`` for the recipe's CUDA, in a prefix of its own
+(``lib/libmagma``, ``include/magma.h``): the build points ``MAGMA_HOME`` at it, which is where
+torch's ``cmake/Modules/FindMAGMA.cmake`` looks (``HINTS $ENV{MAGMA_HOME}``, suffixes lib, include).
+
 CUDA: the NVIDIA channel's ``cuda-nvcc``, ``cuda-cudart-dev``, ``cuda-libraries-dev`` ... of the
 pinned release. Their headers and libraries sit under ``targets/x86_64-linux/``; the prefix gets
 ``include/`` and ``lib64/`` links to them so it works as ``CUDA_HOME``, and its nvcc must report
@@ -41,7 +45,15 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
     if request.tool == "cuda":
         cuda = facts.cuda_conda
         return cuda if cuda is not None and release_of(request.version) in cuda.versions else None
+    if request.tool == "magma":
+        magma = facts.magma
+        return magma if magma is not None and release_of(request.cuda or request.version) in magma.versions else None
     return None
+
+
+def magma_key_version(request: Request) -> str:
+    """The store key's version of a MAGMA prefix: ``cuda9.2`` (one package per CUDA release)."""
+    return "cuda" + release_of(request.cuda or request.version)
 
 
 def _specs(request: Request, tool: CondaTool) -> tuple[str, ...]:
@@ -49,6 +61,8 @@ def _specs(request: Request, tool: CondaTool) -> tuple[str, ...]:
         return tool.specs(major=request.version.split(".")[0])
     if request.tool == "cuda":
         return tool.specs(version=release_of(request.version))
+    if request.tool == "magma":
+        return tool.specs(nodot=release_of(request.cuda or request.version).replace(".", ""))
     return tool.specs(version=request.version)
 
 
@@ -97,7 +111,7 @@ def solve_and_install(
 
 class CondaProvider:
     name = "conda"
-    tools: tuple[str, ...] = ("cuda", "gcc", "mpi")
+    tools: tuple[str, ...] = ("cuda", "gcc", "mpi", "magma")
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         tool = _tool_for(request, facts)
@@ -108,7 +122,7 @@ class CondaProvider:
             request=request,
             provider=self.name,
             name=name,
-            version=request.version,
+            version=magma_key_version(request) if request.tool == "magma" else request.version,
             origin=f"{tool.channel}: {' '.join(_specs(request, tool))}",
             details={"channel": tool.channel},
         )
@@ -127,6 +141,8 @@ class CondaProvider:
             link_targets_layout(target)
             release = release_of(offer.request.version)
             facts_out = {"nvcc": check_nvcc(target, release, f"CUDA {release} from {tool.channel}")}
+        elif offer.request.tool == "magma":
+            facts_out = _check_magma(target, offer.origin)
         elif not (target / "bin" / "mpicc").exists():
             raise StepFailed(f"{offer.origin} installed no bin/mpicc", "check the channel's package")
         return Provisioned(tuple(sources), facts_out)
@@ -147,3 +163,11 @@ def _link_gcc(prefix: Path, triplet: str, major: str) -> dict[str, str]:
             f"bin/{gcc.name} reports gcc {version or 'nothing'}, not {major}", "check the channel's package"
         )
     return {"gcc": f"bin/gcc-{major}", "gxx": f"bin/g++-{major}" if gxx.exists() else "", "gcc_version": version}
+
+
+def _check_magma(prefix: Path, origin: str) -> dict[str, str]:
+    """What torch's FindMAGMA needs: a ``lib/libmagma`` and ``include/magma.h``."""
+    libs = sorted(p.name for p in (prefix / "lib").glob("libmagma.*")) if (prefix / "lib").is_dir() else []
+    if not libs or not (prefix / "include" / "magma.h").is_file():
+        raise StepFailed(f"{origin} installed no lib/libmagma and include/magma.h", "check the channel's package")
+    return {"magma_lib": f"lib/{libs[0]}"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from srcbuild.host.facts import GccInstall, HostFacts
@@ -22,13 +23,16 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
         f"cuda_9.2.148_396.37_linux into {tmp_path}/cuda-9.2-runfile",
         "provision cuDNN 7.6 (nvidia) from https://developer.download.nvidia.com/compute/redist/cudnn/v7.6.5/"
         f"cudnn-9.2-linux-x64-v7.6.5.32.tgz into {tmp_path}/cudnn-7.6.5.32-cuda9.2-nvidia",
+        f"provision MAGMA for CUDA 9.2 (conda) from pytorch: magma-cuda92 into {tmp_path}/magma-cuda9.2-conda",
         f"provision gcc 7 (conda) from conda-forge: gcc_linux-64 7.* gxx_linux-64 7.* into {tmp_path}/gcc-7-conda",
     ]
     assert [s.command() for s in planned.steps] == [
         "srcbuild toolchain install cuda 9.2 --from runfile",
         "srcbuild toolchain install cudnn 7.6 --from nvidia --cuda 9.2",
+        "srcbuild toolchain install magma 9.2 --from conda",
         "srcbuild toolchain install gcc 7 --from conda",
     ]
+    assert planned.magma_home == tmp_path / "magma-cuda9.2-conda"
     after = planned.facts
     toolkit = after.cuda_toolkit("9.2")
     assert toolkit is not None and (toolkit.version, toolkit.home, toolkit.source) == (
@@ -53,12 +57,16 @@ def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None
         cudnn=(HeaderVersion("7.6.5", Path("/usr/local/cuda-9.2/include/cudnn.h")),),
     )
     planned = plan_provisioning(recipe, host, ToolchainStore(tmp_path), load_facts({}))
-    assert planned.steps == () and planned.facts == host
-    assert [n.status for n in planned.needs] == ["host", "host", "host"]
+    assert [s.offer.request.tool for s in planned.steps] == ["magma"]  # the host probe never finds MAGMA
+    assert planned.facts == host
+    assert [n.status for n in planned.needs] == ["host", "host", "fetch", "host"]
+    without = dataclasses.replace(recipe, build=dataclasses.replace(recipe.build, env=(("USE_MAGMA", "0"),)))
+    planned = plan_provisioning(without, host, ToolchainStore(tmp_path), load_facts({}))
+    assert planned.steps == () and planned.magma_home is None
 
 
 def test_a_cuda_home_given_by_the_user_is_never_replaced(tmp_path: Path) -> None:
     recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
     planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}), exclude=("cuda",))
-    assert [s.offer.request.tool for s in planned.steps] == ["cudnn", "gcc"]
+    assert [s.offer.request.tool for s in planned.steps] == ["cudnn", "magma", "gcc"]
     assert planned.facts.cuda_toolkit("9.2") is None
