@@ -8,12 +8,16 @@ compiler (ptxas, fatbinary, cudafe++, nvlink, nvvm/) as links to the home's file
 ``cuda-cudart-dev`` holds the home's headers and libcudart under ``targets/x86_64-linux/``;
 ``cuda-cuobjdump`` links the home's cuobjdump. ``cuda-libraries-dev``, ``cuda-nvtx`` and
 ``cuda-cupti`` are there so the provider's specs solve; the home has nothing of theirs to carry.
+
+``magma_package(cuda, work)`` is the pytorch channel's ``magma-cudaXY`` as torch's FindMAGMA sees
+it: ``include/magma.h`` and a ``lib/libmagma.so`` compiled here with the host's gcc.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from srcbuild import proc
 from tests.worlds.conda_channel import FakePackage
 
 TARGET = "targets/x86_64-linux"
@@ -63,3 +67,22 @@ def cuda_channel_packages(home: Path, nvcc_version: str = "11.8.89") -> list[Fak
     nvtx = FakePackage("cuda-nvtx", "11.8.86")
     cupti = FakePackage("cuda-cupti", "11.8.87")
     return [nvcc, cudart, cuobjdump, libraries, nvtx, cupti]
+
+
+MAGMA_H = "#ifndef MAGMA_H\n#define MAGMA_H\nint magma_init(void);\n#endif\n"
+MAGMA_C = '#include "magma.h"\nint magma_init(void) { return 0; }\n'
+
+
+def magma_package(cuda: str, work: Path, gcc: str = "gcc") -> FakePackage:
+    """``magma-cuda<XY>`` 2.6.1 holding a real shared library built from a one-function source."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "magma.h").write_text(MAGMA_H)
+    (work / "magma.c").write_text(MAGMA_C)
+    built = proc.run([gcc, "-shared", "-fPIC", "-o", "libmagma.so", "magma.c"], cwd=work)
+    assert built.ok, built.tail
+    return FakePackage(
+        "magma-cuda" + cuda.replace(".", ""),
+        "2.6.1",
+        build="1",
+        files={"include/magma.h": MAGMA_H.encode(), "lib/libmagma.so": (work / "libmagma.so").read_bytes()},
+    )
