@@ -104,7 +104,7 @@ def _magma(recipe: Recipe, host: BuildHost) -> Toolchain:
     if not uses_magma(recipe):
         return Toolchain("magma", None, None, None, Provider.NONE, "recipe [build] env USE_MAGMA=0")
     if host.magma_home is None:
-        why = "not provisioned (no magma-cudaXY for this CUDA, or --no-provision): torch builds without MAGMA"
+        why = "not provisioned (no magma-cudaXY for this CUDA and these GPUs, or --no-provision): no MAGMA"
         return Toolchain("magma", None, None, None, Provider.NONE, why)
     origin = f"srcbuild toolchain (pytorch channel magma-cuda{recipe.toolchain.cuda.replace('.', '')})"
     return Toolchain("magma", None, None, host.magma_home, Provider.PROVISIONED, origin)

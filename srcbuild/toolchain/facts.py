@@ -112,6 +112,17 @@ class CondaTool:
     triplet: str = ""
     majors: tuple[str, ...] = ()  # gcc: the majors the channel has
     versions: tuple[str, ...] = ()  # CUDA: the releases ("11.8", "12.6") the channel has
+    archs: tuple[str, ...] = ()  # MAGMA: the compute capabilities its kernels are built for (SASS only)
+
+    def runs_on(self, arch: str) -> bool:
+        """A GPU of compute capability ``arch`` runs a kernel built for one of ``archs`` (same major,
+        minor not above); always true when the data names no archs."""
+        if not self.archs:
+            return True
+        major, _, minor = arch.partition(".")
+        return any(
+            a.partition(".")[0] == major and int(a.partition(".")[2] or 0) <= int(minor or 0) for a in self.archs
+        )
 
     def specs(self, **values: str) -> tuple[str, ...]:
         return tuple(p.format(**values) for p in self.packages)
@@ -172,6 +183,7 @@ def _conda(table: Mapping[str, Any]) -> CondaTool:
         triplet=str(table.get("triplet", "")),
         majors=tuple(str(m) for m in table.get("majors", ())),
         versions=tuple(str(v) for v in table.get("versions", ())),
+        archs=tuple(str(a) for a in table.get("archs", ())),
     )
 
 

@@ -17,6 +17,7 @@ from srcbuild.host.facts import HostFacts
 from srcbuild.host.toolchain import version_matches
 from srcbuild.recipe.model import Recipe
 from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.providers import offers_for
 from srcbuild.toolchain.providers.base import Offer, Request
 from srcbuild.toolchain.provision import choose, existing
 from srcbuild.toolchain.store import ToolchainStore
@@ -58,7 +59,8 @@ def requests_for(recipe: Recipe) -> list[Request]:
     """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them.
 
     MAGMA is asked for whenever the recipe's torch uses it; ``needs_for`` drops it quietly when no
-    ``magma-cudaXY`` exists for the CUDA (torch then builds without MAGMA, as it always could)."""
+    ``magma-cudaXY`` exists for the CUDA or its kernels do not run on the recipe's GPUs (torch then
+    builds without MAGMA, as it always could)."""
     tc = recipe.toolchain
     out: list[Request] = []
     if tc.cuda:
@@ -66,7 +68,7 @@ def requests_for(recipe: Recipe) -> list[Request]:
         if tc.cudnn:
             out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda))
         if uses_magma(recipe):
-            out.append(Request("magma", tc.cuda, cuda=tc.cuda))
+            out.append(Request("magma", tc.cuda, cuda=tc.cuda, archs=tuple(str(cc) for cc in recipe.gpu.arch)))
     out.append(Request("gcc", tc.gcc))
     if recipe.mpi.enabled and recipe.mpi.version:
         out.append(Request("mpi", recipe.mpi.version, flavour=recipe.mpi.implementation))
@@ -101,6 +103,8 @@ def needs_for(
 ) -> list[Need]:
     out = []
     for request in requests_for(recipe):
+        if request.tool == "magma" and not offers_for(request, facts):
+            continue  # no magma-cudaXY for this CUDA whose kernels run on these GPUs: none at all
         on_host = _on_host(request, host)
         if on_host is not None:
             out.append(Need(request, "host", on_host))

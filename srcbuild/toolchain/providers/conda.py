@@ -47,7 +47,9 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
         return cuda if cuda is not None and release_of(request.version) in cuda.versions else None
     if request.tool == "magma":
         magma = facts.magma
-        return magma if magma is not None and release_of(request.cuda or request.version) in magma.versions else None
+        if magma is None or release_of(request.cuda or request.version) not in magma.versions:
+            return None
+        return magma if all(magma.runs_on(arch) for arch in request.archs) else None
     return None
 
 

@@ -80,12 +80,19 @@ def test_resume_reuses_what_the_failed_run_provisioned(
     text = (world_recipes() / "world-kepler-cu118.toml").read_text()
     recipe = text.replace('name = "world-kepler-cu118"', 'name = "world-kepler-magma"')
     (world_recipes() / "world-kepler-magma.toml").write_text(recipe.replace(', USE_MAGMA = "0"', ""))
+    data = tmp_path / "toolchain-data"  # the test channel's MAGMA has kernels for the world's 3.5 and 3.7
+    data.mkdir()
+    (data / "conda.toml").write_text(
+        '[magma]\nchannel = "pytorch"\npackages = ["magma-cuda{nodot}"]\nversions = ["11.8"]\n'
+        'archs = ["3.5", "3.7"]\nsource = "test channel"\n'
+    )
     toolchains = tmp_path / "toolchains"
     cuda, magma = toolchains / "cuda-11.8-conda", toolchains / "magma-cuda11.8-conda"
     env = srcbuild_env(None)  # no CUDA_* variable: CUDA 11.8 is only what srcbuild provisions
     env.update(
         SRCBUILD_TOOLCHAIN_DIR=str(toolchains),
         SRCBUILD_TOOLCHAIN_PROVIDERS="conda",
+        SRCBUILD_TOOLCHAIN_DATA=str(data),
         SRCBUILD_CHANNEL_MIRRORS=f"nvidia={channel_url(nvidia)} pytorch={channel_url(pytorch)}",
     )
     srcbuild = Srcbuild(env, world, build_venv)

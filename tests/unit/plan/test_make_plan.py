@@ -73,7 +73,7 @@ def test_a_provisioned_magma_is_the_builds_magma_home(paths: Paths, host: BuildH
     without = plan_for(recipe, options, host, paths, {})
     assert "MAGMA_HOME" not in without.env.final_values()
     assert without_magma_source(resolved_for(recipe, options, host, paths, {})) == (
-        "not provisioned (no magma-cudaXY for this CUDA, or --no-provision): torch builds without MAGMA"
+        "not provisioned (no magma-cudaXY for this CUDA and these GPUs, or --no-provision): no MAGMA"
     )
 
 
