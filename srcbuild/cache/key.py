@@ -15,13 +15,19 @@ of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
      "python_abi": "cp38",
      "gcc": "7", "cuda": "9.2" or null, "cudnn": "7.6" or null,
      "mpi": {"implementation": "openmpi", "version": "4.1"} or null,
-     "platform": "linux_x86_64"}
+     "platform": "linux_x86_64",
+     "sysroot": "2.17"}                # portable builds only (absent otherwise, see below)
 
 The platform is the wheel platform tag without the C library: the glibc a wheel needs is a fact
 about the built binary, not a request, so it is measured (``verify.symbols``) and recorded in the
 manifest (``glibc_needed``), and a lookup picks the newest entry whose glibc the target machine
 has (``cache.fit.Machine``). Schema 1 hashed ``linux_x86_64-glibc2.36`` and tied every wheel to
 the distribution it was built on.
+
+A portable build (``srcbuild.resolve.portable``) compiles against conda-forge's glibc sysroot
+instead of the machine's C library, and its fingerprint carries ``"sysroot"``: the sysroot's glibc.
+The key is absent from every other fingerprint, so adding it changed no existing fingerprint and the
+schema stays 2; a portable and a non-portable build of the same pins never share a fingerprint.
 
 It holds everything that changes the binary EXCEPT the compute capability list, and is computable
 without git, a compiler or the network, so a lookup needs none of them. The arch list is left out
@@ -34,10 +40,10 @@ another field: the names in ``IGNORED_BUILD_VARS`` (parallelism, compiler launch
 strings that embed the arch list, variables srcbuild derives from recipe fields hashed above,
 switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources), the
 compiler cache's settings (every ``SCCACHE_*`` and ``CCACHE_*`` variable: where cached objects
-live, never what they are) and any variable whose value is an absolute path (tool locations differ between machines; the tool
-versions are hashed instead). Patches are keyed by content (sha256), not by path. A torchvision
-fingerprint counts the patches under ``torchvision/``, a torch one those under ``torch/``; a patch
-outside both directories counts for both.
+live, never what they are) and any variable whose value is an absolute path (tool locations
+differ between machines; the tool versions are hashed instead). Patches are keyed by content
+(sha256), not by path. A torchvision fingerprint counts the patches under ``torchvision/``, a
+torch one those under ``torch/``; a patch outside both directories counts for both.
 
 **Entry key** (``entry_key(fp, resolved)``): the sha256 of the canonical JSON of
 ``{"fingerprint": fp, "resolved": resolved.to_json()}`` where ``ResolvedFacts`` are the exact facts
@@ -212,6 +218,7 @@ class FingerprintInputs:
     mpi: tuple[str, str | None] | None  # (implementation, version) when enabled
     platform: str
     schema: int = FINGERPRINT_SCHEMA
+    sysroot: str | None = None  # a portable build's sysroot glibc ("2.17"); None: the machine's own
 
     @classmethod
     def from_recipe(
@@ -221,6 +228,7 @@ class FingerprintInputs:
         build_env: Mapping[str, str] | None = None,
         platform_tag: str | None = None,
         patch_digests: Mapping[str, str] | None = None,
+        sysroot: str | None = None,
     ) -> FingerprintInputs:
         """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this platform.
 
@@ -255,6 +263,7 @@ class FingerprintInputs:
             cudnn=recipe.toolchain.cudnn,
             mpi=mpi,
             platform=platform_tag or host_platform_tag(),
+            sysroot=sysroot,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -271,6 +280,7 @@ class FingerprintInputs:
             "cudnn": self.cudnn,
             "mpi": {"implementation": self.mpi[0], "version": self.mpi[1]} if self.mpi else None,
             "platform": self.platform,
+            **({"sysroot": self.sysroot} if self.sysroot else {}),
         }
 
 
@@ -290,6 +300,7 @@ def key_inputs(resolved: ResolvedBuild) -> FingerprintInputs:
         resolved.env_changes.final_values(),
         resolved.platform,
         {p.name: p.sha256 for p in resolved.patches},
+        resolved.portable.glibc if resolved.portable is not None else None,
     )
 
 

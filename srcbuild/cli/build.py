@@ -89,6 +89,13 @@ def build_options(func: F) -> F:
             help="Never fetch a toolchain (CUDA, cuDNN, gcc, MPI); stop and say what is missing instead.",
         ),
         click.option(
+            "--portable/--no-portable",
+            default=None,
+            help="Build against conda-forge's glibc 2.17 sysroot with its conda gcc and tag the wheel "
+            "manylinux_2_X, so pip on other distributions accepts it [recipe [build] portable, "
+            "env SRCBUILD_PORTABLE].",
+        ),
+        click.option(
             "--trust-unsigned",
             is_flag=True,
             help="Accept remote cache entries that no trusted signer signed (the sha256 is still checked).",
@@ -144,6 +151,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         compiler_cache_url=kw.get("compiler_cache_url"),
         dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
+        portable=kw.get("portable"),
     )
 
 

@@ -68,6 +68,11 @@ def _report(outcome: Outcome, seconds: float) -> str:
 @click.option("--cuda", "cuda", help="The CUDA version cuDNN or NCCL is for (e.g. 9.2).")
 @click.option("--mpi", "flavour", default="openmpi", show_default=True, help="openmpi or mpich, for `mpi`.")
 @click.option("--arch", "archs", multiple=True, help="A compute capability NCCL is built for (repeat).")
+@click.option(
+    "--sysroot",
+    "sysroot",
+    help="For `gcc --from conda`: install conda-forge's sysroot_linux-64 of this glibc beside it.",
+)
 @click.option("--recipe", "recipe_name", help="Provision everything this recipe pins that the host lacks.")
 @click.option("--offline", is_flag=True, help="Use only what is already provisioned or downloaded.")
 @click.option("--mirror", help=f"Base URL of a mirror of NVIDIA's downloads [env {MIRROR_VAR}].")
@@ -80,6 +85,7 @@ def install_command(
     cuda: str | None,
     flavour: str,
     archs: tuple[str, ...],
+    sysroot: str | None,
     recipe_name: str | None,
     offline: bool,
     mirror: str | None,
@@ -97,7 +103,13 @@ def install_command(
             )
         requests = _recipe_requests(session, paths, recipe_name)
     elif tool and version:
-        requests = [Request(tool, version, cuda=cuda, flavour=flavour if tool == "mpi" else None, archs=archs)]
+        if sysroot and tool != "gcc":
+            raise UsageError(
+                f"--sysroot is for gcc, not {tool}",
+                f"srcbuild toolchain install gcc 11 --from conda --sysroot {sysroot}",
+            )
+        flavour_of = flavour if tool == "mpi" else None
+        requests = [Request(tool, version, cuda=cuda, flavour=flavour_of, archs=archs, sysroot=sysroot)]
     else:
         raise UsageError("say what to provision", "srcbuild toolchain install cuda 11.8")
     results = []

@@ -129,6 +129,20 @@ class CondaTool:
 
 
 @dataclass(frozen=True)
+class CondaSysroot:
+    """conda-forge's ``sysroot_linux-64`` of one glibc, installed beside a conda gcc (portable builds)."""
+
+    channel: str
+    packages: tuple[str, ...]
+    glibc: str  # "2.17"
+    path: str  # where in the prefix: "x86_64-conda-linux-gnu/sysroot"
+    source: str
+
+    def specs(self) -> tuple[str, ...]:
+        return tuple(p.format(glibc=self.glibc) for p in self.packages)
+
+
+@dataclass(frozen=True)
 class NcclSource:
     tag: str
     repo: str
@@ -147,6 +161,7 @@ class ToolchainFacts:
     cuda_conda: CondaTool | None = None
     magma: CondaTool | None = None
     nccl: tuple[NcclSource, ...] = ()
+    sysroot: CondaSysroot | None = None
 
     def runfile_for(self, version: str) -> Runfile | None:
         return next((r for r in self.runfiles if matches(version, r.version)), None)
@@ -254,6 +269,17 @@ def parse_dir(directory: Path) -> ToolchainFacts:
         cuda_conda=_conda(conda["cuda"]) if "cuda" in conda else None,
         magma=_conda(conda["magma"]) if "magma" in conda else None,
         nccl=nccl,
+        sysroot=_sysroot(conda["sysroot"]) if "sysroot" in conda else None,
+    )
+
+
+def _sysroot(table: Mapping[str, Any]) -> CondaSysroot:
+    return CondaSysroot(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        glibc=str(table["glibc"]),
+        path=str(table.get("path", "x86_64-conda-linux-gnu/sysroot")),
+        source=str(table.get("source", "")),
     )
 
 
@@ -272,6 +298,7 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
         cuda_conda=next((p.cuda_conda for p in parts if p.cuda_conda is not None), None),
         magma=next((p.magma for p in parts if p.magma is not None), None),
         nccl=tuple(n for p in parts for n in p.nccl),
+        sysroot=next((p.sysroot for p in parts if p.sysroot is not None), None),
     )
 
 

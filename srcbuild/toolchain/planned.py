@@ -48,6 +48,8 @@ class PlannedProvision:
             argv += ["--cuda", request.cuda]
         if request.tool == "mpi":
             argv += ["--mpi", request.flavour or "openmpi"]
+        if request.sysroot:
+            argv += ["--sysroot", request.sysroot]
         for arch in request.archs:
             argv += ["--arch", arch]
         return " ".join(shlex.quote(a) for a in argv)
@@ -104,9 +106,11 @@ def plan_provisioning(
     facts: ToolchainFacts,
     prefer: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    sysroot: str | None = None,
 ) -> Provisioning:
-    """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home)."""
-    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer) if n.request.tool not in exclude)
+    """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home); ``sysroot``:
+    a portable build's glibc, whose gcc is a conda gcc with that sysroot (``needs.requests_for``)."""
+    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer, sysroot) if n.request.tool not in exclude)
     steps = tuple(
         PlannedProvision(n.offer, store.root / toolchain_key(n.offer.name, n.offer.version, n.offer.provider))
         for n in needs

@@ -14,7 +14,6 @@ from srcbuild.errors import HostError, UsageError
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import PROVIDERS, offers_for
 from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
-from srcbuild.toolchain.providers.conda import magma_key_version
 from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
 
 
@@ -52,12 +51,10 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
                     return entry
         return None
     name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
-    if request.tool == "magma":
-        return store.find("magma", magma_key_version(request), only)
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         return store.find("nccl", f"{request.version}-sm{archs}", only)
-    return store.find(name, request.version, only)
+    return store.find(name, request.store_version, only)
 
 
 def provision(

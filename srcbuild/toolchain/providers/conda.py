@@ -5,6 +5,12 @@ compilers named ``bin/x86_64-conda-linux-gnu-gcc``/``-g++`` with their own sysro
 gets ``bin/gcc-N`` and ``bin/g++-N`` links to them, so the build finds and registers this gcc in its
 private update-alternatives tree exactly as it does a distribution's ``/usr/bin/gcc-N``.
 
+gcc with a sysroot (a portable build): the same packages plus conda-forge's ``sysroot_linux-64`` of
+the requested glibc, solved into one prefix (store key ``gcc-11-sysroot2.17-conda``). conda-forge's
+gcc is configured ``--with-sysroot=$PREFIX/x86_64-conda-linux-gnu/sysroot`` (ctng-compilers-feedstock,
+recipe/build.sh), so it compiles and links against that glibc with no flag; provisioning checks that
+``gcc -print-sysroot`` names the prefix's sysroot and refuses a compiler that does not.
+
 MPI: ``openmpi`` or ``mpich`` of the pinned version; the prefix's ``bin/mpicc`` is what
 ``USE_MPI=1`` finds first on PATH.
 
@@ -24,6 +30,8 @@ Channel names go through the same routing as build environments (``SRCBUILD_CHAN
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -53,14 +61,13 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
     return None
 
 
-def magma_key_version(request: Request) -> str:
-    """The store key's version of a MAGMA prefix: ``cuda9.2`` (one package per CUDA release)."""
-    return "cuda" + release_of(request.cuda or request.version)
-
-
-def _specs(request: Request, tool: CondaTool) -> tuple[str, ...]:
+def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[str, ...]:
     if request.tool == "gcc":
-        return tool.specs(major=request.version.split(".")[0])
+        specs = tool.specs(major=request.version.split(".")[0])
+        if request.sysroot:
+            assert facts.sysroot is not None
+            specs += dataclasses.replace(facts.sysroot, glibc=request.sysroot).specs()
+        return specs
     if request.tool == "cuda":
         return tool.specs(version=release_of(request.version))
     if request.tool == "magma":
@@ -117,15 +124,15 @@ class CondaProvider:
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         tool = _tool_for(request, facts)
-        if tool is None:
+        if tool is None or (request.sysroot and facts.sysroot is None):
             return None
         name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
         return Offer(
             request=request,
             provider=self.name,
             name=name,
-            version=magma_key_version(request) if request.tool == "magma" else request.version,
-            origin=f"{tool.channel}: {' '.join(_specs(request, tool))}",
+            version=request.store_version,
+            origin=f"{tool.channel}: {' '.join(_specs(request, tool, facts))}",
             details={"channel": tool.channel},
         )
 
@@ -133,12 +140,15 @@ class CondaProvider:
         tool = _tool_for(offer.request, facts)
         assert tool is not None
         routing = routing_from(environ=ctx.environ)
-        specs = _specs(offer.request, tool)
+        specs = _specs(offer.request, tool, facts)
         url = routing.base_url(tool.channel)
         sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
         facts_out: dict[str, str] = {}
         if offer.request.tool == "gcc":
             facts_out = _link_gcc(target, tool.triplet, offer.request.version.split(".")[0])
+            if offer.request.sysroot and facts.sysroot is not None:
+                gcc = target / facts_out["gcc"]
+                facts_out.update(_check_sysroot(gcc, target, final, facts.sysroot.path, offer.request.sysroot))
         elif offer.request.tool == "cuda":
             link_targets_layout(target)
             release = release_of(offer.request.version)
@@ -173,3 +183,19 @@ def _check_magma(prefix: Path, origin: str) -> dict[str, str]:
     if not libs or not (prefix / "include" / "magma.h").is_file():
         raise StepFailed(f"{origin} installed no lib/libmagma and include/magma.h", "check the channel's package")
     return {"magma_lib": f"lib/{libs[0]}"}
+
+
+def _check_sysroot(gcc: Path, prefix: Path, final: Path, where: str, glibc: str) -> dict[str, str]:
+    """The compiler must build against the sysroot installed with it: ``gcc -print-sysroot`` names
+    the prefix's sysroot (as installed here, or as it will be once the prefix is in place)."""
+    if not (prefix / where).is_dir():
+        raise StepFailed(f"sysroot_linux-64 {glibc} installed no {where} in the prefix", "check the channel's package")
+    said = (proc.probe([str(gcc), "-print-sysroot"]) or "").strip()
+    accepted = {os.path.realpath(prefix / where), os.path.normpath(final / where)}
+    if not said or (os.path.realpath(said) not in accepted and os.path.normpath(said) not in accepted):
+        raise StepFailed(
+            f"{gcc.name} builds against the sysroot {said or '/'}, not the {where} of its prefix: "
+            "a portable build would link this machine's glibc",
+            "use conda-forge's gcc_impl_linux-64, which is configured --with-sysroot",
+        )
+    return {"sysroot": where, "sysroot_glibc": glibc}

@@ -63,3 +63,16 @@ def test_install_needs_a_tool_and_a_version(capsys: pytest.CaptureFixture[str]) 
     )
     assert main(["toolchain", "install", "cudnn", "7.6"]) == 2
     assert capsys.readouterr().err.startswith("error: cuDNN 7.6: say which CUDA it is for\n")
+
+
+def test_a_sysroot_is_for_gcc_and_reuses_its_own_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["toolchain", "install", "cuda", "11.8", "--sysroot", "2.17"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --sysroot is for gcc, not cuda\nhint: srcbuild toolchain install gcc 11 --from conda --sysroot 2.17\n"
+    )
+    _provision("gcc", "11", "conda")  # a plain conda gcc does not serve a portable build
+    _provision("gcc", "11-sysroot2.17", "conda")
+    assert main(["toolchain", "install", "gcc", "11", "--sysroot", "2.17", "--json"]) == 0
+    [made] = json.loads(capsys.readouterr().out)
+    assert (made["version"], made["reused"]) == ("11-sysroot2.17", True)
+    assert made["prefix"].endswith("/gcc-11-sysroot2.17-conda")

@@ -86,3 +86,34 @@ def test_which_gpus_run_magmas_kernels() -> None:
     assert [a for a in ("3.0", "3.5", "3.7", "5.0", "5.2", "6.1", "7.5") if magma.runs_on(a)] == [
         "3.7", "5.0", "5.2", "6.1", "7.5"
     ]  # fmt: skip
+
+
+def test_a_portable_build_plans_the_conda_gcc_with_its_sysroot_even_beside_a_host_gcc(tmp_path: Path) -> None:
+    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    store = ToolchainStore(tmp_path / "toolchains")
+    host_gcc = GccInstall(7, "7.5.0", Path("/usr/bin/gcc-7"), Path("/usr/bin/g++-7"))
+    planned = plan_provisioning(recipe, HostFacts(gccs=(host_gcc,)), store, load_facts({}), sysroot="2.17")
+    [gcc] = [s for s in planned.steps if s.offer.request.tool == "gcc"]
+    prefix = tmp_path / "toolchains" / "gcc-7-sysroot2.17-conda"
+    assert gcc.describe() == (
+        "provision gcc 7 with sysroot glibc 2.17 (conda) from conda-forge: gcc_linux-64 7.* gxx_linux-64 7.* "
+        f"sysroot_linux-64 2.17.* into {prefix}"
+    )
+    assert gcc.command() == "srcbuild toolchain install gcc 7 --from conda --sysroot 2.17"
+    # without --portable the host's gcc-7 serves the recipe and nothing is fetched for gcc
+    plain = plan_provisioning(recipe, HostFacts(gccs=(host_gcc,)), store, load_facts({}))
+    assert not [s for s in plain.steps if s.offer.request.tool == "gcc"]
+
+
+def test_a_host_conda_gcc_with_that_sysroot_serves_a_portable_build(tmp_path: Path) -> None:
+    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    env = tmp_path / "conda-env"
+    (env / "conda-meta").mkdir(parents=True)
+    (env / "conda-meta" / "sysroot_linux-64-2.17-h4a8ded7_18.json").write_text("{}")
+    conda_gcc = GccInstall(7, "7.5.0", env / "bin" / "gcc-7", env / "bin" / "g++-7")
+    store = ToolchainStore(tmp_path / "toolchains")
+    planned = plan_provisioning(recipe, HostFacts(gccs=(conda_gcc,)), store, load_facts({}), sysroot="2.17")
+    [need] = [n for n in planned.needs if n.request.tool == "gcc"]
+    assert (need.status, need.where) == ("host", env / "bin" / "gcc-7")
+    older = plan_provisioning(recipe, HostFacts(gccs=(conda_gcc,)), store, load_facts({}), sysroot="2.12")
+    assert [n.status for n in older.needs if n.request.tool == "gcc"] == ["fetch"]
