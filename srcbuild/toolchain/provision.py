@@ -16,6 +16,10 @@ from srcbuild.toolchain.providers import PROVIDERS, offers_for
 from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
 from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
 
+# Providers whose files do not come through the Downloader (which refuses them itself when offline):
+# conda channels, apt, git.
+FETCHING_ITSELF = ("conda", "debian", "source")
+
 
 @dataclass(frozen=True)
 class Outcome:
@@ -70,6 +74,11 @@ def provision(
         return Outcome(found, True, None)
     offer = choose(request, facts, only, prefer)
     provider = PROVIDERS[offer.provider]
+    if ctx.downloader.offline and offer.provider in FETCHING_ITSELF:
+        raise HostError(
+            f"{request.label} is not provisioned and --offline forbids fetching it from {offer.origin}",
+            "run the same command without --offline once",
+        )
 
     def create(target: Path, final: Path) -> Provisioned:
         return provider.provision(offer, facts, target, final, ctx)

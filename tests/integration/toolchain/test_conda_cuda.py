@@ -57,3 +57,12 @@ def test_conda_cuda_is_a_cuda_home_whose_nvcc_builds_for_sm_35(
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--json"]) == 0
     [again] = json.loads(capsys.readouterr().out)
     assert again["prefix"] == made["prefix"] and again.get("reused") is True
+
+
+def test_offline_fetches_nothing_from_a_conda_channel(nvidia_channel: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--offline"]) == 4
+    err = capsys.readouterr().err
+    assert "error: CUDA 11.8 is not provisioned and --offline forbids fetching it from nvidia: cuda-nvcc 11.8.*" in err
+    assert not (Paths.resolve().toolchain_dir / "cuda-11.8-conda").exists()
+    assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda"]) == 0
+    assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--offline"]) == 0  # reuse is fine
