@@ -53,3 +53,5 @@ def test_magma_is_provisioned_and_found_through_magma_home(
     out = "\n".join(configured.tail)
     assert f"MAGMA_LIBRARIES={prefix}/lib/libmagma.so" in out
     assert f"MAGMA_INCLUDE_DIR={prefix}/include" in out
+    assert main(["toolchain", "rm", "magma", "11.8"]) == 0  # named as it was installed
+    assert f"removed {prefix}" in capsys.readouterr().out and not prefix.exists()
