@@ -125,6 +125,7 @@ IGNORED_BUILD_VARS = frozenset(
         "CUDNN_LIB_DIR",
         "CUDNN_LIBRARY",
         "CMAKE_PREFIX_PATH",
+        "MAGMA_HOME",
         "MPI_HOME",
     }
 )

@@ -12,11 +12,11 @@ from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.toolchain.download import MIRROR_VAR, human_size
-from srcbuild.toolchain.providers.base import Request
+from srcbuild.toolchain.providers.base import TOOLS, Request
 from srcbuild.toolchain.provision import Outcome, provision
 from srcbuild.toolchain.session import Session, open_session
 
-TOOL_NAMES = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+TOOL_NAMES = TOOLS  # magma's VERSION is the CUDA release it is built for: `install magma 11.8`
 
 
 @click.group("toolchain")
@@ -158,6 +158,8 @@ def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[R
 def rm_command(name: str, version: str, provider: str | None, work_dir: str | None, cache_dir: str | None) -> int:
     """Remove a provisioned toolchain (every provider's prefix of it unless --from)."""
     session = open_session(resolve_paths(work_dir, cache_dir))
+    if name == "magma" and not version.startswith("cuda"):  # `rm magma 11.8`, as it was installed
+        version = Request("magma", version).store_version
     removed = session.store.remove(name, version, provider)
     if not removed:
         raise UsageError(f"no provisioned {name} {version} in {session.store.root}", "srcbuild toolchain ls")

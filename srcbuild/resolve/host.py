@@ -104,21 +104,24 @@ def probe_build_host(
     from srcbuild.resolve.portable import portable_choice, sysroot_gcc, sysroot_glibc
     from srcbuild.toolchain.facts import load_facts
     from srcbuild.toolchain.needs import needs_for
-    from srcbuild.toolchain.planned import plan_provisioning
+    from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
     from srcbuild.toolchain.providers import provider_order
     from srcbuild.toolchain.store import ToolchainStore
 
     glibc = sysroot_glibc(environ) if portable_choice(recipe, options, environ).on else None
-    if options.no_provision and glibc is None:
-        return build_host(recipe, facts, environ)
-    store, data = ToolchainStore(paths.toolchain_dir), load_facts(environ)
+    store = ToolchainStore(paths.toolchain_dir)
+    if options.no_provision and glibc is None:  # a MAGMA already provisioned is used, as a provisioned CUDA is
+        return replace(build_host(recipe, facts, environ), magma_home=provisioned_magma(recipe, store))
+    data = load_facts(environ)
     if options.no_provision:  # a portable build still looks for its compiler, and fetches nothing
-        host = build_host(recipe, facts, environ)
+        host = replace(build_host(recipe, facts, environ), magma_home=provisioned_magma(recipe, store))
         needs = needs_for(recipe, facts, store, data, provider_order(environ), glibc)
     else:
         exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
         planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc)
-        host = replace(build_host(recipe, planned.facts, environ), provisioning=planned.steps)
+        host = replace(
+            build_host(recipe, planned.facts, environ), provisioning=planned.steps, magma_home=planned.magma_home
+        )
         needs = list(planned.needs)
     if glibc is None:
         return host

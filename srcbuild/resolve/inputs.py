@@ -87,5 +87,6 @@ class BuildHost:
     # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
     # ``facts`` already counts their prefixes as there
     provisioning: tuple[Any, ...] = ()
+    magma_home: Path | None = None  # a provisioned (or planned) MAGMA prefix: the build's MAGMA_HOME
     # a portable build's compiler (srcbuild.resolve.portable); None when the build is not portable
     sysroot_gcc: SysrootGcc | None = None

@@ -60,6 +60,7 @@ def resolve(
         cxx=str(compiler.tree.links_dir / "g++"),
         cuda_home=settings.cuda_home,
         cudnn_root=str(host.cudnn_root) if host.cudnn_root else settings.cuda_home,
+        magma_home=str(host.magma_home) if host.magma_home else None,
         env_prefix=str(environment.prefix),
         max_jobs=settings.max_jobs,
         max_jobs_reason=settings.max_jobs_reason,

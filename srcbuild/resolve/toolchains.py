@@ -70,6 +70,7 @@ def resolve_toolchains(
             out.append(Toolchain("cudnn", None, None, None, Provider.NONE, "recipe (no toolchain.cudnn)"))
     out.append(_mpi(recipe, host))
     out.append(_nccl(recipe, host))
+    out.append(_magma(recipe, host))
     return tuple(out)
 
 
@@ -112,6 +113,23 @@ def _mpi(recipe: Recipe, host: BuildHost) -> Toolchain:
             return Toolchain("mpi", mpi.version, install.version, install.mpicc, provider, where)
     provider, source = _provider(recipe, "mpi", None)
     return Toolchain("mpi", mpi.version, None, None, provider, source)
+
+
+def _magma(recipe: Recipe, host: BuildHost) -> Toolchain:
+    """MAGMA: a provisioned ``magma-cudaXY`` prefix (MAGMA_HOME), the recipe's ``[env] conda``, or none."""
+    from srcbuild.toolchain.needs import uses_magma
+
+    if recipe.toolchain.cuda is None:
+        return Toolchain("magma", None, None, None, Provider.NONE, "recipe (CPU only)")
+    if provided_by_env(recipe, "magma-cuda" + recipe.toolchain.cuda.replace(".", "")):
+        return Toolchain("magma", None, None, None, Provider.ENVIRONMENT, "recipe [env] conda")
+    if not uses_magma(recipe):
+        return Toolchain("magma", None, None, None, Provider.NONE, "recipe [build] env USE_MAGMA=0")
+    if host.magma_home is None:
+        why = "not provisioned (no magma-cudaXY for this CUDA and these GPUs, or --no-provision): no MAGMA"
+        return Toolchain("magma", None, None, None, Provider.NONE, why)
+    origin = f"srcbuild toolchain (pytorch channel magma-cuda{recipe.toolchain.cuda.replace('.', '')})"
+    return Toolchain("magma", None, None, host.magma_home, Provider.PROVISIONED, origin)
 
 
 def _nccl(recipe: Recipe, host: BuildHost) -> Toolchain:
