@@ -76,6 +76,10 @@ def render_report(report: VerifyReport, console: Console) -> None:
     if report.extra.get("glibc_needed"):
         glibc = f"needs glibc {report.extra['glibc_needed']} (symbol versions)"
         lines.insert(0, f"{glibc}: platform tag {report.extra['manylinux']}")
+        if report.extra.get("manylinux_held_back_by"):
+            from srcbuild.verify.manylinux import listed
+
+            lines.insert(1, f"  not older because of {listed(report.extra['manylinux_held_back_by'])}")
     print_lines(lines, console)
 
 

@@ -1,7 +1,8 @@
 """A portable build's last doing: retag its wheel ``manylinux_X_Y`` and describe it for the manifest.
 
-The tag is the one the wheel's ELF symbol versions allow (``srcbuild.verify.symbols``, what
-``srcbuild verify`` reports); ``python -m wheel tags`` (the ``wheel`` package) writes it, rewriting
+The tag is the one the wheel's ELF symbol versions allow by auditwheel's policies
+(``srcbuild.verify.manylinux``: glibc, libstdc++ and libgcc_s versions; what ``srcbuild verify``
+reports); ``python -m wheel tags`` (the ``wheel`` package) writes it, rewriting
 the wheel's ``WHEEL`` file and ``RECORD``. The decision that a build is portable is
 ``srcbuild.resolve.portable``'s.
 """
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 def retag_wheel(ex: Executor, dist: Path, pattern: str, python: str, log: Path) -> None:
     """``python -m wheel tags --platform-tag manylinux_X_Y --remove WHEEL`` (a no-op when the wheel
     already carries that tag, as after a resumed build)."""
-    from srcbuild.verify.symbols import wheel_platform_tag
+    from srcbuild.verify.manylinux import wheel_platform_tag
 
     wheel = find_wheel(dist, pattern)
     tag = wheel_platform_tag(wheel)

@@ -330,6 +330,10 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     if portable is not None:
         needed = report.extra.get("glibc_needed") or "no versioned symbol"
         ex.console.print(f"    needs glibc {needed} (sysroot {portable.glibc}): {report.extra.get('manylinux')}")
+        if report.extra.get("manylinux_held_back_by"):
+            from srcbuild.verify.manylinux import listed
+
+            ex.console.print(f"    not older because of {listed(report.extra['manylinux_held_back_by'])}")
 
 
 def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:

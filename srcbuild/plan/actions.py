@@ -312,7 +312,7 @@ class VerifyWheel(Action):
 @dataclass(frozen=True)
 class RetagWheel(Action):
     """A portable build's wheel gets the ``manylinux_X_Y`` tag its symbol versions allow
-    (``verify.symbols.wheel_platform_tag``), written by ``python -m wheel tags`` (WHEEL and RECORD)."""
+    (``verify.manylinux.wheel_platform_tag``), written by ``python -m wheel tags`` (WHEEL and RECORD)."""
 
     name: ClassVar[str] = "retag-wheel"
     dist: Path
@@ -330,7 +330,7 @@ class RetagWheel(Action):
 
         q = shlex.quote
         py = q(self.python)
-        tag = "from srcbuild.verify.symbols import wheel_platform_tag as t; import pathlib, sys; "
+        tag = "from srcbuild.verify.manylinux import wheel_platform_tag as t; import pathlib, sys; "
         tag += "print(t(pathlib.Path(sys.argv[1])))"
         return (
             f"wheel=$(ls -t {q(str(self.dist))}/{self.pattern} | head -n 1)",

@@ -247,27 +247,42 @@ def check_cuda_runtime(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
 
 
 PORTABLE_SOURCE = (
-    "https://peps.python.org/pep-0600/ (a manylinux_X_Y wheel may only need glibc X.Y); the sysroot's glibc: "
+    "https://peps.python.org/pep-0600/ (a manylinux_X_Y wheel may only need what glibc X.Y's policy provides); "
+    "auditwheel/policy/manylinux-policy.json (the policy's symbol versions); the sysroot's glibc: "
     "conda-forge/linux-sysroot-feedstock"
 )
 
 
 def check_portable(wheel: Path, floor: str) -> list[Finding]:
-    """A portable build's wheel must need no glibc newer than its sysroot's (``floor``, "2.17"):
-    one error naming the symbols that do (at most five, then how many more)."""
-    from srcbuild.verify.symbols import wheel_symbols_newer_than
+    """A portable build's wheel must need no symbol version the policy of its sysroot's glibc
+    (``floor``, "2.17": manylinux_2_17) lacks: no newer glibc, and no newer libstdc++ or libgcc_s
+    than that policy's (``verify.manylinux``). One error naming the symbols that do (at most five,
+    then how many more)."""
+    from packaging.utils import parse_wheel_filename
+
+    from srcbuild.verify.manylinux import lacking, needs_of, policy_for_glibc
+    from srcbuild.verify.symbols import linux_arch, wheel_version_needs
 
     major, _, minor = floor.partition(".")
-    newer = wheel_symbols_newer_than(wheel, (int(major), int(minor)))
+    arch = linux_arch(t.platform for t in parse_wheel_filename(wheel.name)[3])
+    policy = policy_for_glibc((int(major), int(minor)), arch) if arch else None
+    if policy is None:
+        return []
+    newer = [
+        f"{symbol}@{need.version} ({need.library})" if symbol else need.text()
+        for need in lacking(policy, needs_of(wheel_version_needs(wheel)))
+        for symbol in (need.symbols or ("",))
+    ]
     if not newer:
         return []
-    shown = ", ".join(f"{symbol} ({member.rsplit('/', 1)[-1]})" for member, symbol in newer[:5])
+    shown = ", ".join(newer[:5])
     more = f" and {len(newer) - 5} more" if len(newer) > 5 else ""
     return [
         Finding(
             "portable-glibc",
             Severity.ERROR,
-            f"a portable build must need glibc {floor} at most, but {wheel.name} uses {shown}{more}",
+            f"a portable build must need glibc {floor} at most and no symbol version {policy.name} lacks, "
+            f"but {wheel.name} uses {shown}{more}",
             PORTABLE_SOURCE,
             "build with the conda gcc and its sysroot (srcbuild plan shows the compiler), or without --portable",
             "build.portable",

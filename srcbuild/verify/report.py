@@ -96,6 +96,7 @@ class VerifyReport:
             "findings": [f.to_json() for f in self.findings],
             "glibc_needed": self.extra.get("glibc_needed", ""),
             "manylinux": self.extra.get("manylinux", ""),
+            "manylinux_held_back_by": self.extra.get("manylinux_held_back_by", []),
         }
 
 
@@ -247,10 +248,16 @@ def verify_wheel(
 
 
 def glibc_facts(wheel: WheelReport) -> dict[str, Any]:
-    """The glibc the wheel's ELF files need and the ``manylinux_X_Y`` tag those symbol versions allow
-    (``verify.symbols``; external libraries such as CUDA's are not bundled, as the official torch
-    wheels do, so the tag states the C library only)."""
-    from srcbuild.verify.symbols import glibc_text, platform_tag_for, wheel_glibc
+    """The glibc the wheel's ELF files need, the platform tag their symbol versions allow (glibc's,
+    libstdc++'s, libgcc_s's, by auditwheel's policies: ``verify.manylinux``; external libraries
+    such as CUDA's are not bundled, as the official torch wheels do, and do not bound it), and the
+    versions that keep it from the next older tag (``GLIBCXX_3.4.26 (libfoo.so)``)."""
+    from srcbuild.verify.manylinux import wheel_tag_decision
+    from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
-    needed = wheel_glibc(wheel.path)
-    return {"glibc_needed": glibc_text(needed), "manylinux": platform_tag_for(needed, wheel.platform_tags)}
+    decision = wheel_tag_decision(wheel.path, wheel.platform_tags)
+    return {
+        "glibc_needed": glibc_text(wheel_glibc(wheel.path)),
+        "manylinux": decision.tag if decision is not None else "",
+        "manylinux_held_back_by": [n.text() for n in decision.held_back_by] if decision is not None else [],
+    }

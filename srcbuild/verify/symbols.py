@@ -10,9 +10,8 @@ the rule: https://peps.python.org/pep-0600/). Only ``GLIBC_X.Y[.Z]`` names count
 ``symbols_newer_than`` names the imported symbols behind a version (``memfd_create@GLIBC_2.27``):
 each dynamic symbol's index in ``.gnu.version`` is the ``vna_other`` of the ``.gnu.version_r``
 entry it was linked against (the ELF symbol versioning of the LSB, "Symbol Versioning").
-``wheel_platform_tag`` is the tag a wheel's ELF files allow: what ``srcbuild verify`` reports and
-what a portable build retags its wheel with. Libraries outside the wheel (CUDA's, the system's)
-are not bundled, as the official torch wheels do, so the tag states the C library only.
+``version_needs`` reads every version an ELF file asks for (libstdc++'s ``GLIBCXX_``, libgcc_s's
+``GCC_`` too): ``verify.manylinux`` decides the platform tag from them.
 """
 
 from __future__ import annotations
@@ -30,61 +29,62 @@ _GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)(?:\.\d+)?$")
 ELF_MAGIC = b"\x7fELF"
 
 
-def glibc_versions(data: bytes) -> set[tuple[int, int]]:
-    """The GLIBC_X.Y versions one ELF file (its bytes) asks for; empty for anything else."""
+def version_needs(data: bytes) -> dict[str, set[str]]:
+    """Each version one ELF file (its bytes) asks for (``GLIBC_2.27``, ``GLIBCXX_3.4.26``), with the
+    imported symbols linked against it; empty for anything else."""
     if not data.startswith(ELF_MAGIC):
-        return set()
-    found: set[tuple[int, int]] = set()
+        return {}
+    needs: dict[str, set[str]] = {}
     try:
         elf = ELFFile(io.BytesIO(data))
+        by_index: dict[int, str] = {}  # .gnu.version index -> version name
         for section in elf.iter_sections():
             if section.header["sh_type"] != "SHT_GNU_verneed":
                 continue
             for _verneed, auxes in section.iter_versions():  # type: ignore[attr-defined]
                 for aux in auxes:
-                    m = _GLIBC.match(aux.name)
-                    if m:
-                        found.add((int(m.group(1)), int(m.group(2))))
+                    by_index[int(aux["vna_other"])] = aux.name
+                    needs.setdefault(aux.name, set())
+        versym, dynsym = elf.get_section_by_name(".gnu.version"), elf.get_section_by_name(".dynsym")
+        if by_index and versym is not None and dynsym is not None:
+            for i, symbol in enumerate(dynsym.iter_symbols()):  # type: ignore[attr-defined]
+                index = versym.get_symbol(i)["ndx"]  # type: ignore[attr-defined]
+                if isinstance(index, int) and (index & 0x7FFF) in by_index and symbol.name:
+                    needs[by_index[index & 0x7FFF]].add(symbol.name)
     except (ELFError, ValueError, KeyError, OSError):
-        return set()
-    return found
+        return {}
+    return needs
+
+
+def _glibc_pair(version: str) -> tuple[int, int] | None:
+    m = _GLIBC.match(version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def glibc_versions(data: bytes) -> set[tuple[int, int]]:
+    """The GLIBC_X.Y versions one ELF file (its bytes) asks for; empty for anything else."""
+    return {pair for pair in map(_glibc_pair, version_needs(data)) if pair is not None}
 
 
 def symbols_newer_than(data: bytes, floor: tuple[int, int]) -> list[str]:
     """The imported symbols of one ELF file that need a glibc newer than ``floor``, as
     ``name@GLIBC_X.Y`` (sorted); empty for anything else."""
-    if not data.startswith(ELF_MAGIC):
-        return []
     found: set[str] = set()
-    try:
-        elf = ELFFile(io.BytesIO(data))
-        newer: dict[int, str] = {}  # version index -> GLIBC_X.Y
-        for section in elf.iter_sections():
-            if section.header["sh_type"] != "SHT_GNU_verneed":
-                continue
-            for _verneed, auxes in section.iter_versions():  # type: ignore[attr-defined]
-                for aux in auxes:
-                    m = _GLIBC.match(aux.name)
-                    if m and (int(m.group(1)), int(m.group(2))) > floor:
-                        newer[int(aux["vna_other"])] = aux.name
-        versym, dynsym = elf.get_section_by_name(".gnu.version"), elf.get_section_by_name(".dynsym")
-        if not newer or versym is None or dynsym is None:
-            return []
-        for i, symbol in enumerate(dynsym.iter_symbols()):  # type: ignore[attr-defined]
-            index = versym.get_symbol(i)["ndx"]  # type: ignore[attr-defined]
-            if isinstance(index, int) and (index & 0x7FFF) in newer:
-                found.add(f"{symbol.name}@{newer[index & 0x7FFF]}")
-    except (ELFError, ValueError, KeyError, OSError):
-        return []
+    for version, symbols in version_needs(data).items():
+        pair = _glibc_pair(version)
+        if pair is not None and pair > floor:
+            found.update(f"{symbol}@{version}" for symbol in symbols)
     return sorted(found)
 
 
-def wheel_symbols_newer_than(wheel: Path, floor: tuple[int, int]) -> list[tuple[str, str]]:
-    """(member, ``name@GLIBC_X.Y``) for each symbol of ``wheel``'s ELF files newer than ``floor``."""
-    out: list[tuple[str, str]] = []
+def wheel_version_needs(wheel: Path) -> dict[str, dict[str, set[str]]]:
+    """``version_needs`` of each ELF file of ``wheel``, by member name (those asking for none left out)."""
+    out: dict[str, dict[str, set[str]]] = {}
     with zipfile.ZipFile(wheel) as zf:
         for name in _elf_members(zf):
-            out += [(name, symbol) for symbol in symbols_newer_than(zf.read(name), floor)]
+            needs = version_needs(zf.read(name))
+            if needs:
+                out[name] = needs
     return out
 
 
@@ -114,31 +114,29 @@ _OLDEST = {"x86_64": (2, 5), "i686": (2, 5)}
 _OLDEST_OTHER = (2, 17)
 
 
+def oldest_glibc(arch: str) -> tuple[int, int]:
+    """The glibc of the oldest ``manylinux_X_Y`` tag pip accepts for ``arch``."""
+    return _OLDEST.get(arch, _OLDEST_OTHER)
+
+
 def manylinux_tag(needed: tuple[int, int] | None, arch: str) -> str:
-    """The PEP 600 tag a wheel needing glibc ``needed`` may carry: ``manylinux_2_17_x86_64``; never
-    older than the oldest tag pip accepts for ``arch`` (a wheel needing only GLIBC_2.2.5 is
-    ``manylinux_2_5_x86_64``)."""
-    major, minor = max(needed or (0, 0), _OLDEST.get(arch, _OLDEST_OTHER))
+    """The PEP 600 tag a wheel needing glibc ``needed`` (and nothing else) may carry:
+    ``manylinux_2_17_x86_64``; never older than the oldest tag pip accepts for ``arch`` (a wheel
+    needing only GLIBC_2.2.5 is ``manylinux_2_5_x86_64``)."""
+    major, minor = max(needed or (0, 0), oldest_glibc(arch))
     return f"manylinux_{major}_{minor}_{arch}"
 
 
-def platform_tag_for(needed: tuple[int, int] | None, platform_tags: Iterable[str]) -> str:
-    """The ``manylinux_X_Y_<arch>`` tag for a wheel tagged ``linux_<arch>`` (or already manylinux)
-    that needs glibc ``needed``; empty when no tag names a Linux architecture."""
+def linux_arch(platform_tags: Iterable[str]) -> str:
+    """The architecture of a wheel tagged ``linux_<arch>`` or ``manylinux_X_Y_<arch>``; empty when
+    no tag names a Linux architecture."""
     arches = set()
     for tag in platform_tags:
         if tag.startswith("linux_"):
             arches.add(tag[len("linux_") :])
         elif tag.startswith("manylinux_"):
             arches.add(tag.split("_", 3)[3])
-    return manylinux_tag(needed, sorted(arches)[0]) if arches else ""
-
-
-def wheel_platform_tag(wheel: Path) -> str:
-    """The ``manylinux_X_Y_<arch>`` tag ``wheel``'s symbol versions allow (see the module docstring)."""
-    from packaging.utils import parse_wheel_filename
-
-    return platform_tag_for(wheel_glibc(wheel), {t.platform for t in parse_wheel_filename(wheel.name)[3]})
+    return sorted(arches)[0] if arches else ""
 
 
 def glibc_text(pair: tuple[int, int] | None) -> str:
