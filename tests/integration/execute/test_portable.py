@@ -1,6 +1,7 @@
 """Portable builds of the fixture world: the conda gcc and a sysroot_linux-64 2.17 package come from a
 local conda channel, the wheel comes out tagged manylinux_2_X, pip in a fresh venv installs it, and
-a wheel that needs a newer glibc than the sysroot's is refused (exit 6, naming the symbol).
+a wheel that needs a newer glibc than the sysroot's, or a newer libstdc++ than its manylinux policy
+provides, is refused (exit 6, naming the symbol).
 
 The sysroot package is a STAND-IN built from this machine's glibc (tests/worlds/conda_compiler.py
 says why): no real glibc 2.17 sysroot can be fetched here, so the glibc refusal is shown with a
@@ -99,6 +100,15 @@ def test_a_portable_wheel_needing_a_newer_glibc_is_refused(portable: Srcbuild) -
     assert ran.rc == 6, ran.out
     assert "a portable build must need glibc 2.17 at most" in ran.out
     assert "memfd_create@GLIBC_2.27 (libtorch_cpu.so)" in ran.out
+    assert not list(portable.cache_dir.rglob("*.whl"))
+
+
+def test_a_portable_wheel_needing_a_newer_libstdcxx_is_refused(portable: Srcbuild) -> None:
+    ran = portable.run("torch", "world-portable-glibcxx")  # a C++ op: std::filesystem, GLIBCXX_3.4.26
+    assert ran.rc == 6, ran.out
+    said = " ".join(ran.out.split())
+    assert "a portable build must need glibc 2.17 at most and no symbol version manylinux_2_17 lacks" in said
+    assert "@GLIBCXX_3.4.26 (libtorch_cpu.so)" in said
     assert not list(portable.cache_dir.rglob("*.whl"))
 
 
