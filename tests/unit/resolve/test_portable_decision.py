@@ -169,7 +169,7 @@ def test_the_plan_retags_after_verifying_and_the_shell_does_the_same(
     assert ids[-3:] == ["verify", "retag", "cache"]
     shell = render_shell(plan)
     assert '/opt/srcbuild/bin/python -m wheel tags --platform-tag "$tag" --remove "$wheel"' in shell
-    assert "from srcbuild.verify.symbols import wheel_platform_tag" in shell
+    assert "from srcbuild.verify.manylinux import wheel_platform_tag" in shell
     assert str(tmp_path / "tc" / "bin" / "gcc-11") in shell  # the compiler step registers the conda gcc
     plain = make_plan(_resolve(recipe, paths, dataclasses.replace(host, sysroot_gcc=None), portable=None))
     assert "retag" not in plain.step_ids
