@@ -1,5 +1,5 @@
 """The platform tag of wheels holding real shared libraries built here: a C one (memcpy,
-GLIBC_2.14) and a C++ one built with g++ 12 whose std::filesystem call links GLIBCXX_3.4.26, which
+GLIBC_2.14) and a C++ one built with g++ 11 whose std::filesystem call links GLIBCXX_3.4.26, which
 a manylinux2014 machine's libstdc++ lacks. The C++ wheel gets the newer tag auditwheel's policies
 allow, verify names the version that keeps it there, and a portable check against a 2.17 sysroot
 refuses it. ``auditwheel show`` on the same wheels agrees on the tag.
@@ -42,7 +42,7 @@ def shared_library(directory: Path, compiler: str, name: str, source: str, suffi
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("manylinux")
     c = shared_library(tmp, "gcc", "copy", C_SOURCE, ".c")
-    cxx = shared_library(tmp, "g++-12", "fs", CXX_SOURCE, ".cc")
+    cxx = shared_library(tmp, "g++-11", "fs", CXX_SOURCE, ".cc")
     return {
         "c": make_wheel(tmp / "c", name="demo_c", tag=host_tag(), extra={"demo_c/lib/libcopy.so": c}),
         "cxx": make_wheel(tmp / "cxx", name="demo_cxx", tag=host_tag(), extra={"demo_cxx/lib/libfs.so": cxx}),
