@@ -72,15 +72,23 @@ def render_report(report: VerifyReport, console: Console) -> None:
                 ((str(c.cc), "yes" if c.runs else "NO", c.via) for c in report.coverage),
             )
         )
-    lines = [finding.render() for finding in report.findings]
-    if report.extra.get("glibc_needed"):
-        glibc = f"needs glibc {report.extra['glibc_needed']} (symbol versions)"
-        lines.insert(0, f"{glibc}: platform tag {report.extra['manylinux']}")
-        if report.extra.get("manylinux_held_back_by"):
-            from srcbuild.verify.manylinux import listed
-
-            lines.insert(1, f"  not older because of {listed(report.extra['manylinux_held_back_by'])}")
+    lines = [*platform_lines(report.extra), *(finding.render() for finding in report.findings)]
     print_lines(lines, console)
+
+
+def platform_lines(extra: dict[str, Any]) -> list[str]:
+    """The glibc the wheel needs, its platform tag, what keeps it from an older one and the
+    libraries the machine must provide (``verify.report.glibc_facts``)."""
+    from srcbuild.verify.manylinux import listed
+
+    if not extra.get("glibc_needed"):
+        return []
+    lines = [f"needs glibc {extra['glibc_needed']} (symbol versions): platform tag {extra['manylinux']}"]
+    if extra.get("manylinux_held_back_by"):
+        lines.append(f"  not older because of {listed(extra['manylinux_held_back_by'])}")
+    if extra.get("manylinux_unbundled"):
+        lines.append(f"  not bundled, the machine provides them: {listed(extra['manylinux_unbundled'])}")
+    return lines
 
 
 def raise_if_failed(report: VerifyReport) -> None:

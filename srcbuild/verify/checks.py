@@ -261,7 +261,7 @@ def check_portable(wheel: Path, floor: str) -> list[Finding]:
     from packaging.utils import parse_wheel_filename
 
     from srcbuild.verify.manylinux import lacking, needs_of, policy_for_glibc
-    from srcbuild.verify.symbols import linux_arch, wheel_version_needs
+    from srcbuild.verify.symbols import linux_arch, wheel_links
 
     major, _, minor = floor.partition(".")
     arch = linux_arch(t.platform for t in parse_wheel_filename(wheel.name)[3])
@@ -270,7 +270,7 @@ def check_portable(wheel: Path, floor: str) -> list[Finding]:
         return []
     newer = [
         f"{symbol}@{need.version} ({need.library})" if symbol else need.text()
-        for need in lacking(policy, needs_of(wheel_version_needs(wheel)))
+        for need in lacking(policy, needs_of({m: link.versions for m, link in wheel_links(wheel).items()}))
         for symbol in (need.symbols or ("",))
     ]
     if not newer:

@@ -11,8 +11,10 @@ way from the same data, read as data (importlib.resources) rather than through a
 API, which changes between releases. A wheel built with a gcc whose libstdc++ is newer than the
 policy's (``GLIBCXX_3.4.26`` on a manylinux2014 machine) gets the newer tag its symbols allow.
 
-Versions of libraries no policy names (CUDA's ``libcudart.so.11.0``, MPI's) do not bound the tag:
-those libraries are not bundled, as the official torch wheels do, and the machine provides them.
+Versions of libraries no policy names (CUDA's ``libcudart.so.11.0``, MPI's) do not bound the tag,
+and neither does auditwheel's list of the libraries a policy's machines provide (``lib_whitelist``):
+the libraries outside it that the wheel links are not bundled, as the official torch wheels do,
+and the machine provides them; the decision names them (``unbundled``).
 No tag is older than the oldest pip accepts for the architecture (``symbols.oldest_glibc``). A
 wheel that needs more than the newest policy provides is ``linux_<arch>``, as auditwheel says.
 """
@@ -38,6 +40,7 @@ class Policy:
     name: str  # manylinux_2_17
     priority: int  # higher: more compatible (auditwheel's order)
     versions: Mapping[str, frozenset[str]]  # "GLIBCXX" -> {"3.4", ..., "3.4.19"}
+    libraries: frozenset[str] = frozenset()  # the libraries its machines provide (lib_whitelist)
 
     @property
     def glibc(self) -> tuple[int, int]:
@@ -76,6 +79,7 @@ class TagDecision:
     tag: str  # manylinux_2_34_x86_64; linux_x86_64 when no policy provides everything
     policy: str  # manylinux_2_34; empty with linux_<arch>
     held_back_by: tuple[Need, ...]  # what the next older policy lacks (empty for the oldest)
+    unbundled: tuple[str, ...] = ()  # linked, not in the wheel nor on every machine of the policy
 
 
 def listed(texts: Iterable[str], limit: int = 5) -> str:
@@ -114,6 +118,7 @@ def policies(arch: str) -> tuple[Policy, ...]:
             str(entry["name"]),
             int(entry["priority"]),
             {library: frozenset(numbers) for library, numbers in versions.items()},
+            frozenset(entry.get("lib_whitelist", ())),
         )
         if policy.glibc >= oldest_glibc(arch):
             found.append(policy)
@@ -121,7 +126,7 @@ def policies(arch: str) -> tuple[Policy, ...]:
 
 
 def needs_of(members: Mapping[str, Mapping[str, Iterable[str]]]) -> list[Need]:
-    """One ``Need`` per member and version, from ``symbols.wheel_version_needs``."""
+    """One ``Need`` per member and version, from the ``versions`` of ``symbols.wheel_links``."""
     return [
         Need(version, member, tuple(sorted(symbols)))
         for member, versions in sorted(members.items())
@@ -140,20 +145,23 @@ def policy_for_glibc(glibc: tuple[int, int], arch: str) -> Policy | None:
     return max(fitting, key=lambda p: p.glibc) if fitting else None
 
 
-def decide_tag(needs: Iterable[Need], arch: str) -> TagDecision:
-    """The most compatible policy of ``arch`` that provides every need (module docstring)."""
-    needs = list(needs)
+def decide_tag(needs: Iterable[Need], arch: str, unbundled: Iterable[str] = ()) -> TagDecision:
+    """The most compatible policy of ``arch`` that provides every need (module docstring).
+    ``unbundled``: the libraries the wheel links but does not hold; those the policy's machines do
+    not all provide (CUDA's, MPI's) are named in the decision, and do not bound the tag."""
+    needs, unbundled = list(needs), set(unbundled)
     found = policies(arch)
     for i, policy in enumerate(found):
         if not lacking(policy, needs):
             older = tuple(lacking(found[i - 1], needs)) if i else ()
-            return TagDecision(f"{policy.name}_{arch}", policy.name, older)
-    return TagDecision(f"linux_{arch}", "", tuple(lacking(found[-1], needs)) if found else ())
+            return TagDecision(f"{policy.name}_{arch}", policy.name, older, tuple(sorted(unbundled - policy.libraries)))
+    newest = found[-1] if found else Policy("", 0, {})
+    return TagDecision(f"linux_{arch}", "", tuple(lacking(newest, needs)), tuple(sorted(unbundled - newest.libraries)))
 
 
 def wheel_tag_decision(wheel: Path, platform_tags: Iterable[str] | None = None) -> TagDecision | None:
     """The decision for ``wheel`` (its ELF files); None when its tags name no Linux architecture."""
-    from srcbuild.verify.symbols import linux_arch, wheel_version_needs
+    from srcbuild.verify.symbols import linux_arch, wheel_links
 
     if platform_tags is None:
         from packaging.utils import parse_wheel_filename
@@ -162,7 +170,11 @@ def wheel_tag_decision(wheel: Path, platform_tags: Iterable[str] | None = None) 
     arch = linux_arch(platform_tags)
     if not arch:
         return None
-    return decide_tag(needs_of(wheel_version_needs(wheel)), arch)
+    links = wheel_links(wheel)
+    held = {member.rsplit("/", 1)[-1] for member in links}
+    linked = {library for link in links.values() for library in link.libraries}
+    needs = needs_of({member: link.versions for member, link in links.items()})
+    return decide_tag(needs, arch, linked - held)
 
 
 def wheel_platform_tag(wheel: Path) -> str:

@@ -97,6 +97,7 @@ class VerifyReport:
             "glibc_needed": self.extra.get("glibc_needed", ""),
             "manylinux": self.extra.get("manylinux", ""),
             "manylinux_held_back_by": self.extra.get("manylinux_held_back_by", []),
+            "manylinux_unbundled": self.extra.get("manylinux_unbundled", []),
         }
 
 
@@ -250,8 +251,9 @@ def verify_wheel(
 def glibc_facts(wheel: WheelReport) -> dict[str, Any]:
     """The glibc the wheel's ELF files need, the platform tag their symbol versions allow (glibc's,
     libstdc++'s, libgcc_s's, by auditwheel's policies: ``verify.manylinux``; external libraries
-    such as CUDA's are not bundled, as the official torch wheels do, and do not bound it), and the
-    versions that keep it from the next older tag (``GLIBCXX_3.4.26 (libfoo.so)``)."""
+    such as CUDA's are not bundled, as the official torch wheels do, and do not bound it), the
+    versions that keep it from the next older tag (``GLIBCXX_3.4.26 (libfoo.so)``), and the linked
+    libraries the machine must provide beyond the policy's."""
     from srcbuild.verify.manylinux import wheel_tag_decision
     from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
@@ -260,4 +262,5 @@ def glibc_facts(wheel: WheelReport) -> dict[str, Any]:
         "glibc_needed": glibc_text(wheel_glibc(wheel.path)),
         "manylinux": decision.tag if decision is not None else "",
         "manylinux_held_back_by": [n.text() for n in decision.held_back_by] if decision is not None else [],
+        "manylinux_unbundled": list(decision.unbundled) if decision is not None else [],
     }

@@ -20,6 +20,7 @@ import io
 import re
 import zipfile
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
@@ -77,14 +78,35 @@ def symbols_newer_than(data: bytes, floor: tuple[int, int]) -> list[str]:
     return sorted(found)
 
 
-def wheel_version_needs(wheel: Path) -> dict[str, dict[str, set[str]]]:
-    """``version_needs`` of each ELF file of ``wheel``, by member name (those asking for none left out)."""
-    out: dict[str, dict[str, set[str]]] = {}
+def needed_libraries(data: bytes) -> tuple[str, ...]:
+    """The libraries one ELF file (its bytes) links (``DT_NEEDED``: ``libcudart.so.11.0``); empty
+    for anything else."""
+    if not data.startswith(ELF_MAGIC):
+        return ()
+    try:
+        dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
+        if dynamic is None:
+            return ()
+        return tuple(str(tag.needed) for tag in dynamic.iter_tags("DT_NEEDED"))  # type: ignore[attr-defined]
+    except (ELFError, ValueError, KeyError, OSError):
+        return ()
+
+
+@dataclass(frozen=True)
+class ElfLinks:
+    """What one ELF file of a wheel imports: versions (with their symbols) and libraries."""
+
+    versions: dict[str, set[str]]
+    libraries: tuple[str, ...]
+
+
+def wheel_links(wheel: Path) -> dict[str, ElfLinks]:
+    """``ElfLinks`` of each ELF file of ``wheel``, by member name."""
+    out: dict[str, ElfLinks] = {}
     with zipfile.ZipFile(wheel) as zf:
         for name in _elf_members(zf):
-            needs = version_needs(zf.read(name))
-            if needs:
-                out[name] = needs
+            data = zf.read(name)
+            out[name] = ElfLinks(version_needs(data), needed_libraries(data))
     return out
 
 

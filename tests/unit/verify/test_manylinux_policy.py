@@ -36,6 +36,8 @@ def test_libstdcxx_versions_bound_the_tag_and_cuda_versions_do_not() -> None:
     decided = decide_tag([*cxx, *needs("libcudart.so.11.0", member="a/libcuda_ops.so")], "x86_64")
     assert decided.tag == "manylinux_2_31_x86_64"  # manylinux_2_28's libstdc++ stops at GLIBCXX_3.4.24
     assert [n.text() for n in decided.held_back_by] == ["GLIBCXX_3.4.26 (libfs.so)"]
+    linked = {"libcudart.so.11.0", "libstdc++.so.6", "libc.so.6"}
+    assert decide_tag(cxx, "x86_64", linked).unbundled == ("libcudart.so.11.0",)  # named, not refused
     gcc = decide_tag(needs("GLIBC_2.17", "GCC_7.0.0"), "x86_64")
     assert gcc.tag == "manylinux_2_27_x86_64" and [n.version for n in gcc.held_back_by] == ["GCC_7.0.0"]
 
