@@ -261,16 +261,20 @@ def check_portable(wheel: Path, floor: str) -> list[Finding]:
     from packaging.utils import parse_wheel_filename
 
     from srcbuild.verify.manylinux import lacking, needs_of, policy_for_glibc
-    from srcbuild.verify.symbols import linux_arch, wheel_links
+    from srcbuild.verify.symbols import glibc_pair, linux_arch, wheel_links
 
     major, _, minor = floor.partition(".")
+    glibc = (int(major), int(minor))
     arch = linux_arch(t.platform for t in parse_wheel_filename(wheel.name)[3])
-    policy = policy_for_glibc((int(major), int(minor)), arch) if arch else None
-    if policy is None:
-        return []
+    needs = needs_of({m: link.versions for m, link in wheel_links(wheel).items()})
+    policy = policy_for_glibc(glibc, arch) if arch else None
+    if policy is not None:
+        refused, bound = lacking(policy, needs), f"no symbol version {policy.name} lacks"
+    else:  # no manylinux policy for this architecture and glibc: the glibc alone bounds the wheel
+        refused, bound = [n for n in needs if (glibc_pair(n.version) or (0, 0)) > glibc], "no newer one"
     newer = [
         f"{symbol}@{need.version} ({need.library})" if symbol else need.text()
-        for need in lacking(policy, needs_of({m: link.versions for m, link in wheel_links(wheel).items()}))
+        for need in refused
         for symbol in (need.symbols or ("",))
     ]
     if not newer:
@@ -281,8 +285,7 @@ def check_portable(wheel: Path, floor: str) -> list[Finding]:
         Finding(
             "portable-glibc",
             Severity.ERROR,
-            f"a portable build must need glibc {floor} at most and no symbol version {policy.name} lacks, "
-            f"but {wheel.name} uses {shown}{more}",
+            f"a portable build must need glibc {floor} at most and {bound}, but {wheel.name} uses {shown}{more}",
             PORTABLE_SOURCE,
             "build with the conda gcc and its sysroot (srcbuild plan shows the compiler), or without --portable",
             "build.portable",

@@ -57,14 +57,15 @@ def version_needs(data: bytes) -> dict[str, set[str]]:
     return needs
 
 
-def _glibc_pair(version: str) -> tuple[int, int] | None:
+def glibc_pair(version: str) -> tuple[int, int] | None:
+    """``GLIBC_2.2.5`` -> (2, 2); None for any other version name."""
     m = _GLIBC.match(version)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def glibc_versions(data: bytes) -> set[tuple[int, int]]:
     """The GLIBC_X.Y versions one ELF file (its bytes) asks for; empty for anything else."""
-    return {pair for pair in map(_glibc_pair, version_needs(data)) if pair is not None}
+    return {pair for pair in map(glibc_pair, version_needs(data)) if pair is not None}
 
 
 def symbols_newer_than(data: bytes, floor: tuple[int, int]) -> list[str]:
@@ -72,7 +73,7 @@ def symbols_newer_than(data: bytes, floor: tuple[int, int]) -> list[str]:
     ``name@GLIBC_X.Y`` (sorted); empty for anything else."""
     found: set[str] = set()
     for version, symbols in version_needs(data).items():
-        pair = _glibc_pair(version)
+        pair = glibc_pair(version)
         if pair is not None and pair > floor:
             found.update(f"{symbol}@{version}" for symbol in symbols)
     return sorted(found)

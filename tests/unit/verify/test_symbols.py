@@ -74,3 +74,14 @@ def test_a_portable_wheel_may_need_nothing_newer_than_its_sysroot(tmp_path: Path
     first = symbols_newer_than(data, (major, minor - 1))[0]
     assert f"{first} (libdemo.so)" in finding.message
     assert check_portable(wheel, f"{major}.{minor}") == []
+
+
+def test_a_sysroot_older_than_every_policy_is_bounded_by_its_glibc(tmp_path: Path) -> None:
+    data = _python_elf()
+    major, minor = max(glibc_versions(data))
+    wheel = _wheel_with(tmp_path, data, "linux_riscv64")  # manylinux_2_31 is riscv64's oldest policy
+    [finding] = check_portable(wheel, "2.17")
+    assert finding.message.startswith(
+        f"a portable build must need glibc 2.17 at most and no newer one, but {wheel.name}"
+    )
+    assert f"@GLIBC_{major}.{minor} (libdemo.so)" in finding.message
