@@ -50,9 +50,9 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("srcbuild")) / "wheels"
 
 
-def default_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+def default_config_dir(environ: Mapping[str, str]) -> Path:
     """Where the user's srcbuild settings live (the trusted signers, the signing key)."""
-    env = os.environ if environ is None else environ
+    env = environ
     return Path(env.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
 
 
@@ -76,10 +76,11 @@ class Paths:
         cls,
         work_dir: str | Path | None = None,
         cache_dir: str | Path | None = None,
-        environ: Mapping[str, str] | None = None,
+        *,
+        environ: Mapping[str, str],
     ) -> Paths:
         """Resolve from explicit arguments, then ``SRCBUILD_*`` variables, then defaults."""
-        env = os.environ if environ is None else environ
+        env = environ
         work = work_dir or env.get("SRCBUILD_WORK_DIR") or default_work_dir()
         cache = cache_dir or env.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
         extra = tuple(Path(p) for p in env.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)

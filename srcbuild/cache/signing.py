@@ -64,15 +64,15 @@ def payload(manifest: Manifest) -> bytes:
     return json.dumps(manifest.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def trusted_signers_path(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
+def trusted_signers_path(environ: Mapping[str, str]) -> Path:
+    env = environ
     value = env.get("SRCBUILD_TRUSTED_SIGNERS")
     return Path(value).expanduser() if value else default_config_dir(env) / "trusted-signers"
 
 
-def signing_key_path(given: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
+def signing_key_path(given: str | None, environ: Mapping[str, str]) -> Path | None:
     """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
-    env = os.environ if environ is None else environ
+    env = environ
     value = given or env.get("SRCBUILD_SIGNING_KEY")
     if value:
         return Path(value).expanduser()
@@ -253,7 +253,7 @@ class TrustPolicy:
     trust_unsigned: bool = False
 
     @classmethod
-    def resolve(cls, trust_unsigned: bool = False, environ: Mapping[str, str] | None = None) -> TrustPolicy:
+    def resolve(cls, trust_unsigned: bool = False, *, environ: Mapping[str, str]) -> TrustPolicy:
         return cls(trusted_signers_path(environ), trust_unsigned)
 
     def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from srcbuild.cli.common import (
+    command_environ,
     complete_recipe,
     exact_hint,
     invocation,
@@ -154,7 +155,7 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     console = make_console(stderr=as_json, progress=True)  # the build's progress; -q silences it
     try:
-        result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+        result = run_build(recipe, _options(package, kw), paths, command_environ(), console, resume=resume)
     except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
         if invocation():
             argv = invocation()
@@ -220,7 +221,7 @@ def plan_command(package: str, fmt: str, **kw: Any) -> int:
 
         sys.stdout.write(dockerfile_for(recipe, package, tuple(kw["mirrors"])))
         return 0
-    prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
+    prepared = prepare(recipe, _options(package, kw), paths, command_environ())
     shown = [f for f in prepared.resolved.findings if f.severity is not Severity.INFO]
     stop = refusal(prepared.resolved)
     if stop is not None:

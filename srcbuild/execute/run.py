@@ -117,7 +117,7 @@ def run_build(
 
     remote_options = RemoteOptions.resolve(environ=environ)
     remotes = [open_remote(url, remote_options) for url in parse_remotes(options.remotes, environ)]
-    trust = TrustPolicy.resolve(options.trust_unsigned, environ)
+    trust = TrustPolicy.resolve(options.trust_unsigned, environ=environ)
 
     def warn(message: str) -> None:
         console.print(f"warning: {message}", markup=False, highlight=False)
@@ -125,7 +125,7 @@ def run_build(
     def hit() -> BuildResult | None:
         # the local store first (each hit checked against its manifest), then each remote (pulled
         # into the local store when a trusted signer vouches for it); a failing remote is a warning
-        found = find_wheel(cache, recipe, plan.package, remotes, fp, trust, warn)
+        found = find_wheel(cache, recipe, plan.package, remotes, fp, trust, warn, environ=environ)
         if found is None:
             return None
         where = "" if found.origin == "local" else f" from {found.origin}"

@@ -244,7 +244,7 @@ def _local_changes(ex: Executor, action: CheckLocalChanges) -> Any:
     from srcbuild.sources.localdiff import local_changes
 
     submodules = sorted(action.sync.submodule_commits(ex.environ))
-    return local_changes(action.sync.checkout, action.patches, submodules, ex.environ)
+    return local_changes(action.sync.checkout, action.patches, submodules, environ=ex.environ)
 
 
 def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:

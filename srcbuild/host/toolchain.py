@@ -13,7 +13,6 @@ install it in ``/usr/bin``). Where a gcc is looked for: ``gcc-N`` on ``PATH``, `
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -87,7 +86,7 @@ def _nvcc_candidates(
 
 
 def list_cuda(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     run: Runner = proc.probe,
     extra_homes: Sequence[tuple[Path, str]] = (),
@@ -96,7 +95,7 @@ def list_cuda(
 
     ``extra_homes`` are more (directory, source) pairs to look in, e.g. conda environments.
     """
-    env = os.environ if environ is None else environ
+    env = environ
     toolkits: list[CudaToolkit] = []
     for home, nvcc, source in _nvcc_candidates(env, root, None, extra_homes):
         version = nvcc_version(nvcc, run)
@@ -109,10 +108,10 @@ def list_cuda(
 
 
 def find_cuda(
-    version: str, environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    version: str, environ: Mapping[str, str], root: Path = Path("/"), run: Runner = proc.probe
 ) -> CudaToolkit | None:
     """The first toolkit, in search order, whose nvcc reports ``version`` ("9.2" or "11.4.1")."""
-    env = os.environ if environ is None else environ
+    env = environ
     release = ".".join(version.split(".")[:2])
     for home, nvcc, source in _nvcc_candidates(env, root, release):
         found = nvcc_version(nvcc, run)
@@ -156,7 +155,7 @@ def _gxx_for(gcc: Path) -> Path | None:
 
 
 def list_gcc(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     run: Runner = proc.probe,
     extra_dirs: Sequence[Path] = (),
@@ -165,7 +164,7 @@ def list_gcc(
 
     ``extra_dirs`` are more ``bin`` directories to look in after the usual ones (provisioned gccs).
     """
-    env = os.environ if environ is None else environ
+    env = environ
     by_major: dict[int, GccInstall] = {}
     for gcc in _gcc_candidates(env, root, None, extra_dirs):
         version = gcc_version(gcc, run)
@@ -177,10 +176,10 @@ def list_gcc(
 
 
 def find_gcc(
-    major: str, environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    major: str, environ: Mapping[str, str], root: Path = Path("/"), run: Runner = proc.probe
 ) -> GccInstall | None:
     """A gcc of major version ``major`` ("7"): ``gcc-7`` on PATH, in /usr/bin, ..., or ``gcc`` if it is 7."""
-    env = os.environ if environ is None else environ
+    env = environ
     want = str(major).split(".")[0]
     for gcc in _gcc_candidates(env, root, want):
         version = gcc_version(gcc, run)
@@ -223,7 +222,7 @@ def _include_dirs(
 
 
 def find_cudnn(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     toolkits: list[CudaToolkit] | None = None,
     extra: Sequence[Path] = (),
@@ -232,7 +231,7 @@ def find_cudnn(
 
     ``extra`` are more include directories to look in last (provisioned cuDNN prefixes).
     """
-    env = os.environ if environ is None else environ
+    env = environ
     found: list[HeaderVersion] = []
     for directory in _include_dirs(env, root, toolkits or [], "CUDNN", extra):
         headers = sorted(directory.glob("cudnn_version*.h")) or sorted(directory.glob("cudnn*.h"))
@@ -245,13 +244,13 @@ def find_cudnn(
 
 
 def find_nccl(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     toolkits: list[CudaToolkit] | None = None,
     extra: Sequence[Path] = (),
 ) -> list[HeaderVersion]:
     """NCCL versions from ``nccl.h``; ``extra``: more include directories (provisioned NCCL)."""
-    env = os.environ if environ is None else environ
+    env = environ
     found: list[HeaderVersion] = []
     for directory in _include_dirs(env, root, toolkits or [], "NCCL", extra):
         header = directory / "nccl.h"

@@ -4,6 +4,7 @@ through the private update-alternatives tree and used to build CUDA code with no
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def test_conda_gcc_is_provisioned_selected_privately_and_builds_cuda_code(
     assert main(["toolchain", "install", "gcc", "11", "--from", "conda", "--json"]) == 0
     [made] = json.loads(capsys.readouterr().out)
     prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve().toolchain_dir / "gcc-11-conda"
+    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "gcc-11-conda"
     assert made["facts"]["gcc_version"].startswith("11.")
     assert (prefix / "bin" / "gcc-11").resolve().name == "x86_64-conda-linux-gnu-gcc"
 

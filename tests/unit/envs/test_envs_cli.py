@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def test_env_show_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert spec["channels"] == ["conda-forge", "pytorch"]
     assert "magma-cuda92" in spec["conda"]
     assert spec["routing"] == {"alias": None, "mirrors": {"conda-forge": "https://mirror.example.edu/conda-forge"}}
-    assert data["prefix"] == str(Paths.resolve().envs_dir / spec["key"])
+    assert data["prefix"] == str(Paths.resolve(environ=os.environ).envs_dir / spec["key"])
     assert data["steps"][0].startswith("solve 'python 3.8.*' ")
     assert data["steps"][0].endswith(" for linux-64 from https://mirror.example.edu/conda-forge, pytorch")
 

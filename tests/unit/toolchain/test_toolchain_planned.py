@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from srcbuild.host.facts import GccInstall, HostFacts
@@ -13,7 +14,7 @@ from srcbuild.toolchain.store import ToolchainStore
 
 
 def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     store = ToolchainStore(tmp_path)
     host = HostFacts(gccs=(GccInstall(12, "12.2.0", Path("/usr/bin/gcc-12")),))
     planned = plan_provisioning(recipe, host, store, load_facts({}))
@@ -44,7 +45,7 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
 
 
 def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     from srcbuild.host.facts import CudaToolkit, HeaderVersion
 
     host = HostFacts(
@@ -58,7 +59,7 @@ def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None
 
 
 def test_a_cuda_home_given_by_the_user_is_never_replaced(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}), exclude=("cuda",))
     assert [s.offer.request.tool for s in planned.steps] == ["cudnn", "gcc"]
     assert planned.facts.cuda_toolkit("9.2") is None
