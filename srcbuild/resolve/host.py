@@ -3,10 +3,12 @@
 This is the one place of the resolve stage that looks at the machine: it runs the host probe
 (``srcbuild.host.probe_host``: nvcc, gcc, MPI, cuDNN headers, memory, disk), looks up ccache, the
 recipe's Python, update-alternatives and the conda-family tools on PATH, and asks whether
-py-rattler imports. Unless ``--no-provision``, the pins the host lacks that a provider can fetch
-become planned provisioning steps (``srcbuild.toolchain.planned``), and the facts count their
-prefixes as present. ``build_host`` turns the probe's answer into ``BuildHost`` and is pure apart
-from the PATH lookups.
+py-rattler imports. When the build names an sccache-dist scheduler (``--dist-scheduler``,
+``SRCBUILD_DIST_SCHEDULER``), it asks the scheduler for its build servers and CPUs
+(``sccache --dist-status``): resolve makes that ``MAX_JOBS``. Unless ``--no-provision``, the pins
+the host lacks that a provider can fetch become planned provisioning steps
+(``srcbuild.toolchain.planned``), and the facts count their prefixes as present. ``build_host``
+turns the probe's answer into ``BuildHost`` and is pure apart from the PATH lookups.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from srcbuild.config import origin
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
-from srcbuild.resolve.inputs import BuildHost, BuildOptions
+from srcbuild.resolve.inputs import BuildHost, BuildOptions, DistCluster
 
 
 def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
@@ -71,6 +74,25 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     )
 
 
+def probe_dist_cluster(
+    options: BuildOptions, sccache: Path | None, paths: Paths, environ: Mapping[str, str]
+) -> DistCluster | None:
+    """The capacity of the sccache-dist scheduler the build names (None: it names none, or its
+    compiler cache cannot be sccache: resolve then says why). Raises ``HostError`` without the
+    client token (``SRCBUILD_DIST_TOKEN``)."""
+    from srcbuild.compiler_cache.dist import probe_cluster
+
+    scheduler = options.dist_scheduler or environ.get("SRCBUILD_DIST_SCHEDULER") or None
+    if scheduler is None or options.compiler_cache in ("ccache", "none"):
+        return None
+    named = "command line --dist-scheduler" if options.dist_scheduler else origin(environ, "SRCBUILD_DIST_SCHEDULER")
+    if sccache is None:
+        return DistCluster(scheduler, source=f"not asked: no sccache on PATH; scheduler from {named}")
+    capacity = probe_cluster(scheduler, sccache, paths.work_dir, environ)
+    servers, cpus = capacity if capacity is not None else (0, 0)
+    return DistCluster(scheduler, servers, cpus, f"{sccache.name} --dist-status; scheduler from {named}")
+
+
 def probe_build_host(
     recipe: Recipe,
     options: BuildOptions,
@@ -99,10 +121,12 @@ def probe_build_host(
     finally:
         probe.join()
     facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
-    if options.no_provision:
-        return build_host(recipe, facts, environ)
     from dataclasses import replace
 
+    sccache = shutil.which("sccache", path=environ.get("PATH", ""))
+    cluster = probe_dist_cluster(options, Path(sccache) if sccache else None, paths, environ)
+    if options.no_provision:
+        return replace(build_host(recipe, facts, environ), dist_cluster=cluster)
     from srcbuild.toolchain.facts import load_facts
     from srcbuild.toolchain.planned import plan_provisioning
     from srcbuild.toolchain.providers import provider_order
@@ -111,4 +135,4 @@ def probe_build_host(
     store, data = ToolchainStore(paths.toolchain_dir), load_facts(environ)
     exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
     planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude)
-    return replace(build_host(recipe, planned.facts, environ), provisioning=planned.steps)
+    return replace(build_host(recipe, planned.facts, environ), provisioning=planned.steps, dist_cluster=cluster)
