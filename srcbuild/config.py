@@ -155,15 +155,14 @@ def origin(environ: Mapping[str, str], var: str) -> str:
 def configured(explicit: str | None, environ: MutableMapping[str, str]) -> Iterator[ConfigFile]:
     """Apply the config file to ``environ`` (the command line passes the process environment, then
     reads it once) for the duration of one command."""
-    env = environ
-    before = {var: env.get(var) for var in (*(v for v, _ in KEYS.values()), SOURCES_VAR)}
+    before = {var: environ.get(var) for var in (*(v for v, _ in KEYS.values()), SOURCES_VAR)}
     try:
-        config = load_config(explicit, env)
-        apply(config, env)
+        config = load_config(explicit, environ)
+        apply(config, environ)
         yield config
     finally:
         for var, value in before.items():
             if value is None:
-                env.pop(var, None)
+                environ.pop(var, None)
             else:
-                env[var] = value
+                environ[var] = value

@@ -52,8 +52,7 @@ def default_cache_dir() -> Path:
 
 def default_config_dir(environ: Mapping[str, str]) -> Path:
     """Where the user's srcbuild settings live (the trusted signers, the signing key)."""
-    env = environ
-    return Path(env.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
+    return Path(environ.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
 
 
 def default_work_dir() -> Path:
@@ -80,12 +79,11 @@ class Paths:
         environ: Mapping[str, str],
     ) -> Paths:
         """Resolve from explicit arguments, then ``SRCBUILD_*`` variables, then defaults."""
-        env = environ
-        work = work_dir or env.get("SRCBUILD_WORK_DIR") or default_work_dir()
-        cache = cache_dir or env.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
-        extra = tuple(Path(p) for p in env.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)
-        extra_patches = tuple(Path(p) for p in env.get("SRCBUILD_PATCHES_PATH", "").split(os.pathsep) if p)
-        toolchains = env.get("SRCBUILD_TOOLCHAIN_DIR")
+        work = work_dir or environ.get("SRCBUILD_WORK_DIR") or default_work_dir()
+        cache = cache_dir or environ.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
+        extra = tuple(Path(p) for p in environ.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)
+        extra_patches = tuple(Path(p) for p in environ.get("SRCBUILD_PATCHES_PATH", "").split(os.pathsep) if p)
+        toolchains = environ.get("SRCBUILD_TOOLCHAIN_DIR")
         return cls(
             work_dir=Path(work).expanduser().resolve(),
             cache_dir=Path(cache).expanduser().resolve(),

@@ -49,10 +49,9 @@ def target_python(
     """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3.
 
     ``version`` (the recipe's ``toolchain.python``) names the interpreter the hint suggests."""
-    env = environ
     if python:
         return Path(python)
-    prefix = into or env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")
+    prefix = into or environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX")
     if prefix:
         for candidate in (Path(prefix) / "bin" / "python", Path(prefix) / "bin" / "python3"):
             if candidate.exists():
@@ -61,7 +60,8 @@ def target_python(
             f"{prefix} is not a Python environment (no bin/python)",
             f"create one first: python{version or '3'} -m venv {shlex.quote(str(prefix))}; or pass --python",
         )
-    found = shutil.which("python3") or shutil.which("python") or sys.executable
+    path = environ.get("PATH", os.defpath)
+    found = shutil.which("python3", path=path) or shutil.which("python", path=path) or sys.executable
     return Path(found)
 
 

@@ -65,18 +65,16 @@ def payload(manifest: Manifest) -> bytes:
 
 
 def trusted_signers_path(environ: Mapping[str, str]) -> Path:
-    env = environ
-    value = env.get("SRCBUILD_TRUSTED_SIGNERS")
-    return Path(value).expanduser() if value else default_config_dir(env) / "trusted-signers"
+    value = environ.get("SRCBUILD_TRUSTED_SIGNERS")
+    return Path(value).expanduser() if value else default_config_dir(environ) / "trusted-signers"
 
 
 def signing_key_path(given: str | None, environ: Mapping[str, str]) -> Path | None:
     """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
-    env = environ
-    value = given or env.get("SRCBUILD_SIGNING_KEY")
+    value = given or environ.get("SRCBUILD_SIGNING_KEY")
     if value:
         return Path(value).expanduser()
-    default = default_config_dir(env) / "signing-key"
+    default = default_config_dir(environ) / "signing-key"
     return default if default.is_file() else None
 
 

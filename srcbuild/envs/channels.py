@@ -125,15 +125,14 @@ def routing_from(
     environ: Mapping[str, str],
 ) -> ChannelRouting:
     """Command-line values first, then ``SRCBUILD_CHANNEL_ALIAS`` / ``SRCBUILD_CHANNEL_MIRRORS``."""
-    env = environ
-    chosen_alias = alias or env.get(ALIAS_VARIABLE) or None
+    chosen_alias = alias or environ.get(ALIAS_VARIABLE) or None
     if chosen_alias is not None and not is_url(chosen_alias):
         raise UsageError(
             f"channel alias {chosen_alias!r} is not a URL",
             "give a base URL such as https://mirror.example.edu/conda or file:///srv/conda",
         )
     pairs: dict[str, str] = {}
-    env_mirrors = env.get(MIRRORS_VARIABLE, "").replace(",", " ").split()
+    env_mirrors = environ.get(MIRRORS_VARIABLE, "").replace(",", " ").split()
     for item in env_mirrors:
         name, url = parse_mirror(item, MIRRORS_VARIABLE)
         pairs[name] = url

@@ -56,9 +56,8 @@ def list_mpi(
 
     ``extra_dirs`` are more ``bin`` directories to look in last (provisioned MPI prefixes).
     """
-    env = environ
     found: list[MpiInstall] = []
-    for directory in _bin_dirs(env, root, extra_dirs):
+    for directory in _bin_dirs(environ, root, extra_dirs):
         mpicc, mpicxx, mpirun = (directory / n for n in ("mpicc", "mpicxx", "mpirun"))
         queries = []
         if is_executable(mpicc):

@@ -256,6 +256,5 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
 
 
 def load_facts(environ: Mapping[str, str]) -> ToolchainFacts:
-    env = environ
-    extra = [Path(p) for p in env.get(DATA_VAR, "").split(os.pathsep) if p]
+    extra = [Path(p) for p in environ.get(DATA_VAR, "").split(os.pathsep) if p]
     return merge([*(parse_dir(d) for d in extra), parse_dir(DATA_DIR)])

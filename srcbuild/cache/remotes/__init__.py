@@ -40,8 +40,7 @@ class RemoteOptions:
     @classmethod
     def resolve(cls, s3_endpoint_url: str | None = None, *, environ: Mapping[str, str]) -> RemoteOptions:
         """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``."""
-        env = environ
-        endpoint = s3_endpoint_url or env.get("SRCBUILD_S3_ENDPOINT_URL") or env.get("AWS_ENDPOINT_URL") or None
+        endpoint = s3_endpoint_url or environ.get("SRCBUILD_S3_ENDPOINT_URL") or environ.get("AWS_ENDPOINT_URL") or None
         return cls(s3_endpoint_url=endpoint, environ=dict(environ))
 
 
@@ -140,9 +139,8 @@ def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
 
 def parse_remotes(values: Sequence[str], environ: Mapping[str, str]) -> list[str]:
     """``--remote`` values, then ``SRCBUILD_REMOTES`` (separated by os.pathsep or commas)."""
-    env = environ
     urls = [v for v in values if v.strip()]
-    raw = env.get("SRCBUILD_REMOTES", "")
+    raw = environ.get("SRCBUILD_REMOTES", "")
     if raw:
         for chunk in raw.split(","):
             # s3:// and http:// contain ':', so split on os.pathsep only outside URLs
