@@ -34,10 +34,10 @@ another field: the names in ``IGNORED_BUILD_VARS`` (parallelism, compiler launch
 strings that embed the arch list, variables srcbuild derives from recipe fields hashed above,
 switches such as ``CMAKE_POLICY_VERSION_MINIMUM`` that only let a newer tool accept old sources), the
 compiler cache's settings (every ``SCCACHE_*`` and ``CCACHE_*`` variable: where cached objects
-live, never what they are) and any variable whose value is an absolute path (tool locations differ between machines; the tool
-versions are hashed instead). Patches are keyed by content (sha256), not by path. A torchvision
-fingerprint counts the patches under ``torchvision/``, a torch one those under ``torch/``; a patch
-outside both directories counts for both.
+live, never what they are) and any variable whose value is an absolute path (tool locations
+differ between machines; the tool versions are hashed instead). Patches are keyed by content
+(sha256), not by path. A torchvision fingerprint counts the patches under ``torchvision/``, a
+torch one those under ``torch/``; a patch outside both directories counts for both.
 
 **Entry key** (``entry_key(fp, resolved)``): the sha256 of the canonical JSON of
 ``{"fingerprint": fp, "resolved": resolved.to_json()}`` where ``ResolvedFacts`` are the exact facts

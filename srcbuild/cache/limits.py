@@ -40,6 +40,7 @@ MAX_MEMBER = 16 * GiB
 MAX_RATIO = 200  # uncompressed/compressed, checked for members over RATIO_FLOOR
 RATIO_FLOOR = 16 * MiB
 MAX_VERSION_PY = 1 * MiB
+MAX_LISTED = 100_000  # keys one S3 listing may return: far above any lab's cache, far below memory trouble
 
 READ_TIMEOUT = 30.0
 PAGE_DEADLINE = 120.0
@@ -63,7 +64,9 @@ def read_limited(stream: Readable, limit: int, what: str, deadline: float | None
             return b"".join(chunks)
         total += len(chunk)
         if total > limit:
-            raise HostError(f"{what} is larger than {limit} bytes; not read", "check the remote: it is not a srcbuild cache")
+            raise HostError(
+                f"{what} is larger than {limit} bytes; not read", "check the remote: it is not a srcbuild cache"
+            )
         chunks.append(chunk)
         if deadline is not None and time.monotonic() - started > deadline:
             raise HostError(f"{what} did not arrive within {deadline:.0f} s", "check the remote and the network")
@@ -150,7 +153,9 @@ def open_regular(path: Path) -> BinaryIO:
         if isinstance(exc, FileNotFoundError):
             raise
         if os.path.islink(path):
-            raise CacheIntegrityError(f"{path} is a symbolic link; not read", "a cache holds plain files only") from None
+            raise CacheIntegrityError(
+                f"{path} is a symbolic link; not read", "a cache holds plain files only"
+            ) from None
         raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)

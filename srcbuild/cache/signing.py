@@ -146,7 +146,9 @@ class TrustedSigners:
         except FileNotFoundError:
             return []
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{self.path}: cannot read ({exc})", f"check the file, or remove it: rm {self.path}") from None
+            raise UsageError(
+                f"{self.path}: cannot read ({exc})", f"check the file, or remove it: rm {self.path}"
+            ) from None
         signers = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -223,7 +225,9 @@ def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
 def verify_manifest(manifest: Manifest, signature: bytes, signers: Path, work: Path, where: str) -> str:
     """The trusted signer whose key made ``signature`` over ``manifest``; CacheIntegrityError otherwise."""
     program = _ssh_keygen()
-    refused = "it is not used; ask its owner to push it again, or trust its signer with `srcbuild cache trust add KEY.pub`"
+    refused = (
+        "it is not used; ask its owner to push it again, or trust its signer with `srcbuild cache trust add KEY.pub`"
+    )
     if not signers.is_file():
         raise CacheIntegrityError(f"{where}: signed, but no signer is trusted yet ({signers} is missing)", refused)
     sig = work / "manifest.sig"

@@ -78,7 +78,9 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
     try:
         zin = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise CacheIntegrityError(f"{source.name}: not a zip archive ({exc})", "the wheel is damaged; rebuild it") from None
+        raise CacheIntegrityError(
+            f"{source.name}: not a zip archive ({exc})", "the wheel is damaged; rebuild it"
+        ) from None
     with zin:
         dist_info = next(
             (n.split("/", 1)[0] for n in zin.namelist() if n.split("/", 1)[0].endswith(".dist-info")), None
@@ -109,7 +111,8 @@ def relabel_wheel(source: Path, dest_dir: Path, new_version: str) -> Path:
                     records.append(f"{target},sha256={digest},{len(data)}")
                 records.append(f"{new_dist_info}/RECORD,,")
                 # the source's own time stamp, not now: relabelling the same wheel gives the same bytes
-                stamp = next((i.date_time for i in zin.infolist() if i.filename.endswith("/RECORD")), (1980, 1, 1, 0, 0, 0))
+                stamps = (i.date_time for i in zin.infolist() if i.filename.endswith("/RECORD"))
+                stamp = next(stamps, (1980, 1, 1, 0, 0, 0))
                 record_info = zipfile.ZipInfo(f"{new_dist_info}/RECORD", date_time=stamp)
                 record_info.compress_type = zipfile.ZIP_DEFLATED
                 record_info.external_attr = 0o644 << 16

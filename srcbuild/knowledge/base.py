@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.capability import ComputeCapability, generation
-from srcbuild.knowledge import load, versions
+from srcbuild.knowledge import gpu_names, load, versions
 from srcbuild.knowledge.model import (
     ArchSupport,
     Breakage,
@@ -134,45 +134,8 @@ class KnowledgeBase:
         return None
 
     def gpus_by_name(self, name: str) -> list[GpuModel]:
-        """Models whose marketing name matches ``name`` loosely ("GT 750M" finds "GeForce GT 750M").
-
-        Exact (normalized) names win; otherwise ``name`` may be any run of the name's words, its last
-        word a prefix ("GTX 1060" finds "GTX 1060 6GB", "K80" finds "Tesla K80", "K40" finds
-        "Tesla K40m"). Each result is one name on one chip; ``ambiguous`` is set
-        on all of them when they span more than one compute capability.
-        """
-        query = _name_key(name)
-        if not query:
-            return []
-        exact: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
-        loose: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
-        for chip in self.gpu_chips:
-            for device_id, product in chip.devices:
-                key = _name_key(product)
-                if key == query:
-                    tier = exact
-                elif _contains_words(key, query):
-                    tier = loose
-                else:
-                    continue
-                tier.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
-        found = exact or loose
-        models = []
-        for entries in found.values():
-            _, product, chip = entries[0]
-            models.append(
-                GpuModel(
-                    name=_display_name(product),
-                    chip=chip.name,
-                    cc=chip.cc,
-                    pci_ids=tuple(sorted(device_id for device_id, _, _ in entries)),
-                    ambiguous=False,
-                    source=chip.source,
-                )
-            )
-        ambiguous = len({m.cc for m in models}) > 1
-        models = [dataclasses.replace(m, ambiguous=ambiguous) for m in models]
-        return sorted(models, key=lambda m: (m.cc, m.name, m.pci_ids))
+        """Models whose marketing name matches ``name`` loosely (see ``gpu_names.find_by_name``)."""
+        return gpu_names.find_by_name(self.gpu_chips, name)
 
     # -- torch, torchvision -----------------------------------------------------------------------
 
@@ -322,34 +285,8 @@ def _merge_requirements(requirements: list[str]) -> list[str]:
     return [name + ",".join(s for s in specs if s) for name, specs in merged.items()]
 
 
-def _contains_words(words: tuple[str, ...], query: tuple[str, ...]) -> bool:
-    """Whether ``query`` is a run of ``words``, its last word possibly a prefix up to letters ("40" of "40m")."""
-    n = len(query)
-    for i in range(len(words) - n + 1):
-        run = words[i : i + n]
-        rest = run[-1][len(query[-1]) :]
-        if run[:-1] == query[:-1] and run[-1].startswith(query[-1]) and (not rest or rest.isalpha()):
-            return True
-    return False
-
-
 def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
-
-
-_QUALIFIERS = re.compile(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample)\b")
-
-
-def _name_key(name: str) -> tuple[str, ...]:
-    """Words of a marketing name without vendor and variant qualifiers: "GeForce GT 750M Mac Edition" -> (gt, 750m)."""
-    text = name.lower().replace("nvidia", " ").replace("geforce", " ")
-    text = _QUALIFIERS.sub(" ", text)
-    return tuple(re.findall(r"[a-z]+|[0-9]+[a-z]*", text))
-
-
-def _display_name(product: str) -> str:
-    """The product name without variant qualifiers: "GeForce GT 750M Mac Edition" -> "GeForce GT 750M"."""
-    return re.sub(r"\s+", " ", re.sub(r"(?i)\b(mac edition|oem|rev\. ?\d+)", "", product)).strip()
 
 
 def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breakages: tuple[Breakage, ...]) -> tuple:

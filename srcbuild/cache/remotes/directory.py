@@ -91,7 +91,8 @@ class DirectoryRemote:
                 copy_limited(fin, fout, limit, f"{manifest.wheel} from {self.url}")
         except FileNotFoundError:
             raise CacheIntegrityError(
-                f"{manifest.wheel} from {self.url}: the wheel is missing", "push it again from the machine that built it"
+                f"{manifest.wheel} from {self.url}: the wheel is missing",
+                "push it again from the machine that built it",
             ) from None
         except OSError as exc:
             raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
@@ -106,9 +107,12 @@ class DirectoryRemote:
 
     def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
         existing = self.store.get(entry.manifest)
-        if existing is not None and existing.manifest.sha256 == entry.manifest.sha256:
-            if signature is None or existing.signature_path is not None:
-                return False
+        if (
+            existing is not None
+            and existing.manifest.sha256 == entry.manifest.sha256
+            and (signature is None or existing.signature_path is not None)
+        ):
+            return False
         with self.store.build_lock(entry.fingerprint):
             if existing is not None and existing.manifest.sha256 == entry.manifest.sha256:
                 self.store.discard(existing.path)  # re-stored below with its signature

@@ -87,7 +87,9 @@ class HttpIndexRemote:
 
     def _open(self, url: str, what: str) -> http.client.HTTPResponse:
         if not self._on_server(url):
-            raise CacheIntegrityError(f"{self.url}: {what} points off the index server ({url[:200]})", "check the index")
+            raise CacheIntegrityError(
+                f"{self.url}: {what} points off the index server ({url[:200]})", "check the index"
+            )
         try:
             return urllib.request.urlopen(url, timeout=TIMEOUT)
         except urllib.error.HTTPError as exc:
@@ -142,7 +144,8 @@ class HttpIndexRemote:
                 try:
                     wheel_url, fragment = urldefrag(urljoin(page_url, link.get("href", "")))
                     where = wheel_url[:200] + ".manifest.json"
-                    manifest = Manifest.loads(self._get(wheel_url + ".manifest.json", "a manifest", MAX_MANIFEST), where)
+                    text = self._get(wheel_url + ".manifest.json", "a manifest", MAX_MANIFEST)
+                    manifest = Manifest.loads(text, where)
                 except (FileNotFoundError, ValueError, CacheIntegrityError):
                     continue  # an entry without a readable manifest is never used
                 except HostError as exc:

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import itertools
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from srcbuild.cache.limits import (
+    MAX_LISTED,
     MAX_LOG,
     MAX_MANIFEST,
     MAX_SIGNATURE,
@@ -114,9 +116,16 @@ class S3Remote:
         prefix = self._key("entries", fp[:2], fp) + "/" if fp else self._key("entries") + "/"
         keys: list[str] = []
         paginator = self.client.get_paginator("list_objects_v2")
-        pages = self._call("list entries", lambda: list(paginator.paginate(Bucket=self.bucket, Prefix=prefix)))
-        for page in pages:
+        pages = self._call("list entries", lambda: iter(paginator.paginate(Bucket=self.bucket, Prefix=prefix)))
+        listed = 0
+        for page in self._call("list entries", lambda: list(itertools.islice(pages, MAX_LISTED // 1000 + 1))):
             for item in page.get("Contents", []):
+                listed += 1
+                if listed > MAX_LISTED:
+                    raise CacheIntegrityError(
+                        f"{self.url}: more than {MAX_LISTED} keys under {prefix}; not a cache srcbuild can list",
+                        "check the prefix; a srcbuild cache keeps one directory per wheel under entries/",
+                    )
                 if item["Key"].endswith("/" + MANIFEST_NAME):
                     keys.append(item["Key"])
         return keys

@@ -57,7 +57,8 @@ def test_shared_directory(
     assert capsys.readouterr().err == (
         f"error: remote {share}: no such directory\nhint: create it first with `mkdir -p {share}`, or check the path\n"
     )
-    assert main(["cache", "pull", "--remote", str(share), "--cache-dir", str(tmp_path / "x")]) == 9  # nothing to pull from
+    pull = ["cache", "pull", "--remote", str(share), "--cache-dir", str(tmp_path / "x")]
+    assert main(pull) == 9  # nothing to pull from
     assert capsys.readouterr().err.startswith(f"error: remote {share}: no such directory\n")
     share.mkdir(parents=True)
     assert main(["cache", "push", "--remote", str(share), "--cache-dir", str(cache_a)]) == 0
@@ -161,6 +162,24 @@ def test_s3_errors_are_plain_words(
     )
     assert rc == 9  # an unreachable remote
     assert "check the endpoint" in capsys.readouterr().err
+
+
+def test_s3_listing_is_capped(
+    tmp_path: Path, moto_endpoint: str, s3_bucket: str, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A bucket that lists more keys than any cache holds is refused, not read into memory."""
+    import srcbuild.cache.remotes.s3 as s3_remote
+
+    client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    client.put_object(Bucket=s3_bucket, Key="x/CACHEDIR.TAG", Body=b"Signature: 8a477f597d28d172789f06886806bc55")
+    for n in range(12):
+        client.put_object(Bucket=s3_bucket, Key=f"x/entries/{n:02x}/{n:02x}/manifest.json", Body=b"{}")
+    monkeypatch.setattr(s3_remote, "MAX_LISTED", 10)
+    pull = ["cache", "pull", "--remote", f"s3://{s3_bucket}/x", "--s3-endpoint-url", moto_endpoint]
+    rc = main([*pull, "--cache-dir", str(tmp_path / "b")])
+    err = capsys.readouterr().err
+    assert rc == 7, err
+    assert err.startswith(f"error: s3://{s3_bucket}/x: more than 10 keys under x/entries/; "), err
 
 
 def start_server(cache_dir: Path) -> tuple[subprocess.Popen[str], str]:

@@ -23,8 +23,8 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes.http import HttpIndexRemote, parse_links
 from srcbuild.errors import SrcbuildError
 from srcbuild.verify.fatbin import scan_elf
-from tests.worlds.wheels import fatbin_container, write_elf
 from tests.unit.cache.synthetic import make_manifest, make_wheel
+from tests.worlds.wheels import fatbin_container, write_elf
 
 LONG = int(os.environ.get("SRCBUILD_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(

@@ -102,7 +102,7 @@ def test_a_wheel_larger_than_its_manifest_says_is_stopped(tmp_path: Path) -> Non
 
 
 def test_unsigned_entries_are_refused_unless_trusted(tmp_path: Path) -> None:
-    share, manifest_path, _data = _shared_entry(tmp_path)
+    share, _manifest_path, _data = _shared_entry(tmp_path)
     other = WheelCache(tmp_path / "b")
     (result,) = pull_entries(other, share, STRICT)
     assert result.action == "rejected"

@@ -1,0 +1,77 @@
+"""GPU marketing names: how a name a user types ("GT 750M", "K80") finds its chips' rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+
+from srcbuild.knowledge.model import GpuChip, GpuModel
+
+
+def find_by_name(chips: Iterable[GpuChip], name: str) -> list[GpuModel]:
+    """Models whose marketing name matches ``name`` loosely ("GT 750M" finds "GeForce GT 750M").
+
+    Exact (normalized) names win; otherwise ``name`` may be any run of the name's words, its last
+    word a prefix ("GTX 1060" finds "GTX 1060 6GB", "K80" finds "Tesla K80", "K40" finds
+    "Tesla K40m"). Each result is one name on one chip; ``ambiguous`` is set on all of them when
+    they span more than one compute capability.
+    """
+    query = _name_key(name)
+    if not query:
+        return []
+    exact: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
+    loose: dict[tuple[str, str], list[tuple[int, str, GpuChip]]] = {}
+    for chip in chips:
+        for device_id, product in chip.devices:
+            key = _name_key(product)
+            if key == query:
+                tier = exact
+            elif _contains_words(key, query):
+                tier = loose
+            else:
+                continue
+            tier.setdefault((" ".join(key), chip.name), []).append((device_id, product, chip))
+    found = exact or loose
+    models = []
+    for entries in found.values():
+        _, product, chip = entries[0]
+        models.append(
+            GpuModel(
+                name=_display_name(product),
+                chip=chip.name,
+                cc=chip.cc,
+                pci_ids=tuple(sorted(device_id for device_id, _, _ in entries)),
+                ambiguous=False,
+                source=chip.source,
+            )
+        )
+    ambiguous = len({m.cc for m in models}) > 1
+    models = [dataclasses.replace(m, ambiguous=ambiguous) for m in models]
+    return sorted(models, key=lambda m: (m.cc, m.name, m.pci_ids))
+
+
+def _contains_words(words: tuple[str, ...], query: tuple[str, ...]) -> bool:
+    """Whether ``query`` is a run of ``words``, its last word possibly a prefix up to letters ("40" of "40m")."""
+    n = len(query)
+    for i in range(len(words) - n + 1):
+        run = words[i : i + n]
+        rest = run[-1][len(query[-1]) :]
+        if run[:-1] == query[:-1] and run[-1].startswith(query[-1]) and (not rest or rest.isalpha()):
+            return True
+    return False
+
+
+_QUALIFIERS = re.compile(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample)\b")
+
+
+def _name_key(name: str) -> tuple[str, ...]:
+    """Words of a marketing name without vendor and variant qualifiers: "GeForce GT 750M Mac Edition" -> (gt, 750m)."""
+    text = name.lower().replace("nvidia", " ").replace("geforce", " ")
+    text = _QUALIFIERS.sub(" ", text)
+    return tuple(re.findall(r"[a-z]+|[0-9]+[a-z]*", text))
+
+
+def _display_name(product: str) -> str:
+    """The product name without variant qualifiers: "GeForce GT 750M Mac Edition" -> "GeForce GT 750M"."""
+    return re.sub(r"\s+", " ", re.sub(r"(?i)\b(mac edition|oem|rev\. ?\d+)", "", product)).strip()
