@@ -29,8 +29,8 @@ from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
 from srcbuild.cache.transfer import fetch_first, find_remote_entry
 from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
-from srcbuild.recipe import Recipe
 from srcbuild.paths import Paths
+from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
 
 
@@ -167,9 +167,10 @@ def miss_error(
     recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote], environ: Mapping[str, str]
 ) -> SrcbuildError:
     where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
+    named = recipe_argument(recipe, Paths.resolve(environ=environ))
     return NotFoundError(
         f"no cached wheel for {package} of recipe {recipe.name} (fingerprint {fp[:12]}) in {where}",
-        f"run `srcbuild {package} --recipe {recipe_argument(recipe, Paths.resolve(environ=environ))}` to build it (the result is cached), "
+        f"run `srcbuild {package} --recipe {named}` to build it (the result is cached), "
         "or add the remote that has it with --remote",
     )
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
-import os
 import re
 import sys
 import tempfile

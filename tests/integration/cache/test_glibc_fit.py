@@ -6,10 +6,9 @@ other ``arc4random`` (GLIBC_2.36, new in glibc 2.36). The machines are recorded 
 
 from __future__ import annotations
 
-import os
-
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path

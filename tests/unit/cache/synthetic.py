@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import base64
 import hashlib
+import os
 import sys
 import sysconfig
 import zipfile
