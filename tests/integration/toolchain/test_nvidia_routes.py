@@ -102,7 +102,7 @@ def test_two_provisions_of_one_toolkit_at_once_make_it_once(site_server: SiteSer
     results: list[object] = []
 
     def one() -> None:
-        session = open_session(Paths.resolve(environ=os.environ))
+        session = open_session(Paths.resolve(environ=os.environ), environ=os.environ)
         results.append(provision(Request("cuda", "11.8"), session.facts, session.store, session.ctx, "redist"))
 
     threads = [threading.Thread(target=one) for _ in range(2)]
