@@ -11,6 +11,7 @@ It holds defaults for the settings that are environment variables otherwise, so 
     compiler_cache = "sccache"                # SRCBUILD_COMPILER_CACHE (ccache, sccache or none)
     compiler_cache_url = "redis://cache.lab:6379"   # SRCBUILD_COMPILER_CACHE_URL
     dist_scheduler = "http://scheduler.lab:10600"   # SRCBUILD_DIST_SCHEDULER
+    portable = true                           # SRCBUILD_PORTABLE (manylinux wheels, docs/cache.md)
     env_backend = "rattler"                   # SRCBUILD_ENV_BACKEND
     recipes_path = ["~/my-recipes"]           # SRCBUILD_RECIPES_PATH
     toolchain_dir = "/opt/srcbuild-toolchains"   # SRCBUILD_TOOLCHAIN_DIR
@@ -56,6 +57,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "compiler_cache": ("SRCBUILD_COMPILER_CACHE", "str"),
     "compiler_cache_url": ("SRCBUILD_COMPILER_CACHE_URL", "str"),
     "dist_scheduler": ("SRCBUILD_DIST_SCHEDULER", "str"),
+    "portable": ("SRCBUILD_PORTABLE", "bool"),
     "env_backend": ("SRCBUILD_ENV_BACKEND", "str"),
     "recipes_path": ("SRCBUILD_RECIPES_PATH", "paths"),
     "patches_path": ("SRCBUILD_PATCHES_PATH", "paths"),

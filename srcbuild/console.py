@@ -5,22 +5,28 @@
   next line of an 80-column terminal or a log file.
 - Color: off with ``--no-color``, with ``NO_COLOR`` set (https://no-color.org), or when the
   output is not a terminal.
+- Text: lines of prose or ``name: value`` (``doctor``, ``recommend``, ``plan``) are wrapped by
+  ``wrap_text``: a long line continues on the next, indented two more columns than its start.
 - Verbosity: ``-q`` (errors and results only), default (one line per command saying what it
   does), ``-v`` (the raw commands too). Set once by the command line, read by whoever prints.
 """
 
 from __future__ import annotations
 
+import io
 import shutil
 import sys
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import IO
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 MAX_WIDTH = 160
 DEFAULT_WIDTH = 80
@@ -101,14 +107,62 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
     The first column, which names the row, and columns of short values (versions, sizes) are
     never wrapped, so that the space goes to the columns of prose."""
     cells = [["-" if cell is None or cell == "" else str(cell) for cell in row] for row in rows]
-    result = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False)
+    result = Table(
+        title=escape(title) if title else None, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False
+    )
     for index, column in enumerate(columns):
         longest = max((len(line) for row in cells if index < len(row) for line in row[index].splitlines()), default=0)
         short = index == 0 or longest <= SHORT_CELL
         result.add_column(column, overflow="fold", no_wrap=short, min_width=len(column) if short else None)
     for row in cells:
-        result.add_row(*row)
+        result.add_row(*(Text(cell) for cell in row))  # text, not markup: "[toolchain]" stays
     return result
+
+
+def wrap_line(line: str, width: int = DEFAULT_WIDTH) -> list[str]:
+    """``line`` in pieces of at most ``width`` columns; the pieces after the first are indented two
+    columns more than the line (a word longer than that is folded, as a table cell is)."""
+    if len(line) <= width:
+        return [line]
+    body = line.lstrip(" ")
+    indent = " " * (len(line) - len(body))
+    more = indent + "  " if len(indent) + 2 < width // 2 else indent
+    return textwrap.wrap(
+        body,
+        width=width,
+        initial_indent=indent,
+        subsequent_indent=more,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    ) or [line[:width]]
+
+
+def wrap_text(text: str, width: int = DEFAULT_WIDTH) -> str:
+    """Every line of ``text`` wrapped by ``wrap_line``; the final newline (or its absence) is kept."""
+    lines = [piece for line in text.splitlines() for piece in wrap_line(line, width)]
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
+def echo_text(text: str, stderr: bool = False) -> None:
+    """Print plain text (not markup) wrapped to the output's width."""
+    stream = sys.stderr if stderr else sys.stdout
+    stream.write(wrap_text(text, output_width(stream, SETTINGS.environ)))
+    stream.flush()
+
+
+def print_lines(lines: Iterable[str], console: Console) -> None:
+    """Print plain lines (a text of several lines is several) through ``console``, each wrapped to
+    its width by ``wrap_line``."""
+    for line in (part for text in lines for part in text.splitlines() or [""]):
+        for piece in wrap_line(line, console.width):
+            console.print(piece, markup=False, highlight=False, soft_wrap=True)
+
+
+def as_text(renderable: RenderableType, width: int = DEFAULT_WIDTH) -> str:
+    """``renderable`` (a table) as plain text of at most ``width`` columns, for a result built as a string."""
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, highlight=False, no_color=True, color_system=None).print(renderable)
+    return buffer.getvalue()
 
 
 def print_table(
@@ -121,9 +175,14 @@ __all__ = [
     "SETTINGS",
     "OutputSettings",
     "Verbosity",
+    "as_text",
     "configure",
+    "echo_text",
     "make_console",
     "output_width",
+    "print_lines",
     "print_table",
     "table",
+    "wrap_line",
+    "wrap_text",
 ]

@@ -3,7 +3,7 @@
 # tests do not need: apt packages for the real tools (gcc-11, Open MPI, ccache, git, ninja,
 # cmake, python3-venv, podman with runc and debootstrap; as root, through sudo, or skipped with a note when neither is possible),
 # .venv with the package and its test extras, and a private CUDA 11.8 toolkit (`srcbuild
-# toolchain install cuda 11.8 --from debian`, where a Debian mirror is configured). A tool that
+# toolchain install cuda 11.8`, from Debian's packages on Debian). A tool that
 # could not be installed makes the tests that need it skip with the reason (CI sets
 # SRCBUILD_REQUIRE_TOOLS=1 to make them fail).
 set -euo pipefail
@@ -37,10 +37,13 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 
-# The CUDA 11.8 toolkit the tests use, provisioned by srcbuild itself from Debian's non-free
-# packages (private apt configuration, nothing on the system changes); a second run reuses it.
-# Where that route cannot work (not Debian, no network) the tests that need it skip.
+# The CUDA 11.8 toolkit the tests use, provisioned by srcbuild itself into a private prefix
+# (nothing on the system changes; a second run reuses it). On Debian it comes from the non-free
+# packages of the mirror apt is configured with (a private apt configuration); elsewhere (Ubuntu's
+# mirrors carry no CUDA 11.8) from NVIDIA's redistributable archives. Where neither route works
+# (no network) the tests that need it skip.
 export SRCBUILD_TOOLCHAIN_DIR=${SRCBUILD_TOOLCHAIN_DIR:-$HOME/.cache/srcbuild-ci/toolchains}
-if ! .venv/bin/srcbuild toolchain install cuda 11.8 --from debian; then
+if [ "${ID:-}" = debian ]; then route=(--from debian); else route=(); fi
+if ! .venv/bin/srcbuild toolchain install cuda 11.8 "${route[@]}"; then
   echo "CUDA 11.8: not provisioned (see above); the tests that need it skip"
 fi

@@ -79,7 +79,13 @@ class GpuAdvice:
             "recommended": self.best.recipe if self.best else None,
             "recipes": [r.to_json() for r in self.recipes],
             "readings": [r.to_json() for r in self.readings],
+            "ambiguous": bool(self.readings),
+            "tell_which": TELL_WHICH if self.readings else None,
         }
+
+
+# what an answer for an ambiguous name asks the user to run (the text and the JSON say the same)
+TELL_WHICH = "lspci -nn | grep -i nvidia"
 
 
 @dataclass(frozen=True)

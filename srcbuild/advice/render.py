@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from srcbuild.advice.doctor import AFTER_INSTALL, CANNOT, READY, DoctorReport
-from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, GpuAdvice, Recommendation
+from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, TELL_WHICH, GpuAdvice, Recommendation
 from srcbuild.advice.window import Window
 from srcbuild.host.facts import GpuInfo
 from srcbuild.host.jobs import GIB
@@ -82,7 +82,7 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
                 head = f"    if it is the {reading.gpu.chip} one: compute capability {reading.window.cc}"
                 lines.append(f"{head} ({reading.window.generation})")
                 lines.extend(f"      {line}" for line in answer_lines(reading))
-            lines.append("  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)")
+            lines.append(f"  to tell which, run: {TELL_WHICH}  (and pass it with --paste -)")
         else:
             lines.append(
                 "  compute capability unknown; run: "

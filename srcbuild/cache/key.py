@@ -15,13 +15,19 @@ of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
      "python_abi": "cp38",
      "gcc": "7", "cuda": "9.2" or null, "cudnn": "7.6" or null,
      "mpi": {"implementation": "openmpi", "version": "4.1"} or null,
-     "platform": "linux_x86_64"}
+     "platform": "linux_x86_64",
+     "sysroot": "2.17"}                # portable builds only (absent otherwise, see below)
 
 The platform is the wheel platform tag without the C library: the glibc a wheel needs is a fact
 about the built binary, not a request, so it is measured (``verify.symbols``) and recorded in the
 manifest (``glibc_needed``), and a lookup picks the newest entry whose glibc the target machine
 has (``cache.fit.Machine``). Schema 1 hashed ``linux_x86_64-glibc2.36`` and tied every wheel to
 the distribution it was built on.
+
+A portable build (``srcbuild.resolve.portable``) compiles against conda-forge's glibc sysroot
+instead of the machine's C library, and its fingerprint carries ``"sysroot"``: the sysroot's glibc.
+The key is absent from every other fingerprint, so adding it changed no existing fingerprint and the
+schema stays 2; a portable and a non-portable build of the same pins never share a fingerprint.
 
 It holds everything that changes the binary EXCEPT the compute capability list, and is computable
 without git, a compiler or the network, so a lookup needs none of them. The arch list is left out
@@ -119,6 +125,7 @@ IGNORED_BUILD_VARS = frozenset(
         "CUDNN_LIB_DIR",
         "CUDNN_LIBRARY",
         "CMAKE_PREFIX_PATH",
+        "MAGMA_HOME",
         "MPI_HOME",
     }
 )
@@ -211,6 +218,7 @@ class FingerprintInputs:
     mpi: tuple[str, str | None] | None  # (implementation, version) when enabled
     platform: str
     schema: int = FINGERPRINT_SCHEMA
+    sysroot: str | None = None  # a portable build's sysroot glibc ("2.17"); None: the machine's own
 
     @classmethod
     def from_recipe(
@@ -220,6 +228,7 @@ class FingerprintInputs:
         build_env: Mapping[str, str] | None = None,
         platform_tag: str | None = None,
         patch_digests: Mapping[str, str] | None = None,
+        sysroot: str | None = None,
     ) -> FingerprintInputs:
         """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this platform.
 
@@ -254,6 +263,7 @@ class FingerprintInputs:
             cudnn=recipe.toolchain.cudnn,
             mpi=mpi,
             platform=platform_tag or host_platform_tag(),
+            sysroot=sysroot,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -270,6 +280,7 @@ class FingerprintInputs:
             "cudnn": self.cudnn,
             "mpi": {"implementation": self.mpi[0], "version": self.mpi[1]} if self.mpi else None,
             "platform": self.platform,
+            **({"sysroot": self.sysroot} if self.sysroot else {}),
         }
 
 
@@ -289,6 +300,7 @@ def key_inputs(resolved: ResolvedBuild) -> FingerprintInputs:
         resolved.env_changes.final_values(),
         resolved.platform,
         {p.name: p.sha256 for p in resolved.patches},
+        resolved.portable.glibc if resolved.portable is not None else None,
     )
 
 

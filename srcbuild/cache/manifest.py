@@ -9,6 +9,10 @@ An entry built from a checkout with local modifications (``srcbuild.sources.loca
 them under ``modified`` (the hash of the differences and the changed files) and carries the hash
 in its resolved facts as ``extra.source_diff``, so it has its own entry key and can never be
 taken for the clean build of the same tag. ``Manifest.modified`` is true when either says so.
+
+A portable build's entry records ``portable``: the sysroot glibc it was built against and the
+``manylinux_X_Y`` platform tag its wheel was given (its fingerprint has ``sysroot`` too, see
+``srcbuild.cache.key``).
 """
 
 from __future__ import annotations
@@ -75,6 +79,18 @@ def _changes(data: Any) -> dict[str, Any]:
     return {"diff_sha256": str(data.get("diff_sha256") or ""), "files": [str(f) for f in data.get("files") or []]}
 
 
+def _portable(data: Any) -> dict[str, str]:
+    """The ``portable`` object of a manifest read from outside: the sysroot glibc and the tag."""
+    if not data:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError("portable is not an object")
+    tag = str(data.get("platform_tag") or "")
+    if len(tag) > 200 or not all(c.isalnum() or c in "_." for c in tag):
+        raise ValueError(f"portable.platform_tag {tag[:40]!r} is not a wheel platform tag")
+    return {"sysroot_glibc": _glibc(data.get("sysroot_glibc")), "platform_tag": tag}
+
+
 @dataclass(frozen=True)
 class Manifest:
     """One cache entry's description (see the module docstring)."""
@@ -97,6 +113,7 @@ class Manifest:
     extra: Mapping[str, Any] = field(default_factory=dict)  # e.g. the sha256 of the original wheel
     changes: Mapping[str, Any] = field(default_factory=dict)  # LocalChanges.to_json() when modified
     glibc_needed: str = ""  # "2.17": the newest GLIBC_ symbol version its ELF files ask for
+    portable: Mapping[str, str] = field(default_factory=dict)  # {"sysroot_glibc", "platform_tag"}; {}: not portable
 
     @classmethod
     def create(
@@ -112,6 +129,7 @@ class Manifest:
         created: float | None = None,
         changes: Mapping[str, Any] | None = None,
         glibc_needed: str = "",
+        portable: Mapping[str, str] | None = None,
     ) -> Manifest:
         """Describe ``wheel`` (hashing it) as built from ``inputs`` with the measured ``resolved`` facts."""
         package, version = wheel_name_parts(wheel.name)
@@ -132,6 +150,7 @@ class Manifest:
             created=time.time() if created is None else created,
             changes=dict(changes or {}),
             glibc_needed=glibc_needed,
+            portable=dict(portable or {}),
         )
 
     @property
@@ -184,6 +203,8 @@ class Manifest:
         }
         if self.glibc_needed:
             data["glibc_needed"] = self.glibc_needed
+        if self.portable:
+            data["portable"] = dict(self.portable)
         if self.modified:
             data["modified"] = {"diff_sha256": "", "files": [], **self.changes}
         return data
@@ -218,6 +239,7 @@ class Manifest:
                 extra=dict(data.get("extra") or {}),
                 changes=_changes(data.get("modified")),
                 glibc_needed=_glibc(data.get("glibc_needed")),
+                portable=_portable(data.get("portable")),
             )
             computed = manifest.entry_key
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:

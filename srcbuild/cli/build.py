@@ -26,7 +26,7 @@ from srcbuild.cli.common import (
     resolve_paths,
     resume_command,
 )
-from srcbuild.console import make_console
+from srcbuild.console import make_console, output_width, wrap_text
 from srcbuild.errors import SrcbuildError
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
@@ -90,6 +90,13 @@ def build_options(func: F) -> F:
             help="Never fetch a toolchain (CUDA, cuDNN, gcc, MPI); stop and say what is missing instead.",
         ),
         click.option(
+            "--portable/--no-portable",
+            default=None,
+            help="Build against conda-forge's glibc 2.17 sysroot with its conda gcc and tag the wheel "
+            "manylinux_2_X, so pip on other distributions accepts it [recipe [build] portable, "
+            "env SRCBUILD_PORTABLE].",
+        ),
+        click.option(
             "--trust-unsigned",
             is_flag=True,
             help="Accept remote cache entries that no trusted signer signed (the sha256 is still checked).",
@@ -145,6 +152,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
         compiler_cache_url=kw.get("compiler_cache_url"),
         dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
+        portable=kw.get("portable"),
     )
 
 
@@ -205,15 +213,18 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.argument("package", type=click.Choice(PACKAGE_NAMES))
 @build_options
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
-def plan_command(package: str, fmt: str, **kw: Any) -> int:
+@json_option
+def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:
     """Print every step, command, directory and variable a build would run, without running it
-    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container).
+    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container; ``--json``
+    is ``--format json``).
 
     The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
     missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
     """
     from srcbuild.execute.run import prepare
 
+    fmt = "json" if as_json else fmt
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     if fmt == "dockerfile":
@@ -228,9 +239,10 @@ def plan_command(package: str, fmt: str, **kw: Any) -> int:
         for finding in shown:
             click.echo(finding.render(), err=True)
         raise stop
+    width = output_width(sys.stdout, command_environ())
     if shown and fmt == "text":  # the shell script carries them as comments, the JSON as "findings"
-        sys.stdout.write("".join(f.render() + "\n" for f in shown) + "\n")
-    sys.stdout.write(render(prepared.plan, fmt))
+        sys.stdout.write(wrap_text("".join(f.render() + "\n" for f in shown) + "\n", width))
+    sys.stdout.write(render(prepared.plan, fmt, width))
     return 0
 
 

@@ -17,6 +17,7 @@ from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.paths import default_config_dir
 
@@ -139,7 +140,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
         print_json(rows)
         return 0
     if not rows:
-        click.echo(f"no cached wheels in {cache.root}")
+        echo_text(f"no cached wheels in {cache.root}\n")
         return 0
     from srcbuild.console import print_table
 
@@ -197,7 +198,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
     lines = [
         ("package", f"{m.package} {m.version}"),
         ("recipe", m.recipe_name),
-        ("compute capabilities", kernels_label(m)),
+        ("kernels", kernels_label(m)),
         ("sha256", m.sha256),
         ("size", human_size(m.size)),
         ("fingerprint", m.fingerprint),
@@ -209,8 +210,8 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
         ("path", str(entry.path)),
     ]
-    for label, value in lines:
-        click.echo(f"  {label + ':':22}{value}")
+    # labels of 14 columns leave 66 for a value: a sha256 (64) stays on its line in 80 columns
+    echo_text("".join(f"{label + ':':15}{value}\n" for label, value in lines))
     return 0
 
 
@@ -268,7 +269,7 @@ def gc_cmd(
         return 0
     verb = "would remove" if dry_run else "removed"
     for entry in result.removed:
-        click.echo(f"{verb} {entry.key[:12]}  {entry.manifest.wheel}")
+        echo_text(f"{verb} {entry.key[:12]}  {entry.manifest.wheel}\n")
     click.echo(f"{verb} {len(result.removed)} entries ({human_size(result.freed)}), kept {result.kept}")
     return 0
 
@@ -278,7 +279,7 @@ def _print_transfers(results: list[Transfer], as_json: bool) -> int:
         print_json([r.to_json() for r in results])
     else:
         for r in results:
-            click.echo(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else ""))
+            echo_text(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else "") + "\n")
         actions = ("sent", "fetched", "present", "rejected", "refused", "skipped")
         counts = {a: sum(r.action == a for r in results) for a in actions}
         click.echo(", ".join(f"{n} {a}" for a, n in counts.items() if n) or "nothing to transfer")
@@ -385,10 +386,10 @@ def pull_cmd(
 
 def _note_unsigned(key: Path | None, as_json: bool) -> None:
     if key is None and not as_json:
-        click.echo(
+        echo_text(
             "note: no signing key, so the index is unsigned: srcbuild pulls from it need --trust-unsigned "
-            "(pass --signing-key KEY to sign it)",
-            err=True,
+            "(pass --signing-key KEY to sign it)\n",
+            stderr=True,
         )
 
 

@@ -8,6 +8,7 @@ import click
 
 from srcbuild.cache.signing import TrustedSigners, trusted_signers_path
 from srcbuild.cli.common import command_environ, json_option, print_json
+from srcbuild.console import echo_text, print_table
 from srcbuild.errors import UsageError
 
 
@@ -47,11 +48,14 @@ def ls_cmd(as_json: bool) -> int:
         print_json({"file": str(signers.path), "signers": rows})
         return 0
     if not rows:
-        click.echo(f"no trusted signers ({signers.path})")
-        click.echo("hint: trust a colleague's key with `srcbuild cache trust add alice.pub`")
+        echo_text(f"no trusted signers ({signers.path})\n")
+        echo_text("hint: trust a colleague's key with `srcbuild cache trust add alice.pub`\n")
         return 0
-    for row in rows:
-        click.echo(f"{row['name']:24} {row['type']:12} {row['fingerprint']}")
+    print_table(
+        f"trusted signers ({signers.path})",
+        ("name", "type", "fingerprint"),
+        ((row["name"], row["type"], row["fingerprint"]) for row in rows),
+    )
     return 0
 
 

@@ -1,5 +1,8 @@
 """``srcbuild compat --arch 3.0 | --gpu "GT 750M" | --pci-id 10de:0fe9``: the window that works for one GPU.
 
+A name used by GPUs of different compute capabilities gets the window of each and the command
+that tells which one is installed; like ``recommend``, that is an answer (exit 0), not an error.
+
 The window and each recipe's verdict are the ones ``recommend`` and ``doctor`` show
 (``srcbuild.advice.window`` and ``srcbuild.advice.fit``), for the GPU's newest driver.
 """
@@ -13,12 +16,12 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from srcbuild.advice.fit import RecipeFit, judge_all
 from srcbuild.advice.window import Window, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.console import make_console, print_lines, table
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.host.identify import models_by_name
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
@@ -36,29 +39,35 @@ _PCI_RE = re.compile(r"^(?:(?:0x)?([0-9a-fA-F]{4}):)?(?:0x)?([0-9a-fA-F]{4})$")
 @json_option
 def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_json: bool) -> int:
     """What works for one GPU: CUDA range, gcc per CUDA, newest torch/torchvision, cuDNN, last driver,
-    and which catalog recipes fit."""
+    and which catalog recipes fit.
+
+    A name used by GPUs of different compute capabilities (GTX 860M: GK104 or GM107) gets the
+    answer for each, and how to tell which one is installed (exit 0, as ``recommend``)."""
     given = [name for name, value in (("--arch", arch), ("--gpu", gpu), ("--pci-id", pci_id)) if value]
     if len(given) != 1:
         raise UsageError("give exactly one of --arch, --gpu and --pci-id", 'e.g. srcbuild compat --gpu "GT 750M"')
     kb = load_knowledge()
-    label: str = ""
-    ids: tuple[str, ...] = ()
+    answers: list[tuple[ComputeCapability, str, tuple[str, ...]]]
     if arch:
         try:
-            cc = ComputeCapability.parse(arch)
+            answers = [(ComputeCapability.parse(arch), "", ())]
         except ValueError as exc:
             raise UsageError(f"--arch: {exc}") from exc
     elif pci_id:
-        cc, label, ids = _from_pci_id(kb, pci_id)
+        answers = [_from_pci_id(kb, pci_id)]
     else:
         assert gpu is not None
-        cc, label, ids = _from_name(kb, gpu, as_json)
+        models = _models_by_name(kb, gpu)
+        if models[0].ambiguous:
+            return _ambiguous(kb, gpu, models, as_json)
+        answers = [_from_models(models)]
+    cc, label, ids = answers[0]
     window = window_for(kb, cc)
     fits = judge_all(kb, _catalog(), cc, None, window.last_branch, window.official)
     if as_json:
         print_json(compat_json(window, fits, label, ids))
     else:
-        render(window, fits, label, ids, Console(width=120, highlight=False))
+        render(window, fits, label, ids, make_console())
     return 0
 
 
@@ -123,70 +132,109 @@ def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, 
     return chip.cc, label, (f"10de:{device:04x}",)
 
 
-def ambiguous_gpu_error(name: str, models: Sequence[GpuModel], command: str) -> UsageError:
-    """The error ``compat`` and ``recommend`` both raise for a name of GPUs of different compute capabilities."""
-    candidates = [{"name": m.name, "chip": m.chip, "cc": str(m.cc), "pci_ids": list(m.pci_id_labels)} for m in models]
-    choices = " or ".join(
-        f"`srcbuild {command} --pci-id {m.pci_id_labels[0]}` ({m.chip})" for m in models if m.pci_id_labels
-    )
-    return UsageError(
-        f"--gpu {name!r} is ambiguous: it names GPUs of compute capability "
-        f"{', '.join(dict.fromkeys(str(m.cc) for m in models))}",
-        f"{choices}; `lspci -nn | grep -i nvidia` shows which one you have",
-        details={"gpu": name, "ambiguous": True, "candidates": candidates},
-    )
+def unknown_gpu_error(kb: KnowledgeBase, name: str) -> UsageError:
+    """The error ``compat --gpu`` and ``recommend --gpu`` both raise for a name no GPU has (exit 2)."""
+    names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
+    return UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
 
 
-def _from_name(kb: KnowledgeBase, name: str, as_json: bool) -> tuple[ComputeCapability, str, tuple[str, ...]]:
+def _models_by_name(kb: KnowledgeBase, name: str) -> list[GpuModel]:
     models = kb.gpus_by_name(name) or models_by_name(kb, name)
     if not models:
-        names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-        hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
-        raise UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
-    if models[0].ambiguous:
-        if not as_json:
-            console = Console(width=120, highlight=False)
-            table = Table(title=f'"{name}" names GPUs of different compute capabilities')
-            for column in ("name", "chip", "compute capability", "PCI ids"):
-                table.add_column(column)
-            for m in models:
-                table.add_row(m.name, m.chip, str(m.cc), " ".join(m.pci_id_labels))
-            console.print(table)
-        raise ambiguous_gpu_error(name, models, "compat")
-    ccs = {m.cc for m in models}
-    cc = ccs.pop()
+        raise unknown_gpu_error(kb, name)
+    return models
+
+
+def _from_models(models: Sequence[GpuModel]) -> tuple[ComputeCapability, str, tuple[str, ...]]:
+    """The capability, label and PCI ids of models of one compute capability."""
     chips = "/".join(dict.fromkeys(m.chip for m in models))
     label = f"{models[0].name} ({chips})" if len(models) > 1 and len({m.name for m in models}) > 1 else models[0].name
     if "(" not in label:
         label = f"{label} ({chips})"
-    return cc, label, tuple(i for m in models for i in m.pci_id_labels)
+    return models[0].cc, label, tuple(i for m in models for i in m.pci_id_labels)
+
+
+def _readings(models: Sequence[GpuModel]) -> list[list[GpuModel]]:
+    """An ambiguous name's models grouped by compute capability, lowest first."""
+    by_cc: dict[ComputeCapability, list[GpuModel]] = {}
+    for model in models:
+        by_cc.setdefault(model.cc, []).append(model)
+    return [by_cc[cc] for cc in sorted(by_cc)]
+
+
+TELL_WHICH = "`lspci -nn | grep -i nvidia` shows which one you have"
+
+
+def _ambiguous(kb: KnowledgeBase, name: str, models: Sequence[GpuModel], as_json: bool) -> int:
+    """The answer for each GPU an ambiguous name may mean, and how to tell which one is installed."""
+    catalog = _catalog()
+    answers = []
+    for group in _readings(models):
+        cc, label, ids = _from_models(group)
+        window = window_for(kb, cc)
+        fits = judge_all(kb, catalog, cc, None, window.last_branch, window.official)
+        answers.append((window, fits, label, ids))
+    choices = " or ".join(
+        f"`srcbuild compat --pci-id {m.pci_id_labels[0]}` ({m.chip})" for m in models if m.pci_id_labels
+    )
+    hint = f"{TELL_WHICH}; then {choices}"
+    if as_json:
+        print_json(
+            {
+                "gpu": name,
+                "ambiguous": True,
+                "candidates": [
+                    {"name": m.name, "chip": m.chip, "cc": str(m.cc), "pci_ids": list(m.pci_id_labels)} for m in models
+                ],
+                "answers": [compat_json(*answer) for answer in answers],
+                "hint": hint,
+            }
+        )
+        return 0
+    console = make_console()
+    ccs = ", ".join(str(window.cc) for window, *_ in answers)
+    console.print(
+        table(
+            f'"{name}" names GPUs of different compute capabilities ({ccs})',
+            ("name", "chip", "compute capability", "PCI ids"),
+            ((m.name, m.chip, str(m.cc), " ".join(m.pci_id_labels)) for m in models),
+        )
+    )
+    for window, fits, label, ids in answers:
+        console.print()
+        console.rule(f"if it is {label}", characters="-")
+        render(window, fits, label, ids, console)
+    console.print()
+    print_lines([f"To tell which: {hint}"], console)
+    return 0
 
 
 def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...], console: Console) -> None:
     """The window as text: a headline, the CUDA table, the torch/driver summary and the recipes."""
     head = f"{gpu}: " if gpu else ""
     ids = f" [PCI {' '.join(pci_ids)}]" if pci_ids else ""
-    console.print(f"{head}compute capability {window.cc} ({window.generation}){ids}", markup=False)
     ceiling = window.newest_torch or "none"
     reported = window.reported_torch or "none known"
-    console.print(f"Newest torch: {ceiling} in theory; {reported} reported to work", markup=False)
-    console.print(f"Knowledge last checked: {window.checked or 'unknown'}", markup=False)
+    print_lines(
+        [
+            f"{head}compute capability {window.cc} ({window.generation}){ids}",
+            f"Newest torch: {ceiling} in theory; {reported} reported to work",
+            f"Knowledge last checked: {window.checked or 'unknown'}",
+        ],
+        console,
+    )
     if not window.options:
         console.print("No CUDA release srcbuild knows can target it.")
         return
-    table = Table(title=f"CUDA releases that target sm_{window.cc.sm}")
-    for column in ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"):
-        table.add_column(column)
-    for option in window.options:
-        table.add_row(
-            option.cuda,
-            option.gcc_range,
-            option.min_driver,
-            _span(option.torch_lines) or "-",
-            _span(option.cudnn_lines) or "-",
+    console.print(
+        table(
+            f"CUDA releases that target sm_{window.cc.sm}",
+            ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"),
+            ((o.cuda, o.gcc_range, o.min_driver, _span(o.torch_lines), _span(o.cudnn_lines)) for o in window.options),
         )
-    console.print(table)
+    )
     official = window.official
     lines = [
         f"CUDA range: {window.options[0].cuda} to {window.options[-1].cuda}",
@@ -210,16 +258,18 @@ def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple
         )
     else:
         lines.append("Last driver: current drivers still support it")
-    for line in lines:
-        console.print(line, markup=False)
+    print_lines(lines, console)
     if fits:
-        recipes = Table(title="Catalog recipes")
-        for column in ("recipe", "fits", "torch", "CUDA", "why not"):
-            recipes.add_column(column)
-        for fit in fits:
-            why = fit.reasons[0] if fit.reasons else ""
-            recipes.add_row(fit.recipe, "yes" if fit.fits else "no", fit.torch, fit.cuda, why)
-        console.print(recipes)
+        console.print(
+            table(
+                "Catalog recipes",
+                ("recipe", "fits", "torch", "CUDA", "why not"),
+                (
+                    (f.recipe, "yes" if f.fits else "no", f.torch, f.cuda, f.reasons[0] if f.reasons else "")
+                    for f in fits
+                ),
+            )
+        )
 
 
 def _span(items: tuple[str, ...]) -> str:

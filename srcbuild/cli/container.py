@@ -11,6 +11,7 @@ from typing import Optional
 import click
 
 from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
@@ -51,7 +52,7 @@ def doctor_containers(
     if as_json:
         print_json(report.to_json())
     else:
-        click.echo(render(report), nl=False)
+        echo_text(render(report))
     return 0
 
 

@@ -19,7 +19,9 @@ from srcbuild.advice.doctor import diagnose
 from srcbuild.advice.recommend import recommend
 from srcbuild.advice.render import render_doctor, render_recommendation
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.compat import unknown_gpu_error
 from srcbuild.cli.container import containers_options, doctor_containers
+from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.host import probe_host
 from srcbuild.host.facts import DriverInfo, GpuInfo
@@ -51,8 +53,7 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     if as_json:
         print_json({**report.to_json(), "toolchains": toolchains.to_json()})
     else:
-        click.echo(render_doctor(report), nl=False)
-        click.echo(toolchains.render(), nl=False)
+        echo_text(render_doctor(report) + toolchains.render())
     return 0
 
 
@@ -144,7 +145,10 @@ def recommend_command(
         gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
         origin.append(f"--pci-id {pci_id}")
     if gpu_name:
-        gpus.append(resolve_name(gpu_name, "--gpu"))
+        typed = resolve_name(gpu_name, "--gpu")
+        if typed.cc is None and not typed.candidates:  # a typo, as `compat --gpu` says (exit 2)
+            raise unknown_gpu_error(kb, gpu_name)
+        gpus.append(typed)
         origin.append(f"--gpu {gpu_name!r}")
     if proc_file:
         version = parse_proc_driver_version(_read(proc_file, "--proc-driver-version"))
@@ -165,5 +169,5 @@ def recommend_command(
     if as_json:
         print_json(result.to_json())
     else:
-        click.echo(render_recommendation(result), nl=False)
+        echo_text(render_recommendation(result))
     return 0

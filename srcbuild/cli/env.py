@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.console import make_console, print_lines, table
 from srcbuild.envs import (
     BACKEND_NAMES,
     EnvBackend,
@@ -131,27 +132,31 @@ def show_env(
             }
         )
         return 0
-    click.echo(f"# build environment of {recipe.name} (torch {recipe.torch.tag}, Python {spec.python})")
-    click.echo(f"spec hash: {spec.hash()}")
-    click.echo(f"channels:  {', '.join(spec.channels)}")
-    for line in spec.routing.describe():
-        click.echo(f"           {line}")
-    click.echo("conda packages:")
-    for item in spec.conda_specs:
-        origin = "recipe [toolchain] python" if item == spec.python_spec else spec.origin(item)
-        click.echo(f"  {item:<28} {origin}")
+    console = make_console()
+    print_lines(
+        [
+            f"# build environment of {recipe.name} (torch {recipe.torch.tag}, Python {spec.python})",
+            f"spec hash: {spec.hash()}",
+            f"channels:  {', '.join(spec.channels)}",
+            *(f"           {line}" for line in spec.routing.describe()),
+        ],
+        console,
+    )
+    origins = [
+        (item, "recipe [toolchain] python" if item == spec.python_spec else spec.origin(item))
+        for item in spec.conda_specs
+    ]
+    console.print(table("conda packages", ("package", "from"), origins))
     if spec.pip:
-        click.echo("pip packages:")
-        for item in spec.pip:
-            click.echo(f"  {item:<28} {spec.origin(item)}")
-    click.echo(f"lockfile:  {display_path(lockfile) if lockfile else 'none (the packages are solved at creation)'}")
+        console.print(table("pip packages", ("package", "from"), ((item, spec.origin(item)) for item in spec.pip)))
+    lines = [f"lockfile:  {display_path(lockfile) if lockfile else 'none (the packages are solved at creation)'}"]
     if backend is not None:
-        click.echo(f"backend:   {backend.name}")
+        lines.append(f"backend:   {backend.name}")
     elif unavailable is not None:
-        click.echo(f"backend:   none available here: {unavailable.message} ({unavailable.hint})")
-    click.echo(f"prefix:    {prefix} ({'exists' if exists else 'not created yet'})")
-    for step in steps:
-        click.echo(f"  - {step}")
+        lines.append(f"backend:   none available here: {unavailable.message} ({unavailable.hint})")
+    lines.append(f"prefix:    {prefix} ({'exists' if exists else 'not created yet'})")
+    lines.extend(f"  - {step}" for step in steps)
+    print_lines(lines, console)
     return 0
 
 

@@ -11,6 +11,7 @@ from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli.cache import open_remotes, remote_options, trust_option
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.console import echo_text
 from srcbuild.recipe import RecipeCatalog
 
 
@@ -70,5 +71,5 @@ def install_cmd(
         click.echo(finding.render(), err=True)
     origin = "the local cache" if result.origin == "local" else result.origin
     verb = "installed" if result.installed else "would install"
-    click.echo(f"{verb} {result.wheel.name} from {origin} into {result.python}")
+    echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,8 @@ from typing import Any
 import click
 
 from srcbuild.capability import generation
-from srcbuild.cli.common import complete_recipe, json_option, print_json, resolve_paths
-from srcbuild.console import make_console, print_table
+from srcbuild.cli.common import command_environ, complete_recipe, json_option, print_json, resolve_paths
+from srcbuild.console import echo_text, make_console, output_width, print_table
 from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
@@ -109,20 +110,27 @@ def show_recipe(recipe: str, as_json: bool) -> int:
     if as_json:
         print_json(data)
         return 0
-    click.echo(f"# {loaded.name}: {loaded.description}")
-    click.echo(f"# from {display_path(loaded.path or Path(recipe))}")
+    width = output_width(sys.stdout, command_environ())
+    comments = [f"{loaded.name}: {loaded.description}", f"from {display_path(loaded.path or Path(recipe))}"]
     if loaded.extends:
-        click.echo(f"# extends {' -> '.join(loaded.extends)}")
-    click.echo(f"# local version: +{loaded.local_version()}")
+        comments.append(f"extends {' -> '.join(loaded.extends)}")
+    comments.append(f"local version: +{loaded.local_version()}")
+    out = [piece for text in comments for piece in textwrap.wrap(text, width - 2, break_on_hyphens=False)]
+    out = [f"# {line}" for line in out]
     for table in ("torch", "torchvision", "toolchain", "gpu", "mpi", "build", "env"):
         value = data[table]
         if not value or not any(v not in (None, [], {}) for v in value.values()):
             continue
-        click.echo(f"\n[{table}]")
-        for key, item in value.items():
-            if item is None or item == [] or item == {}:
-                continue
-            click.echo(f"{key} = {_toml_value(item)}")
+        shown = {key: item for key, item in value.items() if item is not None and item != [] and item != {}}
+        out.append(f"\n[{table}]")
+        # a table value too wide for one line becomes a [table.key] section after the other keys
+        wide = {k: v for k, v in shown.items() if isinstance(v, dict) and len(f"{k} = {_toml_value(v)}") > width}
+        out.extend(f"{key} = {_toml_value(item)}" for key, item in shown.items() if key not in wide)
+        for key, item in wide.items():
+            assert isinstance(item, dict)
+            out.append(f"\n[{table}.{key}]")
+            out.extend(f"{k} = {_toml_value(v)}" for k, v in item.items())
+    click.echo("\n".join(out))
     return 0
 
 
@@ -180,7 +188,7 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
             else:
                 click.echo(f"error  {result['error']}")
             for text in rendered.get(str(result["recipe"]), []):
-                click.echo(textwrap.indent(text, "       "))
+                echo_text(textwrap.indent(text, "       ") + "\n")
         click.echo(f"{sum(r['ok'] for r in results)} of {len(results)} recipes valid")
     return code
 

@@ -8,14 +8,15 @@ from pathlib import Path
 import click
 
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.toolchain.download import MIRROR_VAR, human_size
-from srcbuild.toolchain.providers.base import Request
+from srcbuild.toolchain.providers.base import TOOLS, Request
 from srcbuild.toolchain.provision import Outcome, provision
 from srcbuild.toolchain.session import Session, open_session
 
-TOOL_NAMES = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+TOOL_NAMES = TOOLS  # magma's VERSION is the CUDA release it is built for: `install magma 11.8`
 
 
 @click.group("toolchain")
@@ -34,12 +35,14 @@ def ls_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> in
         print_json({"toolchain_dir": str(session.store.root), "toolchains": [e.to_json() for e in entries]})
         return 0
     if not entries:
-        click.echo(f"no toolchains provisioned in {session.store.root}")
+        echo_text(f"no toolchains provisioned in {session.store.root}\n")
         return 0
-    click.echo(f"{'NAME':<7} {'VERSION':<18} {'PROVIDER':<8} {'SIZE':>9}  PREFIX")
-    for e in entries:
-        click.echo(f"{e.name:<7} {e.version:<18} {e.provider:<8} {human_size(e.size):>9}  {e.prefix.name}")
-    click.echo(f"in {session.store.root}")
+    print_table(
+        None,
+        ("name", "version", "provider", "size", "prefix"),
+        ((e.name, e.version, e.provider, human_size(e.size), e.prefix.name) for e in entries),
+    )
+    echo_text(f"in {session.store.root}\n")
     return 0
 
 
@@ -68,6 +71,11 @@ def _report(outcome: Outcome, seconds: float) -> str:
 @click.option("--cuda", "cuda", help="The CUDA version cuDNN or NCCL is for (e.g. 9.2).")
 @click.option("--mpi", "flavour", default="openmpi", show_default=True, help="openmpi or mpich, for `mpi`.")
 @click.option("--arch", "archs", multiple=True, help="A compute capability NCCL is built for (repeat).")
+@click.option(
+    "--sysroot",
+    "sysroot",
+    help="For `gcc --from conda`: install conda-forge's sysroot_linux-64 of this glibc beside it.",
+)
 @click.option("--recipe", "recipe_name", help="Provision everything this recipe pins that the host lacks.")
 @click.option("--offline", is_flag=True, help="Use only what is already provisioned or downloaded.")
 @click.option("--mirror", help=f"Base URL of a mirror of NVIDIA's downloads [env {MIRROR_VAR}].")
@@ -80,6 +88,7 @@ def install_command(
     cuda: str | None,
     flavour: str,
     archs: tuple[str, ...],
+    sysroot: str | None,
     recipe_name: str | None,
     offline: bool,
     mirror: str | None,
@@ -97,7 +106,13 @@ def install_command(
             )
         requests = _recipe_requests(session, paths, recipe_name)
     elif tool and version:
-        requests = [Request(tool, version, cuda=cuda, flavour=flavour if tool == "mpi" else None, archs=archs)]
+        if sysroot and tool != "gcc":
+            raise UsageError(
+                f"--sysroot is for gcc, not {tool}",
+                f"srcbuild toolchain install gcc 11 --from conda --sysroot {sysroot}",
+            )
+        flavour_of = flavour if tool == "mpi" else None
+        requests = [Request(tool, version, cuda=cuda, flavour=flavour_of, archs=archs, sysroot=sysroot)]
     else:
         raise UsageError("say what to provision", "srcbuild toolchain install cuda 11.8")
     results = []
@@ -143,6 +158,8 @@ def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[R
 def rm_command(name: str, version: str, provider: str | None, work_dir: str | None, cache_dir: str | None) -> int:
     """Remove a provisioned toolchain (every provider's prefix of it unless --from)."""
     session = open_session(resolve_paths(work_dir, cache_dir), environ=command_environ())
+    if name == "magma" and not version.startswith("cuda"):  # `rm magma 11.8`, as it was installed
+        version = Request("magma", version).store_version
     removed = session.store.remove(name, version, provider)
     if not removed:
         raise UsageError(f"no provisioned {name} {version} in {session.store.root}", "srcbuild toolchain ls")

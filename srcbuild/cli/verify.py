@@ -16,10 +16,10 @@ from typing import Any, Optional
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
+from srcbuild.console import make_console, print_lines, table
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
@@ -52,39 +52,31 @@ def load_recipe(name: Optional[str]) -> Optional[Recipe]:
 def render_report(report: VerifyReport, console: Console) -> None:
     wheel = report.wheel
     title = wheel.path.name + (f" (recipe {report.recipe})" if report.recipe else "")
-    console.print(f"wheel: {title}")
+    print_lines([f"wheel: {title}"], console)
     rows = report.table_rows()
     if rows:
-        table = Table(title="CUDA kernels per library")
-        table.add_column("library")
-        table.add_column("SASS")
-        table.add_column("PTX")
         cross = any("cuobjdump" in r for r in rows)
-        if cross:
-            table.add_column("cuobjdump")
-        for row in rows:
-            cells = [row["library"], " ".join(row["sass"]) or "-", " ".join(row["ptx"]) or "-"]
-            if cross:
-                cells.append(row.get("cuobjdump", "-"))
-            table.add_row(*cells)
-        console.print(table)
+        columns = ("library", "SASS", "PTX", *(("cuobjdump",) if cross else ()))
+        cells = (
+            (r["library"], " ".join(r["sass"]), " ".join(r["ptx"]), *((r.get("cuobjdump"),) if cross else ()))
+            for r in rows
+        )
+        console.print(table("CUDA kernels per library", columns, cells))
     else:
         console.print(f"no CUDA kernels in the {len(wheel.libraries)} shared libraries of the wheel")
     if report.coverage:
-        table = Table(title="Compute capabilities")
-        for column in ("compute capability", "runs", "via"):
-            table.add_column(column)
-        for cov in report.coverage:
-            table.add_row(str(cov.cc), "yes" if cov.runs else "NO", cov.via)
-        console.print(table)
-    if report.extra.get("glibc_needed"):
         console.print(
-            f"needs glibc {report.extra['glibc_needed']} (symbol versions): platform tag {report.extra['manylinux']}",
-            markup=False,
-            highlight=False,
+            table(
+                "Compute capabilities",
+                ("compute capability", "runs", "via"),
+                ((str(c.cc), "yes" if c.runs else "NO", c.via) for c in report.coverage),
+            )
         )
-    for finding in report.findings:
-        console.print(finding.render(), markup=False, highlight=False)
+    lines = [finding.render() for finding in report.findings]
+    if report.extra.get("glibc_needed"):
+        glibc = f"needs glibc {report.extra['glibc_needed']} (symbol versions)"
+        lines.insert(0, f"{glibc}: platform tag {report.extra['manylinux']}")
+    print_lines(lines, console)
 
 
 def raise_if_failed(report: VerifyReport) -> None:
@@ -135,7 +127,7 @@ def verify_command(
     if as_json:
         print_json(report.to_json())
     else:
-        console = Console(width=140)
+        console = make_console()
         render_report(report, console)
         if tool is None and not no_cross_check:
             console.print("cuobjdump: not found (give --cuda-home); cross-check skipped", highlight=False)
@@ -197,12 +189,8 @@ def render_ddp(plan: DdpPlan) -> None:
 
 
 def render_smoke(report: SmokeReport, console: Console) -> None:
-    table = Table(title=f"smoke test of {report.recipe}" + ("" if report.gpu else " (no GPU)"))
-    for column in ("check", "result", "detail"):
-        table.add_column(column)
-    for check in report.checks:
-        table.add_row(check.name, check.status, check.detail)
-    console.print(table)
+    title = f"smoke test of {report.recipe}" + ("" if report.gpu else " (no GPU)")
+    console.print(table(title, ("check", "result", "detail"), ((c.name, c.status, c.detail) for c in report.checks)))
 
 
 @click.command("smoke")
@@ -274,7 +262,7 @@ def smoke_command(
     if as_json:
         print_json({**report.to_json(), **({"ddp": ddp[0].to_json()} if ddp else {})})
     else:
-        render_smoke(report, Console(width=160))
+        render_smoke(report, make_console())
     failed = [c for c in report.checks if c.status == "fail"]
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""

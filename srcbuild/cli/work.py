@@ -7,7 +7,7 @@ import click
 
 from srcbuild.cache.maintenance import human_size
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
-from srcbuild.console import print_table
+from srcbuild.console import echo_text, print_table
 from srcbuild.errors import UsageError
 from srcbuild.work import WorkItem, age_label, now, parse_age, remove, scan, select
 
@@ -35,7 +35,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
         print_json({"work_dir": str(paths.work_dir), "items": [i.to_json() for i in items]})
         return 0
     if not items:
-        click.echo(f"nothing in {paths.work_dir}")
+        echo_text(f"nothing in {paths.work_dir}\n")
         return 0
     columns = ("kind", "recipe", "size", "last used", "name")
     print_table(f"srcbuild work: {paths.work_dir}", columns, _rows(items, now()))
@@ -75,6 +75,6 @@ def clean_cmd(
         return 0
     verb = "would remove" if dry_run else "removed"
     for item in chosen:
-        click.echo(f"{verb} {item.kind} {item.path} ({human_size(item.size)}, {age_label(at - item.last_used)})")
+        echo_text(f"{verb} {item.kind} {item.path} ({human_size(item.size)}, {age_label(at - item.last_used)})\n")
     click.echo(f"{verb} {len(chosen)} item(s), {human_size(sum(i.size for i in chosen))}")
     return 0

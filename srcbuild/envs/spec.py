@@ -1,10 +1,11 @@
 """What a build environment must contain: ``EnvSpec`` and how a recipe becomes one.
 
 ``env_spec_for(recipe)`` adds, in order: the recipe's Python; the build dependencies of the torch
-tag's era (``srcbuild/knowledge/data/build_deps.toml``, from the upstream READMEs); ``magma-cudaXX`` from the pytorch
-channel when the recipe builds with CUDA and that package exists; the pins the knowledge base says
+tag's era (``srcbuild/knowledge/data/build_deps.toml``, from the upstream READMEs); the pins the knowledge base says
 old tags need on today's tools (``setuptools<=59.5.0``, ``numpy<2``, ``cmake<4``: folded into the
 package they constrain); and the recipe's own ``[env]`` table (conda packages, channels, pip).
+MAGMA is not part of it: it is a toolchain piece (``magma-cudaXY`` of the pytorch channel in a
+prefix of its own, ``srcbuild.toolchain``), so a CUDA build does not need a conda environment.
 
 ``EnvSpec.hash()`` is the sha256 of the canonical JSON of (python, conda, pip, channels, platform,
 cuda):
@@ -144,9 +145,6 @@ class BuildDeps:
     eras: tuple[tuple[SpecifierSet, tuple[str, ...], str], ...]
     pip_names: Mapping[str, str]
     python36_extra: tuple[str, ...]
-    magma_channel: str
-    magma_cuda: tuple[str, ...]
-    magma_source: str
 
     def era_for(self, torch_version: str) -> tuple[tuple[str, ...], str]:
         version = Version(torch_version)
@@ -158,14 +156,6 @@ class BuildDeps:
     def pip_name(self, conda_name: str) -> str:
         return self.pip_names.get(conda_name, conda_name)
 
-    def magma_for(self, cuda: str | None) -> str | None:
-        if cuda is None:
-            return None
-        short = ".".join(cuda.split(".")[:2])
-        if short not in self.magma_cuda:
-            return None
-        return "magma-cuda" + short.replace(".", "")
-
 
 @lru_cache(maxsize=1)
 def load_build_deps(path: Path = DATA_FILE) -> BuildDeps:
@@ -175,9 +165,6 @@ def load_build_deps(path: Path = DATA_FILE) -> BuildDeps:
         eras=eras,
         pip_names=dict(data.get("pip_names", {})),
         python36_extra=tuple(data.get("python36_extra", {}).get("packages", ())),
-        magma_channel=data["magma"]["channel"],
-        magma_cuda=tuple(data["magma"]["cuda"]),
-        magma_source=data["magma"]["source"],
     )
 
 
@@ -298,10 +285,6 @@ def env_spec_for(
         for name in deps.python36_extra:
             builder.add_conda(name, "Python 3.6 only (setup.py install_requires)", None)
     channels: list[str] = [*recipe.env.channels, *DEFAULT_CHANNELS]  # strict priority: defaults before extras
-    magma = deps.magma_for(recipe.toolchain.cuda)
-    if magma is not None:
-        builder.add_conda(magma, f"MAGMA for CUDA {recipe.toolchain.cuda} (pytorch channel)", "")
-        channels.append(deps.magma_channel)
     for pin, why in knowledge_pins(version, kb):
         builder.add_pin(pin, why, recipe.toolchain.python)
     for spec in recipe.env.conda:  # a package pip also provides keeps its pip form; others are conda-only

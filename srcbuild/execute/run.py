@@ -20,7 +20,7 @@ from srcbuild.execute.work import BuildContext
 from srcbuild.paths import Paths
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
-from srcbuild.plan.render import render_settings
+from srcbuild.plan.render import settings_table
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildOptions, ResolvedBuild, resolve
 from srcbuild.resolve.host import probe_build_host
@@ -79,8 +79,7 @@ def run_build(
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
     plan, resolved = prepared.plan, prepared.resolved
     console.print(f"[bold]srcbuild {plan.package} {plan.version} (recipe {plan.recipe})[/bold]")
-    for line in render_settings(plan.settings):
-        console.print(line, markup=False, highlight=False)
+    console.print(settings_table(plan.settings))
     inputs = key_inputs(resolved)
     fp = build_fingerprint(resolved)
     cache = WheelCache(paths.cache_dir)
@@ -126,9 +125,7 @@ def run_build(
                 return result.wheel
 
             ctx.build_torch = build_torch
-        executor = Executor(
-            plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx
-        )
+        executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
         if plan.system_alternatives:
             _guard_system_selection(executor, resolved)
         return executor.run()

@@ -308,7 +308,7 @@ def compiler_cache_stats(ex: Executor, config: Any) -> None:
     ex.console.print(f"    compiler cache {stats.summary()}")
 
 
-def _find_wheel(dist: Path, pattern: str) -> Path:
+def find_wheel(dist: Path, pattern: str) -> Path:
     found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
     if not found:
         raise StepFailed(f"the build made no wheel matching {dist / pattern}", "read the build step's log")
@@ -319,8 +319,15 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     from srcbuild.verify.report import verify_wheel as verify
 
     ctx = _ctx(ex)
-    wheel = _find_wheel(dist, pattern)
+    wheel = find_wheel(dist, pattern)
     report = verify(wheel, ctx.recipe, ctx.recipe.gpu.arch)
+    portable = ctx.resolved.portable
+    if portable is not None:  # the wheel may need no glibc newer than the sysroot it was built against
+        from dataclasses import replace
+
+        from srcbuild.verify.checks import check_portable
+
+        report = replace(report, findings=(*report.findings, *check_portable(wheel, portable.glibc)))
     ctx.report = report
     for row in report.coverage_rows():
         verdict = "runs" if row.get("runs") else "does NOT run"
@@ -334,16 +341,20 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
             report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
         )
     ex.console.print(f"    {wheel.name}: kernels match the recipe")
+    if portable is not None:
+        needed = report.extra.get("glibc_needed") or "no versioned symbol"
+        ex.console.print(f"    needs glibc {needed} (sysroot {portable.glibc}): {report.extra.get('manylinux')}")
 
 
 def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
+    from srcbuild.execute.retag import portable_record
     from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
     ctx = _ctx(ex)
-    wheel = _find_wheel(dist, pattern)
+    wheel = find_wheel(dist, pattern)
     kernels = ctx.report.kernels if ctx.report is not None else None
     if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
         head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
@@ -385,6 +396,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         local_version=ctx.recipe.local_version(),
         changes=changes.to_json() if changes.modified else None,
         glibc_needed=glibc_text(wheel_glibc(wheel)),
+        portable=portable_record(ctx.resolved, wheel),
     )
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)

@@ -334,6 +334,41 @@ class VerifyWheel(Action):
 
 
 @dataclass(frozen=True)
+class RetagWheel(Action):
+    """A portable build's wheel gets the ``manylinux_X_Y`` tag its symbol versions allow
+    (``verify.symbols.wheel_platform_tag``), written by ``python -m wheel tags`` (WHEEL and RECORD)."""
+
+    name: ClassVar[str] = "retag-wheel"
+    dist: Path
+    pattern: str
+    python: str  # an interpreter with srcbuild and wheel installed
+
+    def describe(self) -> str:
+        return f"retag {self.pattern} manylinux_X_Y from its ELF symbol versions (python -m wheel tags)"
+
+    def args(self) -> dict[str, str]:
+        return {"dist": str(self.dist), "pattern": self.pattern, "python": self.python}
+
+    def shell(self) -> tuple[str, ...]:
+        import shlex
+
+        q = shlex.quote
+        py = q(self.python)
+        tag = "from srcbuild.verify.symbols import wheel_platform_tag as t; import pathlib, sys; "
+        tag += "print(t(pathlib.Path(sys.argv[1])))"
+        return (
+            f"wheel=$(ls -t {q(str(self.dist))}/{self.pattern} | head -n 1)",
+            f'tag=$({py} -c {q(tag)} "$wheel")',
+            f'{py} -m wheel tags --platform-tag "$tag" --remove "$wheel"',
+        )
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import retag
+
+        retag.retag_wheel(ex, self.dist, self.pattern, self.python, log)
+
+
+@dataclass(frozen=True)
 class CacheWheel(Action):
     name: ClassVar[str] = "cache-wheel"
     dist: Path

@@ -24,6 +24,7 @@ from srcbuild.plan.actions import (
     EnsureEnv,
     Preflight,
     Provision,
+    RetagWheel,
     TorchWheel,
     VerifyWheel,
 )
@@ -79,6 +80,17 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
             action=VerifyWheel(r.dist_dir, wheels),
         )
     )
+    if r.portable is not None:
+        steps.append(
+            Step(
+                id="retag",
+                title="Tag the wheel manylinux_X_Y",
+                why=f"a portable build (built against glibc {r.portable.glibc}): the platform tag becomes the "
+                "manylinux_X_Y its ELF symbol versions allow, so pip on other distributions accepts it; CUDA "
+                "and system libraries stay outside the wheel, as in the official torch wheels",
+                action=RetagWheel(r.dist_dir, wheels, r.portable.python),
+            )
+        )
     steps.append(
         Step(
             id="cache",
@@ -141,6 +153,9 @@ def _compiler_step(r: ResolvedBuild) -> Step:
             "directory goes first on PATH, with CC, CXX and CUDAHOSTCXX pointing into it"
         )
         title = f"Compiler: gcc-{c.major} via a private update-alternatives tree"
+    if r.portable is not None:
+        title = f"Compiler: conda gcc-{c.major} with its glibc {r.portable.glibc} sysroot, selected privately"
+        why += f"; a portable build: this gcc compiles and links against the sysroot {r.portable.sysroot}"
     return Step(id="compiler", title=title, why=why, commands=commands)
 
 

@@ -11,7 +11,10 @@ import json
 import shlex
 from collections.abc import Sequence
 
+from rich.table import Table
+
 from srcbuild.command import Command
+from srcbuild.console import DEFAULT_WIDTH, as_text, table, wrap_text
 from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Severity
 from srcbuild.plan.compiler import shell_restore_lines
@@ -22,6 +25,7 @@ FORMATS = ("text", "json", "shell")
 
 
 def render_settings(settings: Sequence[Setting]) -> list[str]:
+    """The settings as aligned lines, for the comments of the shell script."""
     width = max((len(s.name) for s in settings), default=0)
     vwidth = min(max((len(s.value) for s in settings), default=0), 48)
     lines = []
@@ -29,6 +33,12 @@ def render_settings(settings: Sequence[Setting]) -> list[str]:
         why = f" — {s.why}" if s.why else ""
         lines.append(f"  {s.name:<{width}}  {s.value:<{vwidth}}  [{s.source}]{why}")
     return lines
+
+
+def settings_table(settings: Sequence[Setting]) -> Table:
+    """The resolved settings, each with where its value came from (and why, when it was chosen)."""
+    rows = ((s.name, s.value, f"{s.source}" + (f" — {s.why}" if s.why else "")) for s in settings)
+    return table(None, ("setting", "value", "from"), rows)
 
 
 def render_env(env: EnvChanges, indent: str = "  ") -> list[str]:
@@ -44,10 +54,11 @@ def render_env(env: EnvChanges, indent: str = "  ") -> list[str]:
     return lines
 
 
-def render_text(plan: Plan) -> str:
-    out = [f"Plan: {plan.package} {plan.version} for recipe {plan.recipe}", "", "Settings:"]
-    out += render_settings(plan.settings)
-    out += ["", "Build variables:"]
+def render_text(plan: Plan, width: int = DEFAULT_WIDTH) -> str:
+    """The plan for reading, ``width`` columns wide: a long line continues on the next, indented
+    (``--format shell`` prints the commands as a script to run)."""
+    head = f"Plan: {plan.package} {plan.version} for recipe {plan.recipe}\n\nSettings:\n"
+    out = ["", "Build variables:"]
     out += render_env(plan.env)
     out += ["", "Steps:"]
     for n, step in enumerate(plan.steps, 1):
@@ -62,7 +73,9 @@ def render_text(plan: Plan) -> str:
         for cmd in step.on_failure:
             out.append("    on failure (unless --keep-build):")
             out.extend(_text_command(cmd, plan.env, indent="      "))
-    return "\n".join(out) + "\n"
+    return (
+        wrap_text(head, width) + as_text(settings_table(plan.settings), width) + wrap_text("\n".join(out) + "\n", width)
+    )
 
 
 def _text_command(cmd: Command, build_env: EnvChanges, indent: str = "    ") -> list[str]:
@@ -157,9 +170,9 @@ def _wrap(text: str, width: int = 96) -> list[str]:
     return lines
 
 
-def render(plan: Plan, fmt: str) -> str:
+def render(plan: Plan, fmt: str, width: int = DEFAULT_WIDTH) -> str:
     if fmt == "json":
         return render_json(plan)
     if fmt == "shell":
         return render_shell(plan)
-    return render_text(plan)
+    return render_text(plan, width)

@@ -234,6 +234,7 @@ class RecipeLoader:
             patch_files=patch_files,
             allow_env_override=allow_override,
             compiler_cache=build_data.get("compiler_cache"),
+            portable=build_data.get("portable"),
         )
         env_data = data.get("env", {})
         env = EnvTable(

@@ -72,6 +72,7 @@ class Build:
     patch_files: tuple[Path, ...] = ()  # the same patches, found on disk
     allow_env_override: bool = False  # env may set PATH, LD_PRELOAD, ... (schema.RUNTIME_ENV_NAMES)
     compiler_cache: str | None = None  # sccache, ccache or none (None: the default)
+    portable: bool | None = None  # build against an old glibc sysroot, tag manylinux (None: not set)
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -146,6 +147,7 @@ class Recipe:
                 "env": dict(self.build.env),
                 "patches": list(self.build.patches),
                 "allow_env_override": self.build.allow_env_override,
+                **({"portable": self.build.portable} if self.build.portable is not None else {}),
             },
             "env": {
                 "conda": list(self.env.conda),

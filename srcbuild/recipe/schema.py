@@ -210,6 +210,7 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
             bool, "let env set variables that change what runs (PATH, LD_PRELOAD, PYTHONPATH, ...); warned about"
         ),
         "compiler_cache": Field(str, "compiler launcher: sccache, ccache or none", _compiler_cache),
+        "portable": Field(bool, "build against conda-forge's glibc 2.17 sysroot and tag the wheel manylinux"),
     },
     "env": {
         "conda": Field(list, "extra conda packages (match specs)", item_kind=str),

@@ -125,14 +125,39 @@ def probe_build_host(
 
     sccache = shutil.which("sccache", path=environ.get("PATH", ""))
     cluster = probe_dist_cluster(options, Path(sccache) if sccache else None, paths, environ)
-    if options.no_provision:
-        return replace(build_host(recipe, facts, environ), dist_cluster=cluster)
+    from srcbuild.resolve.portable import portable_choice, sysroot_gcc, sysroot_glibc
     from srcbuild.toolchain.facts import load_facts
-    from srcbuild.toolchain.planned import plan_provisioning
+    from srcbuild.toolchain.needs import needs_for
+    from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
     from srcbuild.toolchain.providers import provider_order
     from srcbuild.toolchain.store import ToolchainStore
 
-    store, data = ToolchainStore(paths.toolchain_dir), load_facts(environ)
-    exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
-    planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude)
-    return replace(build_host(recipe, planned.facts, environ), provisioning=planned.steps, dist_cluster=cluster)
+    glibc = sysroot_glibc(environ) if portable_choice(recipe, options, environ).on else None
+    store = ToolchainStore(paths.toolchain_dir)
+    if options.no_provision and glibc is None:  # a MAGMA already provisioned is used, as a provisioned CUDA is
+        magma = provisioned_magma(recipe, store)
+        return replace(build_host(recipe, facts, environ), magma_home=magma, dist_cluster=cluster)
+    data = load_facts(environ)
+    if options.no_provision:  # a portable build still looks for its compiler, and fetches nothing
+        magma = provisioned_magma(recipe, store)
+        host = replace(build_host(recipe, facts, environ), magma_home=magma, dist_cluster=cluster)
+        needs = needs_for(recipe, facts, store, data, provider_order(environ), glibc)
+    else:
+        exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
+        planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc)
+        host = replace(
+            build_host(recipe, planned.facts, environ),
+            provisioning=planned.steps,
+            magma_home=planned.magma_home,
+            dist_cluster=cluster,
+        )
+        needs = list(planned.needs)
+    if glibc is None:
+        return host
+    need = next(n for n in needs if n.request.tool == "gcc")
+    if options.no_provision and need.offer is not None:  # a prefix the build would fetch: not here
+        need = replace(
+            need, status="missing", offer=None, why=f"--no-provision: {need.offer.describe()} is not fetched"
+        )
+    where = data.sysroot.path if data.sysroot is not None else ""
+    return replace(host, sysroot_gcc=sysroot_gcc(need, glibc, where, paths.toolchain_dir))

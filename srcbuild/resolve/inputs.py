@@ -35,6 +35,25 @@ class BuildOptions:
     compiler_cache_url: str | None = None  # --compiler-cache-url s3://bucket/prefix | redis://host:port
     dist_scheduler: str | None = None  # --dist-scheduler URL of an sccache-dist scheduler
     no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
+    portable: bool | None = None  # --portable: old glibc sysroot, manylinux tag (srcbuild.resolve.portable)
+
+
+@dataclass(frozen=True)
+class SysrootGcc:
+    """The compiler of a portable build: a conda gcc with the sysroot of ``glibc`` in its prefix."""
+
+    glibc: str  # the sysroot's glibc, the floor of the wheel's tag: "2.17"
+    gcc: Path | None  # None: nothing provides it (see ``why``)
+    gxx: Path | None = None
+    version: str | None = None  # the gcc's full version, when known before the build
+    sysroot: Path | None = None
+    status: str = "missing"  # "host", "provisioned", "fetch" or "missing" (toolchain.needs.Need)
+    why: str = ""  # for "missing"
+
+    @property
+    def source(self) -> str:
+        where = {"host": "host probe (a conda gcc with its sysroot)", "provisioned": "provisioned", "fetch": "fetched"}
+        return f"{where.get(self.status, 'missing')}: gcc_linux-64 + sysroot_linux-64 {self.glibc} (portable)"
 
 
 @dataclass(frozen=True)
@@ -90,3 +109,6 @@ class BuildHost:
     # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
     # ``facts`` already counts their prefixes as there
     provisioning: tuple[Any, ...] = ()
+    magma_home: Path | None = None  # a provisioned (or planned) MAGMA prefix: the build's MAGMA_HOME
+    # a portable build's compiler (srcbuild.resolve.portable); None when the build is not portable
+    sysroot_gcc: SysrootGcc | None = None

@@ -151,6 +151,23 @@ class CompilerChoice:
 
 
 @dataclass(frozen=True)
+class Portable:
+    """A portable build: compiled against the sysroot of ``glibc``, its wheel retagged ``manylinux``."""
+
+    glibc: str  # "2.17": the sysroot's glibc; a wheel needing newer fails verification
+    sysroot: Path | None  # the sysroot beside the compiler (None: no such compiler, a finding says so)
+    python: str  # the interpreter that runs ``python -m wheel tags`` (srcbuild's own)
+    source: str  # where "portable" came from
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "glibc": self.glibc,
+            "sysroot": str(self.sysroot) if self.sysroot else None,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
 class ResolvedBuild:
     """Every decision of one build of ``package`` for ``recipe``; made once, never re-made downstream."""
 
@@ -179,6 +196,7 @@ class ResolvedBuild:
     unlisted_source: str = ""  # where that fact comes from
     compiler_cache: CompilerCacheConfig = field(default_factory=CompilerCacheConfig)  # the launcher
     provisioning: tuple[Any, ...] = ()  # srcbuild.toolchain.planned.PlannedProvision, run before the compiler step
+    portable: Portable | None = None  # None: the wheel is built for this machine's glibc
 
     @property
     def rule_findings(self) -> tuple[Finding, ...]:
@@ -223,4 +241,5 @@ class ResolvedBuild:
             "platform": self.platform,
             "findings": [f.to_json() for f in self.findings],
             "provisioning": [p.to_json() for p in self.provisioning],
+            "portable": self.portable.to_json() if self.portable else None,
         }

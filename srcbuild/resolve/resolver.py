@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.compiler_cache import launcher_env
-from srcbuild.errors import HostError, IncompatibleError, SrcbuildError
+from srcbuild.errors import HostError, IncompatibleError, SrcbuildError, UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.paths import Paths
@@ -24,9 +24,10 @@ from srcbuild.recipe import Recipe
 from srcbuild.resolve.arches import unlisted_arches
 from srcbuild.resolve.compiler import AlternativesTree, compiler_env, private_tree
 from srcbuild.resolve.environment import resolve_environment
-from srcbuild.resolve.inputs import BuildHost, BuildOptions
-from srcbuild.resolve.model import CompilerChoice, ResolvedBuild, ResolvedPatch
+from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
+from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
 from srcbuild.resolve.packages import package_spec
+from srcbuild.resolve.portable import refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
 from srcbuild.resolve.variables import Toolset, wheel_version
@@ -51,13 +52,15 @@ def resolve(
     pin = spec.pin(recipe)
     settings = resolve_settings(recipe, options, host, environ, paths.work_dir)
     environment = resolve_environment(recipe, settings, host, paths, environ)
-    compiler = _compiler(recipe, host, paths, settings)
+    portable = _portable(settings, host, environ)
+    compiler = _compiler(recipe, host, paths, settings, portable)
     cuda = recipe.toolchain.cuda is not None
     tools = Toolset(
         cc=str(compiler.tree.links_dir / "gcc"),
         cxx=str(compiler.tree.links_dir / "g++"),
         cuda_home=settings.cuda_home,
         cudnn_root=str(host.cudnn_root) if host.cudnn_root else settings.cuda_home,
+        magma_home=str(host.magma_home) if host.magma_home else None,
         env_prefix=str(environment.prefix),
         max_jobs=settings.max_jobs,
         max_jobs_reason=settings.max_jobs_reason,
@@ -70,6 +73,9 @@ def resolve(
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))
     machine: list[Finding] = list(host_findings(recipe, host.facts, paths)) if host.facts is not None else []
+    if portable is not None and portable.sysroot is None and host.facts is not None:
+        missing = host.sysroot_gcc or SysrootGcc(portable.glibc, None)
+        machine.append(refused_compiler(recipe, missing, host.gcc))
     patches = tuple(
         ResolvedPatch(name, Path(path), sha256_file(Path(path)))
         for name, path in zip(recipe.build.patches, recipe.build.patch_files)
@@ -83,7 +89,7 @@ def resolve(
         options=options,
         paths=paths,
         settings=settings.settings,
-        toolchains=resolve_toolchains(recipe, host, settings, compiler, environment, paths.toolchain_dir),
+        toolchains=resolve_toolchains(recipe, host, settings, compiler, environment, paths.toolchain_dir, portable),
         compiler=compiler,
         environment=environment,
         mirrors=parse_mirror_args(list(settings.mirrors), environ),
@@ -102,6 +108,7 @@ def resolve(
         unlisted_arches=tuple(str(cc) for cc in unlisted),
         unlisted_source=build_facts.unlisted_source,
         provisioning=tuple(host.provisioning),
+        portable=portable,
     )
 
 
@@ -116,10 +123,36 @@ def resolve_unprobed(recipe: Recipe, package: str, platform_tag: str | None = No
     return resolve(recipe, options, host, load_knowledge(), paths=Paths.resolve(environ={}), environ={})
 
 
-def _compiler(recipe: Recipe, host: BuildHost, paths: Paths, settings: ResolvedSettings) -> CompilerChoice:
+def _portable(settings: ResolvedSettings, host: BuildHost, environ: Mapping[str, str]) -> Portable | None:
+    """A portable build's sysroot and retagging interpreter (``srcbuild.resolve.portable``)."""
+    if not settings.portable:
+        return None
+    found = host.sysroot_gcc
+    glibc = found.glibc if found is not None else sysroot_glibc(environ)
+    sysroot = found.sysroot if found is not None and found.gcc is not None else None
+    python = host.host_python_path or "python3"
+    return Portable(glibc, sysroot, python, next(s.source for s in settings.settings if s.name == "portable"))
+
+
+def _compiler(
+    recipe: Recipe, host: BuildHost, paths: Paths, settings: ResolvedSettings, portable: Portable | None = None
+) -> CompilerChoice:
     major = recipe.toolchain.gcc
     gcc = host.gcc or Path(f"/usr/bin/gcc-{major}")
     gxx = host.gxx or Path(f"/usr/bin/g++-{major}")
+    found = host.sysroot_gcc
+    if portable is not None:  # only the conda gcc with its sysroot; none: a finding refuses the build
+        if settings.compiler_mode == "system":
+            raise UsageError(
+                "--system-alternatives cannot select a portable build's conda gcc (it is selected privately)",
+                f"srcbuild torch --recipe {recipe.path or recipe.name} --portable",
+            )
+        gcc = found.gcc if found is not None and found.gcc else Path(f"gcc-{major}")
+        gxx = found.gxx if found is not None and found.gxx else Path(f"g++-{major}")
+        tree = private_tree(
+            paths.work_dir / "compilers" / f"gcc-{major}-sysroot{portable.glibc}", host.update_alternatives
+        )
+        return CompilerChoice(major, gcc, gxx, tree, system=False)
     if settings.compiler_mode == "system":
         log = paths.work_dir / "compilers" / "update-alternatives.log"
         tree = AlternativesTree(links_dir=Path("/usr/bin"), log=log, program=host.update_alternatives)

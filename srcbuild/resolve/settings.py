@@ -16,6 +16,7 @@ from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.inputs import BuildHost, BuildOptions
 from srcbuild.resolve.model import Setting
+from srcbuild.resolve.portable import portable_choice
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class ResolvedSettings:
     ccache: str | None  # the compiler launcher (sccache or ccache), None when off
     compiler_mode: str  # "private" or "system"
     compiler_cache: CompilerCacheConfig = field(default_factory=CompilerCacheConfig)
+    portable: bool = False  # build against the old glibc sysroot and tag manylinux (resolve.portable)
 
     def value(self, name: str) -> str:
         for s in self.settings:
@@ -158,6 +160,16 @@ def resolve_settings(
     ccache = compiler_cache.launcher if compiler_cache.enabled else None
     out.append(Setting("compiler_cache", compiler_cache.label(), compiler_cache.source))
 
+    portable = portable_choice(recipe, options, environ)
+    out.append(
+        Setting(
+            "portable",
+            "yes (conda gcc + glibc sysroot, manylinux tag)" if portable.on else "no",
+            portable.source,
+            "wheel runs on other distributions" if portable.on else "",
+        )
+    )
+
     mode = "system" if options.system_alternatives else "private"
     out.append(
         Setting(
@@ -178,4 +190,5 @@ def resolve_settings(
         ccache=ccache,
         compiler_mode=mode,
         compiler_cache=compiler_cache,
+        portable=portable.on,
     )

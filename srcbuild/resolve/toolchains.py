@@ -11,7 +11,7 @@ from pathlib import Path
 
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.inputs import BuildHost
-from srcbuild.resolve.model import CompilerChoice, Provider, ResolvedEnv, Toolchain
+from srcbuild.resolve.model import CompilerChoice, Portable, Provider, ResolvedEnv, Toolchain
 from srcbuild.resolve.settings import ResolvedSettings
 from srcbuild.rules.host import provided_by_env
 
@@ -42,14 +42,18 @@ def resolve_toolchains(
     compiler: CompilerChoice,
     env: ResolvedEnv,
     toolchain_dir: Path | None = None,
+    portable: Portable | None = None,
 ) -> tuple[Toolchain, ...]:
     tc = recipe.toolchain
     out = [
         Toolchain("python", tc.python, None, env.prefix / "bin" / "python", Provider.ENVIRONMENT, env.source),
     ]
-    provider, source = _provider(recipe, "gcc", host.gcc, toolchain_dir)
-    out.append(Toolchain("gcc", tc.gcc, host.gcc_version, compiler.gcc, provider, source))
-    out.append(Toolchain("g++", tc.gcc, host.gcc_version, compiler.gxx, provider, source))
+    if portable is not None:
+        out.extend(_portable_gcc(recipe, host, compiler, portable))
+    else:
+        provider, source = _provider(recipe, "gcc", host.gcc, toolchain_dir)
+        out.append(Toolchain("gcc", tc.gcc, host.gcc_version, compiler.gcc, provider, source))
+        out.append(Toolchain("g++", tc.gcc, host.gcc_version, compiler.gxx, provider, source))
     if tc.cuda is None:
         out.append(Toolchain("cuda", None, None, None, Provider.NONE, "recipe (CPU only)"))
         out.append(Toolchain("cudnn", None, None, None, Provider.NONE, "recipe (CPU only)"))
@@ -66,7 +70,26 @@ def resolve_toolchains(
             out.append(Toolchain("cudnn", None, None, None, Provider.NONE, "recipe (no toolchain.cudnn)"))
     out.append(_mpi(recipe, host))
     out.append(_nccl(recipe, host))
+    out.append(_magma(recipe, host))
     return tuple(out)
+
+
+def _portable_gcc(recipe: Recipe, host: BuildHost, compiler: CompilerChoice, portable: Portable) -> list[Toolchain]:
+    """A portable build's gcc, g++ and sysroot: the conda gcc with its sysroot, or missing."""
+    found = host.sysroot_gcc
+    gcc = recipe.toolchain.gcc
+    if found is None or found.gcc is None:
+        why = "missing: a portable build takes no host gcc (conda gcc + sysroot_linux-64 needed)"
+        return [Toolchain(name, gcc, None, None, Provider.MISSING, why) for name in ("gcc", "g++")] + [
+            Toolchain("sysroot", portable.glibc, None, None, Provider.MISSING, why)
+        ]
+    provider = {"host": Provider.HOST, "provisioned": Provider.PROVISIONED}.get(found.status, Provider.PROVISIONED)
+    version = found.version or (host.gcc_version if found.gcc == host.gcc else None)
+    return [
+        Toolchain("gcc", gcc, version, compiler.gcc, provider, found.source),
+        Toolchain("g++", gcc, version, compiler.gxx, provider, found.source),
+        Toolchain("sysroot", portable.glibc, portable.glibc, found.sysroot, provider, found.source),
+    ]
 
 
 def _setting_source(settings: ResolvedSettings, name: str) -> str:
@@ -90,6 +113,23 @@ def _mpi(recipe: Recipe, host: BuildHost) -> Toolchain:
             return Toolchain("mpi", mpi.version, install.version, install.mpicc, provider, where)
     provider, source = _provider(recipe, "mpi", None)
     return Toolchain("mpi", mpi.version, None, None, provider, source)
+
+
+def _magma(recipe: Recipe, host: BuildHost) -> Toolchain:
+    """MAGMA: a provisioned ``magma-cudaXY`` prefix (MAGMA_HOME), the recipe's ``[env] conda``, or none."""
+    from srcbuild.toolchain.needs import uses_magma
+
+    if recipe.toolchain.cuda is None:
+        return Toolchain("magma", None, None, None, Provider.NONE, "recipe (CPU only)")
+    if provided_by_env(recipe, "magma-cuda" + recipe.toolchain.cuda.replace(".", "")):
+        return Toolchain("magma", None, None, None, Provider.ENVIRONMENT, "recipe [env] conda")
+    if not uses_magma(recipe):
+        return Toolchain("magma", None, None, None, Provider.NONE, "recipe [build] env USE_MAGMA=0")
+    if host.magma_home is None:
+        why = "not provisioned (no magma-cudaXY for this CUDA and these GPUs, or --no-provision): no MAGMA"
+        return Toolchain("magma", None, None, None, Provider.NONE, why)
+    origin = f"srcbuild toolchain (pytorch channel magma-cuda{recipe.toolchain.cuda.replace('.', '')})"
+    return Toolchain("magma", None, None, host.magma_home, Provider.PROVISIONED, origin)
 
 
 def _nccl(recipe: Recipe, host: BuildHost) -> Toolchain:

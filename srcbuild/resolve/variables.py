@@ -13,6 +13,8 @@ Sources (see the research notes, torch-build.md §1, §6, §7):
   keeps the version free of a ``.post`` suffix.
 - ``CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER`` reach CMake through the ``CMAKE_`` passthrough (>= 1.2).
 - ``USE_MPI``: CMake option, passes through as a ``USE_`` variable (torch-build.md §2).
+- ``MAGMA_HOME``: where torch's ``cmake/Modules/FindMAGMA.cmake`` looks for ``lib/libmagma`` and
+  ``include/magma.h`` (``HINTS $ENV{MAGMA_HOME} /usr/local/magma``), in every era.
 - torchvision: ``FORCE_CUDA``, ``BUILD_VERSION``, ``PYTORCH_VERSION`` (vision setup.py v0.5+).
 
 Which releases read an era-specific variable is data: the ``[[variable_era]]`` rows of
@@ -45,6 +47,7 @@ CMAKE_NAMES = (
     "CUDNN_LIBRARY",
     "TORCH_NVCC_FLAGS",
     "FORCE_CUDA",
+    "MAGMA_HOME",
 )
 
 
@@ -83,6 +86,7 @@ class Toolset:
     max_jobs_reason: str
     ccache: str | None  # the compiler launcher (sccache or ccache)
     launcher_env: tuple[tuple[str, str, str], ...] = ()  # (name, value, origin) of the compiler cache
+    magma_home: str | None = None  # a provisioned MAGMA prefix (magma-cudaXY of the pytorch channel)
 
 
 def wheel_version(recipe: Recipe, tag: str) -> str:
@@ -107,6 +111,8 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
         env = env.set("CUDNN_LIB_DIR", lib, "toolchain.cudnn (cuDNN found on this host)")
         if facts.reads_variable("CUDNN_LIBRARY", era):
             env = env.set("CUDNN_LIBRARY", lib, "toolchain.cudnn (1.2+ reads CUDNN_LIBRARY)")
+    if cuda and tools.magma_home:
+        env = env.set("MAGMA_HOME", tools.magma_home, "toolchain magma (provisioned; torch's FindMAGMA reads it)")
     env = env.set("USE_MPI", "1" if recipe.mpi.enabled else "0", "mpi.enabled")
     env = env.set("BUILD_TEST", "0", "default: tests are not part of a wheel")
     env = env.set("CMAKE_PREFIX_PATH", tools.env_prefix, "build environment")

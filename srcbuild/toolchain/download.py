@@ -231,7 +231,8 @@ class Downloader:
         return fetched
 
     def _failed(self, url: str, why: str) -> EnvironmentError_:
+        where = f"the mirror in {MIRROR_VAR}" if self.mirror else f"{MIRROR_VAR} is not set"
         return EnvironmentError_(
-            f"download failed: {url}: {why}",
+            f"download failed: {url}: {why} ({where})",
             f"run the same command again to resume, or set {MIRROR_VAR}=URL to a mirror of NVIDIA's downloads",
         )

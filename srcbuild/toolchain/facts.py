@@ -110,10 +110,36 @@ class CondaTool:
     packages: tuple[str, ...]
     source: str
     triplet: str = ""
-    majors: tuple[str, ...] = ()
+    majors: tuple[str, ...] = ()  # gcc: the majors the channel has
+    versions: tuple[str, ...] = ()  # CUDA: the releases ("11.8", "12.6") the channel has
+    archs: tuple[str, ...] = ()  # MAGMA: the compute capabilities its kernels are built for (SASS only)
+
+    def runs_on(self, arch: str) -> bool:
+        """A GPU of compute capability ``arch`` runs a kernel built for one of ``archs`` (same major,
+        minor not above); always true when the data names no archs."""
+        if not self.archs:
+            return True
+        major, _, minor = arch.partition(".")
+        return any(
+            a.partition(".")[0] == major and int(a.partition(".")[2] or 0) <= int(minor or 0) for a in self.archs
+        )
 
     def specs(self, **values: str) -> tuple[str, ...]:
         return tuple(p.format(**values) for p in self.packages)
+
+
+@dataclass(frozen=True)
+class CondaSysroot:
+    """conda-forge's ``sysroot_linux-64`` of one glibc, installed beside a conda gcc (portable builds)."""
+
+    channel: str
+    packages: tuple[str, ...]
+    glibc: str  # "2.17"
+    path: str  # where in the prefix: "x86_64-conda-linux-gnu/sysroot"
+    source: str
+
+    def specs(self) -> tuple[str, ...]:
+        return tuple(p.format(glibc=self.glibc) for p in self.packages)
 
 
 @dataclass(frozen=True)
@@ -132,7 +158,10 @@ class ToolchainFacts:
     debian: tuple[DebianRoute, ...] = ()
     gcc: CondaTool | None = None
     mpi: Mapping[str, CondaTool] = field(default_factory=dict)
+    cuda_conda: CondaTool | None = None
+    magma: CondaTool | None = None
     nccl: tuple[NcclSource, ...] = ()
+    sysroot: CondaSysroot | None = None
 
     def runfile_for(self, version: str) -> Runfile | None:
         return next((r for r in self.runfiles if matches(version, r.version)), None)
@@ -168,6 +197,8 @@ def _conda(table: Mapping[str, Any]) -> CondaTool:
         source=str(table.get("source", "")),
         triplet=str(table.get("triplet", "")),
         majors=tuple(str(m) for m in table.get("majors", ())),
+        versions=tuple(str(v) for v in table.get("versions", ())),
+        archs=tuple(str(a) for a in table.get("archs", ())),
     )
 
 
@@ -235,12 +266,25 @@ def parse_dir(directory: Path) -> ToolchainFacts:
         debian=debian,
         gcc=_conda(conda["gcc"]) if "gcc" in conda else None,
         mpi={name: _conda(table) for name, table in conda.get("mpi", {}).items()},
+        cuda_conda=_conda(conda["cuda"]) if "cuda" in conda else None,
+        magma=_conda(conda["magma"]) if "magma" in conda else None,
         nccl=nccl,
+        sysroot=_sysroot(conda["sysroot"]) if "sysroot" in conda else None,
+    )
+
+
+def _sysroot(table: Mapping[str, Any]) -> CondaSysroot:
+    return CondaSysroot(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        glibc=str(table["glibc"]),
+        path=str(table.get("path", "x86_64-conda-linux-gnu/sysroot")),
+        source=str(table.get("source", "")),
     )
 
 
 def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
-    """Rows of earlier parts first; the first part that has gcc or an MPI flavour wins."""
+    """Rows of earlier parts first; the first part that has gcc, conda CUDA, MAGMA or an MPI flavour wins."""
     mpi: dict[str, CondaTool] = {}
     for part in reversed(parts):
         mpi.update(part.mpi)
@@ -251,7 +295,10 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
         debian=tuple(d for p in parts for d in p.debian),
         gcc=next((p.gcc for p in parts if p.gcc is not None), None),
         mpi=mpi,
+        cuda_conda=next((p.cuda_conda for p in parts if p.cuda_conda is not None), None),
+        magma=next((p.magma for p in parts if p.magma is not None), None),
         nccl=tuple(n for p in parts for n in p.nccl),
+        sysroot=next((p.sysroot for p in parts if p.sysroot is not None), None),
     )
 
 

@@ -17,6 +17,7 @@ from srcbuild.host.facts import HostFacts
 from srcbuild.host.toolchain import version_matches
 from srcbuild.recipe.model import Recipe
 from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.providers import offers_for
 from srcbuild.toolchain.providers.base import Offer, Request
 from srcbuild.toolchain.provision import choose, existing
 from srcbuild.toolchain.store import ToolchainStore
@@ -43,15 +44,33 @@ class Need:
         }
 
 
-def requests_for(recipe: Recipe) -> list[Request]:
-    """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them."""
+MAGMA_PACKAGES = ("magma",)  # an [env] conda package whose name starts so brings its own MAGMA
+
+
+def uses_magma(recipe: Recipe) -> bool:
+    """torch builds with MAGMA when it finds one (``USE_MAGMA`` defaults on with CUDA); a recipe
+    turns it off with ``USE_MAGMA=0`` in ``[build] env``, or brings its own in ``[env] conda``."""
+    if recipe.toolchain.cuda is None or dict(recipe.build.env).get("USE_MAGMA") == "0":
+        return False
+    return not any(spec.strip().lower().startswith(MAGMA_PACKAGES) for spec in recipe.env.conda)
+
+
+def requests_for(recipe: Recipe, sysroot: str | None = None) -> list[Request]:
+    """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them.
+    ``sysroot``: a portable build's glibc ("2.17"); its gcc is a conda gcc with that sysroot.
+
+    MAGMA is asked for whenever the recipe's torch uses it; ``needs_for`` drops it quietly when no
+    ``magma-cudaXY`` exists for the CUDA or its kernels do not run on the recipe's GPUs (torch then
+    builds without MAGMA, as it always could)."""
     tc = recipe.toolchain
     out: list[Request] = []
     if tc.cuda:
         out.append(Request("cuda", tc.cuda))
         if tc.cudnn:
             out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda))
-    out.append(Request("gcc", tc.gcc))
+        if uses_magma(recipe):
+            out.append(Request("magma", tc.cuda, cuda=tc.cuda, archs=tuple(str(cc) for cc in recipe.gpu.arch)))
+    out.append(Request("gcc", tc.gcc, sysroot=sysroot))
     if recipe.mpi.enabled and recipe.mpi.version:
         out.append(Request("mpi", recipe.mpi.version, flavour=recipe.mpi.implementation))
     return out
@@ -66,6 +85,8 @@ def _on_host(request: Request, host: HostFacts) -> Path | None:
         return found.header.parent if found else None
     if request.tool == "gcc":
         gcc = host.gcc(int(request.version.split(".")[0]))
+        if gcc is not None and request.sysroot:  # only a conda gcc installed with that sysroot will do
+            return gcc.path if conda_sysroot(gcc.path.parent.parent, request.sysroot) else None
         return gcc.path if gcc else None
     if request.tool == "mpi":
         mpi = next(
@@ -80,11 +101,24 @@ def _on_host(request: Request, host: HostFacts) -> Path | None:
     return None
 
 
+def conda_sysroot(prefix: Path, glibc: str) -> bool:
+    """Whether the conda prefix holds conda-forge's ``sysroot_linux-64`` of ``glibc`` (its
+    ``conda-meta`` record, which every conda-family installer writes)."""
+    return any((prefix / "conda-meta").glob(f"sysroot_linux-64-{glibc}*.json"))
+
+
 def needs_for(
-    recipe: Recipe, host: HostFacts, store: ToolchainStore, facts: ToolchainFacts, prefer: Sequence[str] = ()
+    recipe: Recipe,
+    host: HostFacts,
+    store: ToolchainStore,
+    facts: ToolchainFacts,
+    prefer: Sequence[str] = (),
+    sysroot: str | None = None,
 ) -> list[Need]:
     out = []
-    for request in requests_for(recipe):
+    for request in requests_for(recipe, sysroot):
+        if request.tool == "magma" and not offers_for(request, facts):
+            continue  # no magma-cudaXY for this CUDA whose kernels run on these GPUs: none at all
         on_host = _on_host(request, host)
         if on_host is not None:
             out.append(Need(request, "host", on_host))
@@ -96,7 +130,8 @@ def needs_for(
         try:
             out.append(Need(request, "fetch", offer=choose(request, facts, prefer=prefer)))
         except HostError as exc:
-            out.append(Need(request, "missing", why=exc.message))
+            if request.tool != "magma":  # optional: torch builds without it
+                out.append(Need(request, "missing", why=exc.message))
     return out
 
 

@@ -5,7 +5,8 @@ facts as they will be once it is (pure until ``run_planned``).
 how big, into which prefix: the prefix is known before anything is fetched, it is the store key of
 the offer) and returns the host facts with those prefixes added, as the probe will see them after
 provisioning: a CUDA home, a gcc, a cuDNN header, an MPI. The resolve and preflight stages then
-decide with these facts as with any host's, and ``--no-provision`` simply skips this.
+decide with these facts as with any host's, and ``--no-provision`` simply skips this. MAGMA, which
+the host probe does not look for, comes back as ``magma_home`` (provisioned or planned).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFact
 from srcbuild.recipe.model import Recipe
 from srcbuild.toolchain.download import human_size
 from srcbuild.toolchain.facts import ToolchainFacts
-from srcbuild.toolchain.needs import Need, needs_for
-from srcbuild.toolchain.providers.base import Offer
-from srcbuild.toolchain.provision import Outcome, provision
+from srcbuild.toolchain.needs import Need, needs_for, uses_magma
+from srcbuild.toolchain.providers.base import Offer, Request
+from srcbuild.toolchain.provision import Outcome, existing, provision
 from srcbuild.toolchain.session import Session
 from srcbuild.toolchain.store import ToolchainStore, toolchain_key
 
@@ -47,6 +48,8 @@ class PlannedProvision:
             argv += ["--cuda", request.cuda]
         if request.tool == "mpi":
             argv += ["--mpi", request.flavour or "openmpi"]
+        if request.sysroot:
+            argv += ["--sysroot", request.sysroot]
         for arch in request.archs:
             argv += ["--arch", arch]
         return " ".join(shlex.quote(a) for a in argv)
@@ -60,6 +63,7 @@ class Provisioning:
     steps: tuple[PlannedProvision, ...]
     needs: tuple[Need, ...]
     facts: HostFacts  # the host facts once the steps have run
+    magma_home: Path | None = None  # the MAGMA prefix the build points MAGMA_HOME at
 
 
 def _full_version(offer: Offer, facts: ToolchainFacts) -> str:
@@ -102,9 +106,11 @@ def plan_provisioning(
     facts: ToolchainFacts,
     prefer: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    sysroot: str | None = None,
 ) -> Provisioning:
-    """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home)."""
-    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer) if n.request.tool not in exclude)
+    """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home); ``sysroot``:
+    a portable build's glibc, whose gcc is a conda gcc with that sysroot (``needs.requests_for``)."""
+    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer, sysroot) if n.request.tool not in exclude)
     steps = tuple(
         PlannedProvision(n.offer, store.root / toolchain_key(n.offer.name, n.offer.version, n.offer.provider))
         for n in needs
@@ -113,7 +119,17 @@ def plan_provisioning(
     planned = host
     for step in steps:
         planned = _with(planned, step, facts)
-    return Provisioning(steps, needs, planned)
+    magma = next((n.where for n in needs if n.request.tool == "magma" and n.status == "provisioned"), None)
+    magma = next((s.prefix for s in steps if s.offer.request.tool == "magma"), magma)
+    return Provisioning(steps, needs, planned, magma)
+
+
+def provisioned_magma(recipe: Recipe, store: ToolchainStore) -> Path | None:
+    """The MAGMA prefix already provisioned for the recipe's CUDA, when its torch uses MAGMA."""
+    if not uses_magma(recipe) or recipe.toolchain.cuda is None:
+        return None
+    found = existing(Request("magma", recipe.toolchain.cuda, cuda=recipe.toolchain.cuda), store)
+    return found.prefix if found is not None else None
 
 
 def run_planned(steps: tuple[PlannedProvision, ...], session: Session) -> list[Outcome]:

@@ -13,8 +13,12 @@ from pathlib import Path
 from srcbuild.errors import HostError, UsageError
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import PROVIDERS, offers_for
-from srcbuild.toolchain.providers.base import Context, Offer, Request
+from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
 from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
+
+# Providers whose files do not come through the Downloader (which refuses them itself when offline):
+# conda channels, apt, git.
+FETCHING_ITSELF = ("conda", "debian", "source")
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class Outcome:
 
 def choose(request: Request, facts: ToolchainFacts, only: str | None = None, prefer: Sequence[str] = ()) -> Offer:
     """The first provider's offer for ``request``; an error naming what the data lacks otherwise."""
-    if request.tool not in ("cuda", "cudnn", "gcc", "mpi", "nccl"):
+    if request.tool not in TOOLS:
         raise UsageError(f"{request.tool}: not a tool srcbuild provisions", "srcbuild toolchain install cuda 11.8")
     offers = offers_for(request, facts, only, prefer)
     if not offers:
@@ -54,7 +58,7 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         return store.find("nccl", f"{request.version}-sm{archs}", only)
-    return store.find(name, request.version, only)
+    return store.find(name, request.store_version, only)
 
 
 def provision(
@@ -70,6 +74,11 @@ def provision(
         return Outcome(found, True, None)
     offer = choose(request, facts, only, prefer)
     provider = PROVIDERS[offer.provider]
+    if ctx.downloader.offline and offer.provider in FETCHING_ITSELF:
+        raise HostError(
+            f"{request.label} is not provisioned and --offline forbids fetching it from {offer.origin}",
+            "run the same command without --offline once",
+        )
 
     def create(target: Path, final: Path) -> Provisioned:
         return provider.provision(offer, facts, target, final, ctx)

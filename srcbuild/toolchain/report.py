@@ -3,7 +3,6 @@ will fetch for it instead of a page of manual steps."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ class ToolchainReport:
         }
 
     def render(self) -> str:
+        """The report as text; the caller wraps it to the output's width (``console.echo_text``)."""
         out = [f"Provisioned toolchains ({self.root}):"]
         out.extend(
             f"  {t.name} {t.version} ({t.provider}, {human_size(t.size)}) in {t.prefix.name}" for t in self.provisioned
@@ -40,7 +40,7 @@ class ToolchainReport:
         if wanted:
             out.append("What `srcbuild toolchain install --recipe R` fetches:")
             for name, line in wanted:
-                out.append(textwrap.fill(f"{name}: {line}", width=80, initial_indent="  ", subsequent_indent="    "))
+                out.append(f"  {name}: {line}")
         return "\n".join(out) + "\n"
 
 

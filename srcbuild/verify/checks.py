@@ -6,6 +6,7 @@ problem it sees.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 from srcbuild.findings import Finding, Severity
@@ -243,3 +244,32 @@ def check_cuda_runtime(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
             )
         )
     return findings
+
+
+PORTABLE_SOURCE = (
+    "https://peps.python.org/pep-0600/ (a manylinux_X_Y wheel may only need glibc X.Y); the sysroot's glibc: "
+    "conda-forge/linux-sysroot-feedstock"
+)
+
+
+def check_portable(wheel: Path, floor: str) -> list[Finding]:
+    """A portable build's wheel must need no glibc newer than its sysroot's (``floor``, "2.17"):
+    one error naming the symbols that do (at most five, then how many more)."""
+    from srcbuild.verify.symbols import wheel_symbols_newer_than
+
+    major, _, minor = floor.partition(".")
+    newer = wheel_symbols_newer_than(wheel, (int(major), int(minor)))
+    if not newer:
+        return []
+    shown = ", ".join(f"{symbol} ({member.rsplit('/', 1)[-1]})" for member, symbol in newer[:5])
+    more = f" and {len(newer) - 5} more" if len(newer) > 5 else ""
+    return [
+        Finding(
+            "portable-glibc",
+            Severity.ERROR,
+            f"a portable build must need glibc {floor} at most, but {wheel.name} uses {shown}{more}",
+            PORTABLE_SOURCE,
+            "build with the conda gcc and its sysroot (srcbuild plan shows the compiler), or without --portable",
+            "build.portable",
+        )
+    ]

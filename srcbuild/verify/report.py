@@ -250,9 +250,7 @@ def glibc_facts(wheel: WheelReport) -> dict[str, Any]:
     """The glibc the wheel's ELF files need and the ``manylinux_X_Y`` tag those symbol versions allow
     (``verify.symbols``; external libraries such as CUDA's are not bundled, as the official torch
     wheels do, so the tag states the C library only)."""
-    from srcbuild.verify.symbols import glibc_text, manylinux_tag, wheel_glibc
+    from srcbuild.verify.symbols import glibc_text, platform_tag_for, wheel_glibc
 
     needed = wheel_glibc(wheel.path)
-    arches = sorted({p.split("_", 1)[1] for p in wheel.platform_tags if p.startswith("linux_")})
-    tag = manylinux_tag(needed, arches[0]) if arches else ""
-    return {"glibc_needed": glibc_text(needed), "manylinux": tag}
+    return {"glibc_needed": glibc_text(needed), "manylinux": platform_tag_for(needed, wheel.platform_tags)}

@@ -72,3 +72,23 @@ def test_plain_progress_every_tenth_when_not_a_terminal() -> None:
 def test_plain_progress_line() -> None:
     assert plain_progress_line("build", 36, 120, 80.0) == "    build: 30% (36/120), ETA 1m20s"
     assert plain_progress_line("build", 1, 120, None) == "    build: 0% (1/120)"
+
+
+def test_a_long_line_continues_indented_two_more_columns() -> None:
+    line = "  CUDA 10.2: run `srcbuild toolchain install --recipe kepler-cu102` (fetches it into a private prefix)"
+    assert out.wrap_line(line, 40) == [
+        "  CUDA 10.2: run `srcbuild toolchain",
+        "    install --recipe kepler-cu102`",
+        "    (fetches it into a private prefix)",
+    ]
+    assert out.wrap_line("short", 40) == ["short"]
+    assert out.wrap_line("x" * 50, 40) == ["x" * 40, "  " + "x" * 10]  # a word too long is folded
+    assert out.wrap_text("a b\n\n" + "word " * 20, 30) == (
+        "a b\n\nword word word word word word\n  word word word word word\n  word word word word word\n"
+        "  word word word word"
+    )
+
+
+def test_a_table_cell_is_text_not_markup() -> None:
+    text = out.as_text(out.table("[pkgs]", ("package", "from"), [("python 3.8.*", "recipe [toolchain] python")]), 80)
+    assert "[pkgs]" in text and "recipe [toolchain] python" in text

@@ -29,7 +29,8 @@ CASES = [
     (["recipes", "check", str(COMBOS / "torch2-on-sm30.toml")], 3),
     (["recipes", "check", str(BAD / "invalid-toml.toml"), str(COMBOS / "torch2-on-sm30.toml")], 2),
     (["compat"], 2),
-    (["compat", "--gpu", "GT 730"], 2),
+    (["compat", "--gpu", "GT 7500M"], 2),
+    (["recommend", "--gpu", "GT 7500M"], 2),  # a name no GPU has: the same error in both commands
     (["compat", "--pci-id", "10de:0001"], 2),
     (["recommend", "--pci-id", "zz"], 2),
     (["recommend", "--lspci", "/nonexistent/lspci.txt"], 2),
@@ -87,3 +88,22 @@ def test_every_error_class_owns_a_code_in_the_readme_table() -> None:
             continue
         assert str(cls.exit_code) in table, f"{cls.__name__} exits {cls.exit_code}, which README does not list"
     assert set(table) - {"0"} == {str(c.exit_code) for c in classes if c is not errors.SrcbuildError}
+
+
+# A name used by GPUs of different compute capabilities is answered, not refused: both commands
+# give the answer for each GPU it may mean and the command that tells which one is installed.
+AMBIGUOUS = ["GTX 860M", "GeForce GT 730"]
+
+
+@pytest.mark.parametrize("name", AMBIGUOUS)
+@pytest.mark.parametrize("command", ["compat", "recommend"])
+def test_an_ambiguous_gpu_name_is_answered_by_both_commands_with_exit_0(
+    command: str, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command, "--gpu", name]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "lspci -nn | grep -i nvidia" in out
+    assert main([command, "--gpu", name, "--json"]) == 0
+    text = capsys.readouterr().out
+    assert "error" not in json.loads(text) and "lspci -nn" in text
+    assert "0 | success; also an answer for each GPU an ambiguous name (GTX 860M) may mean" in README

@@ -16,10 +16,10 @@ from typing import IO, Protocol
 from srcbuild import proc
 from srcbuild.errors import StepFailed
 from srcbuild.toolchain.download import Downloader, human_size
-from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.facts import ToolchainFacts, release_of
 from srcbuild.toolchain.store import Provisioned
 
-TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl")
+TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,25 @@ class Request:
 
     tool: str
     version: str
-    cuda: str | None = None  # cuDNN and NCCL are built for one CUDA
+    cuda: str | None = None  # cuDNN, NCCL and MAGMA are built for one CUDA
     flavour: str | None = None  # MPI: openmpi or mpich
     archs: tuple[str, ...] = ()  # NCCL: compute capabilities to build for
+    sysroot: str | None = None  # gcc of a portable build: the glibc of the sysroot beside it ("2.17")
 
     @property
     def label(self) -> str:
+        if self.tool == "magma":
+            return f"MAGMA for CUDA {self.cuda or self.version}"
         names = {"cuda": "CUDA", "cudnn": "cuDNN", "gcc": "gcc", "mpi": self.flavour or "MPI", "nccl": "NCCL"}
-        return f"{names.get(self.tool, self.tool)} {self.version}"
+        with_sysroot = f" with sysroot glibc {self.sysroot}" if self.sysroot else ""
+        return f"{names.get(self.tool, self.tool)} {self.version}{with_sysroot}"
+
+    @property
+    def store_version(self) -> str:
+        """The version part of the prefix's store key: ``11``, or ``11-sysroot2.17`` for a portable gcc."""
+        if self.tool == "magma":  # one magma-cudaXY per CUDA release: "cuda9.2"
+            return "cuda" + release_of(self.cuda or self.version)
+        return f"{self.version}-sysroot{self.sysroot}" if self.sysroot else self.version
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 ``nvcc_release`` asks the home's own nvcc for its version (the only proof a home works);
 ``NVCC_PROFILE`` is the relocatable ``bin/nvcc.profile`` for homes assembled from pieces (the
 Debian packages spread the toolkit over ``/usr``); ``copy_tree`` merges one unpacked archive into
-the home the way NVIDIA's installers lay it out.
+the home the way NVIDIA's installers lay it out; ``link_targets_layout`` makes a conda prefix,
+whose headers and libraries sit under ``targets/x86_64-linux/``, answer at ``include/`` and
+``lib64/`` too, where torch's build and CMake's FindCUDA look.
 """
 
 from __future__ import annotations
@@ -56,3 +58,30 @@ def copy_tree(src: Path, dest: Path) -> None:
                 target.symlink_to(os.readlink(item))
             else:
                 shutil.copy2(item, target)
+
+
+TARGET_DIR = Path("targets") / "x86_64-linux"
+
+
+def _link_entries(src: Path, dest: Path, relative_to_dest: str) -> None:
+    """``dest`` -> ``src`` when ``dest`` is absent; else a link in ``dest`` per entry it lacks."""
+    if not dest.exists() and not dest.is_symlink():
+        dest.symlink_to(relative_to_dest)
+        return
+    for item in sorted(src.iterdir()):
+        if not (dest / item.name).exists() and not (dest / item.name).is_symlink():
+            (dest / item.name).symlink_to(os.path.relpath(item, dest))
+
+
+def link_targets_layout(home: Path) -> None:
+    """``include/`` and ``lib64/`` of ``home`` serve what ``targets/x86_64-linux/`` holds."""
+    target = home / TARGET_DIR
+    if (target / "include").is_dir():
+        _link_entries(target / "include", home / "include", str(TARGET_DIR / "include"))
+    if (target / "lib").is_dir():
+        _link_entries(target / "lib", home / "lib64", str(TARGET_DIR / "lib"))
+    elif (home / "lib").is_dir() and not (home / "lib64").exists():
+        (home / "lib64").symlink_to("lib")
+    profile = home / "bin" / "nvcc.profile"
+    if (home / "bin" / "nvcc").exists() and not profile.exists():
+        profile.write_text(NVCC_PROFILE)

@@ -76,7 +76,8 @@ def test_container_build_of_the_world_matches_the_host_build(
     wheel = Path(result["wheel"])
     assert result["engine"] == "podman" and result["cached"] is False
     assert wheel.is_file() and Path(env["SRCBUILD_CACHE_DIR"]) in wheel.parents
-    assert wheel.name == host_wheel.name == "torch-2.5.1+cu118.sm35.sm37-cp311-cp311-linux_x86_64.whl"
+    # the image's Python is the host distribution's (the base is bootstrapped from the host's suite)
+    assert wheel.name == host_wheel.name and wheel.name.startswith("torch-2.5.1+cu118.sm35.sm37-cp3")
     assert members(wheel) == members(host_wheel)
 
     # verified and fingerprinted like the host build, with the devel image's id recorded

@@ -58,7 +58,7 @@ def test_create_from_recipe_solves_and_installs(
     assert "python-3.8.10-h0_0_cpython.json" in records
     assert "cmake-3.27.9-h0_0.json" in records  # cmake <4 (build pin) picked the newest 3.x
     assert "numpy-1.19.5-py38_0.json" in records  # numpy <2
-    assert "magma-cuda92-2.5.2-1.json" in records  # from the pytorch channel
+    assert not [r for r in records if r.startswith("magma")]  # MAGMA is a toolchain piece, not the environment's
     version = subprocess.run([prefix / "bin" / "cmake", "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.strip() == "cmake version 3.27.9"
     python = subprocess.run([prefix / "bin" / "python", "--version"], capture_output=True, text=True, check=True)
@@ -79,7 +79,7 @@ def test_lockfile_recreates_the_env_byte_for_byte_without_solving(
     lockfile = recipe.with_name("demo-cu92.conda-lock.yml")
     assert capsys.readouterr().out.strip().endswith("demo-cu92.conda-lock.yml")
     lock = read_lockfile(lockfile)
-    assert {p.name for p in lock.packages} >= {"python", "cmake", "libuv", "numpy", "mkl", "magma-cuda92"}
+    assert {p.name for p in lock.packages} >= {"python", "cmake", "libuv", "numpy", "mkl"}
     assert all(p.url.startswith("https://") for p in lock.packages)  # canonical, not the mirror
 
     assert create(recipe, "--ignore-lockfile", *mirror_args) == 0
@@ -144,7 +144,7 @@ def test_unsatisfiable_recipe_in_plain_words(
     recipe = write_recipe(python="3.9")
     assert create(recipe, *mirror_args) == 8
     err = capsys.readouterr().err.splitlines()
-    assert err[0] == "error: environment cannot be solved: no package in conda-forge, pytorch matches `python 3.9.*`"
+    assert err[0] == "error: environment cannot be solved: no package in conda-forge matches `python 3.9.*`"
     assert err[1] == "hint: check the version of python the recipe asks for, or add a channel (or mirror) that has it"
     log = next(Paths.resolve(environ=os.environ).logs_dir.glob("env-*.log")).read_text()
     assert "Cannot solve the request because of" in log  # the raw report stays in the log

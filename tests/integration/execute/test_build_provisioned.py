@@ -14,7 +14,9 @@ from srcbuild.toolchain.providers.apt import configured_mirror
 from srcbuild.toolchain.store import Toolchain
 from srcbuild.verify.fatbin import scan_elf
 from tests.conftest import require_tool
-from tests.integration.execute.conftest import CP, Srcbuild, srcbuild_env
+from tests.integration.execute.conftest import CP, Srcbuild, srcbuild_env, world_recipes
+from tests.worlds.conda_channel import channel_url, make_channel
+from tests.worlds.conda_cuda import cuda_channel_packages, magma_package
 from tests.worlds.gitworld import World
 
 
@@ -65,3 +67,58 @@ def test_the_build_provisions_what_the_host_lacks_before_the_compiler_step(
     assert sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))}) == [("ptx", 37), ("sass", 35), ("sass", 37)]
     manifest = json.loads(next(srcbuild.cache_dir.rglob("manifest.json")).read_text())
     assert manifest["toolchain"]["provisioned.cuda"] == str(tmp_path / "toolchains" / "cuda-11.8-debian")
+
+
+def test_resume_reuses_what_the_failed_run_provisioned(
+    world: World, build_venv: Path, cuda118_home: Path, gcc11: Path, tmp_path: Path
+) -> None:
+    """CUDA 11.8 from a local nvidia channel (packages made of the real CUDA 11.8 files) and MAGMA
+    from a local pytorch channel are provisioned by a run whose build then fails; the channels are
+    then removed, and ``--resume`` builds with the same prefixes, fetching nothing."""
+    nvidia = make_channel(tmp_path / "nvidia", cuda_channel_packages(cuda118_home))
+    pytorch = make_channel(tmp_path / "pytorch", [magma_package("11.8", tmp_path / "magma-src", str(gcc11))])
+    text = (world_recipes() / "world-kepler-cu118.toml").read_text()
+    recipe = text.replace('name = "world-kepler-cu118"', 'name = "world-kepler-magma"')
+    (world_recipes() / "world-kepler-magma.toml").write_text(recipe.replace(', USE_MAGMA = "0"', ""))
+    data = tmp_path / "toolchain-data"  # the test channel's MAGMA has kernels for the world's 3.5 and 3.7
+    data.mkdir()
+    (data / "conda.toml").write_text(
+        '[magma]\nchannel = "pytorch"\npackages = ["magma-cuda{nodot}"]\nversions = ["11.8"]\n'
+        'archs = ["3.5", "3.7"]\nsource = "test channel"\n'
+    )
+    toolchains = tmp_path / "toolchains"
+    cuda, magma = toolchains / "cuda-11.8-conda", toolchains / "magma-cuda11.8-conda"
+    env = srcbuild_env(None)  # no CUDA_* variable: CUDA 11.8 is only what srcbuild provisions
+    env.update(
+        SRCBUILD_TOOLCHAIN_DIR=str(toolchains),
+        SRCBUILD_TOOLCHAIN_PROVIDERS="conda",
+        SRCBUILD_TOOLCHAIN_DATA=str(data),
+        SRCBUILD_CHANNEL_MIRRORS=f"nvidia={channel_url(nvidia)} pytorch={channel_url(pytorch)}",
+    )
+    srcbuild = Srcbuild(env, world, build_venv)
+    knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    failed = srcbuild.run("torch", "world-kepler-magma", env=knob)
+    assert failed.rc == 5, failed.out
+    assert f"cuda 11.8 (conda) provisioned: {cuda}" in failed.out
+    assert f"magma cuda11.8 (conda) provisioned: {magma}" in failed.out
+    made = {p: (p / ".srcbuild-toolchain.json").stat().st_mtime_ns for p in (cuda, magma)}
+    shutil.rmtree(nvidia)  # nothing left to fetch from: a second provisioning would fail
+    shutil.rmtree(pytorch)
+
+    resumed = srcbuild.run("torch", "world-kepler-magma", "--resume", env=knob)
+    assert resumed.rc == 0, resumed.out
+    assert "provisioned:" not in resumed.out and "[provision]" not in resumed.out
+    assert {p: (p / ".srcbuild-toolchain.json").stat().st_mtime_ns for p in (cuda, magma)} == made
+    logs = srcbuild.work_dir / "builds" / "world-kepler-magma-torch" / "logs"
+    first, again = sorted(logs.glob("*-build.log"), key=lambda p: p.stat().st_mtime_ns)
+    assert f"-DCUDA_HOME={cuda} " in first.read_text() and "Building CUDA kernels" in first.read_text()
+    assert "Building CUDA kernels" not in again.read_text()  # resumed: only what was left
+    shell = srcbuild.run("plan", "world-kepler-magma", "torch", "--format", "shell")
+    assert shell.rc == 0 and f"MAGMA_HOME={magma}" in shell.out, shell.out  # what the build ran with
+    manifest = json.loads(next(srcbuild.cache_dir.rglob("manifest.json")).read_text())
+    assert manifest["toolchain"]["provisioned.cuda"] == str(cuda)
+    assert manifest["toolchain"]["provisioned.magma"] == str(magma)
+    wheel = Path(resumed.last_line)
+    with zipfile.ZipFile(wheel) as zf:
+        data = zf.read("torch/lib/libtorch_cuda.so")
+    assert sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))}) == [("ptx", 37), ("sass", 35), ("sass", 37)]

@@ -61,7 +61,7 @@ def test_an_edited_checkout_is_cached_as_modified_and_not_shared(srcbuild_118: S
     assert manifest["resolved"]["extra"]["source_diff"] == manifest["modified"]["diff_sha256"]
 
     shown = _cli(srcbuild_118, "cache", "show", manifest["entry_key"][:16])
-    assert "sources:              MODIFIED: 3 file(s) (csrc/extra_op.c, csrc/ops_01.c, ...)" in shown.stdout
+    assert "sources:       MODIFIED: 3 file(s) (csrc/extra_op.c, csrc/ops_01.c, ...)" in shown.stdout
 
     share = tmp_path / "share"
     share.mkdir()

@@ -18,7 +18,7 @@ from srcbuild.resolve.compiler import private_tree
 from srcbuild.verify.fatbin import scan_elf
 from tests.conftest import require_tool
 from tests.worlds.conda_channel import channel_url, make_channel
-from tests.worlds.conda_compiler import host_gcc_packages
+from tests.worlds.conda_compiler import host_gcc_packages, standin_sysroot_package
 
 KERNEL = "__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\nint main() { return 0; }\n"
 
@@ -55,3 +55,16 @@ def test_conda_gcc_is_provisioned_selected_privately_and_builds_cuda_code(
     result = proc.run(argv, cwd=tmp_path, env=env)
     assert result.ok, result.tail
     assert {e.sm for e in scan_elf(tmp_path / "k.o") if e.kind == "sass"} == {35, 37}
+
+
+def test_a_conda_gcc_that_ignores_its_sysroot_is_refused(
+    tmp_path: Path, gcc11: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The host's gcc-11 repackaged without conda-forge's --with-sysroot behaviour: the sysroot is
+    installed beside it, but the compiler would link the machine's glibc, so provisioning stops."""
+    channel = make_channel(tmp_path / "conda-forge", [*host_gcc_packages(), standin_sysroot_package()])
+    monkeypatch.setenv("SRCBUILD_CHANNEL_MIRRORS", f"conda-forge={channel_url(channel)}")
+    assert main(["toolchain", "install", "gcc", "11", "--from", "conda", "--sysroot", "2.17"]) == 5
+    err = capsys.readouterr().err
+    assert "builds against the sysroot /, not the x86_64-conda-linux-gnu/sysroot of its prefix" in err
+    assert not (Paths.resolve(environ=os.environ).toolchain_dir / "gcc-11-sysroot2.17-conda").exists()

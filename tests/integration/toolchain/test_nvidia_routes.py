@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 from pathlib import Path
 
@@ -145,3 +146,20 @@ def test_install_recipe_fetches_what_the_host_lacks_and_the_build_probe_finds_it
     )
     assert main(["toolchain", "install", "--recipe", "site-k80"]) == 0
     assert capsys.readouterr().out == "nothing to provision: the host has every tool the recipe pins\n"
+
+
+def test_without_access_kepler_cu92_stops_at_the_first_download_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as sock:  # a port nothing listens on: a machine without access
+        sock.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    monkeypatch.setenv("SRCBUILD_NVIDIA_MIRROR", closed)
+    monkeypatch.delenv("SRCBUILD_TOOLCHAIN_DATA", raising=False)  # the built-in data: CUDA 9.2's runfile
+    assert main(["toolchain", "install", "--recipe", "kepler-cu92"]) == 8
+    err = capsys.readouterr().err.splitlines()
+    url = f"{closed}compute/cuda/9.2/Prod2/local_installers/cuda_9.2.148_396.37_linux"
+    [line] = [e for e in err if e.startswith("error: ")]
+    assert line.startswith(f"error: download failed: {url}: ")
+    assert line.endswith(" (the mirror in SRCBUILD_NVIDIA_MIRROR)")
+    assert not list(Paths.resolve(environ=os.environ).toolchain_dir.glob("cuda-*"))  # nothing half-made

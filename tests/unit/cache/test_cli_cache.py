@@ -48,7 +48,8 @@ def test_show(filled: WheelCache, capsys) -> None:
     assert main(["cache", "show", entry.key[:10]]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0] == entry.manifest.wheel
-    assert "  compute capabilities: 3.0 +PTX 3.0" in text
+    assert "kernels:       3.0 +PTX 3.0" in text
+    assert f"entry key:     {entry.key}" in text  # a sha256 stays on its line in 80 columns
     assert main(["cache", "show", "torch-1.7.1+cu92.sm30-cp38-cp38-linux_x86_64.whl"]) == 2
     assert "matches 3 entries" in capsys.readouterr().err
     assert main(["cache", "show", "nothing"]) == 2

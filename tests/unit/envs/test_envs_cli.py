@@ -38,12 +38,12 @@ def test_env_show_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["lockfile"] is None
     spec = data["spec"]
     assert spec["python"] == "3.8" and spec["cuda"] == "9.2"
-    assert spec["channels"] == ["conda-forge", "pytorch"]
-    assert "magma-cuda92" in spec["conda"]
+    assert spec["channels"] == ["conda-forge"]
+    assert not any(s.startswith("magma") for s in spec["conda"])  # a toolchain piece, not the environment's
     assert spec["routing"] == {"alias": None, "mirrors": {"conda-forge": "https://mirror.example.edu/conda-forge"}}
     assert data["prefix"] == str(Paths.resolve(environ=os.environ).envs_dir / spec["key"])
     assert data["steps"][0].startswith("solve 'python 3.8.*' ")
-    assert data["steps"][0].endswith(" for linux-64 from https://mirror.example.edu/conda-forge, pytorch")
+    assert data["steps"][0].endswith(" for linux-64 from https://mirror.example.edu/conda-forge")
 
 
 @requires_rattler
@@ -51,9 +51,8 @@ def test_env_show_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["env", "show", "--recipe", "kepler-cu92"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "# build environment of kepler-cu92 (torch v1.7.1, Python 3.8)"
-    assert lines[2] == "channels:  conda-forge, pytorch"
-    assert "  python 3.8.*                 recipe [toolchain] python" in lines
-    assert "  magma-cuda92                 MAGMA for CUDA 9.2 (pytorch channel)" in lines
+    assert lines[2] == "channels:  conda-forge"
+    assert any(line.startswith(" python 3.8.*          recipe [toolchain] python ") for line in lines)
     assert "lockfile:  none (the packages are solved at creation)" in lines
     assert "backend:   rattler" in lines
 
@@ -87,9 +86,10 @@ def test_bad_mirror_argument(capsys: pytest.CaptureFixture[str]) -> None:
 def test_env_show_without_any_backend(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(backends, "rattler_available", lambda: False)
     assert main(["env", "show", "--recipe", "kepler-cu92"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[-2] == (
-        "backend:   none available here: no way to make a conda environment here: no micromamba, mamba or conda on "
-        "PATH, and no py-rattler (install py-rattler (pip install py-rattler, Python >= 3.10) or micromamba)"
-    )
-    assert lines[-1].endswith("(not created yet)")
+    out = capsys.readouterr().out
+    assert (
+        "backend: none available here: no way to make a conda environment here: no micromamba, mamba or conda on "
+        "PATH, and no py-rattler (install py-rattler (pip install py-rattler, Python >= 3.10) or micromamba) "
+        f"prefix: {Paths.resolve(environ=os.environ).envs_dir}/"
+    ) in " ".join(out.split())  # the words, whatever the wrapping
+    assert out.endswith("(not created yet)\n")

@@ -44,13 +44,11 @@ def test_kepler_cu92_spec(catalog: RecipeCatalog) -> None:
         "cffi",
         "typing_extensions",
         "ninja",
-        "magma-cuda92",
-    )
-    assert spec.channels == ("conda-forge", "pytorch")
+    )  # no magma-cuda92: MAGMA is a toolchain piece (srcbuild toolchain), so a venv can build CUDA too
+    assert spec.channels == ("conda-forge",)
     assert spec.pip == ()
-    assert spec.conda_only == ("magma-cuda92",)
+    assert spec.conda_only == ()
     assert spec.origin("numpy <2") == "torch 1.7.1 build dependency; build pin (knowledge base)"
-    assert spec.origin("magma-cuda92") == "MAGMA for CUDA 9.2 (pytorch channel)"
 
 
 def test_pip_equivalents_make_a_venv_spec(catalog: RecipeCatalog) -> None:
@@ -91,9 +89,9 @@ def test_recipe_env_table_adds_conda_pip_and_channels(catalog: RecipeCatalog) ->
     assert "gxx_linux-64 7.*" in spec.conda
     assert "numpy 1.19.*,<2" in spec.conda  # the recipe's constraint and the pin, on one package
     assert spec.pip == ("pybind11==2.6",)
-    assert spec.channels == ("my-channel", "conda-forge", "pytorch")
+    assert spec.channels == ("my-channel", "conda-forge")
     assert spec.wants_conda_compiler
-    assert spec.conda_only == ("magma-cuda102", "gxx_linux-64 7.*")
+    assert spec.conda_only == ("gxx_linux-64 7.*",)
     assert dict(spec.pip_equivalents)["numpy 1.19.*,<2"] == "numpy==1.19.*,<2"
 
 
@@ -145,9 +143,6 @@ def test_torch_version_of() -> None:
 
 def test_build_deps_data_has_sources() -> None:
     deps = load_build_deps()
-    assert deps.magma_for("9.2") == "magma-cuda92"
-    assert deps.magma_for("12.2") is None
-    assert deps.magma_for(None) is None
     assert deps.era_for("1.7.1")[0][0] == "numpy"
     assert all(source for _, _, source in deps.eras)
 

@@ -9,6 +9,7 @@ import pytest
 
 from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, NO, GpuAdvice, Recommendation, recommend
 from srcbuild.cli import main
+from srcbuild.console import wrap_text
 from srcbuild.host.facts import DriverInfo
 from srcbuild.host.gpu import gpus_from_lspci, gpus_from_nvidia_smi, parse_proc_driver_version, resolve_name
 from srcbuild.knowledge import load_knowledge
@@ -169,7 +170,7 @@ def test_gt750m_laptop_from_lspci_alone_exact_output(capsys: pytest.CaptureFixtu
     """Only `lspci -nn` of a GT 750M laptop -> cc, the official wheel first, the recipe for a newer torch."""
     path = MACHINES / "gt750m-laptop" / "lspci.txt"
     assert main(["recommend", "--lspci", str(path)]) == 0
-    assert capsys.readouterr().out == GT750M_LAPTOP.format(path=path)
+    assert capsys.readouterr().out == wrap_text(GT750M_LAPTOP.format(path=path), 80)  # 80 columns: not a terminal
 
 
 def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -204,22 +205,24 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
 def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[3:] == [
-        "GPU: GeForce GTX 860M, from --gpu",
-        "  the name 'GeForce GTX 860M' is used by GPUs of different compute capabilities:",
-        "    if it is the GK104 one: compute capability 3.0 (Kepler)",
-        "      no build needed: pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 "
-        "-f https://download.pytorch.org/whl/torch_stable.html",
-        "        (official cu101 wheel of torch 1.3.0, SASS for 3.0 and up, Python 3.5 to 3.7)",
-        "      for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 "
-        "(torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)",
-        "    if it is the GM107 one: compute capability 5.0 (Maxwell)",
-        "      no build needed: pip install torch==2.13.0 torchvision==0.28.0 "
-        "--index-url https://download.pytorch.org/whl/cu126",
-        "        (official cu126 wheel of torch 2.13.0, SASS for 5.0 and up, Python 3.10 to 3.15)",
-        "      build only for what the wheel lacks: MPI (recommend --mpi) or a newer torch",
-        "  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)",
-    ]
+    assert out.splitlines()[3:] == wrap_lines(
+        [
+            "GPU: GeForce GTX 860M, from --gpu",
+            "  the name 'GeForce GTX 860M' is used by GPUs of different compute capabilities:",
+            "    if it is the GK104 one: compute capability 3.0 (Kepler)",
+            "      no build needed: pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 "
+            "-f https://download.pytorch.org/whl/torch_stable.html",
+            "        (official cu101 wheel of torch 1.3.0, SASS for 3.0 and up, Python 3.5 to 3.7)",
+            "      for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 "
+            "(torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)",
+            "    if it is the GM107 one: compute capability 5.0 (Maxwell)",
+            "      no build needed: pip install torch==2.13.0 torchvision==0.28.0 "
+            "--index-url https://download.pytorch.org/whl/cu126",
+            "        (official cu126 wheel of torch 2.13.0, SASS for 5.0 and up, Python 3.10 to 3.15)",
+            "      build only for what the wheel lacks: MPI (recommend --mpi) or a newer torch",
+            "  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)",
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -264,3 +267,8 @@ def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, wh
     advice = result.gpus[0]
     assert (str(advice.gpu.cc), advice.gpu.chip) == (cc, chip)
     assert advice.official is not None and (advice.official.torch, advice.official.cuda_tag) == wheel
+
+
+def wrap_lines(lines: list[str]) -> list[str]:
+    """``lines`` as an 80-column output shows them (tests/unit/test_output_width.py checks the width)."""
+    return wrap_text("\n".join(lines), 80).splitlines()

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 
 from srcbuild.paths import Paths
-from srcbuild.plan.render import render_text
+from srcbuild.plan.render import render_settings
 from srcbuild.resolve import BuildHost, BuildOptions
 from srcbuild.resolve.host import probe_dist_cluster
 from srcbuild.resolve.inputs import DistCluster
@@ -32,7 +32,7 @@ def test_the_clusters_cpus_are_max_jobs_with_their_reason(paths: Paths, host: Bu
     jobs = {s.name: s for s in plan.settings}["max_jobs"]
     assert (jobs.value, jobs.source, jobs.origin) == ("16", "host probe (sccache-dist)", Origin.HOST_PROBE)
     assert jobs.why == f"sccache-dist cluster: 2 build server(s), 16 CPUs ({ASKED})"
-    [line] = [line for line in render_text(plan).splitlines() if line.lstrip().startswith("max_jobs ")]
+    [line] = [line for line in render_settings(plan.settings) if line.lstrip().startswith("max_jobs ")]
     assert line.split()[:2] == ["max_jobs", "16"] and line.endswith(f"[host probe (sccache-dist)] — {jobs.why}")
     assert {c.name: c.value for c in plan.env}["MAX_JOBS"] == "16"
     # what the user types still wins over the probe

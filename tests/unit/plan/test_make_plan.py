@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +59,28 @@ def test_build_variables(paths: Paths, host: BuildHost, options: BuildOptions) -
     assert origins["USE_NCCL"] == (
         "recipe [build.env]: no NCCL in the wheel, so DDP is limited to gloo or MPI (docs/distributed.md)"
     )
+
+
+def test_a_provisioned_magma_is_the_builds_magma_home(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
+    recipe = load(paths, "kepler-cu92")
+    magma_home = paths.work_dir / "toolchains" / "magma-cuda9.2-conda"
+    r = resolved_for(recipe, options, dataclasses.replace(host, magma_home=magma_home), paths, {})
+    magma = r.toolchain("magma")
+    assert (magma.path, magma.provider) == (magma_home, Provider.PROVISIONED)
+    assert magma.source == "srcbuild toolchain (pytorch channel magma-cuda92)"
+    env = plan_for(recipe, options, dataclasses.replace(host, magma_home=magma_home), paths, {}).env.final_values()
+    assert env["MAGMA_HOME"] == str(magma_home)  # torch's FindMAGMA: HINTS $ENV{MAGMA_HOME}
+    without = plan_for(recipe, options, host, paths, {})
+    assert "MAGMA_HOME" not in without.env.final_values()
+    assert without_magma_source(resolved_for(recipe, options, host, paths, {})) == (
+        "not provisioned (no magma-cudaXY for this CUDA and these GPUs, or --no-provision): no MAGMA"
+    )
+
+
+def without_magma_source(r: Any) -> str:
+    magma = r.toolchain("magma")
+    assert magma.provider is Provider.NONE and magma.path is None
+    return str(magma.source)
 
 
 def test_old_torch_gets_the_era_names(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
@@ -247,7 +270,7 @@ def test_resolved_build_records_each_decision_and_its_origin(
     cuda = r.toolchain("cuda")
     assert (cuda.path, cuda.provider, cuda.pinned) == (Path("/opt/cuda-11.8"), Provider.HOST, "11.8")
     assert r.toolchain("mpi").provider is Provider.NONE
-    assert [t.name for t in r.toolchains] == ["python", "gcc", "g++", "cuda", "cudnn", "mpi", "nccl"]
+    assert [t.name for t in r.toolchains] == ["python", "gcc", "g++", "cuda", "cudnn", "mpi", "nccl", "magma"]
     assert r.environment.existing and r.environment.prefix == Path("/envs/py311")
     assert r.mirrors.rewrite("https://github.com/pytorch/pytorch") == "file:///mirror/pytorch/pytorch"
     assert r.findings and r.host_findings == ()  # the rules ran; no host facts, no host rules

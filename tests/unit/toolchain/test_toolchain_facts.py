@@ -36,7 +36,14 @@ def test_which_provider_serves_which_cuda() -> None:
     offer = choose(Request("cudnn", "7.6", cuda="9.2"), facts)
     assert (offer.provider, offer.version) == ("nvidia", "7.6.5.32-cuda9.2")
     assert choose(Request("cudnn", "8.5", cuda="11.8"), facts).origin.endswith("_cuda11-archive.tar.xz")
+    cudnn910 = choose(Request("cudnn", "9.10", cuda="12.6"), facts)
+    assert (cudnn910.version, cudnn910.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (nvidia, 1.0 GB)")
+    assert cudnn910.origin.endswith("/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz")
     assert choose(Request("gcc", "7"), facts).origin == "conda-forge: gcc_linux-64 7.* gxx_linux-64 7.*"
+    conda = choose(Request("cuda", "12.6"), facts, only="conda")
+    assert (conda.name, conda.version, conda.size) == ("cuda", "12.6", None)
+    assert conda.origin.startswith("nvidia: cuda-nvcc 12.6.* cuda-cudart-dev 12.6.* cuda-libraries-dev 12.6.*")
+    assert offers_for(Request("cuda", "12.7"), facts, only="conda") == []  # NVIDIA published no 12.7
     redist = choose(Request("cuda", "11.8"), facts)
     assert redist.size is not None and 1_000_000_000 < redist.size < 1_500_000_000
     assert redist.describe() == "CUDA 11.8 (redist, 1.3 GB)"
@@ -48,7 +55,7 @@ def test_what_the_data_cannot_serve_is_said_plainly() -> None:
         choose(Request("cuda", "8.0"), facts)
     assert err.value.message == (
         "CUDA 8.0: srcbuild's data has no way to provision it with any provider (providers for cuda: redist, "
-        "runfile, debian)"
+        "runfile, debian, conda)"
     )
     with pytest.raises(UsageError, match="valid: redist, runfile, debian, nvidia, conda, source"):
         provider_by_name("apt")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
         "srcbuild toolchain install cudnn 7.6 --from nvidia --cuda 9.2",
         "srcbuild toolchain install gcc 7 --from conda",
     ]
+    assert planned.magma_home is None  # magma-cuda92 has no kernels a compute capability 3.0 GPU runs
     after = planned.facts
     toolkit = after.cuda_toolkit("9.2")
     assert toolkit is not None and (toolkit.version, toolkit.home, toolkit.source) == (
@@ -63,3 +65,57 @@ def test_a_cuda_home_given_by_the_user_is_never_replaced(tmp_path: Path) -> None
     planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}), exclude=("cuda",))
     assert [s.offer.request.tool for s in planned.steps] == ["cudnn", "gcc"]
     assert planned.facts.cuda_toolkit("9.2") is None
+
+
+def test_magma_is_planned_where_its_kernels_run_on_the_recipes_gpus(tmp_path: Path) -> None:
+    # 6.1: runs magma's sm_60 kernels
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("pascal-mx150-cu113")
+    planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}))
+    [magma] = [s for s in planned.steps if s.offer.request.tool == "magma"]
+    assert magma.describe() == (
+        f"provision MAGMA for CUDA 11.3 (conda) from pytorch: magma-cuda113 into {tmp_path}/magma-cuda11.3-conda"
+    )
+    assert magma.command() == "srcbuild toolchain install magma 11.3 --from conda --arch 6.1"
+    assert planned.magma_home == tmp_path / "magma-cuda11.3-conda"
+    off = dataclasses.replace(recipe, build=dataclasses.replace(recipe.build, env=(("USE_MAGMA", "0"),)))
+    planned = plan_provisioning(off, HostFacts(), ToolchainStore(tmp_path), load_facts({}))
+    assert "magma" not in [s.offer.request.tool for s in planned.steps] and planned.magma_home is None
+
+
+def test_which_gpus_run_magmas_kernels() -> None:
+    magma = load_facts({}).magma
+    assert magma is not None
+    assert [a for a in ("3.0", "3.5", "3.7", "5.0", "5.2", "6.1", "7.5") if magma.runs_on(a)] == [
+        "3.7", "5.0", "5.2", "6.1", "7.5"
+    ]  # fmt: skip
+
+
+def test_a_portable_build_plans_the_conda_gcc_with_its_sysroot_even_beside_a_host_gcc(tmp_path: Path) -> None:
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
+    store = ToolchainStore(tmp_path / "toolchains")
+    host_gcc = GccInstall(7, "7.5.0", Path("/usr/bin/gcc-7"), Path("/usr/bin/g++-7"))
+    planned = plan_provisioning(recipe, HostFacts(gccs=(host_gcc,)), store, load_facts({}), sysroot="2.17")
+    [gcc] = [s for s in planned.steps if s.offer.request.tool == "gcc"]
+    prefix = tmp_path / "toolchains" / "gcc-7-sysroot2.17-conda"
+    assert gcc.describe() == (
+        "provision gcc 7 with sysroot glibc 2.17 (conda) from conda-forge: gcc_linux-64 7.* gxx_linux-64 7.* "
+        f"sysroot_linux-64 2.17.* into {prefix}"
+    )
+    assert gcc.command() == "srcbuild toolchain install gcc 7 --from conda --sysroot 2.17"
+    # without --portable the host's gcc-7 serves the recipe and nothing is fetched for gcc
+    plain = plan_provisioning(recipe, HostFacts(gccs=(host_gcc,)), store, load_facts({}))
+    assert not [s for s in plain.steps if s.offer.request.tool == "gcc"]
+
+
+def test_a_host_conda_gcc_with_that_sysroot_serves_a_portable_build(tmp_path: Path) -> None:
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
+    env = tmp_path / "conda-env"
+    (env / "conda-meta").mkdir(parents=True)
+    (env / "conda-meta" / "sysroot_linux-64-2.17-h4a8ded7_18.json").write_text("{}")
+    conda_gcc = GccInstall(7, "7.5.0", env / "bin" / "gcc-7", env / "bin" / "g++-7")
+    store = ToolchainStore(tmp_path / "toolchains")
+    planned = plan_provisioning(recipe, HostFacts(gccs=(conda_gcc,)), store, load_facts({}), sysroot="2.17")
+    [need] = [n for n in planned.needs if n.request.tool == "gcc"]
+    assert (need.status, need.where) == ("host", env / "bin" / "gcc-7")
+    older = plan_provisioning(recipe, HostFacts(gccs=(conda_gcc,)), store, load_facts({}), sysroot="2.12")
+    assert [n.status for n in older.needs if n.request.tool == "gcc"] == ["fetch"]

@@ -1,0 +1,105 @@
+"""Portable builds: whether a build is one, with its origin, and which compiler it may use.
+
+A portable build compiles against an old glibc instead of this machine's, so the wheel runs on
+other distributions and carries the ``manylinux_2_X`` tag its symbol versions allow (PEP 600).
+Its compiler is conda-forge's ``gcc_linux-64``/``gxx_linux-64`` of the pinned major with
+conda-forge's ``sysroot_linux-64`` of the floor glibc (``[sysroot]`` in
+``srcbuild/toolchain/data/conda.toml``, with its sources) installed in the same prefix: that gcc
+is configured ``--with-sysroot`` into its own prefix, so it needs no flag. A distribution's gcc
+links the machine's glibc and is refused with a finding; a conda gcc that already has that
+sysroot beside it (an activated conda environment) is accepted.
+
+Precedence: default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` (or the config
+file's ``portable``) < ``--portable``. Pure: the host's answer comes in as a ``toolchain.needs.Need``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from srcbuild.config import origin
+from srcbuild.errors import UsageError
+from srcbuild.findings import Finding, Severity
+from srcbuild.recipe import Recipe
+from srcbuild.resolve.inputs import BuildOptions, SysrootGcc
+
+PORTABLE_VAR = "SRCBUILD_PORTABLE"
+PEP600 = "https://peps.python.org/pep-0600/"
+
+
+@dataclass(frozen=True)
+class PortableChoice:
+    """Whether the build is portable and where that came from."""
+
+    on: bool
+    source: str
+
+
+def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str]) -> PortableChoice:
+    """default < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` < ``--portable``."""
+    choice = PortableChoice(False, "default")
+    if recipe.build.portable is not None:
+        name = recipe.path.name if recipe.path else recipe.name
+        choice = PortableChoice(recipe.build.portable, f"recipe {name} [build.portable]")
+    from srcbuild.resolve.settings import _env_bool  # the one yes/no reading of a variable
+
+    from_env = _env_bool(environ, PORTABLE_VAR)
+    if from_env is not None:
+        choice = PortableChoice(from_env, origin(environ, PORTABLE_VAR))
+    if options.portable is not None:
+        flag = "--portable" if options.portable else "--no-portable"
+        choice = PortableChoice(options.portable, f"command line {flag}")
+    return choice
+
+
+def sysroot_glibc(environ: Mapping[str, str]) -> str:
+    """The glibc of the sysroot portable builds use (``[sysroot] glibc`` of the toolchain data)."""
+    from srcbuild.toolchain.facts import load_facts
+
+    sysroot = load_facts(environ).sysroot
+    if sysroot is None:
+        raise UsageError(
+            "the toolchain data has no [sysroot] table: a portable build cannot be made",
+            "unset SRCBUILD_TOOLCHAIN_DATA, or add a [sysroot] table to its conda.toml",
+        )
+    return sysroot.glibc
+
+
+def sysroot_gcc(need: Any, glibc: str, sysroot_path: str, toolchain_dir: Path) -> SysrootGcc:
+    """The portable compiler as the gcc request's ``toolchain.needs.Need`` says: the host's conda
+    gcc, a provisioned prefix, a prefix the build fetches first (into ``toolchain_dir``), or none."""
+    from srcbuild.toolchain.store import toolchain_key
+
+    major = need.request.version.split(".")[0]
+    if need.status == "host":
+        gcc = Path(need.where)
+        gxx = gcc.with_name(gcc.name.replace("gcc", "g++", 1))
+        return SysrootGcc(glibc, gcc, gxx, None, gcc.parent.parent / sysroot_path, "host")
+    if need.status == "provisioned":
+        prefix = Path(need.where)
+    elif need.status == "fetch" and need.offer is not None:
+        prefix = toolchain_dir / toolchain_key(need.offer.name, need.offer.version, need.offer.provider)
+    else:
+        return SysrootGcc(glibc, None, why=need.why)
+    bin_dir = prefix / "bin"
+    return SysrootGcc(
+        glibc, bin_dir / f"gcc-{major}", bin_dir / f"g++-{major}", None, prefix / sysroot_path, need.status
+    )
+
+
+def refused_compiler(recipe: Recipe, choice: SysrootGcc, host_gcc: Path | None) -> Finding:
+    """Why a portable build has no compiler: the host's gcc links this machine's glibc."""
+    major = recipe.toolchain.gcc.split(".")[0]
+    host = f"; the host's {host_gcc} links this machine's glibc and is not used" if host_gcc else ""
+    return Finding(
+        "portable-compiler",
+        Severity.ERROR,
+        f"a portable build needs conda-forge's gcc_linux-64 {major} with sysroot_linux-64 {choice.glibc}{host}"
+        + (f" ({choice.why})" if choice.why else ""),
+        source=PEP600,
+        fix=f"srcbuild toolchain install gcc {major} --from conda --sysroot {choice.glibc}",
+        field="build.portable",
+    )
