@@ -58,7 +58,7 @@ class Jobs:
 
     def lib(self, target: Path) -> float:
         start = time.perf_counter()
-        install(WheelCache(self.cache_dir), self.recipe, "torch", [], target / "bin" / "python")  # type: ignore[arg-type]
+        install(WheelCache(self.cache_dir), self.recipe, "torch", [], target / "bin" / "python", environ=os.environ)  # type: ignore[arg-type]
         return time.perf_counter() - start
 
 
@@ -73,7 +73,7 @@ def main() -> int:
         template = tmp / "venv-template"
         subprocess.run([sys.executable, "-m", "venv", str(template)], check=True)
         recipe_file = host_python_recipe(tmp / "recipes")
-        recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+        recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
         for size_mb in (float(s) for s in args.sizes.split(",")):
             cache_dir = tmp / f"cache-{size_mb}"
             payload = os.urandom(int(size_mb * 1024 * 1024))

@@ -38,6 +38,7 @@ sys.path.insert(0, str(REPO))
 from srcbuild.recipe.model import SourcePin  # noqa: E402
 from srcbuild.sources.mirrors import parse_mirror_args  # noqa: E402
 from srcbuild.sources.sync import SourceSync  # noqa: E402
+from tests.integration.sources.through_executor import sync as run_sync  # noqa: E402
 from tests.worlds.gitworld import World, isolated_git_env, make_world  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -156,12 +157,13 @@ def time_link(
         for i in range(args.repeat):
             work = scratch / f"srcbuild-{tag}-{i}"
             if warm:  # warm the cache with the earlier tag, outside the timed part
-                SourceSync(SourcePin(warm, world.top_url), work / "co-warm", work / "cache", mirrors).run()
+                warming = SourceSync(SourcePin(warm, world.top_url), work / "co-warm", work / "cache", mirrors)
+                run_sync(warming, work / "b0")
             sync = SourceSync(SourcePin(tag, world.top_url), work / "co", work / "cache", mirrors, jobs=args.jobs)
             t0 = time.perf_counter()
-            count(f"srcbuild {tag}", lambda s=sync, w=work: s.run(log_path=w / "sync.log") and None)  # type: ignore[misc]
+            count(f"srcbuild {tag}", lambda s=sync, w=work: run_sync(s, w / "build") and None)  # type: ignore[misc]
             timings.append(time.perf_counter() - t0)
-            assert sync.submodule_commits() == dict(world.submodules[tag])
+            assert sync.submodule_commits(os.environ) == dict(world.submodules[tag])
         theirs = best_of(args.repeat, plain(tag, None))
         theirs_jobs = best_of(args.repeat, plain(tag, args.jobs))
         results.append(

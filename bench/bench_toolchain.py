@@ -42,13 +42,13 @@ def cuda_home() -> Path:
 
 
 def reuse(base: Path, server: SiteServer) -> None:
-    paths = Paths.resolve(work_dir=base / "work")
+    paths = Paths.resolve(work_dir=base / "work", environ=os.environ)
     catalog = RecipeCatalog(paths)
     rows = []
     for name in ("kepler-k80-cu118", "kepler-k80-cu118-mpi"):
         recipe = catalog.load(name)
         assert recipe.toolchain.cuda is not None
-        session = open_session(paths, stream=open(os.devnull, "w"))  # noqa: SIM115
+        session = open_session(paths, stream=open(os.devnull, "w"), environ=os.environ)  # noqa: SIM115
         sent_before = sum(server.state.sent.values())
         start = time.perf_counter()
         outcome = provision(Request("cuda", recipe.toolchain.cuda), session.facts, session.store, session.ctx, "redist")
@@ -63,8 +63,8 @@ def reuse(base: Path, server: SiteServer) -> None:
 
 
 def resume(base: Path, server: SiteServer, size: int) -> None:
-    paths = Paths.resolve(work_dir=base / "work-resume")
-    session = open_session(paths, stream=open(os.devnull, "w"))  # noqa: SIM115
+    paths = Paths.resolve(work_dir=base / "work-resume", environ=os.environ)
+    session = open_session(paths, stream=open(os.devnull, "w"), environ=os.environ)  # noqa: SIM115
     server.state.cut_after[RUNFILE_PATH] = size // 2
     before = server.state.sent.get(RUNFILE_PATH, 0)
     try:

@@ -154,17 +154,17 @@ def origin(environ: Mapping[str, str], var: str) -> str:
 
 
 @contextmanager
-def configured(explicit: str | None, environ: MutableMapping[str, str] | None = None) -> Iterator[ConfigFile]:
-    """Apply the config file to ``environ`` (``os.environ``) for the duration of one command."""
-    env = os.environ if environ is None else environ
-    before = {var: env.get(var) for var in (*(v for v, _ in KEYS.values()), SOURCES_VAR)}
+def configured(explicit: str | None, environ: MutableMapping[str, str]) -> Iterator[ConfigFile]:
+    """Apply the config file to ``environ`` (the command line passes the process environment, then
+    reads it once) for the duration of one command."""
+    before = {var: environ.get(var) for var in (*(v for v, _ in KEYS.values()), SOURCES_VAR)}
     try:
-        config = load_config(explicit, env)
-        apply(config, env)
+        config = load_config(explicit, environ)
+        apply(config, environ)
         yield config
     finally:
         for var, value in before.items():
             if value is None:
-                env.pop(var, None)
+                environ.pop(var, None)
             else:
-                env[var] = value
+                environ[var] = value

@@ -14,12 +14,11 @@
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import IO
 
@@ -46,33 +45,36 @@ class OutputSettings:
 
     verbosity: Verbosity = Verbosity.NORMAL
     color: bool = True
+    environ: Mapping[str, str] = field(default_factory=dict)  # the command's (NO_COLOR, COLUMNS)
 
 
 SETTINGS = OutputSettings()
 
 
-def configure(quiet: bool = False, verbose: bool = False, no_color: bool = False) -> None:
-    """Apply the global ``-q``/``-v``/``--no-color`` options (``-v`` wins over ``-q``)."""
+def configure(
+    quiet: bool = False, verbose: bool = False, no_color: bool = False, environ: Mapping[str, str] | None = None
+) -> None:
+    """Apply the global ``-q``/``-v``/``--no-color`` options (``-v`` wins over ``-q``) and the
+    command's environment (``NO_COLOR``, ``COLUMNS``; none: a plain call outside the command line)."""
     SETTINGS.verbosity = Verbosity.VERBOSE if verbose else Verbosity.QUIET if quiet else Verbosity.NORMAL
     SETTINGS.color = not no_color
+    SETTINGS.environ = dict(environ or {})
 
 
 def reset() -> None:
     configure()
 
 
-def color_wanted(stream: IO[str], environ: dict[str, str] | None = None) -> bool:
-    env = os.environ if environ is None else environ
-    if not SETTINGS.color or env.get("NO_COLOR"):
+def color_wanted(stream: IO[str], environ: Mapping[str, str]) -> bool:
+    if not SETTINGS.color or environ.get("NO_COLOR"):
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
 
-def output_width(stream: IO[str], environ: dict[str, str] | None = None) -> int:
+def output_width(stream: IO[str], environ: Mapping[str, str]) -> int:
     """The columns to fit: ``COLUMNS``, else the terminal's, else 80; at most ``MAX_WIDTH``."""
-    env = os.environ if environ is None else environ
-    columns = env.get("COLUMNS", "")
+    columns = environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return min(int(columns), MAX_WIDTH)
     isatty = getattr(stream, "isatty", None)
@@ -87,10 +89,10 @@ def make_console(stderr: bool = False, file: IO[str] | None = None, progress: bo
     A ``progress`` console (a build's steps and commands) does not wrap long lines and prints
     nothing with ``-q``: the result and the errors are printed by the command itself."""
     stream = file or (sys.stderr if stderr else sys.stdout)
-    color = color_wanted(stream)
+    color = color_wanted(stream, SETTINGS.environ)
     return Console(
         file=stream,
-        width=output_width(stream),
+        width=output_width(stream, SETTINGS.environ),
         highlight=False,
         no_color=not color,
         color_system="auto" if color else None,
@@ -144,7 +146,7 @@ def wrap_text(text: str, width: int = DEFAULT_WIDTH) -> str:
 def echo_text(text: str, stderr: bool = False) -> None:
     """Print plain text (not markup) wrapped to the output's width."""
     stream = sys.stderr if stderr else sys.stdout
-    stream.write(wrap_text(text, output_width(stream)))
+    stream.write(wrap_text(text, output_width(stream, SETTINGS.environ)))
     stream.flush()
 
 

@@ -50,10 +50,9 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("srcbuild")) / "wheels"
 
 
-def default_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+def default_config_dir(environ: Mapping[str, str]) -> Path:
     """Where the user's srcbuild settings live (the trusted signers, the signing key)."""
-    env = os.environ if environ is None else environ
-    return Path(env.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
+    return Path(environ.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
 
 
 def default_work_dir() -> Path:
@@ -76,15 +75,15 @@ class Paths:
         cls,
         work_dir: str | Path | None = None,
         cache_dir: str | Path | None = None,
-        environ: Mapping[str, str] | None = None,
+        *,
+        environ: Mapping[str, str],
     ) -> Paths:
         """Resolve from explicit arguments, then ``SRCBUILD_*`` variables, then defaults."""
-        env = os.environ if environ is None else environ
-        work = work_dir or env.get("SRCBUILD_WORK_DIR") or default_work_dir()
-        cache = cache_dir or env.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
-        extra = tuple(Path(p) for p in env.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)
-        extra_patches = tuple(Path(p) for p in env.get("SRCBUILD_PATCHES_PATH", "").split(os.pathsep) if p)
-        toolchains = env.get("SRCBUILD_TOOLCHAIN_DIR")
+        work = work_dir or environ.get("SRCBUILD_WORK_DIR") or default_work_dir()
+        cache = cache_dir or environ.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
+        extra = tuple(Path(p) for p in environ.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)
+        extra_patches = tuple(Path(p) for p in environ.get("SRCBUILD_PATCHES_PATH", "").split(os.pathsep) if p)
+        toolchains = environ.get("SRCBUILD_TOOLCHAIN_DIR")
         return cls(
             work_dir=Path(work).expanduser().resolve(),
             cache_dir=Path(cache).expanduser().resolve(),

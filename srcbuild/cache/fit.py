@@ -124,16 +124,14 @@ class Machine:
     glibc: tuple[int, int] | None
 
     @classmethod
-    def host(cls, environ: Mapping[str, str] | None = None) -> Machine:
+    def host(cls, environ: Mapping[str, str]) -> Machine:
         """This machine, or the description recorded in ``SRCBUILD_MACHINE_FILE``."""
-        import os
         import platform
 
         from srcbuild.cache.key import host_libc
 
-        env = os.environ if environ is None else environ
-        if env.get("SRCBUILD_MACHINE_FILE"):
-            return cls.read(Path(env["SRCBUILD_MACHINE_FILE"]))
+        if environ.get("SRCBUILD_MACHINE_FILE"):
+            return cls.read(Path(environ["SRCBUILD_MACHINE_FILE"]))
         return cls(platform.machine(), _version_pair(host_libc()))
 
     @classmethod

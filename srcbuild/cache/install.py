@@ -29,6 +29,7 @@ from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
 from srcbuild.cache.transfer import fetch_first, find_remote_entry
 from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.findings import Finding, Severity, has_errors
+from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
 
@@ -43,15 +44,14 @@ def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None =
 
 
 def target_python(
-    into: str | None, python: str | None, environ: Mapping[str, str] | None = None, version: str | None = None
+    into: str | None, python: str | None, environ: Mapping[str, str], version: str | None = None
 ) -> Path:
     """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3.
 
     ``version`` (the recipe's ``toolchain.python``) names the interpreter the hint suggests."""
-    env = os.environ if environ is None else environ
     if python:
         return Path(python)
-    prefix = into or env.get("VIRTUAL_ENV") or env.get("CONDA_PREFIX")
+    prefix = into or environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX")
     if prefix:
         for candidate in (Path(prefix) / "bin" / "python", Path(prefix) / "bin" / "python3"):
             if candidate.exists():
@@ -60,7 +60,8 @@ def target_python(
             f"{prefix} is not a Python environment (no bin/python)",
             f"create one first: python{version or '3'} -m venv {shlex.quote(str(prefix))}; or pass --python",
         )
-    found = shutil.which("python3") or shutil.which("python") or sys.executable
+    path = environ.get("PATH", os.defpath)
+    found = shutil.which("python3", path=path) or shutil.which("python", path=path) or sys.executable
     return Path(found)
 
 
@@ -83,6 +84,8 @@ def find_wheel(
     refused: list[SrcbuildError] | None = None,
     allow_modified: bool = False,
     machine: Machine | None = None,
+    *,
+    environ: Mapping[str, str],
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
 
@@ -91,7 +94,7 @@ def find_wheel(
     Entries built from modified sources are found only with ``allow_modified``; of the others,
     the newest whose glibc ``machine`` (default: this one, ``Machine.host``) has.
     """
-    target = machine or Machine.host()
+    target = machine or Machine.host(environ)
 
     def fits_target(manifest: Manifest) -> bool:
         return fits(manifest, target)
@@ -103,7 +106,7 @@ def find_wheel(
         return Found(entry, "local")
     if not remotes:
         return None
-    policy = trust or TrustPolicy.resolve()
+    policy = trust or TrustPolicy.resolve(environ=environ)
     pulled = fetch_first(cache, remotes, fp, requested, policy, warn, refused, allow_modified, fits_target)
     if pulled is None:
         return None
@@ -161,12 +164,13 @@ def pip_install_argv(python: Path, wheel: Path, options: PipOptions) -> list[str
 
 
 def miss_error(
-    recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote]
+    recipe: Recipe, package: str, fp: str, cache: WheelCache, remotes: Sequence[CacheRemote], environ: Mapping[str, str]
 ) -> SrcbuildError:
     where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
+    named = recipe_argument(recipe, Paths.resolve(environ=environ))
     return NotFoundError(
         f"no cached wheel for {package} of recipe {recipe.name} (fingerprint {fp[:12]}) in {where}",
-        f"run `srcbuild {package} --recipe {recipe_argument(recipe)}` to build it (the result is cached), "
+        f"run `srcbuild {package} --recipe {named}` to build it (the result is cached), "
         "or add the remote that has it with --remote",
     )
 
@@ -181,11 +185,13 @@ def peek_wheel(
     warn: Warn | None = warn_stderr,
     allow_modified: bool = False,
     machine: Machine | None = None,
+    *,
+    environ: Mapping[str, str],
 ) -> tuple[Manifest, Path, str]:
     """The wheel ``install`` would use, without downloading it: a local entry (re-hashed), else
     the first remote hit whose manifest and signature the trust policy accepts (the same
     choice as ``find_wheel``: modified entries only when allowed, the newest ``machine`` runs)."""
-    target = machine or Machine.host()
+    target = machine or Machine.host(environ)
 
     def fits_target(manifest: Manifest) -> bool:
         return fits(manifest, target)
@@ -197,10 +203,10 @@ def peek_wheel(
         return entry.manifest, entry.wheel_path, "local"
     hit = find_remote_entry(remotes, fp, requested, warn, allow_modified, fits_target)
     if hit is None:
-        raise miss_error(recipe, package, fp, cache, remotes)
+        raise miss_error(recipe, package, fp, cache, remotes, environ)
     remote, manifest = hit
     with cache.staging("peek-") as work:
-        (trust or TrustPolicy.resolve()).check(
+        (trust or TrustPolicy.resolve(environ=environ)).check(
             manifest, remote.signature(manifest), work, f"{manifest.wheel} from {remote.url}"
         )
     return manifest, Path(manifest.wheel), remote.url
@@ -217,6 +223,8 @@ def install(
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
     options: PipOptions | None = None,
+    *,
+    environ: Mapping[str, str],
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
@@ -224,18 +232,20 @@ def install(
     target = probe_target(python)
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-    machine = Machine.host() if os.environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
+    machine = Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
     if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
         manifest, wheel_path, origin = peek_wheel(
-            cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine
+            cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine, environ=environ
         )
     else:
         refused: list[SrcbuildError] = []
-        found = find_wheel(cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine)
+        found = find_wheel(
+            cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine, environ=environ
+        )
         if found is None:
             if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
                 raise refused[0]
-            raise miss_error(recipe, package, fp, cache, remotes)
+            raise miss_error(recipe, package, fp, cache, remotes, environ)
         found.entry.check()  # a wheel changed on disk since it was stored is never installed
         manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
     findings = tuple(check_fit(manifest, target))

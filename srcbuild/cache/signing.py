@@ -64,19 +64,17 @@ def payload(manifest: Manifest) -> bytes:
     return json.dumps(manifest.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def trusted_signers_path(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    value = env.get("SRCBUILD_TRUSTED_SIGNERS")
-    return Path(value).expanduser() if value else default_config_dir(env) / "trusted-signers"
+def trusted_signers_path(environ: Mapping[str, str]) -> Path:
+    value = environ.get("SRCBUILD_TRUSTED_SIGNERS")
+    return Path(value).expanduser() if value else default_config_dir(environ) / "trusted-signers"
 
 
-def signing_key_path(given: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
+def signing_key_path(given: str | None, environ: Mapping[str, str]) -> Path | None:
     """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
-    env = os.environ if environ is None else environ
-    value = given or env.get("SRCBUILD_SIGNING_KEY")
+    value = given or environ.get("SRCBUILD_SIGNING_KEY")
     if value:
         return Path(value).expanduser()
-    default = default_config_dir(env) / "signing-key"
+    default = default_config_dir(environ) / "signing-key"
     return default if default.is_file() else None
 
 
@@ -257,7 +255,7 @@ class TrustPolicy:
     trust_unsigned: bool = False
 
     @classmethod
-    def resolve(cls, trust_unsigned: bool = False, environ: Mapping[str, str] | None = None) -> TrustPolicy:
+    def resolve(cls, trust_unsigned: bool = False, *, environ: Mapping[str, str]) -> TrustPolicy:
         return cls(trusted_signers_path(environ), trust_unsigned)
 
     def check(self, manifest: Manifest, signature: bytes | None, work: Path, where: str) -> str | None:

@@ -229,11 +229,13 @@ def _write_page(path: Path, title: str, links: list[str]) -> None:
 
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
-        if os.environ.get("SRCBUILD_SERVE_LOG"):
-            super().log_message(format, *args)
+        pass
 
 
-def make_server(directory: Path, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``)."""
-    handler = partial(_QuietHandler, directory=str(directory))
+def make_server(
+    directory: Path, host: str = "127.0.0.1", port: int = 0, log_requests: bool = False
+) -> ThreadingHTTPServer:
+    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``);
+    ``log_requests`` prints a line per request on stderr (``SRCBUILD_SERVE_LOG``)."""
+    handler = partial(SimpleHTTPRequestHandler if log_requests else _QuietHandler, directory=str(directory))
     return ThreadingHTTPServer((host, port), handler)

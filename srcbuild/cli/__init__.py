@@ -82,8 +82,10 @@ def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: b
     from srcbuild.config import configured
     from srcbuild.console import configure
 
-    configure(quiet=quiet, verbose=verbose, no_color=no_color)
-    ctx.with_resource(configured(config_file))  # the environment is restored when the command ends
+    ctx.with_resource(configured(config_file, os.environ))  # the environment is restored when the command ends
+    environ = dict(os.environ)  # read once, here; commands take it from command_environ()
+    ctx.ensure_object(dict)["environ"] = environ
+    configure(quiet=quiet, verbose=verbose, no_color=no_color, environ=environ)
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:

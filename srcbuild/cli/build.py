@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from srcbuild.cli.common import (
+    command_environ,
     complete_recipe,
     exact_hint,
     invocation,
@@ -162,7 +163,7 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     console = make_console(stderr=as_json, progress=True)  # the build's progress; -q silences it
     try:
-        result = run_build(recipe, _options(package, kw), paths, dict(os.environ), console, resume=resume)
+        result = run_build(recipe, _options(package, kw), paths, command_environ(), console, resume=resume)
     except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
         if invocation():
             argv = invocation()
@@ -231,14 +232,14 @@ def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:
 
         sys.stdout.write(dockerfile_for(recipe, package, tuple(kw["mirrors"])))
         return 0
-    prepared = prepare(recipe, _options(package, kw), paths, dict(os.environ))
+    prepared = prepare(recipe, _options(package, kw), paths, command_environ())
     shown = [f for f in prepared.resolved.findings if f.severity is not Severity.INFO]
     stop = refusal(prepared.resolved)
     if stop is not None:
         for finding in shown:
             click.echo(finding.render(), err=True)
         raise stop
-    width = output_width(sys.stdout)
+    width = output_width(sys.stdout, command_environ())
     if shown and fmt == "text":  # the shell script carries them as comments, the JSON as "findings"
         sys.stdout.write(wrap_text("".join(f.render() + "\n" for f in shown) + "\n", width))
     sys.stdout.write(render(prepared.plan, fmt, width))

@@ -16,7 +16,7 @@ from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, pars
 from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.paths import default_config_dir
@@ -65,9 +65,9 @@ def signing_options(func: F) -> F:
 def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
     if unsigned:
         return None
-    key = signing_key_path(signing_key)
+    key = signing_key_path(signing_key, command_environ())
     if key is None:
-        default = default_config_dir() / "signing-key"
+        default = default_config_dir(command_environ()) / "signing-key"
         raise UsageError(
             "no signing key: pushed entries are signed so that others can trust them",
             f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
@@ -81,12 +81,12 @@ def open_cache(work_dir: str | None, cache_dir: str | None) -> WheelCache:
 
 
 def open_remotes(urls: Sequence[str], s3_endpoint_url: str | None, required: bool = False) -> list[CacheRemote]:
-    resolved = parse_remotes(list(urls))
+    resolved = parse_remotes(list(urls), command_environ())
     if required and not resolved:
         raise UsageError(
             "no remote given", "pass --remote DIR|s3://bucket/prefix|http://host:port/ or set SRCBUILD_REMOTES"
         )
-    options = RemoteOptions.resolve(s3_endpoint_url)
+    options = RemoteOptions.resolve(s3_endpoint_url, environ=command_environ())
     return [open_remote(url, options) for url in resolved]
 
 
@@ -353,7 +353,7 @@ def pull_cmd(
     as_json: bool,
 ) -> int:
     """Fetch the entries of each --remote that the local cache lacks (signature and sha256 checked)."""
-    trust = TrustPolicy.resolve(trust_unsigned)
+    trust = TrustPolicy.resolve(trust_unsigned, environ=command_environ())
     if fp is not None and not re.fullmatch(r"[0-9a-f]{64}", fp):
         raise UsageError(
             f"--fingerprint {fp[:80]!r} is not a fingerprint (64 hex digits)",
@@ -366,7 +366,7 @@ def pull_cmd(
         from srcbuild.cache.fit import Machine, fits
         from srcbuild.cache.install import request_fingerprint
 
-        machine = Machine.host()
+        machine = Machine.host(command_environ())
 
         def fits_here(manifest: Manifest) -> bool:
             return fits(manifest, machine)
@@ -404,7 +404,7 @@ def index_cmd(
     """Write a signed PEP 503 simple index of the cache (pip install --index-url DIR-URL/simple/)."""
     from srcbuild.cache.simple_index import write_index
 
-    key = None if unsigned else signing_key_path(signing_key)
+    key = None if unsigned else signing_key_path(signing_key, command_environ())
     cache = open_cache(work_dir, cache_dir)
     target = Path(out) if out else cache.root / "index"
     wheels = write_index(cache, target.resolve(), key)
@@ -436,13 +436,13 @@ def serve_cmd(
     """Write the signed simple index, then serve it over HTTP until Ctrl-C."""
     from srcbuild.cache.simple_index import make_server, write_index
 
-    key = None if unsigned else signing_key_path(signing_key)
+    key = None if unsigned else signing_key_path(signing_key, command_environ())
     cache = open_cache(work_dir, cache_dir)
     target = (Path(out) if out else cache.root / "index").resolve()
     wheels = write_index(cache, target, key)
     _note_unsigned(key, False)
     try:
-        server = make_server(target, host, port)
+        server = make_server(target, host, port, log_requests=bool(command_environ().get("SRCBUILD_SERVE_LOG")))
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "choose another --port") from None
     address = server.server_address

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from srcbuild.cache.signing import TrustedSigners, trusted_signers_path
-from srcbuild.cli.common import json_option, print_json
+from srcbuild.cli.common import command_environ, json_option, print_json
 from srcbuild.console import echo_text, print_table
 from srcbuild.errors import UsageError
 
@@ -32,7 +32,7 @@ def add_cmd(key: str, name: str | None) -> int:
             raise UsageError(f"{path} is a private key", f"pass its public half: `srcbuild cache trust add {key}.pub`")
     else:
         text = key
-    signers = TrustedSigners(trusted_signers_path())
+    signers = TrustedSigners(trusted_signers_path(command_environ()))
     signer = signers.add(text, name, key)
     click.echo(f"trusted {signer.name} ({signer.key.key_type} {signer.key.fingerprint}) in {signers.path}")
     return 0
@@ -42,7 +42,7 @@ def add_cmd(key: str, name: str | None) -> int:
 @json_option
 def ls_cmd(as_json: bool) -> int:
     """The trusted signers: name, key type, fingerprint."""
-    signers = TrustedSigners(trusted_signers_path())
+    signers = TrustedSigners(trusted_signers_path(command_environ()))
     rows = [{"name": s.name, "type": s.key.key_type, "fingerprint": s.key.fingerprint} for s in signers.load()]
     if as_json:
         print_json({"file": str(signers.path), "signers": rows})
@@ -63,7 +63,7 @@ def ls_cmd(as_json: bool) -> int:
 @click.argument("ref")
 def rm_cmd(ref: str) -> int:
     """Stop trusting the signer named REF (or with key fingerprint REF)."""
-    signers = TrustedSigners(trusted_signers_path())
+    signers = TrustedSigners(trusted_signers_path(command_environ()))
     for signer in signers.remove(ref):
         click.echo(f"removed {signer.name} ({signer.key.fingerprint})")
     return 0

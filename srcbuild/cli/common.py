@@ -4,6 +4,7 @@ command line a hint tells the user to run again."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import sys
@@ -38,8 +39,17 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")(func)
 
 
+def command_environ() -> dict[str, str]:
+    """The environment this command runs with: read once by ``srcbuild.cli.cli`` (after the config
+    file is applied) and passed down from here; nothing below the command line reads ``os.environ``."""
+    ctx = click.get_current_context()
+    environ = ctx.find_root().ensure_object(dict).get("environ")
+    assert environ is not None, "the srcbuild group reads the environment before any command runs"
+    return dict(environ)
+
+
 def resolve_paths(work_dir: str | None = None, cache_dir: str | None = None) -> Paths:
-    return Paths.resolve(work_dir=work_dir, cache_dir=cache_dir)
+    return Paths.resolve(work_dir=work_dir, cache_dir=cache_dir, environ=command_environ())
 
 
 class _JsonOutput:
@@ -94,5 +104,6 @@ def complete_recipe(ctx: click.Context, param: click.Parameter, incomplete: str)
 
     if incomplete and is_path_argument(incomplete):
         return [CompletionItem(incomplete, type="file")]
-    names = RecipeCatalog(resolve_paths()).names()
+    # shell completion runs before the group reads the environment: it is an entry point of its own
+    names = RecipeCatalog(Paths.resolve(environ=os.environ)).names()
     return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]

@@ -5,13 +5,12 @@ Only option parsing and rendering; ``srcbuild.container.build`` decides and runs
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Optional
 
 import click
 
-from srcbuild.cli.common import F, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.paths import Paths
@@ -108,7 +107,7 @@ def build_command(
     request = ContainerRequest(recipe, package, base, image_tag, tuple(mirrors or ()), tuple(volumes), tuple(inside))
     chosen = find_engine(engine, oci_runtime)
     log = paths.logs_dir / f"container-{recipe.name}.log"
-    result = run_container_build(chosen, request, paths, dict(os.environ), log, echo=sys.stderr)
+    result = run_container_build(chosen, request, paths, command_environ(), log, echo=sys.stderr)
     if as_json:
         print_json({**result.to_json(), "engine": chosen.name, "log": str(log)})
     else:

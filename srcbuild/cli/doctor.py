@@ -18,7 +18,7 @@ import click
 from srcbuild.advice.doctor import diagnose
 from srcbuild.advice.recommend import recommend
 from srcbuild.advice.render import render_doctor, render_recommendation
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.compat import unknown_gpu_error
 from srcbuild.cli.container import containers_options, doctor_containers
 from srcbuild.console import echo_text
@@ -46,10 +46,10 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     paths = resolve_paths(work_dir, cache_dir)
     if containers["containers"]:
         return doctor_containers(paths, as_json, **containers)
-    host = probe_host(work_dir=paths.work_dir)
+    host = probe_host(work_dir=paths.work_dir, environ=command_environ())
     recipes = RecipeCatalog(paths).load_all()
     report = diagnose(load_knowledge(), host, recipes, paths)
-    toolchains = toolchain_report(open_session(paths), host, recipes)
+    toolchains = toolchain_report(open_session(paths, environ=command_environ()), host, recipes)
     if as_json:
         print_json({**report.to_json(), "toolchains": toolchains.to_json()})
     else:
@@ -161,7 +161,7 @@ def recommend_command(
         driver_info = DriverInfo(driver.strip(), "--driver")
         origin.append(f"--driver {driver}")
     if not origin:
-        host = probe_host(work_dir=paths.work_dir)
+        host = probe_host(work_dir=paths.work_dir, environ=command_environ())
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")
     recipes = RecipeCatalog(paths).load_all()

@@ -7,7 +7,6 @@ exactly what that backend would do. ``env create`` makes (or reuses) it. ``env r
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import make_console, print_lines, table
 from srcbuild.envs import (
     BACKEND_NAMES,
@@ -75,7 +74,13 @@ def _load(recipe_name: str, paths: Paths) -> Recipe:
 
 
 def _spec(recipe: Recipe, channels: tuple[str, ...], alias: str | None, mirrors: tuple[str, ...]) -> EnvSpec:
-    return env_spec_for(recipe, channels_override=channels or None, channel_alias=alias, channel_mirrors=mirrors)
+    return env_spec_for(
+        recipe,
+        channels_override=channels or None,
+        channel_alias=alias,
+        channel_mirrors=mirrors,
+        environ=command_environ(),
+    )
 
 
 @click.group("env")
@@ -107,7 +112,7 @@ def show_env(
     backend: EnvBackend | None = None
     unavailable: HostError | None = None
     try:
-        backend = choose_backend(env_backend, spec)
+        backend = choose_backend(env_backend, spec, command_environ())
     except HostError as exc:  # still worth showing the spec: say what is missing instead
         unavailable = exc
     prefix = env_prefix(spec, paths.envs_dir, backend)
@@ -182,10 +187,10 @@ def create_env(
     paths = resolve_paths(work_dir, cache_dir)
     recipe = _load(recipe_name, paths)
     spec = _spec(recipe, channels, channel_alias, mirrors)
-    backend = choose_backend(env_backend, spec)
+    backend = choose_backend(env_backend, spec, command_environ())
     lockfile = None if ignore_lockfile else default_lockfile(recipe)
     log_path = paths.logs_dir / f"env-{spec.key}.log"
-    env = backend.ensure(spec, paths.envs_dir, lockfile, log_path, CommandIO(dict(os.environ), sys.stderr))
+    env = backend.ensure(spec, paths.envs_dir, lockfile, log_path, CommandIO(command_environ(), sys.stderr))
     if as_json:
         print_json({"recipe": recipe.name, **env.to_json(), "lockfile": str(lockfile) if lockfile else None})
         return 0

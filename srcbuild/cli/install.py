@@ -10,7 +10,7 @@ from srcbuild.cache.install import PipOptions, install, target_python
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli.cache import open_remotes, remote_options, trust_option
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.recipe import RecipeCatalog
 
@@ -57,11 +57,12 @@ def install_cmd(
         recipe,
         package,
         open_remotes(remotes, s3_endpoint_url),
-        target_python(into, python, version=recipe.toolchain.python),
+        target_python(into, python, command_environ(), version=recipe.toolchain.python),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
-        trust=TrustPolicy.resolve(trust_unsigned),
+        trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
         options=PipOptions(no_deps, index_url, extra_index_urls, allow_modified),
+        environ=command_environ(),
     )
     if as_json:
         print_json(result.to_json())

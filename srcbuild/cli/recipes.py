@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from srcbuild.capability import generation
-from srcbuild.cli.common import complete_recipe, json_option, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, complete_recipe, json_option, print_json, resolve_paths
 from srcbuild.console import echo_text, make_console, output_width, print_table
 from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.findings import Severity
@@ -110,7 +110,7 @@ def show_recipe(recipe: str, as_json: bool) -> int:
     if as_json:
         print_json(data)
         return 0
-    width = output_width(sys.stdout)
+    width = output_width(sys.stdout, command_environ())
     comments = [f"{loaded.name}: {loaded.description}", f"from {display_path(loaded.path or Path(recipe))}"]
     if loaded.extends:
         comments.append(f"extends {' -> '.join(loaded.extends)}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
@@ -29,7 +29,7 @@ def toolchain_group() -> None:
 @json_option
 def ls_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     """The provisioned toolchains."""
-    session = open_session(resolve_paths(work_dir, cache_dir))
+    session = open_session(resolve_paths(work_dir, cache_dir), environ=command_environ())
     entries = session.store.entries()
     if as_json:
         print_json({"toolchain_dir": str(session.store.root), "toolchains": [e.to_json() for e in entries]})
@@ -54,7 +54,7 @@ def _cuda_home(session: Session, version: str | None) -> Path | None:
         return found.prefix
     from srcbuild.host.toolchain import find_cuda
 
-    toolkit = find_cuda(version)
+    toolkit = find_cuda(version, command_environ())
     return toolkit.home if toolkit else None
 
 
@@ -98,7 +98,7 @@ def install_command(
 ) -> int:
     """Provision TOOL VERSION (e.g. `cuda 11.8`), or with --recipe everything a recipe needs."""
     paths = resolve_paths(work_dir, cache_dir)
-    session = open_session(paths, offline=offline, mirror=mirror)
+    session = open_session(paths, offline=offline, mirror=mirror, environ=command_environ())
     if recipe_name:
         if tool:
             raise UsageError(
@@ -142,7 +142,7 @@ def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[R
     from srcbuild.toolchain.needs import needs_for
 
     recipe = RecipeCatalog(paths).load(recipe_name)
-    host = probe_host(work_dir=paths.work_dir, toolchain_only=True)
+    host = probe_host(work_dir=paths.work_dir, toolchain_only=True, environ=command_environ())
     needs = needs_for(recipe, host, session.store, session.facts, session.prefer)
     missing = [n for n in needs if n.status == "missing"]
     if missing:
@@ -157,7 +157,7 @@ def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[R
 @path_options
 def rm_command(name: str, version: str, provider: str | None, work_dir: str | None, cache_dir: str | None) -> int:
     """Remove a provisioned toolchain (every provider's prefix of it unless --from)."""
-    session = open_session(resolve_paths(work_dir, cache_dir))
+    session = open_session(resolve_paths(work_dir, cache_dir), environ=command_environ())
     if name == "magma" and not version.startswith("cuda"):  # `rm magma 11.8`, as it was installed
         version = Request("magma", version).store_version
     removed = session.store.remove(name, version, provider)
@@ -172,7 +172,7 @@ def rm_command(name: str, version: str, provider: str | None, work_dir: str | No
 @path_options
 def gc_command(work_dir: str | None, cache_dir: str | None) -> int:
     """Remove half-made prefixes, abandoned temp dirs and partial downloads."""
-    session = open_session(resolve_paths(work_dir, cache_dir))
+    session = open_session(resolve_paths(work_dir, cache_dir), environ=command_environ())
     report = session.store.gc()
     for path in report.removed:
         click.echo(f"removed {path}")

@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
 from srcbuild.console import make_console, print_lines, table
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
@@ -155,11 +155,12 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.store import WheelCache
 
-    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [])
+    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [], environ=command_environ())
     if found is None:
         raise NotFoundError(
             f"smoke: no cached {package} wheel for recipe {recipe.name}",
-            f"build it with `srcbuild {package} --recipe {recipe_argument(recipe)}`, or pass --wheel PATH",
+            f"build it with `srcbuild {package} --recipe {recipe_argument(recipe, resolve_paths())}`, "
+            "or pass --wheel PATH",
         )
     return found.entry.wheel_path
 
@@ -266,10 +267,10 @@ def smoke_command(
         assert request is not None
         found = shutil.which("mpirun")
         args = (found, host_mpi is None or host_mpi.implementation == "openmpi", is_root(), render_ddp)
-        ddp.append(run_ddp(recipe, request, env_dir.resolve(), dict(os.environ), log, sys.stderr, *args))
+        ddp.append(run_ddp(recipe, request, env_dir.resolve(), command_environ(), log, sys.stderr, *args))
         return ddp[0].checks
 
-    report = run_smoke(plan, dict(os.environ), log, echo=sys.stderr, then=then if request else None)
+    report = run_smoke(plan, command_environ(), log, echo=sys.stderr, then=then if request else None)
     if as_json:
         print_json({**report.to_json(), **({"ddp": ddp[0].to_json()} if ddp else {})})
     else:

@@ -160,6 +160,11 @@ def check_url(url: str, kind: str) -> str:
     return url
 
 
+def local_dir(work_dir: Path, kind: str) -> Path:
+    """The local cache directory srcbuild gives ``kind`` under the work dir."""
+    return work_dir / "compiler-cache" / kind
+
+
 def resolve_compiler_cache(
     *,
     cli_kind: str | None,
@@ -219,7 +224,7 @@ def resolve_compiler_cache(
         launcher=str(launcher) if launcher else None,
         url=url,
         dist_scheduler=dist,
-        local_dir=str(work_dir / "compiler-cache" / kind),
+        local_dir=str(local_dir(work_dir, kind)),
         base_dir=str(work_dir),
         s3_endpoint=endpoint,
         region=region,

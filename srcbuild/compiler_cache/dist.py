@@ -1,5 +1,6 @@
 """The sccache-dist client side: the configuration file that makes sccache send compile jobs to a
-scheduler, and the cluster's capacity (which sets ``MAX_JOBS`` when distribution is on).
+scheduler, and the cluster's capacity (a host fact: ``srcbuild.resolve.host`` asks it when a build
+names a scheduler, and resolve makes it ``MAX_JOBS``).
 
 sccache reads its client configuration from ``SCCACHE_CONF`` (sccache docs/Distributed.md,
 "Configure a client")::
@@ -26,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from srcbuild import proc
-from srcbuild.compiler_cache import CompilerCacheConfig
+from srcbuild.compiler_cache import CompilerCacheConfig, local_dir
 from srcbuild.compiler_cache.sccache import dist_config_path
 from srcbuild.errors import HostError
 
@@ -82,3 +83,16 @@ def cluster_capacity(config: CompilerCacheConfig, environ: Mapping[str, str]) ->
     env = {**environ, "SCCACHE_CONF": str(path)}
     out = proc.probe([config.launcher or "sccache", "--dist-status"], env=env, timeout=30)
     return parse_dist_status(out) if out is not None else None
+
+
+def probe_cluster(scheduler: str, sccache: Path, work_dir: Path, environ: Mapping[str, str]) -> tuple[int, int] | None:
+    """``cluster_capacity`` of ``scheduler``, asked through the client configuration a build with
+    this work dir writes (the same file, so the build reuses it)."""
+    config = CompilerCacheConfig(
+        kind="sccache",
+        launcher=str(sccache),
+        dist_scheduler=scheduler,
+        local_dir=str(local_dir(work_dir, "sccache")),
+        base_dir=str(work_dir),
+    )
+    return cluster_capacity(config, environ)

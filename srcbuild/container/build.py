@@ -220,7 +220,7 @@ def run_container_build(
             from srcbuild.cache.install import find_wheel
             from srcbuild.cache.store import WheelCache
 
-            found = find_wheel(WheelCache(paths.cache_dir), request.recipe, "torch", [])
+            found = find_wheel(WheelCache(paths.cache_dir), request.recipe, "torch", [], environ=environ)
             if found is not None:
                 wheels.insert(0, found.entry.wheel_path)
         for w in wheels:

@@ -14,7 +14,6 @@ mirror make the same environment.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -122,18 +121,18 @@ def parse_mirror(text: str, source: str = "--channel-mirror") -> tuple[str, str]
 def routing_from(
     alias: str | None = None,
     mirrors: Iterable[str] = (),
-    environ: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str],
 ) -> ChannelRouting:
     """Command-line values first, then ``SRCBUILD_CHANNEL_ALIAS`` / ``SRCBUILD_CHANNEL_MIRRORS``."""
-    env = os.environ if environ is None else environ
-    chosen_alias = alias or env.get(ALIAS_VARIABLE) or None
+    chosen_alias = alias or environ.get(ALIAS_VARIABLE) or None
     if chosen_alias is not None and not is_url(chosen_alias):
         raise UsageError(
             f"channel alias {chosen_alias!r} is not a URL",
             "give a base URL such as https://mirror.example.edu/conda or file:///srv/conda",
         )
     pairs: dict[str, str] = {}
-    env_mirrors = env.get(MIRRORS_VARIABLE, "").replace(",", " ").split()
+    env_mirrors = environ.get(MIRRORS_VARIABLE, "").replace(",", " ").split()
     for item in env_mirrors:
         name, url = parse_mirror(item, MIRRORS_VARIABLE)
         pairs[name] = url

@@ -271,7 +271,8 @@ def env_spec_for(
     channels_override: Sequence[str] | None = None,
     channel_alias: str | None = None,
     channel_mirrors: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str],
 ) -> EnvSpec:
     """The build environment a recipe needs (pure apart from reading the data tables)."""
     deps = load_build_deps()
@@ -301,6 +302,6 @@ def env_spec_for(
         channels=tuple(dict.fromkeys(channels)),
         pip_equivalents=builder.equivalents(),
         origins=tuple(builder.origins.items()),
-        routing=routing_from(channel_alias, channel_mirrors, environ),
+        routing=routing_from(channel_alias, channel_mirrors, environ=environ),
         source=str(recipe.path) if getattr(recipe, "path", None) else None,
     )

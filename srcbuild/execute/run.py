@@ -24,7 +24,6 @@ from srcbuild.plan.render import settings_table
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildOptions, ResolvedBuild, resolve
 from srcbuild.resolve.host import probe_build_host
-from srcbuild.resolve.inputs import BuildHost
 
 
 @dataclass(frozen=True)
@@ -51,37 +50,8 @@ def prepare(
             meanwhile()
 
     host = probe_build_host(recipe, options, paths, environ, meanwhile=alongside)
-    host = dist_jobs(host, recipe, options, paths, environ)
     resolved = resolve(recipe, options, host, load_knowledge(), paths=paths, environ=environ)
     return Prepared(resolved, make_plan(resolved))
-
-
-def dist_jobs(
-    host: BuildHost, recipe: Recipe, options: BuildOptions, paths: Paths, environ: Mapping[str, str]
-) -> BuildHost:
-    """With an sccache-dist scheduler, the default MAX_JOBS is the cluster's CPUs (its build
-    servers compile; this machine only preprocesses), not what this machine's memory allows."""
-    if not (options.dist_scheduler or environ.get("SRCBUILD_DIST_SCHEDULER")):
-        return host
-    from srcbuild.compiler_cache import resolve_compiler_cache
-    from srcbuild.compiler_cache.dist import cluster_capacity
-
-    found = {"ccache": host.ccache, "sccache": host.sccache}
-    config = resolve_compiler_cache(
-        cli_kind=options.compiler_cache,
-        cli_url=options.compiler_cache_url,
-        cli_dist=options.dist_scheduler,
-        recipe_kind=recipe.build.compiler_cache,
-        environ=environ,
-        work_dir=paths.work_dir,
-        which=lambda name: str(found[name]) if found.get(name) else None,
-    )
-    capacity = cluster_capacity(config, environ) if config.dist_scheduler else None
-    if capacity is None or capacity[1] < 1:
-        reason = f"{host.max_jobs_reason}; the sccache-dist scheduler {config.dist_scheduler} reported no build servers"
-        return replace(host, max_jobs_reason=reason)
-    servers, cpus = capacity
-    return replace(host, max_jobs=cpus, max_jobs_reason=f"sccache-dist cluster: {servers} build server(s), {cpus} CPUs")
 
 
 def _import_build_steps() -> None:
@@ -116,7 +86,7 @@ def run_build(
 
     remote_options = RemoteOptions.resolve(environ=environ)
     remotes = [open_remote(url, remote_options) for url in parse_remotes(options.remotes, environ)]
-    trust = TrustPolicy.resolve(options.trust_unsigned, environ)
+    trust = TrustPolicy.resolve(options.trust_unsigned, environ=environ)
 
     def warn(message: str) -> None:
         console.print(f"warning: {message}", markup=False, highlight=False)
@@ -124,7 +94,7 @@ def run_build(
     def hit() -> BuildResult | None:
         # the local store first (each hit checked against its manifest), then each remote (pulled
         # into the local store when a trusted signer vouches for it); a failing remote is a warning
-        found = find_wheel(cache, recipe, plan.package, remotes, fp, trust, warn)
+        found = find_wheel(cache, recipe, plan.package, remotes, fp, trust, warn, environ=environ)
         if found is None:
             return None
         where = "" if found.origin == "local" else f" from {found.origin}"

@@ -29,6 +29,7 @@ from srcbuild.resolve import ResolvedBuild
 if TYPE_CHECKING:
     from srcbuild.execute.executor import Executor
     from srcbuild.plan.actions import CheckBuildTree
+    from srcbuild.sources.patches import PatchSet
     from srcbuild.sources.sync import SourceSync
 
 
@@ -100,7 +101,7 @@ def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
         lock.acquire()
     try:
         planned = list(step.commands)
-        done = planned[: sync.done_count()]
+        done = planned[: sync.done_count(ex.environ)]
         todo = planned[len(done) :]
         if done:
             why = (
@@ -123,10 +124,23 @@ def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
         lock.release()
 
 
+def apply_patches(ex: Executor, patches: PatchSet, step: Step, log: Path) -> None:
+    """Refuse a checkout with patches the recipe no longer asks for (``PatchSet.pending``), then run
+    the step's commands; a failed check or apply names the patch, git's words and the log."""
+    from srcbuild.sources.patches import explain_patch_failure
+
+    todo = patches.pending(ex.environ)
+    if todo.labels != patches.labels:
+        done = [label for label in patches.labels if label not in todo.labels]
+        ex.console.print(f"    already applied: {', '.join(done)} (their commands skip them)", markup=False)
+    for cmd in step.commands:
+        ex.run_command(step, cmd, log, explain=lambda c, result: explain_patch_failure(c, result.tail, log))
+
+
 def verify_sources(ex: Executor, sync: SourceSync) -> None:
     ctx = _ctx(ex)
-    commit = sync.verify_commit()
-    commits = sync.complete_commits()  # is_complete() and submodule_commits() from one git status
+    commit = sync.verify_commit(ex.environ)
+    commits = sync.complete_commits(ex.environ)  # is_complete() and submodule_commits() from one git status
     if commits is None:
         raise StepFailed(
             f"{ex.plan.checkout} is not complete: a submodule is missing or not at its recorded commit",
@@ -229,8 +243,8 @@ def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
 def _local_changes(ex: Executor, action: CheckLocalChanges) -> Any:
     from srcbuild.sources.localdiff import local_changes
 
-    submodules = sorted(action.sync.submodule_commits())
-    return local_changes(action.sync.checkout, action.patches, submodules, ex.environ)
+    submodules = sorted(action.sync.submodule_commits(ex.environ))
+    return local_changes(action.sync.checkout, action.patches, submodules, environ=ex.environ)
 
 
 def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:
@@ -351,7 +365,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         ctx.source_commit = head.strip() if head else None
         check = ex.plan.step("sources-check").action
         assert isinstance(check, VerifySources)
-        ctx.submodule_commits = check.sync.submodule_commits()
+        ctx.submodule_commits = check.sync.submodule_commits(ex.environ)
     # modifications found before the build count even if undone since; otherwise look now (a
     # resumed build skips the earlier step, and the sources may have been edited in between)
     changes = ctx.local_changes if ctx.local_changes is not None and ctx.local_changes.modified else None

@@ -8,7 +8,6 @@ variables of ``environ``, so tests can point it at a fixture tree.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -60,7 +59,7 @@ def _guarded(what: str, probe: Callable[[], T], missing: list[str]) -> T | None:
 
 
 def probe_host(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     work_dir: Path | None = None,
     run: Runner = proc.probe,
@@ -71,7 +70,7 @@ def probe_host(
     ``toolchain_only`` (a build's preflight) skips what a build does not use: the GPUs and driver
     (the wheel is often for another machine) and docker.
     """
-    env = dict(os.environ if environ is None else environ)
+    env = dict(environ)
     which = which_in(env)
     missing: list[str] = []
     gpus: list[GpuInfo] = []

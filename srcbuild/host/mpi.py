@@ -9,7 +9,6 @@ directories (Fedora/RHEL ``/usr/lib64/openmpi/bin``, ``/usr/lib64/mpich/bin``).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,7 +47,7 @@ def _bin_dirs(environ: Mapping[str, str], root: Path, extra_dirs: Sequence[Path]
 
 
 def list_mpi(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     run: Runner = proc.probe,
     extra_dirs: Sequence[Path] = (),
@@ -57,9 +56,8 @@ def list_mpi(
 
     ``extra_dirs`` are more ``bin`` directories to look in last (provisioned MPI prefixes).
     """
-    env = os.environ if environ is None else environ
     found: list[MpiInstall] = []
-    for directory in _bin_dirs(env, root, extra_dirs):
+    for directory in _bin_dirs(environ, root, extra_dirs):
         mpicc, mpicxx, mpirun = (directory / n for n in ("mpicc", "mpicxx", "mpirun"))
         queries = []
         if is_executable(mpicc):

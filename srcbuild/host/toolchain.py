@@ -13,7 +13,6 @@ install it in ``/usr/bin``). Where a gcc is looked for: ``gcc-N`` on ``PATH``, `
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -87,7 +86,7 @@ def _nvcc_candidates(
 
 
 def list_cuda(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     run: Runner = proc.probe,
     extra_homes: Sequence[tuple[Path, str]] = (),
@@ -96,9 +95,8 @@ def list_cuda(
 
     ``extra_homes`` are more (directory, source) pairs to look in, e.g. conda environments.
     """
-    env = os.environ if environ is None else environ
     toolkits: list[CudaToolkit] = []
-    for home, nvcc, source in _nvcc_candidates(env, root, None, extra_homes):
+    for home, nvcc, source in _nvcc_candidates(environ, root, None, extra_homes):
         version = nvcc_version(nvcc, run)
         if version is None:
             continue
@@ -109,12 +107,11 @@ def list_cuda(
 
 
 def find_cuda(
-    version: str, environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    version: str, environ: Mapping[str, str], root: Path = Path("/"), run: Runner = proc.probe
 ) -> CudaToolkit | None:
     """The first toolkit, in search order, whose nvcc reports ``version`` ("9.2" or "11.4.1")."""
-    env = os.environ if environ is None else environ
     release = ".".join(version.split(".")[:2])
-    for home, nvcc, source in _nvcc_candidates(env, root, release):
+    for home, nvcc, source in _nvcc_candidates(environ, root, release):
         found = nvcc_version(nvcc, run)
         if found is not None and cuda_matches(version, found):
             return CudaToolkit(found, home, nvcc, source)
@@ -156,7 +153,7 @@ def _gxx_for(gcc: Path) -> Path | None:
 
 
 def list_gcc(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     run: Runner = proc.probe,
     extra_dirs: Sequence[Path] = (),
@@ -165,9 +162,8 @@ def list_gcc(
 
     ``extra_dirs`` are more ``bin`` directories to look in after the usual ones (provisioned gccs).
     """
-    env = os.environ if environ is None else environ
     by_major: dict[int, GccInstall] = {}
-    for gcc in _gcc_candidates(env, root, None, extra_dirs):
+    for gcc in _gcc_candidates(environ, root, None, extra_dirs):
         version = gcc_version(gcc, run)
         if version is None:
             continue
@@ -177,12 +173,11 @@ def list_gcc(
 
 
 def find_gcc(
-    major: str, environ: Mapping[str, str] | None = None, root: Path = Path("/"), run: Runner = proc.probe
+    major: str, environ: Mapping[str, str], root: Path = Path("/"), run: Runner = proc.probe
 ) -> GccInstall | None:
     """A gcc of major version ``major`` ("7"): ``gcc-7`` on PATH, in /usr/bin, ..., or ``gcc`` if it is 7."""
-    env = os.environ if environ is None else environ
     want = str(major).split(".")[0]
-    for gcc in _gcc_candidates(env, root, want):
+    for gcc in _gcc_candidates(environ, root, want):
         version = gcc_version(gcc, run)
         if version is not None and version.split(".")[0] == want:
             return GccInstall(int(want), version, gcc, _gxx_for(gcc))
@@ -223,7 +218,7 @@ def _include_dirs(
 
 
 def find_cudnn(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     toolkits: list[CudaToolkit] | None = None,
     extra: Sequence[Path] = (),
@@ -232,9 +227,8 @@ def find_cudnn(
 
     ``extra`` are more include directories to look in last (provisioned cuDNN prefixes).
     """
-    env = os.environ if environ is None else environ
     found: list[HeaderVersion] = []
-    for directory in _include_dirs(env, root, toolkits or [], "CUDNN", extra):
+    for directory in _include_dirs(environ, root, toolkits or [], "CUDNN", extra):
         headers = sorted(directory.glob("cudnn_version*.h")) or sorted(directory.glob("cudnn*.h"))
         for header in headers:
             version = header_version(header, "CUDNN_", "PATCHLEVEL")
@@ -245,15 +239,14 @@ def find_cudnn(
 
 
 def find_nccl(
-    environ: Mapping[str, str] | None = None,
+    environ: Mapping[str, str],
     root: Path = Path("/"),
     toolkits: list[CudaToolkit] | None = None,
     extra: Sequence[Path] = (),
 ) -> list[HeaderVersion]:
     """NCCL versions from ``nccl.h``; ``extra``: more include directories (provisioned NCCL)."""
-    env = os.environ if environ is None else environ
     found: list[HeaderVersion] = []
-    for directory in _include_dirs(env, root, toolkits or [], "NCCL", extra):
+    for directory in _include_dirs(environ, root, toolkits or [], "NCCL", extra):
         header = directory / "nccl.h"
         version = header_version(header, "NCCL_", "PATCH") if header.is_file() else None
         if version and not any(f.header.resolve() == header.resolve() for f in found):

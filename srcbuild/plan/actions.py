@@ -133,6 +133,30 @@ class VerifySources(Action):
 
 
 @dataclass(frozen=True)
+class ApplyPatches(Action):
+    """Refuse a checkout holding patches the recipe no longer asks for, then run the patches step's
+    commands (each skips a patch already recorded), naming the patch that does not apply."""
+
+    name: ClassVar[str] = "apply-patches"
+    runs_commands: ClassVar[bool] = True
+    patches: PatchSet
+
+    def describe(self) -> str:
+        return (
+            f"check that {self.patches.checkout} holds no patch the recipe no longer asks for, "
+            "then run the commands below"
+        )
+
+    def args(self) -> dict[str, str]:
+        return {"checkout": str(self.patches.checkout)}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.execute import work
+
+        work.apply_patches(ex, self.patches, step, log)
+
+
+@dataclass(frozen=True)
 class CheckEnv(Action):
     """--env: the existing environment must run the recipe's Python."""
 
@@ -380,7 +404,7 @@ class SourcesComplete(SkipCondition):
     sync: SourceSync
 
     def holds(self, ex: Executor) -> bool:
-        return self.sync.is_complete()
+        return self.sync.is_complete(ex.environ)
 
 
 @dataclass(frozen=True)
@@ -390,4 +414,4 @@ class PatchesApplied(SkipCondition):
     patches: PatchSet
 
     def holds(self, ex: Executor) -> bool:
-        return self.patches.applied()
+        return self.patches.applied(ex.environ)

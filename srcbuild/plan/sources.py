@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.plan.actions import PatchesApplied, SourcesComplete, SyncSources, VerifySources
+from srcbuild.plan.actions import ApplyPatches, PatchesApplied, SourcesComplete, SyncSources, VerifySources
 from srcbuild.plan.model import Step
 from srcbuild.resolve.model import ResolvedPatch
 from srcbuild.sources.patches import PatchSet
@@ -51,5 +51,6 @@ def patches_step(checkout: Path, patches: tuple[ResolvedPatch, ...]) -> Step | N
         title=f"Patches: {', '.join(p.name for p in patches)}",
         why="the recipe's [build] patches, checked with git apply --check first and applied once",
         commands=(*patch.check_commands(), *patch.apply_commands()),
+        action=ApplyPatches(patch),
         skip_if=PatchesApplied(patch),
     )

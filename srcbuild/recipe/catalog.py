@@ -85,12 +85,12 @@ class RecipeCatalog:
         return self.scan()[0]
 
 
-def recipe_argument(recipe: Recipe, paths: Paths | None = None) -> str:
+def recipe_argument(recipe: Recipe, paths: Paths) -> str:
     """How to name ``recipe`` in a command a hint prints: its name when ``--recipe NAME`` finds
     this very file, else its path (shell-quoted), so that the command works when pasted."""
     if recipe.path is None:
         return shlex.quote(recipe.name)
-    found = RecipeCatalog(paths or Paths.resolve()).names().get(recipe.name)
+    found = RecipeCatalog(paths).names().get(recipe.name)
     if found is not None and found.resolve() == recipe.path.resolve():
         return shlex.quote(recipe.name)
     return shlex.quote(display_path(recipe.path))

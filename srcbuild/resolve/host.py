@@ -3,10 +3,12 @@
 This is the one place of the resolve stage that looks at the machine: it runs the host probe
 (``srcbuild.host.probe_host``: nvcc, gcc, MPI, cuDNN headers, memory, disk), looks up ccache, the
 recipe's Python, update-alternatives and the conda-family tools on PATH, and asks whether
-py-rattler imports. Unless ``--no-provision``, the pins the host lacks that a provider can fetch
-become planned provisioning steps (``srcbuild.toolchain.planned``), and the facts count their
-prefixes as present. ``build_host`` turns the probe's answer into ``BuildHost`` and is pure apart
-from the PATH lookups.
+py-rattler imports. When the build names an sccache-dist scheduler (``--dist-scheduler``,
+``SRCBUILD_DIST_SCHEDULER``), it asks the scheduler for its build servers and CPUs
+(``sccache --dist-status``): resolve makes that ``MAX_JOBS``. Unless ``--no-provision``, the pins
+the host lacks that a provider can fetch become planned provisioning steps
+(``srcbuild.toolchain.planned``), and the facts count their prefixes as present. ``build_host``
+turns the probe's answer into ``BuildHost`` and is pure apart from the PATH lookups.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from srcbuild.config import origin
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
-from srcbuild.resolve.inputs import BuildHost, BuildOptions
+from srcbuild.resolve.inputs import BuildHost, BuildOptions, DistCluster
 
 
 def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
@@ -71,6 +74,25 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     )
 
 
+def probe_dist_cluster(
+    options: BuildOptions, sccache: Path | None, paths: Paths, environ: Mapping[str, str]
+) -> DistCluster | None:
+    """The capacity of the sccache-dist scheduler the build names (None: it names none, or its
+    compiler cache cannot be sccache: resolve then says why). Raises ``HostError`` without the
+    client token (``SRCBUILD_DIST_TOKEN``)."""
+    from srcbuild.compiler_cache.dist import probe_cluster
+
+    scheduler = options.dist_scheduler or environ.get("SRCBUILD_DIST_SCHEDULER") or None
+    if scheduler is None or options.compiler_cache in ("ccache", "none"):
+        return None
+    named = "command line --dist-scheduler" if options.dist_scheduler else origin(environ, "SRCBUILD_DIST_SCHEDULER")
+    if sccache is None:
+        return DistCluster(scheduler, source=f"not asked: no sccache on PATH; scheduler from {named}")
+    capacity = probe_cluster(scheduler, sccache, paths.work_dir, environ)
+    servers, cpus = capacity if capacity is not None else (0, 0)
+    return DistCluster(scheduler, servers, cpus, f"{sccache.name} --dist-status; scheduler from {named}")
+
+
 def probe_build_host(
     recipe: Recipe,
     options: BuildOptions,
@@ -101,6 +123,8 @@ def probe_build_host(
     facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
     from dataclasses import replace
 
+    sccache = shutil.which("sccache", path=environ.get("PATH", ""))
+    cluster = probe_dist_cluster(options, Path(sccache) if sccache else None, paths, environ)
     from srcbuild.resolve.portable import portable_choice, sysroot_gcc, sysroot_glibc
     from srcbuild.toolchain.facts import load_facts
     from srcbuild.toolchain.needs import needs_for
@@ -111,16 +135,21 @@ def probe_build_host(
     glibc = sysroot_glibc(environ) if portable_choice(recipe, options, environ).on else None
     store = ToolchainStore(paths.toolchain_dir)
     if options.no_provision and glibc is None:  # a MAGMA already provisioned is used, as a provisioned CUDA is
-        return replace(build_host(recipe, facts, environ), magma_home=provisioned_magma(recipe, store))
+        magma = provisioned_magma(recipe, store)
+        return replace(build_host(recipe, facts, environ), magma_home=magma, dist_cluster=cluster)
     data = load_facts(environ)
     if options.no_provision:  # a portable build still looks for its compiler, and fetches nothing
-        host = replace(build_host(recipe, facts, environ), magma_home=provisioned_magma(recipe, store))
+        magma = provisioned_magma(recipe, store)
+        host = replace(build_host(recipe, facts, environ), magma_home=magma, dist_cluster=cluster)
         needs = needs_for(recipe, facts, store, data, provider_order(environ), glibc)
     else:
         exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
         planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc)
         host = replace(
-            build_host(recipe, planned.facts, environ), provisioning=planned.steps, magma_home=planned.magma_home
+            build_host(recipe, planned.facts, environ),
+            provisioning=planned.steps,
+            magma_home=planned.magma_home,
+            dist_cluster=cluster,
         )
         needs = list(planned.needs)
     if glibc is None:

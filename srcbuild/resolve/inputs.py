@@ -2,9 +2,10 @@
 
 ``BuildOptions`` holds what the user typed (None: not given). ``BuildHost`` holds what probing
 this machine found (compiler paths, the CUDA home, ccache, the Python that creates the build
-environment, the environment tools on PATH, the memory-based job count, the full ``HostFacts``
-for the host rules). Both are plain frozen data, so ``resolve`` decides from data alone and unit
-tests build them by hand; ``srcbuild.resolve.host.probe_build_host`` fills ``BuildHost`` in.
+environment, the environment tools on PATH, the memory-based job count, the capacity of the
+sccache-dist cluster a build sends its compiles to, the full ``HostFacts`` for the host rules).
+Both are plain frozen data, so ``resolve`` decides from data alone and unit tests build them by
+hand; ``srcbuild.resolve.host.probe_build_host`` fills ``BuildHost`` in.
 """
 
 from __future__ import annotations
@@ -56,6 +57,26 @@ class SysrootGcc:
 
 
 @dataclass(frozen=True)
+class DistCluster:
+    """What the sccache-dist scheduler of a build reported when the host was probed: its build
+    servers and their CPUs (none when it answered nothing usable), and how it was asked."""
+
+    scheduler: str
+    servers: int = 0
+    cpus: int = 0
+    source: str = ""  # "sccache --dist-status; scheduler from command line --dist-scheduler"
+
+    @property
+    def usable(self) -> bool:
+        return self.servers > 0 and self.cpus > 0
+
+    def describe(self) -> str:
+        if self.usable:
+            return f"sccache-dist cluster: {self.servers} build server(s), {self.cpus} CPUs"
+        return f"the sccache-dist scheduler {self.scheduler} reported no build servers"
+
+
+@dataclass(frozen=True)
 class BuildHost:
     """Facts about this machine a build uses; None where nothing was found.
 
@@ -75,8 +96,9 @@ class BuildHost:
     ccache: Path | None = None
     sccache: Path | None = None
     python: Path | None = None  # a python of the recipe's version, to create a venv with
-    max_jobs: int = 1
+    max_jobs: int = 1  # what this machine's memory and cores allow (srcbuild.host.jobs)
     max_jobs_reason: str = "default"
+    dist_cluster: DistCluster | None = None  # asked only when the build names an sccache-dist scheduler
     update_alternatives: str = "update-alternatives"
     conda_tools: tuple[tuple[str, str], ...] = ()  # ("micromamba", "/usr/bin/micromamba") found on PATH
     rattler: bool = False  # py-rattler imports in this Python

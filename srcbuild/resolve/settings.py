@@ -91,9 +91,14 @@ def resolve_settings(
         Setting("mpi", "on" if recipe.mpi.enabled else "off", recipe_src + " [mpi]"),
     ]
 
-    # MAX_JOBS: memory-based default < MAX_JOBS < --max-jobs
-    default = "default (sccache-dist)" if host.max_jobs_reason.startswith("sccache-dist") else "default (host memory)"
-    max_jobs, source, why = host.max_jobs, default, host.max_jobs_reason
+    # MAX_JOBS: memory-based default < the sccache-dist cluster's CPUs (host probe) < MAX_JOBS < --max-jobs.
+    # With a cluster, its build servers compile and this machine only preprocesses.
+    max_jobs, source, why = host.max_jobs, "default (host memory)", host.max_jobs_reason
+    cluster = host.dist_cluster
+    if cluster is not None and cluster.usable:
+        max_jobs, source, why = cluster.cpus, "host probe (sccache-dist)", f"{cluster.describe()} ({cluster.source})"
+    elif cluster is not None:
+        why = f"{host.max_jobs_reason}; {cluster.describe()}"
     env_jobs = _env_int(environ, "MAX_JOBS")
     if env_jobs is not None:
         max_jobs, source, why = env_jobs, "environment MAX_JOBS", ""

@@ -111,11 +111,12 @@ def local_changes(
     checkout: Path,
     patch_files: Sequence[Path],
     submodules: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str],
 ) -> LocalChanges:
     """What differs in ``checkout`` (and each of its ``submodules``, paths relative to it) from
     HEAD plus ``patch_files`` applied in order (see the module docstring)."""
-    env = {k: v for k, v in (environ if environ is not None else os.environ).items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in environ.items() if not k.startswith("GIT_")}
     env["LC_ALL"] = "C"
     files, digest = _repo_changes(checkout, "", patch_files, env)
     hasher = hashlib.sha256(digest)

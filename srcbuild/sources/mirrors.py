@@ -231,10 +231,9 @@ def _absolute_base(base: str) -> str:
     return absolute + "/" if base.endswith("/") else absolute
 
 
-def parse_mirror_args(args: Sequence[str], environ: Mapping[str, str] | None = None) -> MirrorRules:
+def parse_mirror_args(args: Sequence[str], environ: Mapping[str, str]) -> MirrorRules:
     """Rules from ``--mirror`` values, or from ``SRCBUILD_MIRROR`` when none were given."""
-    env = os.environ if environ is None else environ
-    raw, where = (list(args), "--mirror") if args else ([env.get(ENV_VAR, "")], ENV_VAR)
+    raw, where = (list(args), "--mirror") if args else ([environ.get(ENV_VAR, "")], ENV_VAR)
     for value in raw:
         if any(not c.isprintable() for c in value.replace(" ", "")):  # newline, NUL, ... (not spaces)
             raise UsageError(

@@ -15,12 +15,10 @@ changes the recipe no longer asks for: ``pending()`` refuses and says to re-sync
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from srcbuild import proc
 from srcbuild.command import Command
@@ -118,11 +116,11 @@ class PatchSet:
             for i, label in enumerate(self.labels)
         ]
 
-    def recorded(self) -> dict[str, str]:
+    def recorded(self, environ: Mapping[str, str]) -> dict[str, str]:
         """Label -> sha256 of the patches recorded as applied in the checkout."""
         if not self.marker.is_file():
             return {}
-        out = proc.probe(["git", "config", "--file", str(self.marker), "--null", "--list"], env=dict(os.environ))
+        out = proc.probe(["git", "config", "--file", str(self.marker), "--null", "--list"], env=dict(environ))
         recorded: dict[str, str] = {}
         for item in (out or "").split("\0"):
             key, _, value = item.partition("\n")
@@ -131,9 +129,9 @@ class PatchSet:
                 recorded[match.group(1)] = value
         return recorded
 
-    def pending(self) -> PatchSet:
+    def pending(self, environ: Mapping[str, str]) -> PatchSet:
         """The patches not applied yet; raises StepFailed when the checkout holds other changes."""
-        recorded = self.recorded()
+        recorded = self.recorded(environ)
         wanted = dict(zip(self.labels, self.patch_files))
         stale = [label for label in recorded if label not in wanted]
         changed = [x for x, path in wanted.items() if x in recorded and recorded[x] != sha256_file(path)]
@@ -147,18 +145,11 @@ class PatchSet:
         keep = [(p, label) for label, p in wanted.items() if label not in recorded]
         return PatchSet(self.checkout, [p for p, _ in keep], [label for _, label in keep])
 
-    def applied(self) -> bool:
-        """True when every patch is recorded as applied with its current content."""
-        recorded = self.recorded()
-        return all(recorded.get(label) == sha256_file(path) for path, label in zip(self.patch_files, self.labels))
-
-    def run(self, log_path: Path | None = None, echo: IO[str] | None = None) -> None:
-        """Check and apply what is pending (a small executor for this step)."""
-        todo = self.pending()
-        for command in todo.check_commands() + todo.apply_commands():
-            result = proc.run(command.argv, cwd=command.cwd, env=dict(os.environ), log_path=log_path, echo=echo)
-            if not result.ok:
-                raise explain_patch_failure(command, result.tail, log_path)
+    def applied(self, environ: Mapping[str, str]) -> bool:
+        """True when exactly these patches are recorded as applied, each with its current content (a
+        recorded patch the recipe no longer lists is not: ``pending()`` refuses that checkout)."""
+        recorded = self.recorded(environ)
+        return recorded == {label: sha256_file(path) for path, label in zip(self.patch_files, self.labels)}
 
 
 def explain_patch_failure(command: Command, tail: Sequence[str], log_path: Path | None = None) -> StepFailed:

@@ -33,7 +33,8 @@ A sync (``SourceSync.commands()``, pure) runs:
    a new commit of a known one is a ``git fetch`` of just that commit.
 
 Two syncs of the same repository must not run at the same time: hold ``lock()`` (a file lock next
-to the cache entry) while running the commands, as ``run()`` does.
+to the cache entry) while running the commands, as the executor's sources step does
+(``srcbuild.execute.work.sync_sources``).
 
 Every git process gets the mirror rules as ``-c url.<base>.insteadOf=<prefix>`` arguments, which git
 hands down to the processes that clone submodules at every depth. Checkouts borrow objects from the
@@ -48,12 +49,10 @@ the tag and every submodule at every depth is initialised at its recorded commit
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from filelock import FileLock
 
@@ -62,7 +61,6 @@ from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import StepFailed
 from srcbuild.recipe.model import SourcePin
-from srcbuild.sources.diagnose import explain_git_failure
 from srcbuild.sources.mirrors import MirrorRules
 
 GIT_ENV = EnvChanges().set("GIT_TERMINAL_PROMPT", "0", "sources: fail instead of asking for credentials")
@@ -238,56 +236,56 @@ class SourceSync:
             ),
         ]
 
-    def done_count(self) -> int:
+    def done_count(self, environ: Mapping[str, str]) -> int:
         """How many of ``commands()``, from the first, a resumed sync can skip: all of them when the
         checkout is complete, all but the submodule commands when it is at the tag, else none.
 
         Reads the checkout (not pure); ``srcbuild plan`` shows ``commands()``.
         """
         total = len(self.commands())
-        head, tag = self._head_and_tag()
+        head, tag = self._head_and_tag(environ)
         if head is None or head != tag:
             return 0
-        if self._complete_rows() is not None:
+        if self._complete_rows(environ) is not None:
             return total
         return total - len(self.submodule_commands())
 
-    def pending_commands(self) -> list[Command]:
+    def pending_commands(self, environ: Mapping[str, str]) -> list[Command]:
         """What a resumed sync still has to run (the tail of ``commands()`` after ``done_count()``)."""
-        return self.commands()[self.done_count() :]
+        return self.commands()[self.done_count(environ) :]
 
     # -- questions asked after running ------------------------------------------------------------
 
-    def _probe(self, *args: str) -> str | None:
-        return proc.probe(["git", "-C", str(self.checkout), *args], env=GIT_ENV.apply(_base_env()))
+    def _probe(self, environ: Mapping[str, str], *args: str) -> str | None:
+        return proc.probe(["git", "-C", str(self.checkout), *args], env=GIT_ENV.apply(environ))
 
-    def _head(self) -> str | None:
+    def _head(self, environ: Mapping[str, str]) -> str | None:
         if not (self.checkout / ".git").exists():
             return None
-        out = self._probe("rev-parse", "--verify", "--quiet", "HEAD")
+        out = self._probe(environ, "rev-parse", "--verify", "--quiet", "HEAD")
         return out.strip() if out else None
 
-    def _head_and_tag(self) -> tuple[str | None, str | None]:
+    def _head_and_tag(self, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
         """The checkout's HEAD and the commit of its tag, in one git call ((None, None) without a checkout)."""
         if not (self.checkout / ".git").exists():
             return None, None
-        out = self._probe("rev-parse", "HEAD", f"refs/tags/{self.pin.tag}^{{commit}}")
+        out = self._probe(environ, "rev-parse", "HEAD", f"refs/tags/{self.pin.tag}^{{commit}}")
         lines = out.split() if out else []
         if len(lines) == 2 and all(re.fullmatch(r"[0-9a-f]{40,64}", x) for x in lines):
             return lines[0], lines[1]
-        return self._head(), self._tag_commit(self.checkout)  # one of them is missing: ask separately
+        return self._head(environ), self._tag_commit(self.checkout, environ)  # one of them is missing: ask separately
 
-    def _tag_commit(self, repo: Path) -> str | None:
+    def _tag_commit(self, repo: Path, environ: Mapping[str, str]) -> str | None:
         out = proc.probe(
             ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{self.pin.tag}^{{commit}}"],
-            env=GIT_ENV.apply(_base_env()),
+            env=GIT_ENV.apply(environ),
         )
         return out.strip() if out else None
 
-    def verify_commit(self) -> str:
+    def verify_commit(self, environ: Mapping[str, str]) -> str:
         """The commit the tag resolves to; raises StepFailed when the recipe pins another commit."""
         repo = self.checkout if (self.checkout / ".git").exists() else self.cache
-        commit = self._tag_commit(repo)
+        commit = self._tag_commit(repo, environ)
         if commit is None:
             raise StepFailed(
                 f"{self.label}.tag: tag {self.pin.tag} is not in {repo}",
@@ -303,14 +301,14 @@ class SourceSync:
             )
         return commit
 
-    def _status(self, head_known: bool = False) -> list[tuple[str, str, str]] | None:
+    def _status(self, environ: Mapping[str, str], head_known: bool = False) -> list[tuple[str, str, str]] | None:
         """(flag, commit, path) for every submodule at every depth, or None when git cannot tell."""
-        if not head_known and self._head() is None:
+        if not head_known and self._head(environ) is None:
             return None
-        rows = _gitlink_status(self.checkout)
+        rows = _gitlink_status(self.checkout, environ)
         if rows is not None:
             return rows
-        out = self._probe("submodule", "status", "--recursive")
+        out = self._probe(environ, "submodule", "status", "--recursive")
         if out is None:
             return None
         rows = []
@@ -320,16 +318,16 @@ class SourceSync:
                 rows.append((match.group(1), match.group(2), match.group(3)))
         return rows
 
-    def submodule_commits(self) -> dict[str, str]:
+    def submodule_commits(self, environ: Mapping[str, str]) -> dict[str, str]:
         """Path (relative to the checkout) -> checked-out commit, at every depth, for the cache key."""
-        rows = self._status()
+        rows = self._status(environ)
         if rows is None:
             raise StepFailed(
                 f"{self.label}: no checkout at {self.checkout}", "run the sources step (srcbuild torch --resume)"
             )
         return {path: commit for _, commit, path in rows}
 
-    def is_complete(self) -> bool:
+    def is_complete(self, environ: Mapping[str, str]) -> bool:
         """The checkout is at the tag and every submodule at every depth is checked out as recorded.
 
         ``git submodule status`` compares HEADs only; a submodule whose clone was killed before its
@@ -337,20 +335,20 @@ class SourceSync:
         what the second test looks for (git dirs seeded from the cache for submodules this tag no
         longer has are not looked at).
         """
-        return self.complete_commits() is not None
+        return self.complete_commits(environ) is not None
 
-    def complete_commits(self) -> dict[str, str] | None:
+    def complete_commits(self, environ: Mapping[str, str]) -> dict[str, str] | None:
         """``submodule_commits()`` when ``is_complete()``, else None: both answers from one
         ``git submodule status`` (what a build asks after the sources step)."""
-        head, tag = self._head_and_tag()
+        head, tag = self._head_and_tag(environ)
         if head is None or head != tag:
             return None
-        rows = self._complete_rows()
+        rows = self._complete_rows(environ)
         return None if rows is None else {path: commit for _, commit, path in rows}
 
-    def _complete_rows(self) -> list[tuple[str, str, str]] | None:
+    def _complete_rows(self, environ: Mapping[str, str]) -> list[tuple[str, str, str]] | None:
         """The status rows when every submodule is at its recorded commit and checked out (HEAD known)."""
-        rows = self._status(head_known=True)
+        rows = self._status(environ, head_known=True)
         if rows is None or any(flag != " " for flag, _, _ in rows):
             return None
         if not all(_checked_out(self.checkout / path) for _, _, path in rows):
@@ -363,24 +361,13 @@ class SourceSync:
         self.git_cache.mkdir(parents=True, exist_ok=True)
         return FileLock(f"{self.cache}.lock")
 
-    def run(self, log_path: Path | None = None, echo: IO[str] | None = None) -> str:
-        """Run what is pending under ``lock()``, verify the pinned commit and return it (a small executor)."""
-        with self.lock():
-            for command in self.pending_commands():
-                result = proc.run(
-                    command.argv, cwd=command.cwd, env=command.env.apply(_base_env()), log_path=log_path, echo=echo
-                )
-                if not result.ok:
-                    raise explain_git_failure(command, result.tail, self.mirrors, self.label, log_path)
-        return self.verify_commit()
 
-
-def _gitlink_status(repo: Path, prefix: str = "") -> list[tuple[str, str, str]] | None:
+def _gitlink_status(repo: Path, environ: Mapping[str, str], prefix: str = "") -> list[tuple[str, str, str]] | None:
     """What ``git submodule status --recursive`` says, from one ``git ls-files --stage`` per
     repository that has submodules and the submodules' HEAD files: flag " " (HEAD at the commit
     the index records), "+" (another commit) or "-" (not initialised). None when a HEAD is not a
     plain commit (a branch checked out), so the caller asks git itself."""
-    out = proc.probe(["git", "-C", str(repo), "ls-files", "--stage", "-z"], env=GIT_ENV.apply(_base_env()))
+    out = proc.probe(["git", "-C", str(repo), "ls-files", "--stage", "-z"], env=GIT_ENV.apply(environ))
     if out is None:
         return None
     rows: list[tuple[str, str, str]] = []
@@ -402,7 +389,7 @@ def _gitlink_status(repo: Path, prefix: str = "") -> list[tuple[str, str, str]] 
         if not re.fullmatch(r"[0-9a-f]{40,64}", head):
             return None
         rows.append((" " if head == commit else "+", head if head != commit else commit, prefix + path))
-        nested = _gitlink_status(sub, f"{prefix}{path}/") if (sub / ".gitmodules").is_file() else []
+        nested = _gitlink_status(sub, environ, f"{prefix}{path}/") if (sub / ".gitmodules").is_file() else []
         if nested is None:
             return None
         rows.extend(nested)
@@ -437,10 +424,6 @@ def _checked_out(worktree: Path) -> bool:
         return False
     git_dir = Path(text[len("gitdir:") :].strip())
     return ((worktree / git_dir) if not git_dir.is_absolute() else git_dir).joinpath("index").is_file()
-
-
-def _base_env() -> dict[str, str]:
-    return dict(os.environ)
 
 
 def sync_commands(syncs: Sequence[SourceSync]) -> list[Command]:

@@ -302,7 +302,6 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
     )
 
 
-def load_facts(environ: Mapping[str, str] | None = None) -> ToolchainFacts:
-    env = os.environ if environ is None else environ
-    extra = [Path(p) for p in env.get(DATA_VAR, "").split(os.pathsep) if p]
+def load_facts(environ: Mapping[str, str]) -> ToolchainFacts:
+    extra = [Path(p) for p in environ.get(DATA_VAR, "").split(os.pathsep) if p]
     return merge([*(parse_dir(d) for d in extra), parse_dir(DATA_DIR)])

@@ -6,7 +6,6 @@ The mirror of NVIDIA's downloads: ``--mirror`` > ``SRCBUILD_NVIDIA_MIRROR`` > ``
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -58,10 +57,11 @@ def open_session(
     paths: Paths,
     offline: bool = False,
     stream: IO[str] | None = None,
-    environ: Mapping[str, str] | None = None,
+    *,
+    environ: Mapping[str, str],
     mirror: str | None = None,
 ) -> Session:
-    env = dict(os.environ if environ is None else environ)
+    env = dict(environ)
     store = ToolchainStore(paths.toolchain_dir)
     out = sys.stderr if stream is None else stream
     chosen = mirror or env.get(MIRROR_VAR) or configured_mirror(env)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from srcbuild.cli.common import exact_hint, resume_command
@@ -52,7 +53,7 @@ def test_failed_step_hint_becomes_the_exact_command() -> None:
 
 
 def test_recipe_argument_is_the_name_in_the_catalog_else_the_path(tmp_path: Path) -> None:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     assert recipe_argument(RecipeCatalog(paths).load("kepler-cu92"), paths) == "kepler-cu92"
     mine = tmp_path / "kepler cu92.toml"
     mine.write_text('name = "kepler-cu92"\nextends = "kepler-cu92"\n')

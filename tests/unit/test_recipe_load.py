@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def test_there_are_at_least_twenty_bad_cases() -> None:
 @pytest.mark.parametrize("path", BAD_CASES, ids=[p.stem for p in BAD_CASES])
 def test_bad_recipe_gives_exact_one_line_error(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(BAD)
-    loader = RecipeLoader(Paths.resolve().recipe_dirs, Paths.resolve().patches_dirs)
+    loader = RecipeLoader(Paths.resolve(environ=os.environ).recipe_dirs, Paths.resolve(environ=os.environ).patches_dirs)
     with pytest.raises(RecipeError) as info:
         loader.load(Path(path.name))
     message = info.value.message
@@ -46,7 +47,7 @@ def test_cli_reports_bad_recipe_without_traceback(
 
 
 def test_every_catalog_recipe_loads() -> None:
-    catalog = RecipeCatalog(Paths.resolve())
+    catalog = RecipeCatalog(Paths.resolve(environ=os.environ))
     names = set(catalog.names())
     expected = {
         "kepler-cu92", "kepler-cu102", "kepler-k80-cu118", "maxwell-cu126", "pascal-cu126",
@@ -61,7 +62,7 @@ def test_every_catalog_recipe_loads() -> None:
 
 
 def test_extends_merges_tables_key_by_key() -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92-mpi")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92-mpi")
     assert recipe.extends == ("kepler-cu92",)
     assert recipe.mpi.enabled and recipe.mpi.version == "4.0"
     assert recipe.toolchain.cuda == "9.2" and recipe.torch.tag == "v1.7.1"
@@ -71,7 +72,7 @@ def test_extends_merges_tables_key_by_key() -> None:
 
 
 def test_two_level_extends_child_wins() -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("pascal-cu126-mpi")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("pascal-cu126-mpi")
     assert recipe.extends == ("pascal-cu126", "maxwell-cu126")
     assert [str(a) for a in recipe.gpu.arch] == ["6.0", "6.1"]
     assert recipe.description.startswith("Tesla P100")
@@ -82,7 +83,7 @@ def test_recipe_by_path_and_by_search_path(tmp_path: Path, monkeypatch: pytest.M
         'extends = "kepler-cu102"\ndescription = "my build"\n[gpu]\narch = ["3.0", "3.5"]\n'
     )
     monkeypatch.setenv("SRCBUILD_RECIPES_PATH", str(tmp_path))
-    catalog = RecipeCatalog(Paths.resolve())
+    catalog = RecipeCatalog(Paths.resolve(environ=os.environ))
     by_name = catalog.load("mine")
     by_path = catalog.load(str(tmp_path / "mine.toml"))
     assert by_name == by_path

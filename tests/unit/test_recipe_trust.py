@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ arch = ["3.0"]
 
 
 def _loader() -> RecipeLoader:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     return RecipeLoader(paths.recipe_dirs, paths.patches_dirs)
 
 

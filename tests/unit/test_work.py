@@ -35,7 +35,7 @@ def make_work(paths: Paths) -> None:
 
 
 def test_scan_lists_each_kind_with_recipe_size_and_age() -> None:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     make_work(paths)
     items = {(i.kind, i.recipe): i for i in scan(paths)}
     assert set(items) == {
@@ -55,7 +55,7 @@ def test_scan_lists_each_kind_with_recipe_size_and_age() -> None:
 
 
 def test_work_ls_and_clean(capsys: pytest.CaptureFixture[str]) -> None:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     make_work(paths)
     assert main(["work", "ls"]) == 0
     out = capsys.readouterr().out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 from urllib.parse import urlparse
@@ -34,13 +34,14 @@ class RemoteOptions:
     """Settings a remote may need, resolved once from the command line and the environment."""
 
     s3_endpoint_url: str | None = None
+    # the environment a remote's own tool runs with (twine reads its TWINE_* credentials there)
+    environ: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def resolve(cls, s3_endpoint_url: str | None = None, environ: Mapping[str, str] | None = None) -> RemoteOptions:
+    def resolve(cls, s3_endpoint_url: str | None = None, *, environ: Mapping[str, str]) -> RemoteOptions:
         """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``."""
-        env = os.environ if environ is None else environ
-        endpoint = s3_endpoint_url or env.get("SRCBUILD_S3_ENDPOINT_URL") or env.get("AWS_ENDPOINT_URL") or None
-        return cls(s3_endpoint_url=endpoint)
+        endpoint = s3_endpoint_url or environ.get("SRCBUILD_S3_ENDPOINT_URL") or environ.get("AWS_ENDPOINT_URL") or None
+        return cls(s3_endpoint_url=endpoint, environ=dict(environ))
 
 
 class CacheRemote(Protocol):
@@ -95,7 +96,7 @@ def _http(url: str, options: RemoteOptions) -> CacheRemote:
 def _upload(url: str, options: RemoteOptions) -> CacheRemote:
     from srcbuild.cache.remotes.upload import UploadIndexRemote
 
-    return UploadIndexRemote(url)
+    return UploadIndexRemote(url, options.environ)
 
 
 REMOTE_KINDS: dict[str, RemoteFactory] = {
@@ -136,11 +137,10 @@ def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
         raise UsageError(f"remote {url!r} is not a valid URL ({exc})", "write it like http://host:port/") from None
 
 
-def parse_remotes(values: Sequence[str], environ: Mapping[str, str] | None = None) -> list[str]:
+def parse_remotes(values: Sequence[str], environ: Mapping[str, str]) -> list[str]:
     """``--remote`` values, then ``SRCBUILD_REMOTES`` (separated by os.pathsep or commas)."""
-    env = os.environ if environ is None else environ
     urls = [v for v in values if v.strip()]
-    raw = env.get("SRCBUILD_REMOTES", "")
+    raw = environ.get("SRCBUILD_REMOTES", "")
     if raw:
         for chunk in raw.split(","):
             # s3:// and http:// contain ':', so split on os.pathsep only outside URLs

@@ -19,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
-import os
 import re
 import sys
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
 
@@ -51,8 +51,9 @@ class UploadIndexRemote:
 
     writable = True
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, environ: Mapping[str, str]) -> None:
         self.url = url
+        self.environ = dict(environ)  # twine runs with it: its TWINE_* credentials
         target = url[len(SCHEME_PREFIX) :] if url.startswith(SCHEME_PREFIX) else url
         parsed = urlparse(target)
         _ = parsed.port  # ValueError for a port out of range (open_remote reports it)
@@ -164,7 +165,7 @@ class UploadIndexRemote:
     def _twine_upload(self, wheel: Path) -> None:
         argv = [sys.executable, "-m", "twine", "upload", "--non-interactive", "--disable-progress-bar"]
         argv += ["--repository-url", self.upload_url, str(wheel)]
-        result = proc.run(argv, env=dict(os.environ))
+        result = proc.run(argv, env=self.environ)
         if any("No module named twine" in line for line in result.tail):
             raise HostError(
                 "pushing to a package index needs twine, which is not installed",

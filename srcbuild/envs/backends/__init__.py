@@ -101,8 +101,7 @@ def backend_for(name: str, executable: str | None) -> EnvBackend:
     raise UsageError(f"unknown environment backend {name!r}", f"choose one of: {', '.join(BACKEND_NAMES)}")
 
 
-def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str] | None = None) -> EnvBackend:
+def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str]) -> EnvBackend:
     """The backend named (argument, then ``SRCBUILD_ENV_BACKEND``), else the best one available."""
-    env = os.environ if environ is None else environ
-    chosen = name or env.get(BACKEND_VARIABLE) or None
-    return pick_backend(chosen, spec, conda_tools_on_path(env), rattler_available())
+    chosen = name or environ.get(BACKEND_VARIABLE) or None
+    return pick_backend(chosen, spec, conda_tools_on_path(environ), rattler_available())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_each_machine_gets_the_newest_wheel_its_glibc_runs(
     tmp_path: Path, fresh_venv: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     recipe_file = host_python_recipe(tmp_path / "recipes")
-    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
     cache_a = WheelCache(tmp_path / "machine-a")
     copy = "#include <string.h>\nvoid c(char *d, const char *s, unsigned long n) { memcpy(d, s, n); }\n"
     old = entry(cache_a, tmp_path, recipe, "old", copy, "a" * 40, 1000.0)

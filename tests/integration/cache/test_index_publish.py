@@ -29,7 +29,7 @@ def machine_a(tmp_path: Path, pypiserver: tuple[str, Path]) -> tuple[Path, Path,
     _, packages = pypiserver
     make_wheel(packages, name="srcbuild_fixture_dep", version="1.0", tag="py3-none-any", payload=b"dep")
     recipe_file = host_python_recipe(tmp_path / "recipes")
-    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
     wheel = make_wheel(
         tmp_path / "dist", version="1.7.1", tag=host_tag(), payload=os.urandom(2048), requires=[f"{DEP}>=1.0"]
     )

@@ -25,7 +25,7 @@ def test_dry_run_downloads_nothing_and_a_real_install_does(
     tmp_path: Path, fresh_venv: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     recipe_file = host_python_recipe(tmp_path / "recipes")
-    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
     wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag=host_tag(), payload=os.urandom(4096))
     share = tmp_path / "share"
     WheelCache(share).store(wheel, make_manifest(wheel, recipe, sass=(30,), ptx=(30,), platform=None))

@@ -45,7 +45,7 @@ def flip_byte(data: bytes, at: int = 100) -> bytes:
 def machine_a(tmp_path: Path) -> tuple[Path, Path, Path]:
     """Machine A's cache holding one built wheel; returns (cache dir, recipe file, wheel)."""
     recipe_file = host_python_recipe(tmp_path / "recipes")
-    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
     wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag=host_tag(), payload=os.urandom(4096))
     cache_dir = tmp_path / "machine-a"
     WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, sass=(30,), ptx=(30,), platform=None))
@@ -203,7 +203,7 @@ def start_server(cache_dir: Path) -> tuple[subprocess.Popen[str], str]:
 def test_http_index_with_plain_pip_and_srcbuild(tmp_path: Path, fresh_venv: Path, signer: Path, capsys) -> None:
     # a wheel without a local label (as an older builder writes it): the index labels it
     recipe_file = host_python_recipe(tmp_path / "recipes")
-    recipe = RecipeCatalog(Paths.resolve()).load(str(recipe_file))
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
     wheel = make_wheel(tmp_path / "dist", version="1.7.1", tag=host_tag(), payload=os.urandom(2048))
     cache_a = tmp_path / "machine-a"
     WheelCache(cache_a).store(wheel, make_manifest(wheel, recipe, sass=(30,), platform=None))
@@ -260,7 +260,7 @@ def test_http_index_with_plain_pip_and_srcbuild(tmp_path: Path, fresh_venv: Path
 
 
 def test_install_refuses_a_wheel_for_another_python(tmp_path: Path, fresh_venv: Path, capsys) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")  # Python 3.8
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")  # Python 3.8
     if sys.version_info[:2] == (3, 8):
         pytest.skip("the test interpreter is Python 3.8 itself")
     wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag="cp38-cp38-linux_x86_64")

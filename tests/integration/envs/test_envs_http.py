@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_http_mirror_lock_and_install(
 
     assert main(["env", "create", "--recipe", str(recipe), *mirrors]) == 0
     prefix = Path(capsys.readouterr().out.strip().splitlines()[-1])
-    downloads = Paths.resolve().envs_dir / ".downloads"
+    downloads = Paths.resolve(environ=os.environ).envs_dir / ".downloads"
     cmake = next(p for p in lock.packages if p.name == "cmake")
     assert (downloads / cmake.sha256 / cmake.file_name).is_file()  # fetched once, verified, kept
     assert (prefix / "bin" / "cmake").is_file()

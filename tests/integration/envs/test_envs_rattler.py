@@ -52,7 +52,7 @@ def test_create_from_recipe_solves_and_installs(
     assert create(recipe, *mirror_args) == 0
     out, err = capsys.readouterr()
     prefix = Path(out.strip().splitlines()[-1])
-    assert prefix.parent == Paths.resolve().envs_dir
+    assert prefix.parent == Paths.resolve(environ=os.environ).envs_dir
     assert "environment created with rattler (solved)" in err
     records = sorted(p.name for p in (prefix / "conda-meta").glob("*.json"))
     assert "python-3.8.10-h0_0_cpython.json" in records
@@ -118,7 +118,7 @@ def test_tampered_package_is_refused_with_both_hashes(
         f"error: package cffi 1.14.6 (cffi-1.14.6-py38_0.tar.bz2) has sha256 {actual}, "
         f"but the lockfile demo-cu92.conda-lock.yml records {expected.sha256}"
     )
-    envs = Paths.resolve().envs_dir
+    envs = Paths.resolve(environ=os.environ).envs_dir
     assert not [p for p in envs.iterdir() if p.is_dir() and not p.name.startswith(".")]  # no env was made
     assert not list(envs.glob(".*.tmp-*"))
 
@@ -146,7 +146,7 @@ def test_unsatisfiable_recipe_in_plain_words(
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "error: environment cannot be solved: no package in conda-forge matches `python 3.9.*`"
     assert err[1] == "hint: check the version of python the recipe asks for, or add a channel (or mirror) that has it"
-    log = next(Paths.resolve().logs_dir.glob("env-*.log")).read_text()
+    log = next(Paths.resolve(environ=os.environ).logs_dir.glob("env-*.log")).read_text()
     assert "Cannot solve the request because of" in log  # the raw report stays in the log
 
 
@@ -197,7 +197,7 @@ def test_conda_compiler_package_sets_cc_and_cxx(channels: dict[str, Path], tmp_p
         channels=("conda-forge",),
         routing=ChannelRouting(mirrors=(("conda-forge", channels["conda-forge"].as_uri()),)),
     )
-    env = choose_backend("rattler", spec).ensure(spec, tmp_path / "envs", None, None, io())
+    env = choose_backend("rattler", spec, os.environ).ensure(spec, tmp_path / "envs", None, None, io())
     values = env.env_changes.final_values()
     assert values["CC"] == str(env.bin_dir / "x86_64-conda-linux-gnu-gcc")
     assert values["CXX"] == str(env.bin_dir / "x86_64-conda-linux-gnu-g++")
@@ -237,7 +237,7 @@ def test_killed_creation_is_cleaned_up_next_run(
     _wait_for(marker, proc)
     os.killpg(proc.pid, 9)  # srcbuild and its post-link child, mid-creation
     proc.wait()
-    envs = Paths.resolve().envs_dir
+    envs = Paths.resolve(environ=os.environ).envs_dir
     leftovers = list(envs.glob(".*.tmp-*"))
     assert len(leftovers) == 1  # the half-made environment, never renamed into place
     assert not [p for p in envs.iterdir() if p.is_dir() and not p.name.startswith(".")]
@@ -258,7 +258,7 @@ def test_ctrl_c_during_creation_removes_the_temp_dir(
     os.killpg(proc.pid, 2)  # Ctrl-C reaches the whole foreground group
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, out
-    envs = Paths.resolve().envs_dir
+    envs = Paths.resolve(environ=os.environ).envs_dir
     assert not list(envs.glob(".*.tmp-*"))
     assert not [p for p in envs.iterdir() if p.is_dir() and not p.name.startswith(".")]
 
@@ -270,7 +270,7 @@ def test_env_rm_all(
     assert create(recipe, *mirror_args) == 0
     capsys.readouterr()
     assert main(["env", "rm", "--all"]) == 0
-    envs = Paths.resolve().envs_dir
+    envs = Paths.resolve(environ=os.environ).envs_dir
     assert capsys.readouterr().out == f"removed 1 environment(s) and the package caches from {envs}\n"
     assert not [p for p in envs.iterdir() if not p.name.endswith(".lock")]
 

@@ -110,6 +110,7 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
     from srcbuild.recipe.model import SourcePin
     from srcbuild.sources.mirrors import parse_mirror_args
     from srcbuild.sources.sync import _STATUS_LINE, SourceSync, _gitlink_status
+    from tests.integration.sources import through_executor
     from tests.worlds.gitworld import make_world
 
     world = make_world(tmp_path / "github", n_submodules=8, nested=True, size=256, commits=1)
@@ -117,7 +118,7 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
     sync = SourceSync(
         SourcePin(tag, world.top_url), tmp_path / "src", tmp_path / "cache", parse_mirror_args([world.mirror_rule], {})
     )
-    sync.run()
+    through_executor.sync(sync, tmp_path / "build")
 
     def by_git() -> list[tuple[str, str, str]]:
         out = subprocess.run(
@@ -128,10 +129,10 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
         ).stdout
         return [m.groups()[:3] for m in map(_STATUS_LINE.match, out.splitlines()) if m]  # type: ignore[misc]
 
-    rows = _gitlink_status(sync.checkout)
+    rows = _gitlink_status(sync.checkout, os.environ)
     assert rows is not None and any(path.count("third_party") > 1 for _, _, path in rows)  # nested ones
     assert sorted(rows) == sorted(by_git())
-    assert sync.complete_commits() == {path: commit for _, commit, path in rows}
+    assert sync.complete_commits(os.environ) == {path: commit for _, commit, path in rows}
     first, second = sorted(path for _, _, path in rows if path.count("/") == 1)[:2]
     who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t"}
     subprocess.run(
@@ -141,8 +142,8 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
     )
     shutil.rmtree(sync.checkout / second)
     (sync.checkout / second).mkdir()
-    changed = sorted(_gitlink_status(sync.checkout) or [])
+    changed = sorted(_gitlink_status(sync.checkout, os.environ) or [])
     assert changed == sorted(by_git())
     flags = {path: flag for flag, _, path in changed}
     assert flags[first] == "+" and flags[second] == "-"
-    assert sync.complete_commits() is None
+    assert sync.complete_commits(os.environ) is None

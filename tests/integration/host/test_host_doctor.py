@@ -36,7 +36,7 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert set(gcc) == {"major", "version", "path", "gxx", "hosts_cuda"}
     assert gcc["path"] == shutil.which("gcc-11")
     assert gcc["hosts_cuda"].startswith("11.4 to ")  # CUDA 11.4 is the first to accept gcc 11
-    assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve()).names())
+    assert {r["recipe"] for r in data["recipes"]} == set(RecipeCatalog(Paths.resolve(environ=os.environ)).names())
     assert all(set(r) == {"recipe", "status", "reasons", "findings", "gpu_fit"} for r in data["recipes"])
     assert any(m["implementation"] == "openmpi" and m["mpicc"] == shutil.which("mpicc") for m in data["mpi"])
     cuda92 = next(n for n in data["toolchains"]["recipes"]["kepler-cu92"] if n["tool"] == "cuda")
@@ -44,11 +44,11 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
 
 
 def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     recipes = RecipeCatalog(paths).load_all()
     kb = load_knowledge()
     start = time.perf_counter()
-    report = diagnose(kb, probe_host(), recipes, paths)
+    report = diagnose(kb, probe_host(environ=os.environ), recipes, paths)
     elapsed = time.perf_counter() - start
     assert elapsed < 1.0, f"probe + diagnose took {elapsed:.2f} s"
     assert main(["doctor"]) == 0
@@ -64,8 +64,8 @@ def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_kepler_cu92_verdict_names_what_to_install(gcc11: Path) -> None:
-    paths = Paths.resolve()
-    host = probe_host()
+    paths = Paths.resolve(environ=os.environ)
+    host = probe_host(environ=os.environ)
     if host.gcc(7) is not None or any(t.release == "9.2" for t in host.cuda_toolkits):
         pytest.skip("this machine has gcc 7 or CUDA 9.2")
     report = diagnose(load_knowledge(), host, [RecipeCatalog(paths).load("kepler-cu92")], paths)
@@ -83,7 +83,7 @@ def test_a_recipe_this_machine_can_build_now(cuda118_home: Path, gcc11: Path, tm
         "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 5\n#define CUDNN_PATCHLEVEL 0\n"
     )
     env = dict(os.environ, CUDA_HOME=str(cuda118_home), CUDNN_INCLUDE_DIR=str(include))
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     host = probe_host(environ=env)
     report = diagnose(load_knowledge(), host, [RecipeCatalog(paths).load("kepler-k80-cu118")], paths)
     assert report.verdicts[0].status == READY, report.verdicts[0].reasons
@@ -93,5 +93,5 @@ def test_recommend_for_this_machine_never_fails(capsys: pytest.CaptureFixture[st
     assert main(["recommend"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("srcbuild recommend: this machine\n")
-    if not probe_host().gpus:
+    if not probe_host(environ=os.environ).gpus:
         assert "no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE\n" in out

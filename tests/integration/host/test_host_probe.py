@@ -26,7 +26,7 @@ def tool_output(*argv: str) -> str:
 
 def test_probe_is_fast_and_finds_the_toolchain(gcc11: Path, mpicc: Path, cuda13_home: Path) -> None:
     start = time.perf_counter()
-    host = probe_host()
+    host = probe_host(environ=os.environ)
     elapsed = time.perf_counter() - start
     assert elapsed < 1.0, f"probe_host took {elapsed:.2f} s"
     gcc11_version = tool_output(str(gcc11), "-dumpfullversion").strip()
@@ -51,7 +51,7 @@ def test_probe_is_fast_and_finds_the_toolchain(gcc11: Path, mpicc: Path, cuda13_
 def test_no_gpu_here_is_a_line_not_an_error() -> None:
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has an NVIDIA driver")
-    host = probe_host()
+    host = probe_host(environ=os.environ)
     assert "nvidia-smi: not found (no NVIDIA driver, or not on PATH)" in host.missing
     assert host.driver is None
 
@@ -65,7 +65,7 @@ def test_find_cuda_honours_cuda_home(cuda118_home: Path) -> None:
 
 
 def test_find_gcc_by_major(gcc11: Path) -> None:
-    found = find_gcc("11")
+    found = find_gcc("11", os.environ)
     assert found is not None and found.version.startswith("11.") and found.gxx is not None
     assert find_gcc("7", {"PATH": ""}, root=Path("/nonexistent")) is None
 
@@ -99,7 +99,7 @@ def test_fixture_tree_with_its_own_tools(tmp_path: Path) -> None:
     assert [c.version for c in host.cudnn] == ["7.6.5"]
     assert host.driver is not None and host.driver.version == "470.82.01"
     assert host.resources is not None and host.resources.memory_bytes == 8000000 * 1024
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     findings = host_findings(RecipeCatalog(paths).load("kepler-cu92"), host, paths)
     assert [f.rule for f in findings] == ["host-jobs"]
 
@@ -108,7 +108,7 @@ def test_preflight_kepler_cu92_on_this_machine(gcc11: Path) -> None:
     require_tool("no CUDA 9.2 here", not Path("/usr/local/cuda-9.2").exists())
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
     host = probe_host(environ=env)
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     findings = host_findings(RecipeCatalog(paths).load("kepler-cu92"), host, paths)
     found_cuda = ", ".join(f"{t.version} in {t.home}" for t in host.cuda_toolkits) or "none"
     found_gcc = ", ".join(g.version for g in host.gccs)

@@ -1,7 +1,9 @@
-"""Patches with real git apply: all checked first, applied once, a resumed build does not reapply."""
+"""Patches with real git apply, through the build's patches step and executor: all checked first,
+applied once, a resumed build does not reapply."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 
 from srcbuild.errors import StepFailed
 from srcbuild.sources.patches import PatchSet
+from tests.integration.sources.through_executor import apply_patches, step_log
 
 pytestmark = pytest.mark.integration
 
@@ -55,16 +58,20 @@ def series(checkout: Path, tmp_path: Path) -> tuple[Path, Path]:
     return p1, p2
 
 
-def test_series_checked_cumulatively_then_applied_once(checkout: Path, series: tuple[Path, Path]) -> None:
-    patches = PatchSet(checkout, series, ["kepler/01-no-nccl.patch", "kepler/02-sm30.patch"])
-    assert not patches.applied()
-    patches.run()
-    assert patches.applied()
+def test_series_checked_cumulatively_then_applied_once(
+    checkout: Path, series: tuple[Path, Path], tmp_path: Path
+) -> None:
+    labels = ["kepler/01-no-nccl.patch", "kepler/02-sm30.patch"]
+    patches = PatchSet(checkout, series, labels)
+    assert not patches.applied(os.environ)
+    apply_patches(checkout, series, labels, tmp_path / "build")
+    assert patches.applied(os.environ)
     assert (checkout / "setup.py").read_text().endswith("use_nccl = False\nuse_sm30 = True\n")
-    assert set(patches.recorded()) == {"kepler/01-no-nccl.patch", "kepler/02-sm30.patch"}
-    # a second run (a resumed build) has nothing to do and changes nothing
-    assert not patches.pending()
-    patches.run()
+    assert set(patches.recorded(os.environ)) == {"kepler/01-no-nccl.patch", "kepler/02-sm30.patch"}
+    # a second run (a resumed build) has nothing to do and changes nothing: the step is skipped
+    assert not patches.pending(os.environ)
+    again = apply_patches(checkout, series, labels, tmp_path / "build")
+    assert "skipped: every patch is already applied to the checkout" in again
     assert (checkout / "setup.py").read_text().count("use_sm30") == 1
 
 
@@ -73,28 +80,32 @@ def test_bad_second_patch_means_none_applied(checkout: Path, series: tuple[Path,
     bad.write_text(series[1].read_text().replace("version = '1.7.1'", "version = '9.9.9'"))
     patches = PatchSet(checkout, [series[0], bad], ["01-no-nccl.patch", "03-bad.patch"])
     with pytest.raises(StepFailed) as err:
-        patches.run(log_path=tmp_path / "patch.log")
+        apply_patches(checkout, [series[0], bad], ["01-no-nccl.patch", "03-bad.patch"], tmp_path / "build")
     assert err.value.message == (
         f"patch {bad} does not apply to {checkout}: error: patch failed: setup.py:2; "
         "error: setup.py: patch does not apply"
     )
+    log = step_log(tmp_path / "build", "patches")
     assert err.value.hint == (
-        "no patch was applied; update the patch for this tag or drop it from build.patches; "
-        f"full output in {tmp_path / 'patch.log'}"
+        f"no patch was applied; update the patch for this tag or drop it from build.patches; full output in {log}"
     )
+    assert "patch does not apply" in log.read_text()
     assert (checkout / "setup.py").read_text() == SETUP
-    assert patches.recorded() == {}
+    assert patches.recorded(os.environ) == {}
 
 
-def test_resumed_after_the_first_patch_applies_only_the_rest(checkout: Path, series: tuple[Path, Path]) -> None:
+def test_resumed_after_the_first_patch_applies_only_the_rest(
+    checkout: Path, series: tuple[Path, Path], tmp_path: Path
+) -> None:
     patches = PatchSet(checkout, series, ["01.patch", "02.patch"])
-    first_only = PatchSet(checkout, series[:1], ["01.patch"])
-    first_only.run()  # as if the build was interrupted right after recording patch 1
-    todo = patches.pending()
+    # as if the build was interrupted right after recording patch 1
+    apply_patches(checkout, series[:1], ["01.patch"], tmp_path / "first")
+    todo = patches.pending(os.environ)
     assert todo.labels == ("02.patch",)
     assert [c.argv[-1] for c in todo.check_commands()] == [str(series[1])]
-    patches.run()
-    assert patches.applied()
+    out = apply_patches(checkout, series, ["01.patch", "02.patch"], tmp_path / "build")
+    assert "already applied: 01.patch (their commands skip them)" in out
+    assert patches.applied(os.environ)
     assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
 
 
@@ -104,19 +115,21 @@ def test_rerunning_every_command_of_the_step_is_safe(checkout: Path, series: tup
     commands = patches.check_commands() + patches.apply_commands()
     for command in commands[:3]:  # both checks, then patch 1 applied and recorded: interrupted here
         subprocess.run(command.argv, cwd=command.cwd, check=True)
-    assert set(patches.recorded()) == {"01.patch"}
+    assert set(patches.recorded(os.environ)) == {"01.patch"}
     for command in commands:  # the step again, from the start
         subprocess.run(command.argv, cwd=command.cwd, check=True)
     for command in commands:  # and once more, when everything is applied
         subprocess.run(command.argv, cwd=command.cwd, check=True)
-    assert patches.applied()
+    assert patches.applied(os.environ)
     assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
 
 
-def test_changed_or_dropped_patch_refuses_the_checkout(checkout: Path, series: tuple[Path, Path]) -> None:
-    PatchSet(checkout, series, ["01.patch", "02.patch"]).run()
+def test_changed_or_dropped_patch_refuses_the_checkout(
+    checkout: Path, series: tuple[Path, Path], tmp_path: Path
+) -> None:
+    apply_patches(checkout, series, ["01.patch", "02.patch"], tmp_path / "build")
     with pytest.raises(StepFailed) as err:
-        PatchSet(checkout, series[:1], ["01.patch"]).pending()
+        apply_patches(checkout, series[:1], ["01.patch"], tmp_path / "build")
     assert err.value.message == (
         f"patches: {checkout} has patches applied that the recipe no longer asks for: "
         "02.patch (no longer in the recipe)"
@@ -124,5 +137,5 @@ def test_changed_or_dropped_patch_refuses_the_checkout(checkout: Path, series: t
     assert err.value.hint == f"remove {checkout} so the sources step checks it out again"
     series[0].write_text(series[0].read_text() + "\n")
     with pytest.raises(StepFailed) as err:
-        PatchSet(checkout, series, ["01.patch", "02.patch"]).pending()
+        apply_patches(checkout, series, ["01.patch", "02.patch"], tmp_path / "build")
     assert "01.patch (changed since)" in err.value.message

@@ -1,4 +1,7 @@
-"""Real git against generated worlds: mirrors, nested submodules, the object cache, interruption, pins."""
+"""Real git against generated worlds: mirrors, nested submodules, the object cache, interruption, pins.
+
+Syncs run as a build runs them: the planned sources step through the executor (``through_executor``).
+"""
 
 from __future__ import annotations
 
@@ -14,12 +17,16 @@ from pathlib import Path
 import pytest
 
 from srcbuild.errors import StepFailed
+from srcbuild.plan.sources import sources_steps
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.sync import SourceSync
+from tests.integration.sources import through_executor
+from tests.integration.sources.through_executor import step_log
 from tests.worlds.gitworld import World, make_project
 
 pytestmark = pytest.mark.integration
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def sync_for(world: World, work: Path, tag: str, rules: MirrorRules | None = None, **kw: object) -> SourceSync:
@@ -44,15 +51,15 @@ def first_sync(world: World, tmp_path_factory: pytest.TempPathFactory) -> Source
     """v1.0.0 of the full world synced once into a fresh work dir (shared by the tests that read it)."""
     work = tmp_path_factory.mktemp("first")
     sync = sync_for(world, work, "v1.0.0")
-    assert not sync.is_complete()
-    assert sync.run(log_path=work / "sync.log") == world.tags["v1.0.0"]
+    assert not sync.is_complete(os.environ)
+    assert through_executor.sync(sync, work / "build") == world.tags["v1.0.0"]
     return sync
 
 
 def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync) -> None:
     sync = first_sync
-    assert sync.is_complete()
-    commits = sync.submodule_commits()
+    assert sync.is_complete(os.environ)
+    commits = sync.submodule_commits(os.environ)
     assert commits == dict(world.submodules["v1.0.0"])
     assert len(commits) == 36 + 5
     checkout = sync.checkout
@@ -66,7 +73,7 @@ def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync
         ["git", "-C", str(checkout), "remote", "get-url", "origin"], capture_output=True, text=True, check=True
     )
     assert origin.stdout.strip() == world.top_url
-    assert sync.pending_commands() == []
+    assert sync.pending_commands(os.environ) == []
 
 
 def own_pack_bytes(git_dir: Path, shared_with: Path) -> int:
@@ -85,13 +92,13 @@ def test_second_tag_fetches_only_what_is_new(world: World, first_sync: SourceSyn
     work = first.checkout.parent.parent
     second = sync_for(world, work, "v1.1.0")
     assert second.cache == first.cache
-    assert second.run(log_path=work / "second.log") == world.tags["v1.1.0"]
-    assert second.submodule_commits() == dict(world.submodules["v1.1.0"])
+    assert through_executor.sync(second, work / "second") == world.tags["v1.1.0"]
+    assert second.submodule_commits(os.environ) == dict(world.submodules["v1.1.0"])
     # the checkout borrows the top repository's objects from the cache and copies none
     assert (second.checkout / ".git/objects/info/alternates").read_text().strip() == str(first.cache / "objects")
     assert pack_bytes(second.checkout / ".git/objects") == 0
     # every submodule git dir came from the cache: nothing was cloned, no pack is new
-    assert "Cloning into" not in (work / "second.log").read_text()
+    assert "Cloning into" not in step_log(work / "second", "sources").read_text()
     assert own_pack_bytes(second.checkout / ".git/modules", first.cache) == 0
     assert pack_bytes(second.checkout / ".git/modules") >= first_modules
     # the cache grew by the new tag only: far less than a second copy
@@ -100,17 +107,17 @@ def test_second_tag_fetches_only_what_is_new(world: World, first_sync: SourceSyn
 
 def test_submodule_new_to_the_cache_is_cloned_and_recorded(small_world: World, work: Path) -> None:
     first = sync_for(small_world, work, "v1.0.0")
-    first.run()
+    through_executor.sync(first, work / "first")
     gloo = first.cache / "modules/third_party/gloo"
     shutil.rmtree(gloo)  # as if v1.0.0 had no gloo submodule
     # and as if it had one that later tags dropped: seeded into the checkout, never checked out
     shutil.copytree(first.cache / "modules/third_party/pybind11", first.cache / "modules/third_party/dropped")
     second = sync_for(small_world, work, "v2.0.0")
-    second.run(log_path=work / "second.log")
-    assert second.submodule_commits() == dict(small_world.submodules["v2.0.0"])
+    through_executor.sync(second, work / "second")
+    assert second.submodule_commits(os.environ) == dict(small_world.submodules["v2.0.0"])
     assert (second.checkout / ".git/modules/third_party/dropped/HEAD").is_file()
-    assert second.is_complete()
-    log = (work / "second.log").read_text()
+    assert second.is_complete(os.environ)
+    log = step_log(work / "second", "sources").read_text()
     assert log.count("Cloning into") == 1 and "third_party/gloo'..." in log
     assert (gloo / "HEAD").is_file() and "bare = true" in (gloo / "config").read_text()
     commit = small_world.submodules["v2.0.0"]["third_party/gloo"]
@@ -125,17 +132,18 @@ def test_without_a_mirror_rule_the_submodule_url_is_named(small_world: World, wo
         top_only = parse_mirror_args([f"{small_world.top_url}={small_world.file_url('pytorch/pytorch')}"], {})
         sync = sync_for(small_world, work, "v1.0.0", top_only)
         with pytest.raises(StepFailed) as err:
-            sync.run(log_path=work / "sync.log")
+            through_executor.sync(sync, work / "build")
     finally:
         del os.environ["GIT_ALLOW_PROTOCOL"]
     message, hint = err.value.message, err.value.hint or ""
-    assert message.startswith(f"torch sources: could not fetch submodule {sync.checkout}/third_party/")
+    # the build names the submodule by its path in the checkout
+    assert message.startswith("torch sources: could not fetch submodule third_party/")
     url = message.rsplit(" from ", 1)[1]
     assert url.startswith(("https://github.com/", "git@github.com:"))
     assert hint.startswith(f"no mirror rule covers {url}: pass --mirror gitee or --mirror https://github.com/=")
-    assert hint.endswith(f"full output in {work / 'sync.log'}")
+    assert hint.endswith(f"full output in {step_log(work / 'build', 'sources')}")
     assert err.value.exit_code == 5
-    assert not sync.is_complete()
+    assert not sync.is_complete(os.environ)
 
 
 def test_flat_namespace_mirror_map_end_to_end(small_world: World, work: Path) -> None:
@@ -150,15 +158,15 @@ def test_flat_namespace_mirror_map_end_to_end(small_world: World, work: Path) ->
     mapping = work / "flat.toml"
     mapping.write_text(f'base = "file://{flat}/"\n' + "\n".join(rows))
     sync = sync_for(small_world, work, "v2.0.0", parse_mirror_args([str(mapping)], {}))
-    assert sync.run() == small_world.tags["v2.0.0"]
-    assert sync.submodule_commits() == dict(small_world.submodules["v2.0.0"])
+    assert through_executor.sync(sync, work / "build") == small_world.tags["v2.0.0"]
+    assert sync.submodule_commits(os.environ) == dict(small_world.submodules["v2.0.0"])
 
 
 def test_pinned_commit_mismatch_names_both(small_world: World, work: Path) -> None:
     wrong = "0123456789abcdef0123456789abcdef01234567"
     sync = sync_for(small_world, work, "v1.1.0", commit=wrong)
     with pytest.raises(StepFailed) as err:
-        sync.run()
+        through_executor.sync(sync, work / "build")
     actual = small_world.tags["v1.1.0"]
     assert err.value.message == (
         f"torch.commit: tag v1.1.0 of https://github.com/pytorch/pytorch resolves to {actual}, "
@@ -169,7 +177,7 @@ def test_pinned_commit_mismatch_names_both(small_world: World, work: Path) -> No
         "otherwise the repository or mirror serves a different history: check --mirror"
     )
     right = sync_for(small_world, work, "v1.1.0", commit=actual)
-    assert right.verify_commit() == actual
+    assert right.verify_commit(os.environ) == actual
 
 
 def test_interrupted_submodule_update_continues(small_world: World, work: Path) -> None:
@@ -185,15 +193,15 @@ def test_interrupted_submodule_update_continues(small_world: World, work: Path) 
         )
         broken = sync_for(small_world, work, "v1.0.0", partial_rules)
         with pytest.raises(StepFailed):
-            broken.run()
+            through_executor.sync(broken, work / "broken")
     finally:
         del os.environ["GIT_ALLOW_PROTOCOL"]
     # git clones every submodule it can before it stops; pybind11 is fetched, the others are not
     assert (broken.checkout / ".git/modules/third_party/pybind11/HEAD").is_file()
     assert not (broken.checkout / ".git/modules/third_party/fbgemm").exists()
-    assert not broken.is_complete()
+    assert not broken.is_complete(os.environ)
     sync = sync_for(small_world, work, "v1.0.0")
-    assert sync.pending_commands() == sync.submodule_commands()
+    assert sync.pending_commands(os.environ) == sync.submodule_commands()
     packs = broken.checkout / ".git/modules/third_party/pybind11/objects/pack"
     before = {p.name: p.stat().st_ino for p in packs.glob("*.pack")}
     assert before
@@ -201,8 +209,8 @@ def test_interrupted_submodule_update_continues(small_world: World, work: Path) 
     for command in sync.commands():
         done = subprocess.run(command.argv, cwd=command.cwd, env=command.env.apply(os.environ), capture_output=True)
         assert done.returncode == 0, done.stdout + done.stderr
-    assert sync.is_complete()
-    assert sync.submodule_commits() == dict(small_world.submodules["v1.0.0"])
+    assert sync.is_complete(os.environ)
+    assert sync.submodule_commits(os.environ) == dict(small_world.submodules["v1.0.0"])
     assert {p.name: p.stat().st_ino for p in packs.glob("*.pack")} == before  # kept, not cloned again
 
 
@@ -212,10 +220,10 @@ def test_leftovers_of_a_killed_clone_are_never_used(small_world: World, work: Pa
     (sync.partial / "junk").write_text("half a clone")
     sync.checkout.mkdir()
     (sync.checkout / "junk").write_text("not a checkout")
-    assert not sync.is_complete()
-    assert sync.pending_commands() == sync.commands()
-    sync.run()
-    assert sync.is_complete() and not (sync.checkout / "junk").exists() and not sync.partial.exists()
+    assert not sync.is_complete(os.environ)
+    assert sync.pending_commands(os.environ) == sync.commands()
+    through_executor.sync(sync, work / "build")
+    assert sync.is_complete(os.environ) and not (sync.checkout / "junk").exists() and not sync.partial.exists()
 
 
 def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> None:
@@ -223,13 +231,16 @@ def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> Non
     script = (
         "import sys; from pathlib import Path; from srcbuild.recipe.model import SourcePin; "
         "from srcbuild.sources.mirrors import parse_mirror_args; from srcbuild.sources.sync import SourceSync; "
-        "SourceSync(SourcePin('v2.0.0', sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), "
-        "parse_mirror_args([sys.argv[4]], {}), jobs=1).run()"
+        "from tests.integration.sources.through_executor import sync; "
+        "sync(SourceSync(SourcePin('v2.0.0', sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), "
+        "parse_mirror_args([sys.argv[4]], {}), jobs=1), Path(sys.argv[5]))"
     )
     world = small_world
     sync = sync_for(world, work, "v2.0.0")
+    args = (world.top_url, str(sync.checkout), str(sync.git_cache), world.mirror_rule, str(work / "killed"))
     child = subprocess.Popen(
-        [sys.executable, "-c", script, world.top_url, str(sync.checkout), str(sync.git_cache), world.mirror_rule],
+        [sys.executable, "-c", script, *args],
+        cwd=REPO_ROOT,  # the script imports the tests package
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -243,10 +254,10 @@ def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> Non
     assert child.poll() is None, "the sync finished before it could be interrupted"
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
-    assert not sync.is_complete()
-    sync.run()
-    assert sync.is_complete()
-    assert sync.submodule_commits() == dict(world.submodules["v2.0.0"])
+    assert not sync.is_complete(os.environ)
+    through_executor.sync(sync, work / "build")
+    assert sync.is_complete(os.environ)
+    assert sync.submodule_commits(os.environ) == dict(world.submodules["v2.0.0"])
 
 
 def test_repository_without_submodules(tmp_path: Path) -> None:
@@ -255,8 +266,8 @@ def test_repository_without_submodules(tmp_path: Path) -> None:
     rules = parse_mirror_args([f"https://github.com/=file://{tmp_path / 'github'}/"], {})
     pin = SourcePin("v0.8.2", "https://github.com/pytorch/vision", tags["v0.8.2"])
     sync = SourceSync(pin, tmp_path / "src" / "vision", tmp_path / "cache", rules, jobs=2, label="torchvision")
-    assert sync.run() == tags["v0.8.2"]
-    assert sync.is_complete() and sync.submodule_commits() == {}
+    assert through_executor.sync(sync, tmp_path / "build") == tags["v0.8.2"]
+    assert sync.is_complete(os.environ) and sync.submodule_commits(os.environ) == {}
     assert (sync.checkout / "setup.py").read_text() == "print('vision')\n"
     assert not (sync.cache / "modules").exists()
 
@@ -264,15 +275,17 @@ def test_repository_without_submodules(tmp_path: Path) -> None:
 def test_submodule_cloned_but_never_checked_out_is_repaired(small_world: World, work: Path) -> None:
     """What a SIGKILL between a submodule's clone and its checkout leaves: right HEAD, no index, no files."""
     sync = sync_for(small_world, work, "v1.1.0")
-    sync.run()
+    through_executor.sync(sync, work / "first")
     (sync.checkout / ".git/modules/third_party/fbgemm/modules/third_party/asmjit/index").unlink()
     for path in (sync.checkout / "third_party/fbgemm/third_party/asmjit").iterdir():
         if path.name != ".git":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
-    assert not sync.is_complete()
-    assert sync.pending_commands() == sync.submodule_commands()
-    sync.run()
-    assert sync.is_complete()
+    assert not sync.is_complete(os.environ)
+    assert sync.pending_commands(os.environ) == sync.submodule_commands()
+    out = through_executor.run_step(sources_steps(sync)[0], work / "again")
+    total, left = len(sync.commands()), len(sync.submodule_commands())
+    assert f"skipping {total - left} of {total} command(s)" in out
+    assert sync.is_complete(os.environ)
     assert (sync.checkout / "third_party/fbgemm/third_party/asmjit/README.md").read_text() == "# asmjit/asmjit\n"
 
 
@@ -283,7 +296,7 @@ def test_two_syncs_share_a_cold_cache_at_the_same_time(small_world: World, work:
 
     def run(sync: SourceSync) -> None:
         try:
-            sync.run()
+            through_executor.sync(sync, work / f"build-{sync.pin.tag}")
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -294,7 +307,7 @@ def test_two_syncs_share_a_cold_cache_at_the_same_time(small_world: World, work:
         t.join()
     assert errors == []
     for sync, tag in zip(syncs, ("v1.0.0", "v2.0.0")):
-        assert sync.is_complete() and sync.submodule_commits() == dict(small_world.submodules[tag])
+        assert sync.is_complete(os.environ) and sync.submodule_commits(os.environ) == dict(small_world.submodules[tag])
     assert (syncs[0].cache / "modules/third_party/fbgemm/HEAD").is_file()
     assert not list(syncs[0].cache.glob("modules.partial*"))
 
@@ -302,7 +315,7 @@ def test_two_syncs_share_a_cold_cache_at_the_same_time(small_world: World, work:
 def test_rerun_replaces_a_patched_checkout(small_world: World, work: Path) -> None:
     """A checkout with patches applied is never kept by a rerun of the sync: it starts clean."""
     sync = sync_for(small_world, work, "v1.0.0")
-    sync.run()
+    through_executor.sync(sync, work / "build")
     (sync.checkout / "version.txt").write_text("patched\n")
     (sync.checkout / ".git/srcbuild-patches").write_text('[patch "x"]\n\tsha256 = 00\n')
     for command in sync.commands():
@@ -310,4 +323,4 @@ def test_rerun_replaces_a_patched_checkout(small_world: World, work: Path) -> No
             command.argv, cwd=command.cwd, env=command.env.apply(os.environ), check=True, capture_output=True
         )
     assert (sync.checkout / "version.txt").read_text() == "1.0.0\n"
-    assert not (sync.checkout / ".git/srcbuild-patches").exists() and sync.is_complete()
+    assert not (sync.checkout / ".git/srcbuild-patches").exists() and sync.is_complete(os.environ)

@@ -19,6 +19,7 @@ from srcbuild.errors import StepFailed, UsageError
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.mirrors import parse_mirror_args
 from srcbuild.sources.sync import SourceSync
+from tests.integration.sources import through_executor
 
 pytestmark = pytest.mark.integration
 
@@ -64,9 +65,9 @@ def test_a_submodule_on_the_local_disk_no_rule_covers_is_refused(tmp_path: Path)
     mirror = tmp_path / "mirror"
     top_with_submodule(mirror, str(secret), commit)
     with pytest.raises(StepFailed) as info:
-        sync(tmp_path, mirror).run(log_path=tmp_path / "sync.log")
+        through_executor.sync(sync(tmp_path, mirror), tmp_path / "build")
     assert info.value.message == (
-        f"torch sources: submodule {tmp_path}/src/top/third_party/dep names {secret}, "
+        f"torch sources: submodule third_party/dep names {secret}, "
         "a local repository no --mirror rule maps to: refused (srcbuild fetches over https, http, ssh, git, file, "
         "and from the local disk only through the --mirror rules given)"
     )
@@ -75,7 +76,7 @@ def test_a_submodule_on_the_local_disk_no_rule_covers_is_refused(tmp_path: Path)
     # The user's own rule for that path opens it: the same submodule is fetched.
     (tmp_path / "src").rename(tmp_path / "src.refused")
     opened = sync(tmp_path, mirror, f"{secret.parent}/={secret.parent}/")
-    opened.run(log_path=tmp_path / "sync2.log")
+    through_executor.sync(opened, tmp_path / "build2")
     assert (opened.checkout / "third_party" / "dep" / "SECRET").read_text() == "SECRET\n"
 
 
@@ -85,7 +86,7 @@ def test_a_file_url_submodule_is_refused_too(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
     top_with_submodule(mirror, f"file://{secret}", commit)
     with pytest.raises(StepFailed) as info:
-        sync(tmp_path, mirror).run(log_path=tmp_path / "sync.log")
+        through_executor.sync(sync(tmp_path, mirror), tmp_path / "build")
     assert f"names file://{secret}, a local repository no --mirror rule maps to: refused" in info.value.message
 
 
@@ -98,9 +99,9 @@ def test_ext_and_fd_submodules_are_refused_without_running_or_hanging(tmp_path: 
     mirror = tmp_path / "mirror"
     top_with_submodule(mirror, url, commit)
     with pytest.raises(StepFailed) as info:
-        sync(tmp_path, mirror).run(log_path=tmp_path / "sync.log")
-    dep_path = tmp_path / "src" / "top" / "third_party" / "dep"
-    assert info.value.message.startswith(f"torch sources: submodule {dep_path} names {url}, a '{kind}' URL: refused")
+        through_executor.sync(sync(tmp_path, mirror), tmp_path / "build")
+    said = info.value.message
+    assert said.startswith(f"torch sources: submodule third_party/dep names {url}, a '{kind}' URL: refused")
     assert not marker.exists()
 
 

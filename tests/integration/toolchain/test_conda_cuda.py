@@ -4,6 +4,7 @@ and libraries under ``targets/x86_64-linux/``), provisioned as a prefix that wor
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def test_conda_cuda_is_a_cuda_home_whose_nvcc_builds_for_sm_35(
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--json"]) == 0
     [made] = json.loads(capsys.readouterr().out)
     prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve().toolchain_dir / "cuda-11.8-conda"
+    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "cuda-11.8-conda"
     assert made["facts"]["nvcc"] == "11.8.89"
     installed = {Path(s["url"]).name.rsplit("-", 2)[0] for s in made["sources"]}
     assert installed == {
@@ -63,6 +64,6 @@ def test_offline_fetches_nothing_from_a_conda_channel(nvidia_channel: Path, caps
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--offline"]) == 4
     err = capsys.readouterr().err
     assert "error: CUDA 11.8 is not provisioned and --offline forbids fetching it from nvidia: cuda-nvcc 11.8.*" in err
-    assert not (Paths.resolve().toolchain_dir / "cuda-11.8-conda").exists()
+    assert not (Paths.resolve(environ=os.environ).toolchain_dir / "cuda-11.8-conda").exists()
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda"]) == 0
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--offline"]) == 0  # reuse is fine

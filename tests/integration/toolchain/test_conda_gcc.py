@@ -4,6 +4,7 @@ through the private update-alternatives tree and used to build CUDA code with no
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def test_conda_gcc_is_provisioned_selected_privately_and_builds_cuda_code(
     assert main(["toolchain", "install", "gcc", "11", "--from", "conda", "--json"]) == 0
     [made] = json.loads(capsys.readouterr().out)
     prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve().toolchain_dir / "gcc-11-conda"
+    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "gcc-11-conda"
     assert made["facts"]["gcc_version"].startswith("11.")
     assert (prefix / "bin" / "gcc-11").resolve().name == "x86_64-conda-linux-gnu-gcc"
 
@@ -66,4 +67,4 @@ def test_a_conda_gcc_that_ignores_its_sysroot_is_refused(
     assert main(["toolchain", "install", "gcc", "11", "--from", "conda", "--sysroot", "2.17"]) == 5
     err = capsys.readouterr().err
     assert "builds against the sysroot /, not the x86_64-conda-linux-gnu/sysroot of its prefix" in err
-    assert not (Paths.resolve().toolchain_dir / "gcc-11-sysroot2.17-conda").exists()
+    assert not (Paths.resolve(environ=os.environ).toolchain_dir / "gcc-11-sysroot2.17-conda").exists()

@@ -4,6 +4,7 @@ prefix of its own that torch's FindMAGMA lookup finds through MAGMA_HOME (checke
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_magma_is_provisioned_and_found_through_magma_home(
     assert main(["toolchain", "install", "magma", "11.8", "--from", "conda", "--json"]) == 0
     [made] = json.loads(capsys.readouterr().out)
     prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve().toolchain_dir / "magma-cuda11.8-conda"
+    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "magma-cuda11.8-conda"
     assert (made["name"], made["version"], made["facts"]) == ("magma", "cuda11.8", {"magma_lib": "lib/libmagma.so"})
     assert [Path(s["url"]).name for s in made["sources"]] == ["magma-cuda118-2.6.1-1.tar.bz2"]
 

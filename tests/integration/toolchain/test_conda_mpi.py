@@ -3,6 +3,7 @@ provisioned into its own prefix, and found by the host probe for USE_MPI=1 build
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def test_openmpi_of_the_pinned_version_is_provisioned(
     monkeypatch.setenv("SRCBUILD_CHANNEL_MIRRORS", f"conda-forge={channel_url(channel)}")
     minor = ".".join(package.version.split(".")[:2])
     assert main(["toolchain", "install", "mpi", minor, "--mpi", "openmpi"]) == 0
-    prefix = Paths.resolve().toolchain_dir / f"openmpi-{minor}-conda"
+    prefix = Paths.resolve(environ=os.environ).toolchain_dir / f"openmpi-{minor}-conda"
     assert f"openmpi {minor} (conda, " in capsys.readouterr().out
     [found] = list_mpi({"PATH": ""}, root=tmp_path, extra_dirs=[prefix / "bin"])
     assert (found.implementation, found.version, found.mpicc) == ("openmpi", package.version, prefix / "bin" / "mpicc")

@@ -3,6 +3,7 @@ configuration (the mirror this machine is configured with), then used to build f
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from srcbuild import proc
@@ -34,6 +35,6 @@ def test_cuda_from_debian_packages_builds_for_kepler(debian_cuda118: Toolchain, 
 
     paths = Paths.resolve(environ={"SRCBUILD_TOOLCHAIN_DIR": str(home.parent)})
     recipe = RecipeCatalog(paths).load("kepler-k80-cu118")
-    session = open_session(paths)
+    session = open_session(paths, environ=os.environ)
     [cuda] = [n for n in needs_for(recipe, HostFacts(), session.store, session.facts) if n.request.tool == "cuda"]
     assert (cuda.status, cuda.where) == ("provisioned", home)

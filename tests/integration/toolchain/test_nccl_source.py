@@ -4,6 +4,7 @@ srcbuild's fat-binary reader."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ def nccl_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cuda118_home: Pat
 def test_nccl_is_built_for_exactly_the_recipe_archs(nccl_repo: Path) -> None:
     args = ["toolchain", "install", "nccl", "2.9.9", "--cuda", "11.8", "--arch", "3.5", "--arch", "3.7"]
     assert main(args) == 0
-    prefix = Paths.resolve().toolchain_dir / "nccl-2.9.9-sm35+37-source"
+    prefix = Paths.resolve(environ=os.environ).toolchain_dir / "nccl-2.9.9-sm35+37-source"
     assert header_version(prefix / "include" / "nccl.h", "NCCL_", "PATCH") == "2.9.9"
     entries = scan_elf(prefix / "lib" / "libnccl.so.2.9.9")
     assert {e.sm for e in entries if e.kind == "sass"} == {35, 37}

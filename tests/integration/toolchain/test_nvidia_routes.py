@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from pathlib import Path
@@ -27,7 +28,7 @@ def _nvcc_release(home: Path) -> str:
 
 
 def _toolchains() -> Path:
-    return Paths.resolve().toolchain_dir
+    return Paths.resolve(environ=os.environ).toolchain_dir
 
 
 def test_redist_archives_make_one_cuda_home(site_server: SiteServer, capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,7 +103,7 @@ def test_two_provisions_of_one_toolkit_at_once_make_it_once(site_server: SiteSer
     results: list[object] = []
 
     def one() -> None:
-        session = open_session(Paths.resolve())
+        session = open_session(Paths.resolve(environ=os.environ), environ=os.environ)
         results.append(provision(Request("cuda", "11.8"), session.facts, session.store, session.ctx, "redist"))
 
     threads = [threading.Thread(target=one) for _ in range(2)]
@@ -133,7 +134,9 @@ def test_install_recipe_fetches_what_the_host_lacks_and_the_build_probe_finds_it
     assert [line.split(" (")[0] for line in lines] == ["cuda 11.8", "cudnn 7.6.5.32-cuda11.8"]
     from srcbuild.host import probe_host
 
-    host = probe_host(environ={"PATH": "/usr/bin:/bin", "SRCBUILD_WORK_DIR": str(Paths.resolve().work_dir)})
+    host = probe_host(
+        environ={"PATH": "/usr/bin:/bin", "SRCBUILD_WORK_DIR": str(Paths.resolve(environ=os.environ).work_dir)}
+    )
     toolkit = host.cuda_toolkit("11.8")
     assert toolkit is not None and toolkit.home == _toolchains() / "cuda-11.8-redist"
     assert toolkit.source == "srcbuild toolchain cuda-11.8-redist"
@@ -159,4 +162,4 @@ def test_without_access_kepler_cu92_stops_at_the_first_download_in_one_line(
     [line] = [e for e in err if e.startswith("error: ")]
     assert line.startswith(f"error: download failed: {url}: ")
     assert line.endswith(" (the mirror in SRCBUILD_NVIDIA_MIRROR)")
-    assert not list(Paths.resolve().toolchain_dir.glob("cuda-*"))  # nothing half-made
+    assert not list(Paths.resolve(environ=os.environ).toolchain_dir.glob("cuda-*"))  # nothing half-made

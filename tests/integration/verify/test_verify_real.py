@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ K80_TAG = "cp310-cp310-linux_x86_64"
 
 
 def recipe(name: str) -> Recipe:
-    return RecipeCatalog(Paths.resolve()).load(name)
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load(name)
 
 
 def wheel_of(tmp: Path, version: str, libs: dict[str, Path], cuda: str = "11.8", tag: str = K80_TAG) -> Path:
@@ -113,7 +114,7 @@ def test_official_cpu_wheel(tmp_path: Path, torch_cpu_wheel: Path) -> None:
         f'name = "cpu"\ndescription = "CPU"\n[torch]\ntag = "v2.13.0"\n'
         f'[toolchain]\npython = "{py[2]}.{py[3:]}"\ngcc = "12"\ncuda = "none"\n'
     )
-    cpu = verify_wheel(torch_cpu_wheel, RecipeCatalog(Paths.resolve()).load(str(recipe_file)))
+    cpu = verify_wheel(torch_cpu_wheel, RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file)))
     assert cpu.ok, [f.render() for f in cpu.findings]
     assert cpu.kernels.empty and len(cpu.wheel.libraries) > 5
     assert cpu.wheel.cuda_version_py == ""  # torch/version.py: cuda = None

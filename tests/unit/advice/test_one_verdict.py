@@ -4,6 +4,7 @@ generation is a data-only change."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def recommend_verdicts(capsys: pytest.CaptureFixture[str], pci_id: str) -> dict[
 
 
 def doctor_verdicts(cc: str) -> dict[str, bool]:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     host = HostFacts(gpus=(GpuInfo("GPU", ComputeCapability.parse(cc), "test"),), driver=None)
     report = diagnose(load_knowledge(), host, RecipeCatalog(paths).load_all(), paths)
     return {v.recipe: v.gpu_fit == ("fits",) for v in report.verdicts}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import sys
 import sysconfig
 import zipfile
@@ -58,12 +59,12 @@ def make_wheel(
 
 
 def catalog_recipe(name: str = "kepler-cu92") -> Recipe:
-    return RecipeCatalog(Paths.resolve()).load(name)
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load(name)
 
 
 def host_python_recipe(directory: Path, base: str = "kepler-cu92") -> Path:
     """A recipe file like ``base`` but for the Python running the tests (so pip can install its wheel)."""
-    text = (Paths.resolve().recipe_dirs[-1] / f"{base}.toml").read_text()
+    text = (Paths.resolve(environ=os.environ).recipe_dirs[-1] / f"{base}.toml").read_text()
     lines = []
     for line in text.splitlines():
         if line.startswith("python = "):

@@ -50,10 +50,10 @@ def test_s3_url_needs_a_bucket() -> None:
 
 def test_endpoint_precedence() -> None:
     env = {"AWS_ENDPOINT_URL": "http://aws", "SRCBUILD_S3_ENDPOINT_URL": "http://srcbuild"}
-    assert RemoteOptions.resolve("http://cli", env).s3_endpoint_url == "http://cli"
-    assert RemoteOptions.resolve(None, env).s3_endpoint_url == "http://srcbuild"
-    assert RemoteOptions.resolve(None, {"AWS_ENDPOINT_URL": "http://aws"}).s3_endpoint_url == "http://aws"
-    assert RemoteOptions.resolve(None, {}).s3_endpoint_url is None
+    assert RemoteOptions.resolve("http://cli", environ=env).s3_endpoint_url == "http://cli"
+    assert RemoteOptions.resolve(None, environ=env).s3_endpoint_url == "http://srcbuild"
+    assert RemoteOptions.resolve(None, environ={"AWS_ENDPOINT_URL": "http://aws"}).s3_endpoint_url == "http://aws"
+    assert RemoteOptions.resolve(None, environ={}).s3_endpoint_url is None
 
 
 def test_remote_list_from_options_and_environment() -> None:

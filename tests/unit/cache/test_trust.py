@@ -24,7 +24,7 @@ def test_add_ls_rm(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pub = tmp_path / "alice.pub"
     pub.write_text(ed25519_line(1) + "\n")
     assert main(["cache", "trust", "add", str(pub)]) == 0
-    path = trusted_signers_path()
+    path = trusted_signers_path(os.environ)
     assert path == Path(os.environ["SRCBUILD_CONFIG_DIR"]) / "trusted-signers"
     fingerprint = PublicKey.parse(ed25519_line(1)).fingerprint
     assert capsys.readouterr().out == f"trusted alice@lab (ssh-ed25519 {fingerprint}) in {path}\n"
@@ -61,7 +61,7 @@ def test_a_private_key_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[
     key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE=\n-----END OPENSSH PRIVATE KEY-----\n")
     assert main(["cache", "trust", "add", str(key)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {key} is a private key\n")
-    assert not trusted_signers_path().exists()
+    assert not trusted_signers_path(os.environ).exists()
 
 
 def test_one_name_one_key(capsys: pytest.CaptureFixture[str]) -> None:
@@ -69,4 +69,4 @@ def test_one_name_one_key(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cache", "trust", "add", ed25519_line(4)]) == 0  # the same key again: nothing changes
     assert main(["cache", "trust", "add", ed25519_line(5)]) == 2  # another key under the same name
     assert "a signer named alice@lab with another key is already trusted" in capsys.readouterr().err
-    assert len(TrustedSigners(trusted_signers_path()).load()) == 1
+    assert len(TrustedSigners(trusted_signers_path(os.environ)).load()) == 1

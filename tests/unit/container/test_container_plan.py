@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ DOCKER = EngineProbe("docker", "/usr/bin/docker", True, "docker info answered")
 
 
 def recipe(name: str) -> Recipe:
-    return RecipeCatalog(Paths.resolve()).load(name)
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load(name)
 
 
 def test_docker_first_then_podman() -> None:
@@ -52,7 +53,7 @@ def test_no_engine_says_how_to_install_one() -> None:
 
 
 def test_commands_mount_the_host_work_dir_and_cache_at_the_same_paths(tmp_path: Path) -> None:
-    paths = Paths.resolve(tmp_path / "work", tmp_path / "cache")
+    paths = Paths.resolve(tmp_path / "work", tmp_path / "cache", environ=os.environ)
     engine = Engine("podman", "/usr/bin/podman", "runc")
     request = ContainerRequest(
         recipe("kepler-k80-cu118"),

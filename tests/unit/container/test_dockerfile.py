@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +67,7 @@ def parse(text: str) -> Parsed:
 
 
 def recipe(name: str) -> Recipe:
-    return RecipeCatalog(Paths.resolve()).load(name)
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load(name)
 
 
 @pytest.mark.parametrize("name", CATALOG)
@@ -130,7 +131,7 @@ def test_pascal_cu126_uses_a_published_image() -> None:
 def test_a_recipe_file_outside_the_catalog_travels_in_the_context(tmp_path: Path) -> None:
     path = tmp_path / "mine.toml"
     path.write_text('name = "mine"\ndescription = "x"\nextends = "kepler-k80-cu118"\n')
-    text = dockerfile_for(RecipeCatalog(Paths.resolve()).load(str(path)), "torch")
+    text = dockerfile_for(RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(path)), "torch")
     parsed = parse(text)
     assert ("COPY", "recipes-extra/mine.toml /srcbuild/recipes/mine.toml") in parsed.stage("devel").instructions
     assert "srcbuild torch --recipe /srcbuild/recipes/mine.toml --json" in text

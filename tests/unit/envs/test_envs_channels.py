@@ -12,7 +12,8 @@ CHANNELS = ("conda-forge", "pytorch")
 
 
 def test_mirror_wins_over_alias() -> None:
-    routing = routing_from("https://alias.example.org/conda", ["conda-forge=https://mirror.example.edu/cf/"], {})
+    mirrors = ["conda-forge=https://mirror.example.edu/cf/"]
+    routing = routing_from("https://alias.example.org/conda", mirrors, environ={})
     assert routing.route("conda-forge") == "https://mirror.example.edu/cf"
     assert routing.route("pytorch") == "https://alias.example.org/conda/pytorch"
     assert routing.route("file:///srv/chan") == "file:///srv/chan"
@@ -33,7 +34,7 @@ def test_environment_variables_and_command_line() -> None:
         "SRCBUILD_CHANNEL_ALIAS": "https://a.example/c",
         "SRCBUILD_CHANNEL_MIRRORS": "pytorch=file:///p,x=file:///x",
     }
-    routing = routing_from(None, ["pytorch=file:///cli"], environ)
+    routing = routing_from(None, ["pytorch=file:///cli"], environ=environ)
     assert routing.alias == "https://a.example/c"
     assert routing.mirror_map == {"pytorch": "file:///cli", "x": "file:///x"}
     assert routing.describe() == [
@@ -49,7 +50,7 @@ def test_bad_mirror_and_alias_are_usage_errors() -> None:
     assert err.value.message == "--channel-mirror 'conda-forge' is not NAME=URL"
     assert err.value.hint == "write it as NAME=URL, e.g. conda-forge=https://mirror.example.edu/conda-forge"
     with pytest.raises(UsageError) as err:
-        routing_from("mirror.example.edu", (), {})
+        routing_from("mirror.example.edu", (), environ={})
     assert err.value.message == "channel alias 'mirror.example.edu' is not a URL"
 
 

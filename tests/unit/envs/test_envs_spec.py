@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -26,11 +27,11 @@ class PinsKB:
 
 @pytest.fixture
 def catalog() -> RecipeCatalog:
-    return RecipeCatalog(Paths.resolve())
+    return RecipeCatalog(Paths.resolve(environ=os.environ))
 
 
 def test_kepler_cu92_spec(catalog: RecipeCatalog) -> None:
-    spec = env_spec_for(catalog.load("kepler-cu92"), kb=PinsKB())
+    spec = env_spec_for(catalog.load("kepler-cu92"), kb=PinsKB(), environ={})
     assert spec.python == "3.8"
     assert spec.conda_specs == (
         "python 3.8.*",
@@ -55,7 +56,7 @@ def test_pip_equivalents_make_a_venv_spec(catalog: RecipeCatalog) -> None:
         catalog.load("kepler-cu92"),
         toolchain=dataclasses.replace(catalog.load("kepler-cu92").toolchain, cuda=None, cudnn=None),
     )
-    spec = env_spec_for(recipe, kb=PinsKB())
+    spec = env_spec_for(recipe, kb=PinsKB(), environ={})
     assert spec.conda_only == ()
     venv = spec.as_pip_only()
     assert venv.conda == () and venv.channels == ()
@@ -73,7 +74,7 @@ def test_pip_equivalents_make_a_venv_spec(catalog: RecipeCatalog) -> None:
 
 
 def test_cuda_without_magma_package_has_no_magma(catalog: RecipeCatalog) -> None:
-    spec = env_spec_for(catalog.load("pascal-cu126"), kb=PinsKB(()))
+    spec = env_spec_for(catalog.load("pascal-cu126"), kb=PinsKB(()), environ={})
     assert not any(s.startswith("magma") for s in spec.conda)
     assert spec.channels == ("conda-forge",)
     assert "sympy" in spec.conda  # the 2.x era list
@@ -84,7 +85,7 @@ def test_recipe_env_table_adds_conda_pip_and_channels(catalog: RecipeCatalog) ->
     recipe = dataclasses.replace(
         base, env=EnvTable(conda=("gxx_linux-64 7.*", "numpy 1.19.*"), channels=("my-channel",), pip=("pybind11==2.6",))
     )
-    spec = env_spec_for(recipe, kb=PinsKB())
+    spec = env_spec_for(recipe, kb=PinsKB(), environ={})
     assert "gxx_linux-64 7.*" in spec.conda
     assert "numpy 1.19.*,<2" in spec.conda  # the recipe's constraint and the pin, on one package
     assert spec.pip == ("pybind11==2.6",)
@@ -95,17 +96,19 @@ def test_recipe_env_table_adds_conda_pip_and_channels(catalog: RecipeCatalog) ->
 
 
 def test_pins_for_packages_outside_the_list_go_to_pip(catalog: RecipeCatalog) -> None:
-    spec = env_spec_for(catalog.load("kepler-cu92"), kb=PinsKB(("protobuf<4",)))
+    spec = env_spec_for(catalog.load("kepler-cu92"), kb=PinsKB(("protobuf<4",)), environ={})
     assert spec.pip == ("protobuf<4",)
 
 
 def test_hash_is_stable_and_follows_content(catalog: RecipeCatalog) -> None:
     recipe = catalog.load("kepler-cu92")
-    one = env_spec_for(recipe, kb=PinsKB())
-    two = env_spec_for(recipe, kb=PinsKB(), channel_mirrors=["conda-forge=https://mirror.example.edu/conda-forge"])
+    one = env_spec_for(recipe, kb=PinsKB(), environ={})
+    two = env_spec_for(
+        recipe, kb=PinsKB(), channel_mirrors=["conda-forge=https://mirror.example.edu/conda-forge"], environ={}
+    )
     assert one.hash() == two.hash()  # routing is not identity
     assert len(one.hash()) == 64 and one.key == one.hash()[:16]
-    changed = env_spec_for(recipe, kb=PinsKB(("numpy<1.20",)))
+    changed = env_spec_for(recipe, kb=PinsKB(("numpy<1.20",)), environ={})
     assert changed.hash() != one.hash()
     reordered = dataclasses.replace(one, conda=tuple(reversed(one.conda)))
     assert reordered.hash() == one.hash()  # package order does not matter
@@ -113,20 +116,20 @@ def test_hash_is_stable_and_follows_content(catalog: RecipeCatalog) -> None:
 
 
 def test_channels_override_replaces_the_list(catalog: RecipeCatalog) -> None:
-    spec = env_spec_for(catalog.load("kepler-cu92"), kb=PinsKB(), channels_override=["file:///srv/chan"])
+    spec = env_spec_for(catalog.load("kepler-cu92"), kb=PinsKB(), channels_override=["file:///srv/chan"], environ={})
     assert spec.channels == ("file:///srv/chan",)
 
 
 def test_every_catalog_recipe_has_a_spec(catalog: RecipeCatalog) -> None:
     for recipe in catalog.load_all():
-        spec = env_spec_for(recipe, kb=PinsKB(()))
+        spec = env_spec_for(recipe, kb=PinsKB(()), environ={})
         assert spec.conda_specs[0] == f"python {recipe.toolchain.python}.*"
         assert "numpy" in spec.conda and "cmake" in spec.conda
 
 
 def test_real_knowledge_base_pins_old_tags(catalog: RecipeCatalog) -> None:
     pytest.importorskip("srcbuild.knowledge")
-    spec = env_spec_for(catalog.load("kepler-cu92"))
+    spec = env_spec_for(catalog.load("kepler-cu92"), environ={})
     assert "setuptools <=59.5.0" in spec.conda
     assert "numpy <2" in spec.conda
 
@@ -174,5 +177,5 @@ def test_pip_packages_bring_pip_into_the_conda_env() -> None:
 
 def test_pins_with_markers_follow_the_recipe_python(catalog: RecipeCatalog) -> None:
     pins = PinsKB(('dataclasses; python_version < "3.7"', 'protobuf<4; python_version >= "3.8"'))
-    spec = env_spec_for(catalog.load("kepler-cu92"), kb=pins)  # Python 3.8
+    spec = env_spec_for(catalog.load("kepler-cu92"), kb=pins, environ={})  # Python 3.8
     assert spec.pip == ("protobuf<4",)

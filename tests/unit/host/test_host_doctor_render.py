@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from srcbuild.advice.doctor import AFTER_INSTALL, CANNOT, READY, diagnose, gcc_hosts
@@ -32,7 +33,7 @@ def test_gcc_hosts() -> None:
 
 
 def test_k80_box_report() -> None:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     recipes = RecipeCatalog(paths).load_all()
     report = diagnose(load_knowledge(), K80_BOX, recipes, paths)
     assert report.driver_cuda == "11.4"

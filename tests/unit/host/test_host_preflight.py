@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from srcbuild.rules.host import host_findings
 
 @pytest.fixture
 def paths() -> Paths:
-    return Paths.resolve()
+    return Paths.resolve(environ=os.environ)
 
 
 def load(paths: Paths, name: str) -> Recipe:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def machine(name: str) -> Recommendation:
     if driver is None and proc.exists():
         version = parse_proc_driver_version(proc.read_text())
         driver = DriverInfo(version, "/proc/driver/nvidia/version") if version else None
-    recipes = RecipeCatalog(Paths.resolve()).load_all()
+    recipes = RecipeCatalog(Paths.resolve(environ=os.environ)).load_all()
     return recommend(load_knowledge(), gpus, driver, recipes, name)
 
 
@@ -73,7 +74,12 @@ def test_recorded_machine_gets_the_official_wheel_first(
 def test_mpi_asks_for_a_build() -> None:
     advice = only(machine("gtx1080"))
     with_mpi = recommend(
-        load_knowledge(), [advice.gpu], None, RecipeCatalog(Paths.resolve()).load_all(), "gtx1080", want_mpi=True
+        load_knowledge(),
+        [advice.gpu],
+        None,
+        RecipeCatalog(Paths.resolve(environ=os.environ)).load_all(),
+        "gtx1080",
+        want_mpi=True,
     ).gpus[0]
     assert with_mpi.lead == "recipe" and with_mpi.best is not None and with_mpi.best.recipe == "pascal-cu126-mpi"
 
@@ -255,7 +261,9 @@ def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, wh
     proc = folder / "proc-driver-version.txt"
     version = parse_proc_driver_version(proc.read_text()) if proc.exists() else None
     driver = DriverInfo(version, "/proc/driver/nvidia/version") if version else None
-    result = recommend(load_knowledge(), gpus, driver, RecipeCatalog(Paths.resolve()).load_all(), name)
+    result = recommend(
+        load_knowledge(), gpus, driver, RecipeCatalog(Paths.resolve(environ=os.environ)).load_all(), name
+    )
     advice = result.gpus[0]
     assert (str(advice.gpu.cc), advice.gpu.chip) == (cc, chip)
     assert advice.official is not None and (advice.official.torch, advice.official.cuda_tag) == wheel

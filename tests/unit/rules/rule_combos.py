@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from functools import lru_cache
 
 from srcbuild.capability import ComputeCapability
@@ -14,7 +15,7 @@ _KEEP = object()
 
 @lru_cache(maxsize=1)
 def catalog() -> tuple[Recipe, ...]:
-    return tuple(RecipeCatalog(Paths.resolve()).load_all())
+    return tuple(RecipeCatalog(Paths.resolve(environ=os.environ)).load_all())
 
 
 def base(name: str) -> Recipe:

@@ -3,6 +3,7 @@ rule or breakage a recipe comment cites exists."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -19,7 +20,7 @@ RECIPES = sorted((ROOT / "recipes").glob("*.toml"))
 
 
 def catalog() -> list:
-    return RecipeCatalog(Paths.resolve()).load_all()
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load_all()
 
 
 @pytest.mark.parametrize("name", [p.stem for p in RECIPES])

@@ -3,6 +3,7 @@ bad-pin fixture per rule (tests/fixtures/combos)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ COMBOS = Path(__file__).resolve().parents[2] / "fixtures" / "combos"
 
 
 def findings(name: str) -> list[tuple[str, str, str, str]]:
-    paths = Paths.resolve()
+    paths = Paths.resolve(environ=os.environ)
     catalog = RecipeCatalog(paths)
     recipe = catalog.load(str(COMBOS / f"{name}.toml"))
     return [

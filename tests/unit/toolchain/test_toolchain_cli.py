@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from srcbuild.toolchain.store import Provisioned, Source, ToolchainStore
 
 
 def _store() -> ToolchainStore:
-    return ToolchainStore(Paths.resolve().toolchain_dir)
+    return ToolchainStore(Paths.resolve(environ=os.environ).toolchain_dir)
 
 
 def _provision(name: str, version: str, provider: str) -> None:

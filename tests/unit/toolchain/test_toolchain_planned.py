@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 from srcbuild.host.facts import GccInstall, HostFacts
@@ -14,7 +15,7 @@ from srcbuild.toolchain.store import ToolchainStore
 
 
 def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     store = ToolchainStore(tmp_path)
     host = HostFacts(gccs=(GccInstall(12, "12.2.0", Path("/usr/bin/gcc-12")),))
     planned = plan_provisioning(recipe, host, store, load_facts({}))
@@ -46,7 +47,7 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
 
 
 def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     from srcbuild.host.facts import CudaToolkit, HeaderVersion
 
     host = HostFacts(
@@ -60,14 +61,15 @@ def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None
 
 
 def test_a_cuda_home_given_by_the_user_is_never_replaced(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}), exclude=("cuda",))
     assert [s.offer.request.tool for s in planned.steps] == ["cudnn", "gcc"]
     assert planned.facts.cuda_toolkit("9.2") is None
 
 
 def test_magma_is_planned_where_its_kernels_run_on_the_recipes_gpus(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("pascal-mx150-cu113")  # 6.1: runs magma's sm_60 kernels
+    # 6.1: runs magma's sm_60 kernels
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("pascal-mx150-cu113")
     planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}))
     [magma] = [s for s in planned.steps if s.offer.request.tool == "magma"]
     assert magma.describe() == (
@@ -89,7 +91,7 @@ def test_which_gpus_run_magmas_kernels() -> None:
 
 
 def test_a_portable_build_plans_the_conda_gcc_with_its_sysroot_even_beside_a_host_gcc(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     store = ToolchainStore(tmp_path / "toolchains")
     host_gcc = GccInstall(7, "7.5.0", Path("/usr/bin/gcc-7"), Path("/usr/bin/g++-7"))
     planned = plan_provisioning(recipe, HostFacts(gccs=(host_gcc,)), store, load_facts({}), sysroot="2.17")
@@ -106,7 +108,7 @@ def test_a_portable_build_plans_the_conda_gcc_with_its_sysroot_even_beside_a_hos
 
 
 def test_a_host_conda_gcc_with_that_sysroot_serves_a_portable_build(tmp_path: Path) -> None:
-    recipe = RecipeCatalog(Paths.resolve()).load("kepler-cu92")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     env = tmp_path / "conda-env"
     (env / "conda-meta").mkdir(parents=True)
     (env / "conda-meta" / "sysroot_linux-64-2.17-h4a8ded7_18.json").write_text("{}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ CUDA_2GPU = WheelBackends("2.5.1", True, nccl=True, gloo=True, mpi=False, gpus=2
 
 
 def recipe(name: str) -> Recipe:
-    return RecipeCatalog(Paths.resolve()).load(name)
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load(name)
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from srcbuild.paths import Paths
@@ -11,7 +12,7 @@ from srcbuild.verify.smoke import CHECKS_SCRIPT, SmokeCheck, SmokeReport, _parse
 
 
 def recipe(name: str) -> Recipe:
-    return RecipeCatalog(Paths.resolve()).load(name)
+    return RecipeCatalog(Paths.resolve(environ=os.environ)).load(name)
 
 
 def test_plan_for_an_mpi_recipe_as_root(tmp_path: Path) -> None:
