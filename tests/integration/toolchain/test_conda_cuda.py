@@ -14,7 +14,7 @@ from srcbuild import proc
 from srcbuild.cli import main
 from srcbuild.paths import Paths
 from srcbuild.verify.fatbin import scan_elf
-from tests.worlds.conda_channel import channel_url, make_channel
+from tests.integration.toolchain.conftest import install_json, serve_channel
 from tests.worlds.conda_cuda import cuda_channel_packages
 
 KERNEL = """#include <cuda_runtime.h>
@@ -25,18 +25,14 @@ int main() { return 0; }
 
 @pytest.fixture
 def nvidia_channel(tmp_path: Path, cuda118_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    channel = make_channel(tmp_path / "nvidia", cuda_channel_packages(cuda118_home))
-    monkeypatch.setenv("SRCBUILD_CHANNEL_MIRRORS", f"nvidia={channel_url(channel)}")
-    return channel
+    return serve_channel(monkeypatch, tmp_path / "nvidia", "nvidia", cuda_channel_packages(cuda118_home))
 
 
 def test_conda_cuda_is_a_cuda_home_whose_nvcc_builds_for_sm_35(
     nvidia_channel: Path, gcc11: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["toolchain", "install", "cuda", "11.8", "--from", "conda", "--json"]) == 0
-    [made] = json.loads(capsys.readouterr().out)
-    prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "cuda-11.8-conda"
+    made, prefix = install_json(capsys, "cuda", "11.8", "--from", "conda")
+    assert prefix.name == "cuda-11.8-conda"
     assert made["facts"]["nvcc"] == "11.8.89"
     installed = {Path(s["url"]).name.rsplit("-", 2)[0] for s in made["sources"]}
     assert installed == {

@@ -3,7 +3,6 @@ through the private update-alternatives tree and used to build CUDA code with no
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -17,7 +16,7 @@ from srcbuild.plan.compiler import selection_commands
 from srcbuild.resolve.compiler import private_tree
 from srcbuild.verify.fatbin import scan_elf
 from tests.conftest import require_tool
-from tests.worlds.conda_channel import channel_url, make_channel
+from tests.integration.toolchain.conftest import install_json, serve_channel
 from tests.worlds.conda_compiler import host_gcc_packages, standin_sysroot_package
 
 KERNEL = "__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\nint main() { return 0; }\n"
@@ -26,18 +25,14 @@ KERNEL = "__global__ void k(float *x) { x[threadIdx.x] *= 2.0f; }\nint main() { 
 @pytest.fixture
 def compiler_channel(tmp_path: Path, gcc11: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     require_tool("update-alternatives", shutil.which("update-alternatives"))
-    channel = make_channel(tmp_path / "conda-forge", host_gcc_packages())
-    monkeypatch.setenv("SRCBUILD_CHANNEL_MIRRORS", f"conda-forge={channel_url(channel)}")
-    return channel
+    return serve_channel(monkeypatch, tmp_path / "conda-forge", "conda-forge", host_gcc_packages())
 
 
 def test_conda_gcc_is_provisioned_selected_privately_and_builds_cuda_code(
     compiler_channel: Path, cuda118_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["toolchain", "install", "gcc", "11", "--from", "conda", "--json"]) == 0
-    [made] = json.loads(capsys.readouterr().out)
-    prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "gcc-11-conda"
+    made, prefix = install_json(capsys, "gcc", "11", "--from", "conda")
+    assert prefix.name == "gcc-11-conda"
     assert made["facts"]["gcc_version"].startswith("11.")
     assert (prefix / "bin" / "gcc-11").resolve().name == "x86_64-conda-linux-gnu-gcc"
 
@@ -62,8 +57,8 @@ def test_a_conda_gcc_that_ignores_its_sysroot_is_refused(
 ) -> None:
     """The host's gcc-11 repackaged without conda-forge's --with-sysroot behaviour: the sysroot is
     installed beside it, but the compiler would link the machine's glibc, so provisioning stops."""
-    channel = make_channel(tmp_path / "conda-forge", [*host_gcc_packages(), standin_sysroot_package()])
-    monkeypatch.setenv("SRCBUILD_CHANNEL_MIRRORS", f"conda-forge={channel_url(channel)}")
+    packages = [*host_gcc_packages(), standin_sysroot_package()]
+    serve_channel(monkeypatch, tmp_path / "conda-forge", "conda-forge", packages)
     assert main(["toolchain", "install", "gcc", "11", "--from", "conda", "--sysroot", "2.17"]) == 5
     err = capsys.readouterr().err
     assert "builds against the sysroot /, not the x86_64-conda-linux-gnu/sysroot of its prefix" in err

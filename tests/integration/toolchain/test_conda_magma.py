@@ -3,8 +3,6 @@ prefix of its own that torch's FindMAGMA lookup finds through MAGMA_HOME (checke
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from pathlib import Path
 
@@ -12,9 +10,8 @@ import pytest
 
 from srcbuild import proc
 from srcbuild.cli import main
-from srcbuild.paths import Paths
 from tests.conftest import require_tool
-from tests.worlds.conda_channel import channel_url, make_channel
+from tests.integration.toolchain.conftest import install_json, serve_channel
 from tests.worlds.conda_cuda import magma_package
 
 # The lookup of pytorch/pytorch:cmake/Modules/FindMAGMA.cmake, in a project of its own.
@@ -29,19 +26,16 @@ message(STATUS "MAGMA_INCLUDE_DIR=${MAGMA_INCLUDE_DIR}")
 
 @pytest.fixture
 def pytorch_channel(tmp_path: Path, gcc11: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    channel = make_channel(tmp_path / "pytorch", [magma_package("11.8", tmp_path / "magma-src", str(gcc11))])
-    monkeypatch.setenv("SRCBUILD_CHANNEL_MIRRORS", f"pytorch={channel_url(channel)}")
-    return channel
+    packages = [magma_package("11.8", tmp_path / "magma-src", str(gcc11))]
+    return serve_channel(monkeypatch, tmp_path / "pytorch", "pytorch", packages)
 
 
 def test_magma_is_provisioned_and_found_through_magma_home(
     pytorch_channel: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require_tool("cmake", shutil.which("cmake"))
-    assert main(["toolchain", "install", "magma", "11.8", "--from", "conda", "--json"]) == 0
-    [made] = json.loads(capsys.readouterr().out)
-    prefix = Path(made["prefix"])
-    assert prefix == Paths.resolve(environ=os.environ).toolchain_dir / "magma-cuda11.8-conda"
+    made, prefix = install_json(capsys, "magma", "11.8", "--from", "conda")
+    assert prefix.name == "magma-cuda11.8-conda"
     assert (made["name"], made["version"], made["facts"]) == ("magma", "cuda11.8", {"magma_lib": "lib/libmagma.so"})
     assert [Path(s["url"]).name for s in made["sources"]] == ["magma-cuda118-2.6.1-1.tar.bz2"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from srcbuild.findings import Severity
 from srcbuild.verify.checks import check_portable
-from srcbuild.verify.manylinux import policy_for_glibc, wheel_platform_tag
+from srcbuild.verify.manylinux import wheel_platform_tag
 from srcbuild.verify.symbols import (
     glibc_text,
     glibc_versions,
@@ -67,10 +67,8 @@ def test_a_portable_wheel_may_need_nothing_newer_than_its_sysroot(tmp_path: Path
     wheel = _wheel_with(tmp_path, data)
     [finding] = check_portable(wheel, f"{major}.{minor - 1}")
     assert finding.rule == "portable-glibc" and finding.severity is Severity.ERROR
-    assert finding.message.startswith(
-        f"a portable build must need glibc {major}.{minor - 1} at most and no symbol version "
-        f"{policy_for_glibc((major, minor - 1), 'x86_64').name} lacks, but {wheel.name} uses "  # type: ignore[union-attr]
-    )
+    floor = f"{major}.{minor - 1}"
+    assert finding.message.startswith(f"a portable build must need glibc {floor} at most, but {wheel.name} uses ")
     first = symbols_newer_than(data, (major, minor - 1))[0]
     assert f"{first} (libdemo.so)" in finding.message
     assert check_portable(wheel, f"{major}.{minor}") == []
@@ -81,7 +79,5 @@ def test_a_sysroot_older_than_every_policy_is_bounded_by_its_glibc(tmp_path: Pat
     major, minor = max(glibc_versions(data))
     wheel = _wheel_with(tmp_path, data, "linux_riscv64")  # manylinux_2_31 is riscv64's oldest policy
     [finding] = check_portable(wheel, "2.17")
-    assert finding.message.startswith(
-        f"a portable build must need glibc 2.17 at most and no newer one, but {wheel.name}"
-    )
+    assert finding.message.startswith(f"a portable build must need glibc 2.17 at most, but {wheel.name}")
     assert f"@GLIBC_{major}.{minor} (libdemo.so)" in finding.message
