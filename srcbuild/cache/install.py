@@ -34,13 +34,15 @@ from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
 
 
-def request_fingerprint(recipe: Recipe, package: str, platform_tag: str | None = None) -> str:
+def request_fingerprint(
+    recipe: Recipe, package: str, environ: Mapping[str, str], platform_tag: str | None = None
+) -> str:
     """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under: the same
     ``build_fingerprint`` of the same resolve, with no host probe (no host fact but the platform
-    enters the key)."""
+    enters the key; of ``environ``, only the settings ``resolve_unprobed`` names)."""
     from srcbuild.resolve.resolver import resolve_unprobed
 
-    return build_fingerprint(resolve_unprobed(recipe, package, platform_tag))
+    return build_fingerprint(resolve_unprobed(recipe, package, platform_tag, environ))
 
 
 def target_python(
@@ -99,7 +101,7 @@ def find_wheel(
     def fits_target(manifest: Manifest) -> bool:
         return fits(manifest, target)
 
-    fp = fp or request_fingerprint(recipe, package)
+    fp = fp or request_fingerprint(recipe, package, environ)
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
     entry = cache.lookup(fp, requested, warn, allow_modified, fits_target)
     if entry is not None:
@@ -228,7 +230,7 @@ def install(
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
-    fp = request_fingerprint(recipe, package)
+    fp = request_fingerprint(recipe, package, environ)
     target = probe_target(python)
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")

@@ -375,7 +375,7 @@ def pull_cmd(
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
         packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
-        fingerprints = [request_fingerprint(recipe, package) for package in packages]
+        fingerprints = [request_fingerprint(recipe, package, command_environ()) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
         remote.check()

@@ -27,10 +27,11 @@ from srcbuild.resolve.environment import resolve_environment
 from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
 from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
 from srcbuild.resolve.packages import package_spec
-from srcbuild.resolve.portable import refused_compiler, sysroot_glibc
+from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
 from srcbuild.resolve.variables import Toolset, wheel_version
+from srcbuild.toolchain.facts import DATA_VAR
 
 
 def resolve(
@@ -112,15 +113,24 @@ def resolve(
     )
 
 
-def resolve_unprobed(recipe: Recipe, package: str, platform_tag: str | None = None) -> ResolvedBuild:
+KEYED_VARS = (PORTABLE_VAR, DATA_VAR)  # the variables of a command's environment a lookup keys on
+
+
+def resolve_unprobed(
+    recipe: Recipe, package: str, platform_tag: str | None = None, environ: Mapping[str, str] | None = None
+) -> ResolvedBuild:
     """A build of ``package`` resolved without probing the host: what ``install`` and
-    ``cache pull --recipe`` key on (the cache key counts no host fact but the platform)."""
+    ``cache pull --recipe`` key on (the cache key counts no host fact but the platform). Of
+    ``environ`` (the command's environment) only ``KEYED_VARS`` count: whether the build is
+    portable (``SRCBUILD_PORTABLE``, or the config file's ``portable``) and the toolchain data
+    that says its sysroot, so a lookup finds what a build under the same settings stored."""
     from srcbuild.cache.key import host_platform_tag
     from srcbuild.knowledge import load_knowledge
 
+    keyed = {name: (environ or {})[name] for name in KEYED_VARS if name in (environ or {})}
     host = BuildHost(platform=platform_tag or host_platform_tag())
     options = BuildOptions(package=package)
-    return resolve(recipe, options, host, load_knowledge(), paths=Paths.resolve(environ={}), environ={})
+    return resolve(recipe, options, host, load_knowledge(), paths=Paths.resolve(environ={}), environ=keyed)
 
 
 def _portable(settings: ResolvedSettings, host: BuildHost, environ: Mapping[str, str]) -> Portable | None:

@@ -173,3 +173,14 @@ def test_the_plan_retags_after_verifying_and_the_shell_does_the_same(
     assert str(tmp_path / "tc" / "bin" / "gcc-11") in shell  # the compiler step registers the conda gcc
     plain = make_plan(_resolve(recipe, paths, dataclasses.replace(host, sysroot_gcc=None), portable=None))
     assert "retag" not in plain.step_ids
+
+
+def test_an_unprobed_lookup_keys_on_the_commands_portable_setting(recipe: Recipe, paths: Paths) -> None:
+    """``install`` and ``cache pull --recipe`` under SRCBUILD_PORTABLE (or the config file's
+    ``portable``) find what a build under the same setting stored; other variables do not count."""
+    built = _resolve(recipe, paths, BuildHost(sysroot_gcc=_conda_gcc(Path("/tc/gcc"))), portable=True)
+    looked_up = resolve_unprobed(recipe, "torch", built.platform, {"SRCBUILD_PORTABLE": "1", "MAX_JOBS": "3"})
+    assert build_fingerprint(looked_up) == build_fingerprint(built)
+    plain = resolve_unprobed(recipe, "torch", built.platform, {"MAX_JOBS": "3"})
+    assert build_fingerprint(plain) == build_fingerprint(resolve_unprobed(recipe, "torch", built.platform))
+    assert build_fingerprint(plain) != build_fingerprint(built)
