@@ -29,7 +29,8 @@ from srcbuild.host.gpu import parse_proc_driver_version, resolve_name, resolve_p
 from srcbuild.host.identify import read_gpus
 from srcbuild.host.paste import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, Parser
 from srcbuild.knowledge import load_knowledge
-from srcbuild.recipe import RecipeCatalog
+from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.resolve.portable import recipe_sysroot
 from srcbuild.toolchain.report import toolchain_report
 from srcbuild.toolchain.session import open_session
 
@@ -49,7 +50,12 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     host = probe_host(work_dir=paths.work_dir, environ=command_environ())
     recipes = RecipeCatalog(paths).load_all()
     report = diagnose(load_knowledge(), host, recipes, paths)
-    toolchains = toolchain_report(open_session(paths, environ=command_environ()), host, recipes)
+    environ = command_environ()
+
+    def sysroot_of(recipe: Recipe) -> str | None:
+        return recipe_sysroot(recipe, environ)
+
+    toolchains = toolchain_report(open_session(paths, environ=environ), host, recipes, sysroot_of)
     if as_json:
         print_json({**report.to_json(), "toolchains": toolchains.to_json()})
     else:

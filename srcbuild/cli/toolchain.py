@@ -77,6 +77,12 @@ def _report(outcome: Outcome, seconds: float) -> str:
     help="For `gcc --from conda`: install conda-forge's sysroot_linux-64 of this glibc beside it.",
 )
 @click.option("--recipe", "recipe_name", help="Provision everything this recipe pins that the host lacks.")
+@click.option(
+    "--portable/--no-portable",
+    default=None,
+    help="With --recipe: the toolchain of a portable build (the conda gcc with its sysroot) "
+    "[default: the recipe's setting, env SRCBUILD_PORTABLE].",
+)
 @click.option("--offline", is_flag=True, help="Use only what is already provisioned or downloaded.")
 @click.option("--mirror", help=f"Base URL of a mirror of NVIDIA's downloads [env {MIRROR_VAR}].")
 @path_options
@@ -90,6 +96,7 @@ def install_command(
     archs: tuple[str, ...],
     sysroot: str | None,
     recipe_name: str | None,
+    portable: bool | None,
     offline: bool,
     mirror: str | None,
     work_dir: str | None,
@@ -104,7 +111,9 @@ def install_command(
             raise UsageError(
                 "give either TOOL VERSION or --recipe, not both", f"srcbuild toolchain install --recipe {recipe_name}"
             )
-        requests = _recipe_requests(session, paths, recipe_name)
+        requests = _recipe_requests(session, paths, recipe_name, portable)
+    elif portable is not None:
+        raise UsageError("--portable is for --recipe", "srcbuild toolchain install gcc 11 --from conda --sysroot 2.17")
     elif tool and version:
         if sysroot and tool != "gcc":
             raise UsageError(
@@ -136,14 +145,17 @@ def install_command(
     return 0
 
 
-def _recipe_requests(session: Session, paths: Paths, recipe_name: str) -> list[Request]:
+def _recipe_requests(session: Session, paths: Paths, recipe_name: str, portable: bool | None) -> list[Request]:
     from srcbuild.host import probe_host
     from srcbuild.recipe import RecipeCatalog
+    from srcbuild.resolve.portable import recipe_sysroot
     from srcbuild.toolchain.needs import needs_for
 
     recipe = RecipeCatalog(paths).load(recipe_name)
-    host = probe_host(work_dir=paths.work_dir, toolchain_only=True, environ=command_environ())
-    needs = needs_for(recipe, host, session.store, session.facts, session.prefer)
+    environ = command_environ()
+    host = probe_host(work_dir=paths.work_dir, toolchain_only=True, environ=environ)
+    sysroot = recipe_sysroot(recipe, environ, portable)
+    needs = needs_for(recipe, host, session.store, session.facts, session.prefer, sysroot)
     missing = [n for n in needs if n.status == "missing"]
     if missing:
         raise HostError(missing[0].why, "srcbuild doctor")

@@ -55,6 +55,15 @@ def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str,
     return choice
 
 
+def recipe_sysroot(recipe: Recipe, environ: Mapping[str, str], portable: bool | None = None) -> str | None:
+    """The sysroot glibc a build of ``recipe`` compiles against ("2.17"), None when it is not
+    portable: for the commands that provision or report what a recipe needs (``toolchain install
+    --recipe``, ``doctor``), decided as a build decides it (``portable`` is ``--portable``)."""
+    if not portable_choice(recipe, BuildOptions(portable=portable), environ).on:
+        return None
+    return sysroot_glibc(environ)
+
+
 def sysroot_glibc(environ: Mapping[str, str]) -> str:
     """The glibc of the sysroot portable builds use (``[sysroot] glibc`` of the toolchain data)."""
     from srcbuild.toolchain.facts import load_facts

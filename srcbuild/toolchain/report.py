@@ -3,7 +3,7 @@ will fetch for it instead of a page of manual steps."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from srcbuild.host.facts import HostFacts
@@ -44,9 +44,16 @@ class ToolchainReport:
         return "\n".join(out) + "\n"
 
 
-def toolchain_report(session: Session, host: HostFacts, recipes: Sequence[Recipe]) -> ToolchainReport:
+def toolchain_report(
+    session: Session,
+    host: HostFacts,
+    recipes: Sequence[Recipe],
+    sysroot_of: Callable[[Recipe], str | None] = lambda recipe: None,
+) -> ToolchainReport:
+    """What is provisioned, and per recipe what a build of it would fetch; ``sysroot_of`` gives a
+    portable recipe's sysroot glibc (its compiler is then the conda gcc with that sysroot)."""
     per_recipe = tuple(
-        (r.name, tuple(needs_for(r, host, session.store, session.facts, session.prefer)))
+        (r.name, tuple(needs_for(r, host, session.store, session.facts, session.prefer, sysroot_of(r))))
         for r in sorted(recipes, key=lambda r: r.name)
     )
     return ToolchainReport(str(session.store.root), tuple(session.store.entries()), per_recipe)

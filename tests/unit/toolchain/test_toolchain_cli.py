@@ -69,6 +69,13 @@ def test_install_needs_a_tool_and_a_version(capsys: pytest.CaptureFixture[str]) 
     assert capsys.readouterr().err.startswith("error: cuDNN 7.6: say which CUDA it is for\n")
 
 
+def test_portable_is_for_a_recipe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["toolchain", "install", "cuda", "11.8", "--portable"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --portable is for --recipe\nhint: srcbuild toolchain install gcc 11 --from conda --sysroot 2.17\n"
+    )
+
+
 def test_a_sysroot_is_for_gcc_and_reuses_its_own_prefix(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["toolchain", "install", "cuda", "11.8", "--sysroot", "2.17"]) == 2
     assert capsys.readouterr().err == (

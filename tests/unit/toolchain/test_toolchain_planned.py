@@ -119,3 +119,24 @@ def test_a_host_conda_gcc_with_that_sysroot_serves_a_portable_build(tmp_path: Pa
     assert (need.status, need.where) == ("host", env / "bin" / "gcc-7")
     older = plan_provisioning(recipe, HostFacts(gccs=(conda_gcc,)), store, load_facts({}), sysroot="2.12")
     assert [n.status for n in older.needs if n.request.tool == "gcc"] == ["fetch"]
+
+
+def test_doctor_and_toolchain_install_recipe_follow_the_portable_setting(tmp_path: Path) -> None:
+    """What `doctor` says a recipe fetches, and what `toolchain install --recipe` provisions, is
+    the portable compiler when a build of the recipe would be portable."""
+    from srcbuild.resolve.portable import recipe_sysroot
+    from srcbuild.toolchain.report import toolchain_report
+    from srcbuild.toolchain.session import open_session
+
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
+    assert recipe_sysroot(recipe, {}) is None
+    assert recipe_sysroot(recipe, {"SRCBUILD_PORTABLE": "1"}) == "2.17"
+    assert recipe_sysroot(recipe, {"SRCBUILD_PORTABLE": "1"}, portable=False) is None  # --no-portable
+    assert recipe_sysroot(recipe, {}, portable=True) == "2.17"
+
+    session = open_session(Paths.resolve(environ={"SRCBUILD_WORK_DIR": str(tmp_path)}), environ={})
+    host = HostFacts(gccs=(GccInstall(7, "7.5.0", Path("/usr/bin/gcc-7"), Path("/usr/bin/g++-7")),))
+    plain = toolchain_report(session, host, [recipe]).render()
+    portable = toolchain_report(session, host, [recipe], lambda r: recipe_sysroot(r, {}, portable=True)).render()
+    assert "CUDA 9.2 (runfile)" in plain and "gcc 7" not in plain  # the host's gcc-7 serves a plain build
+    assert "gcc 7 with sysroot glibc 2.17 (conda)" in " ".join(portable.split())
