@@ -12,7 +12,8 @@ A script, not a module srcbuild imports: it needs torch. Two modes:
 The launcher gives the rank: ``torchrun`` and ``torch.distributed.launch`` set ``RANK``,
 ``WORLD_SIZE``, ``MASTER_ADDR``/``MASTER_PORT`` (and ``LOCAL_RANK``, or pass ``--local_rank``
 before torch 1.10); ``mpirun`` sets ``OMPI_COMM_WORLD_*`` and the ``mpi`` backend needs no
-address. Kept compatible with Python 3.6 (the oldest a recipe may use).
+address. Kept compatible with Python 3.6 (the oldest a recipe may use). Its lines are written as
+``smoke_checks.py`` writes them, with that script's ``emit`` and ``report``.
 """
 
 import datetime
@@ -21,20 +22,10 @@ import os
 import sys
 import time
 
+from smoke_checks import emit, report  # the smoke script beside this one (the script's directory is on sys.path)
+
 TIMEOUT_S = 300
 TOLERANCE = 1e-6
-
-
-def emit(text):
-    """One line in one write: ranks share the pipe, and an unbuffered print() writes the text and
-    the newline separately, so two ranks' lines could end up on one."""
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
-
-
-def report(name, status, detail, seconds=0.0):
-    line = {"name": name, "status": status, "detail": detail, "seconds": round(seconds, 4)}
-    emit("SMOKE " + json.dumps(line))
 
 
 def probe():
