@@ -305,10 +305,10 @@ def check_portable(wheel: Path, floor: str) -> list[Finding]:
 
 def _symbols(needs: Sequence[Need]) -> str:
     """``memfd_create@GLIBC_2.27 (libtorch_cpu.so)``, at most five, then how many more."""
-    named = [
+    from srcbuild.verify.manylinux import listed
+
+    return listed(
         f"{symbol}@{need.version} ({need.library})" if symbol else need.text()
         for need in needs
         for symbol in (need.symbols or ("",))
-    ]
-    more = f" and {len(named) - 5} more" if len(named) > 5 else ""
-    return ", ".join(named[:5]) + more
+    )
