@@ -1,0 +1,156 @@
+"""Real upstream artifacts for the real tier, fetched from the package index pip is configured with.
+
+Each artifact is pinned by project, exact file name and sha256. It is downloaded once into
+``~/.cache/srcbuild-ci/real`` (``SRCBUILD_REAL_CACHE`` overrides it), kept there between runs,
+and checked against its sha256 every time it is handed out. Wheels come through
+``pip download --require-hashes`` (pip's own index configuration, proxies and certificates);
+sdists, which ``pip download`` would try to build, through the simple page of the index pip is
+configured with. Where nothing can be fetched, the test fails in CI (SRCBUILD_REQUIRE_TOOLS=1) and
+skips elsewhere, naming the artifact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html.parser
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import require_tool
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One pinned file of the package index."""
+
+    project: str
+    version: str
+    filename: str
+    sha256: str
+
+    @property
+    def is_wheel(self) -> bool:
+        return self.filename.endswith(".whl")
+
+
+# The pins the real tier shares; a test may also pass an Artifact of its own to fetch().
+TORCH_201_CU117 = Artifact(
+    "torch", "2.0.1", "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl",
+    "e617b1d0abaf6ced02dbb9486803abfef0d581609b09641b34fa315c9c40766d",
+)
+TORCH_SCATTER_212_SDIST = Artifact(
+    "torch-scatter", "2.1.2", "torch_scatter-2.1.2.tar.gz",
+    "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47",
+)
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("SRCBUILD_REAL_CACHE")
+    return Path(configured) if configured else Path.home() / ".cache" / "srcbuild-ci" / "real"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch(artifact: Artifact) -> Path:
+    """The artifact's path in the cache, downloaded first if it is not there (sha256-checked)."""
+    target = cache_dir() / artifact.filename
+    if target.exists() and sha256_of(target) == artifact.sha256:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fetch-") as tmp:
+        try:
+            got = _download_wheel(artifact, Path(tmp)) if artifact.is_wheel else _download_sdist(artifact, Path(tmp))
+        except (OSError, subprocess.CalledProcessError, ValueError) as exc:
+            got = None
+            reason = str(exc)
+        else:
+            reason = ""
+        require_tool(f"{artifact.filename} from the package index ({reason or 'not found'})", got)
+        assert got is not None
+        actual = sha256_of(got)
+        assert actual == artifact.sha256, f"{artifact.filename}: sha256 {actual}, pinned {artifact.sha256}"
+        os.replace(got, target)
+    return target
+
+
+def _download_wheel(artifact: Artifact, into: Path) -> Path | None:
+    requirement = into / "requirement.txt"
+    requirement.write_text(f"{artifact.project}=={artifact.version} --hash=sha256:{artifact.sha256}\n")
+    # The wheel's own tags decide what pip accepts, so ask for exactly those.
+    _name, _ver, python_tag, abi_tag, platform_tag = artifact.filename[: -len(".whl")].rsplit("-", 4)
+    argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+            "--require-hashes", "-r", str(requirement), "-d", str(into)]
+    for platform in platform_tag.split("."):
+        argv += ["--platform", platform]
+    if python_tag.startswith("cp") and abi_tag != "none":
+        argv += ["--python-version", python_tag[2:], "--implementation", "cp", "--abi", abi_tag]
+    # A constraints file in pip's configuration may cap a version this pin names exactly.
+    env = {**os.environ, "PIP_CONSTRAINT": ""}
+    subprocess.run(argv, check=True, env=env, capture_output=True, text=True)
+    path = into / artifact.filename
+    return path if path.exists() else None
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.hrefs.extend(value for key, value in attrs if key == "href" and value)
+
+
+def _index_urls() -> list[str]:
+    """The index pip is configured with (index-url, else pip's own default), then its extra indexes."""
+    listing = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
+    values: dict[str, str] = {}
+    for line in listing.splitlines():
+        key, _, value = line.partition("=")
+        values[key.split(".", 1)[-1]] = value.strip().strip("'\"")
+    if os.environ.get("PIP_INDEX_URL"):
+        values["index-url"] = os.environ["PIP_INDEX_URL"]
+    main = values.get("index-url") or json.loads(
+        subprocess.run(
+            [sys.executable, "-c", "import json; from pip._internal.models.index import PyPI; "
+             "print(json.dumps(PyPI.simple_url))"], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    extras = (os.environ.get("PIP_EXTRA_INDEX_URL") or values.get("extra-index-url", "")).split()
+    return [main, *extras]
+
+
+def _download_sdist(artifact: Artifact, into: Path) -> Path | None:
+    project = artifact.project.lower().replace("_", "-").replace(".", "-")
+    for index in _index_urls():
+        page_url = index.rstrip("/") + f"/{project}/"
+        try:
+            with urllib.request.urlopen(page_url, timeout=60) as response:
+                page = response.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            continue
+        parser = _Links()
+        parser.feed(page)
+        for href in parser.hrefs:
+            url = urllib.parse.urljoin(page_url, href)
+            if urllib.parse.unquote(urllib.parse.urlsplit(url).path).rsplit("/", 1)[-1] != artifact.filename:
+                continue
+            path = into / artifact.filename
+            with urllib.request.urlopen(url, timeout=120) as response, path.open("wb") as out:
+                shutil.copyfileobj(response, out)
+            return path
+    return None
