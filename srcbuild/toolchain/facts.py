@@ -87,8 +87,19 @@ class CudnnArchive:
 
 @dataclass(frozen=True)
 class Wheel:
+    """A wheel of the package index pinned by requirement (``name==version``), sha256 and size."""
+
     requirement: str
     sha256: str
+    size: int | None = None
+
+    @property
+    def project(self) -> str:
+        return self.requirement.split("==", 1)[0].strip()
+
+    @property
+    def version(self) -> str:
+        return self.requirement.split("==", 1)[1].strip() if "==" in self.requirement else ""
 
 
 @dataclass(frozen=True)
@@ -248,7 +259,7 @@ def parse_dir(directory: Path) -> ToolchainFacts:
             tuple(str(c) for c in d.get("components", ("main",))),
             str(d.get("keyring", "")),
             tuple(str(p) for p in d.get("packages", ())),
-            tuple(Wheel(str(w["requirement"]), str(w["sha256"])) for w in d.get("wheels", ())),
+            tuple(Wheel(str(w["requirement"]), str(w["sha256"]), _size(w.get("size"))) for w in d.get("wheels", ())),
             _size(d.get("download_size")),
             str(d.get("source", "")),
         )

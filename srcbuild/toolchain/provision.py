@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import HostError, UsageError
+from srcbuild.host.toolchain import missing_components
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import PROVIDERS, offers_for
 from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
@@ -45,8 +46,17 @@ def choose(request: Request, facts: ToolchainFacts, only: str | None = None, pre
     return offers[0]
 
 
+def incomplete(entry: Toolchain) -> tuple[str, ...]:
+    """The components of the complete-home contract a provisioned CUDA home lacks (one made before
+    its route laid them in); empty for every other tool."""
+    if entry.name != "cuda":
+        return ()
+    return missing_components(entry.prefix, entry.facts.get("nvcc") or entry.version)
+
+
 def existing(request: Request, store: ToolchainStore, only: str | None = None) -> Toolchain | None:
-    """A provisioned prefix that already serves ``request`` (any provider unless ``only``)."""
+    """A provisioned prefix that already serves ``request`` (any provider unless ``only``); a CUDA
+    home lacking part of the complete-home contract does not."""
     if request.tool == "cudnn":
         for entry in store.entries():
             if entry.name == "cudnn" and entry.provider == (only or entry.provider):
@@ -58,7 +68,8 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         return store.find("nccl", f"{request.version}-sm{archs}", only)
-    return store.find(name, request.store_version, only)
+    found = store.find(name, request.store_version, only)
+    return None if found is not None and incomplete(found) else found
 
 
 def provision(
@@ -82,6 +93,12 @@ def provision(
 
     def create(target: Path, final: Path) -> Provisioned:
         return provider.provision(offer, facts, target, final, ctx)
+
+    stale = store.find(offer.name, offer.version, offer.provider)
+    if stale is not None and stale.version == offer.version and incomplete(stale):
+        if ctx.stream is not None:
+            print(f"{stale.prefix} lacks {', '.join(incomplete(stale))}: provisioning it again", file=ctx.stream)
+        store.remove(stale.name, stale.version, stale.provider)
 
     toolchain, reused = store.ensure(offer.name, offer.version, offer.provider, create)
     return Outcome(toolchain, reused, offer)
