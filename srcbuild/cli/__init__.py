@@ -36,6 +36,7 @@ COMMANDS = {
     "plan": "srcbuild.cli.build:plan_command",
     "torch": "srcbuild.cli.build:torch_command",
     "torchvision": "srcbuild.cli.build:torchvision_command",
+    "ext": "srcbuild.cli.ext:ext_command",
     "verify": "srcbuild.cli.verify:verify_command",
     "smoke": "srcbuild.cli.verify:smoke_command",
     "cache": "srcbuild.cli.cache:cache_group",

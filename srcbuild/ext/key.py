@@ -4,7 +4,8 @@ The request fingerprint is the sha256 (hex) of the canonical JSON (``cache.key.c
 of ``ExtKeyInputs.to_json()``::
 
     {"schema": 1,                                  # EXT_SCHEMA; bump it on any change below
-     "package": "ext:torch-scatter",               # "ext:" + the normalized project name
+     "kind": "extension",                          # no torch/torchvision key has it
+     "package": "torch-scatter",                   # the normalized project name (the wheel's)
      "source": {"sdist": "torch_scatter-2.1.2.tar.gz", "sha256": ..}
                or {"git": URL, "commit": <40 hex>},  # what was compiled, by content
      "against": "sha256:<hex>" or "record-sha256:<hex>",   # the torch wheel's identity
@@ -30,7 +31,7 @@ from typing import Any
 from srcbuild.cache.key import canonical_json, filter_build_env
 
 EXT_SCHEMA = 1
-PACKAGE_PREFIX = "ext:"
+KIND = "extension"
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,12 @@ class ExtKeyInputs:
 
     @property
     def package(self) -> str:
-        return PACKAGE_PREFIX + self.name
+        return self.name
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": self.schema,
+            "kind": KIND,
             "package": self.package,
             "source": dict(self.source),
             "against": self.against,

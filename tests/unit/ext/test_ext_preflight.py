@@ -71,7 +71,7 @@ def test_the_key_counts_the_torch_the_source_and_the_variables_not_speed_or_path
     fp = ext_fingerprint(_inputs())
     # FORCE_CUDA follows the recipe's CUDA (hashed as "cuda"); a path or MAX_JOBS changes no binary
     assert _inputs().to_json()["build_env"] == {"MMCV_WITH_OPS": "1"}
-    assert _inputs().to_json()["package"] == "ext:torch-scatter"
+    assert (_inputs().to_json()["package"], _inputs().to_json()["kind"]) == ("torch-scatter", "extension")
     assert ext_fingerprint(_inputs(build_env={"MMCV_WITH_OPS": "1", "MAX_JOBS": "16"})) == fp
     for change in (
         {"against": "sha256:dd"},
