@@ -48,30 +48,54 @@ def _prepare(requirement: str, kw: dict[str, Any]) -> Any:
 
 
 @click.command("ext")
-@click.argument("requirement", metavar="NAME[==VERSION]|git+URL@REF")
+@click.argument("requirement", metavar="NAME[==VERSION]|git+URL@REF", required=False)
 @build_options
 @torch_options
+@click.option("--all", "build_all", is_flag=True, help="Build every extension the recipe lists ([[extensions]]).")
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
-def ext_command(requirement: str, resume: bool, as_json: bool, **kw: Any) -> int:
+def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a PyTorch extension's wheel (torch-scatter, mmcv, ...) from its sdist or git source,
-    with the recipe's toolchain and archs, against one torch; verify and cache it."""
+    with the recipe's toolchain and archs, against one torch; verify and cache it. The wheel's
+    path is the last line (one line per extension with --all)."""
     from srcbuild.ext.run import run_ext
+    from srcbuild.recipe import RecipeCatalog
 
-    prepared = _prepare(requirement, kw)
-    console = make_console(stderr=as_json, progress=True)
-    result = run_ext(prepared, command_environ(), console, resume=resume)
-    wheel = result.wheel
-    if wheel is None:
-        raise UsageError(f"the build of {requirement} made no wheel", "read the build step's log")
-    if kw.get("output_dir"):
-        wheel = copy_wheel(wheel, Path(kw["output_dir"]))
-    if as_json:
-        print_json({**result.to_json(), "fingerprint": prepared.fingerprint, "torch": prepared.identity.to_json(),
-                    **({"output": str(wheel)} if wheel != result.wheel else {})})
+    if build_all == (requirement is not None):
+        raise UsageError(
+            "name one extension, or pass --all for the recipe's [[extensions]]",
+            "srcbuild ext torch-scatter==2.1.2 --recipe R, or srcbuild ext --all --recipe R",
+        )
+    if build_all:
+        recipe = RecipeCatalog(resolve_paths(kw["work_dir"], kw["cache_dir"])).load(kw["recipe"])
+        if not recipe.extensions:
+            raise UsageError(
+                f"recipe {recipe.name} lists no extensions",
+                'add [[extensions]] tables (name = "torch-scatter", version = "2.1.2") to '
+                f"{recipe.path or recipe.name}",
+            )
+        wanted = [e.requirement for e in recipe.extensions]
     else:
-        click.echo(str(wheel))
+        assert requirement is not None
+        wanted = [requirement]
+    console = make_console(stderr=as_json, progress=True)
+    results = []
+    for item in wanted:
+        prepared = _prepare(item, kw)
+        result = run_ext(prepared, command_environ(), console, resume=resume)
+        wheel = result.wheel
+        if wheel is None:
+            raise UsageError(f"the build of {item} made no wheel", "read the build step's log")
+        if kw.get("output_dir"):
+            wheel = copy_wheel(wheel, Path(kw["output_dir"]))
+        results.append({**result.to_json(), "fingerprint": prepared.fingerprint,
+                        "torch": prepared.identity.to_json(),
+                        **({"output": str(wheel)} if wheel != result.wheel else {})})
+        if not as_json:
+            click.echo(str(wheel))
+    if as_json:
+        print_json(results[0] if not build_all else {"extensions": results})
     return 0
 
 
@@ -81,7 +105,7 @@ def plan_ext(requirement: str, fmt: str, kw: dict[str, Any]) -> int:
     from srcbuild.plan.render import render
 
     prepared = _prepare(requirement, kw)
-    findings = (*prepared.build.base.findings, *prepared.findings)
+    findings = prepared.findings
     shown = [f for f in findings if f.severity is not Severity.INFO]
     stop = refusal(findings, kw.get("ignore_preflight", False))
     if stop is not None:

@@ -10,6 +10,8 @@ pip never replaces it), verification and the cache.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
@@ -102,7 +104,9 @@ def make_ext_plan(b: ExtBuild) -> Plan:
         package=b.request.name,
         recipe=r.recipe.name,
         version=b.sdist.version if b.sdist else (b.request.git_ref or ""),
-        settings=r.settings,
+        settings=tuple(
+            replace(s, value=b.request.name, source="command line") if s.name == "package" else s for s in r.settings
+        ),
         steps=tuple(steps),
         env=b.env_changes,
         checkout=b.source_dir,
@@ -110,7 +114,6 @@ def make_ext_plan(b: ExtBuild) -> Plan:
         dist_dir=b.dist_dir,
         keep_build=r.keep_build,
         system_alternatives=r.compiler.system,
-        findings=r.findings,
         resolved=r,
     )
 

@@ -28,7 +28,7 @@ from srcbuild.findings import Finding
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
 from srcbuild.recipe import Recipe
-from srcbuild.resolve import BuildOptions
+from srcbuild.resolve import BuildOptions, ResolvedBuild
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,19 @@ def prepare_ext(
         python_abi=python_abi_tag(recipe.toolchain.python), gcc=recipe.toolchain.gcc,
         cuda=recipe.toolchain.cuda, platform=base.platform,
     )
+    findings = (*recipe_findings(base), *findings)
     return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+
+
+# The recipe's compatibility findings that bear on an extension: the compiler and CUDA pins and the
+# archs (nvcc and gcc must accept them); not those about building torch itself (its tag, patches, MPI).
+EXT_RULE_FIELDS = ("toolchain.gcc", "toolchain.cuda", "gpu.arch", "gpu.ptx", "build.env")
+
+
+def recipe_findings(base: ResolvedBuild) -> tuple[Finding, ...]:
+    """The host findings and the recipe rule findings an extension build shares with torch's."""
+    rules = tuple(f for f in base.rule_findings if f.field in EXT_RULE_FIELDS)
+    return (*rules, *base.host_findings)
 
 
 def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console, resume: bool = False) -> Any:

@@ -23,7 +23,7 @@ class ExtContext(BuildContext):
 
     ext: Any = None  # srcbuild.ext.resolve.ExtBuild
     identity: Any = None  # srcbuild.ext.torch.TorchIdentity
-    ext_findings: tuple[Finding, ...] = ()
+    ext_findings: tuple[Finding, ...] = ()  # the recipe's host and toolchain findings, then the torch's
     inputs: Any = None  # srcbuild.ext.key.ExtKeyInputs
     nvcc_version: str | None = None
 
@@ -39,7 +39,7 @@ def preflight(ex: Executor) -> None:
 
     ctx = _ctx(ex)
     ex.console.print(f"    {ctx.identity.describe()}", markup=False, highlight=False)
-    findings = (*ctx.resolved.findings, *ctx.ext_findings)
+    findings = ctx.ext_findings
     for f in findings:
         if f.severity is not Severity.INFO:
             ex.console.print(f.render(), markup=False, highlight=False)
