@@ -56,9 +56,10 @@ def _prepare(requirement: str, kw: dict[str, Any]) -> Any:
 @output_dir_option
 @json_option
 def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json: bool, **kw: Any) -> int:
-    """Build a PyTorch extension's wheel (torch-scatter, mmcv, ...) from its sdist or git source,
-    with the recipe's toolchain and archs, against one torch; verify and cache it. The wheel's
-    path is the last line (one line per extension with --all)."""
+    """Build a PyTorch extension (torch-scatter, mmcv, ...) for a recipe's GPUs against one torch.
+
+    The extension's sdist (or git source) is compiled with the recipe's toolchain and archs,
+    verified and cached. The wheel's path is the last line (one line per extension with --all)."""
     from srcbuild.ext.run import run_ext
     from srcbuild.recipe import RecipeCatalog
 
