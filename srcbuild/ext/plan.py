@@ -148,7 +148,7 @@ def _source_step(b: ExtBuild) -> Step:
 
 def _build_step(b: ExtBuild) -> Step:
     source = str(b.root / b.sdist.filename) if b.sdist is not None else str(b.source_dir)
-    argv = [str(b.python), "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-cache-dir",
+    argv = [str(b.python), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--no-cache-dir",
             "-c", str(b.constraints), "-w", str(b.dist_dir)]
     for option in b.options:
         argv += ["--config-settings", f"--build-option={option}"]

@@ -62,8 +62,8 @@ def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
     install = plan.step("install-torch").commands[0].argv
     assert install[-2:] == ("--no-index", str(b.torch.wheel))
     (build,) = plan.step("build").commands
-    assert build.argv[1:7] == ("-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-cache-dir")
-    assert ("-c", str(b.constraints)) == build.argv[7:9]
+    assert build.argv[1:8] == ("-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--no-cache-dir")
+    assert ("-c", str(b.constraints)) == build.argv[8:10]
     assert build.argv[-1] == str(b.root / "torch_scatter-2.1.2.tar.gz")
     constraints = plan.step("constraints").commands[0].argv
     assert constraints[-1] == "torch==2.0.1"
