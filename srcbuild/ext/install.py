@@ -10,6 +10,7 @@ constraints file pinning the environment's torch, so pip never replaces it.
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,13 +96,13 @@ def install_ext(
     entry.check()  # a wheel changed on disk since it was stored is never installed
     if dry_run:
         return ExtInstall(project, recipe.name, entry.wheel_path, python, str(torch["version"]), False)
-    constraints = cache.root / "staging" / f"torch-{torch['version']}.constraints.txt"
-    constraints.parent.mkdir(parents=True, exist_ok=True)
-    constraints.write_text(f"torch=={torch['version']}\n", encoding="utf-8")
-    argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-c", str(constraints)]
-    if no_deps:
-        argv.append("--no-deps")
-    result = proc.run([*argv, str(entry.wheel_path)], env=environ, echo=echo)
+    with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as tmp:
+        constraints = Path(tmp) / "constraints.txt"
+        constraints.write_text(f"torch=={torch['version']}\n", encoding="utf-8")
+        argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-c", str(constraints)]
+        if no_deps:
+            argv.append("--no-deps")
+        result = proc.run([*argv, str(entry.wheel_path)], env=environ, echo=echo)
     if not result.ok:
         tail = "\n".join(result.tail[-5:])
         raise StepFailed(
