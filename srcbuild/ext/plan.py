@@ -67,10 +67,17 @@ def make_ext_plan(b: ExtBuild) -> Plan:
             id="install-torch",
             title=f"Install torch {b.torch.version} into the build environment",
             why="the extension's setup.py imports torch and compiles against its headers and libraries",
-            commands=(Command(
-                (py, "-m", "pip", "install", "--no-deps", "--force-reinstall", "--no-index", str(b.torch.wheel)),
-                f"this exact wheel ({b.torch.origin}), never one from an index",
-            ),),
+            commands=(
+                Command(
+                    (py, "-m", "pip", "install", "--no-deps", "--force-reinstall", "--no-index", str(b.torch.wheel)),
+                    f"this exact wheel ({b.torch.origin}), never one from an index",
+                ),
+                Command(
+                    (py, "-m", "pip", "install", str(b.torch.wheel)),
+                    "the libraries it needs to import (for a CUDA torch from the index: NVIDIA's CUDA library "
+                    "wheels), from the index pip is configured with; torch itself is already this wheel",
+                ),
+            ),
         ))
     arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, b.python)
     if arches is not None:

@@ -245,17 +245,17 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         "compiler_cache": Field(str, "compiler launcher: sccache, ccache or none", _compiler_cache),
         "portable": Field(bool, "build against conda-forge's glibc 2.17 sysroot and tag the wheel manylinux"),
     },
+    "env": {
+        "conda": Field(list, "extra conda packages (match specs)", item_kind=str),
+        "channels": Field(list, "conda channels, highest priority first", item_kind=str),
+        "pip": Field(list, "extra pip requirements", item_kind=str),
+    },
     "extensions": Field(
         list,
         "PyTorch extensions srcbuild ext --all builds: [[extensions]] name, version or git",
         item_kind=dict,
         item_check=_extension,
     ),
-    "env": {
-        "conda": Field(list, "extra conda packages (match specs)", item_kind=str),
-        "channels": Field(list, "conda channels, highest priority first", item_kind=str),
-        "pip": Field(list, "extra pip requirements", item_kind=str),
-    },
 }
 
 REQUIRED = ("torch.tag", "toolchain.python", "toolchain.gcc", "toolchain.cuda")
