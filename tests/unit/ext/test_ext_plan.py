@@ -28,7 +28,7 @@ cuda = "11.8"
 [gpu]
 arch = ["3.5", "3.7"]
 [build]
-env = { WITH_METIS = "0" }
+env = { USE_NCCL = "0" }
 """
 
 
@@ -78,7 +78,7 @@ def test_the_variables_are_the_recipes_compiler_cuda_and_archs_plus_the_packages
     assert final["FORCE_CUDA"] == "1"
     assert final["MAX_JOBS"] == "2"
     assert final["CUDA_HOME"] == "/opt/cuda-11.8"
-    assert final["WITH_METIS"] == "0"  # the recipe's [build] env
+    assert final["USE_NCCL"] == "0"  # the recipe's [build] env
     assert final["CUDAHOSTCXX"].endswith("/g++") and final["CC"].endswith("/gcc")
     # torch's own build variables stay with torch
     assert not {"USE_CUDNN", "BUILD_TEST", "PYTORCH_BUILD_VERSION", "USE_MPI"} & set(final)
