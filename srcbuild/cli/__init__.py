@@ -45,6 +45,7 @@ COMMANDS = {
     "work": "srcbuild.cli.work:work_group",
     "toolchain": "srcbuild.cli.toolchain:toolchain_group",
     "container": "srcbuild.cli.container:container_group",
+    "mirror": "srcbuild.cli.mirror:mirror_group",
 }
 
 
