@@ -26,6 +26,7 @@ from srcbuild.cli.common import (
     resolve_paths,
     resume_command,
 )
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console, output_width, wrap_text
 from srcbuild.errors import SrcbuildError, UsageError
 from srcbuild.findings import Severity
@@ -191,6 +192,7 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
 
 @click.command("torch")
 @build_options
+@mirror_dir_option(lambda kw: ("torch",))
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
@@ -201,6 +203,7 @@ def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 @click.command("torchvision")
 @build_options
+@mirror_dir_option(lambda kw: ("torch", "torchvision"))
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
@@ -213,6 +216,7 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.argument("package", type=click.Choice((*PACKAGE_NAMES, "ext")))
 @click.argument("requirement", required=False, metavar="[NAME[==VERSION]]")
 @build_options
+@mirror_dir_option(lambda kw: ())
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
 @click.option("--torch", "torch_version", default=None, help="ext: build against this torch version from the index.")
 @click.option("--torch-wheel", default=None, type=click.Path(dir_okay=False), help="ext: against this torch wheel.")
