@@ -202,8 +202,8 @@ class ElfStream:
                     else:  # the header continues in the next chunk: start the want with what is here
                         self._seq += 1
                         self._partial[self._seq] = bytearray(data[at:])
-                        on = functools.partial(self._on_container, offset)
-                        heapq.heappush(self._wants, (offset, _CONTAINER.size, self._seq, on))
+                        want: Want = (offset, _CONTAINER.size, self._seq, functools.partial(self._on_container, offset))
+                        heapq.heappush(self._wants, want)
                 at = max(at + 1, self._skip_until - base)
         self._tail = data[-(_CONTAINER.size - 1) :]
 
