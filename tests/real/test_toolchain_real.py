@@ -98,14 +98,15 @@ message(STATUS "cuDNN ${{CUDNN_VERSION}} include ${{CUDNN_INCLUDE_PATH}} library
 @dataclass
 class Ran:
     rc: int
-    out: str
+    out: str  # stdout and stderr
     seconds: float
+    stdout: str
 
 
 def run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Ran:
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, env=env or dict(os.environ), cwd=cwd, check=False)
-    ran = Ran(done.returncode, done.stdout + done.stderr, time.monotonic() - started)
+    ran = Ran(done.returncode, done.stdout + done.stderr, time.monotonic() - started, done.stdout)
     print(f"{' '.join(Path(a).name if '/' in a else a for a in argv[:4])}: {ran.seconds:.0f} s (exit {ran.rc})")
     return ran
 
@@ -129,7 +130,7 @@ def installed(*argv: str) -> dict[str, object]:
     """``srcbuild toolchain install ARGV --json``: the one toolchain it reports."""
     ran = srcbuild("toolchain", "install", *argv, "--json")
     assert ran.rc == 0, ran.out[-3000:]
-    [entry] = json.loads(ran.out[ran.out.index("[") :])
+    [entry] = json.loads(ran.stdout)
     return entry
 
 
@@ -162,8 +163,16 @@ def library_path(cuda_home: Path, *prefixes: dict[str, object]) -> str:
 
 
 @pytest.fixture(scope="session")
-def extension(tmp_path_factory: pytest.TempPathFactory, venv: Path, cuda_home: Path, gcc11: Path) -> Path:
-    """The extension's wheel, built once for 3.5 and 3.7 (one nvcc call with both archs)."""
+def extension(
+    tmp_path_factory: pytest.TempPathFactory,
+    venv: Path,
+    cuda_home: Path,
+    gcc11: Path,
+    cudnn85: dict[str, object],
+    nccl214: dict[str, object],
+) -> Path:
+    """The extension's wheel, built once for 3.5 and 3.7 (one nvcc call with both archs); the build
+    imports torch, whose libraries come from the provisioned home and prefixes."""
     src = tmp_path_factory.mktemp("kepler_probe")
     (src / "kepler_probe.cu").write_text(EXTENSION)
     (src / "setup.py").write_text(SETUP.format(gcc=gcc11))
@@ -176,6 +185,7 @@ def extension(tmp_path_factory: pytest.TempPathFactory, venv: Path, cuda_home: P
         "CC": str(gcc11),
         "CXX": str(gxx),
         "MAX_JOBS": "2",
+        "LD_LIBRARY_PATH": library_path(cuda_home, cudnn85, nccl214),
     }
     python = str(venv / "bin" / "python")
     ran = run([python, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(src / "dist"),
@@ -194,9 +204,10 @@ def test_verify_finds_sass_for_35_and_37(extension: Path, cuda_home: Path) -> No
     ran = srcbuild("verify", str(extension), "--arch", "3.5", "--arch", "3.7", "--cuda-home", str(cuda_home),
                    "--no-host-mpi", "--json")
     assert ran.rc == 0, ran.out[-3000:]
-    report = json.loads(ran.out[ran.out.index("{") :])
-    [library] = [lib for lib in report["libraries"] if lib["kernels"]["sass"]]
-    assert {"3.5", "3.7"} <= set(library["kernels"]["sass"]), library
+    report = json.loads(ran.stdout)
+    [library] = report["libraries"]
+    assert library["library"].startswith("kepler_probe") and {"3.5", "3.7"} <= set(library["sass"]), library
+    assert {c["cc"]: c["via"] for c in report["coverage"]} == {"3.5": "SASS sm_35", "3.7": "SASS sm_37"}
 
 
 def test_it_imports_next_to_torch_with_the_provisioned_libraries(
