@@ -94,6 +94,10 @@ def disk_full(exc: OSError, path: Path) -> DiskFull | None:
     )
 
 
+class MirrorMissing(HostError):
+    """A command told to take every download from a mirror directory found a piece it lacks."""
+
+
 class StepFailed(SrcbuildError):
     """A build step ran and failed."""
 
