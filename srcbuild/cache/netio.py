@@ -109,6 +109,7 @@ class _SameOrigin(urllib.request.HTTPRedirectHandler):
         target = headers.get("location") or headers.get("uri") or ""
         newurl = urljoin(req.full_url, target)
         if origin(newurl) != self.session.origin:
+            self.session.off_origin = newurl
             raise CacheIntegrityError(
                 f"{req.full_url[:200]}: the server redirects to {newurl[:200]}, off the remote's server; not followed",
                 f"point --remote at the server that holds the files ({self.session.label})",
@@ -163,6 +164,7 @@ class Session:
         self.sockets: list[socket.socket] = []
         self.expired = False
         self.over_budget = False
+        self.off_origin: str | None = None  # where the last refused redirect pointed
         self._opener = urllib.request.build_opener(_SameOrigin(self), _Http(self), _Https(self))
 
     @contextlib.contextmanager
@@ -210,6 +212,7 @@ class Session:
             )
         self.count_request(url)
         self.sockets = []
+        self.off_origin = None
         with self._watchdog(self.limits.deadline):
             try:
                 response: http.client.HTTPResponse = self._opener.open(url, timeout=self.limits.read_timeout)

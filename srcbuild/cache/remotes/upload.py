@@ -68,6 +68,10 @@ class UploadIndexRemote:
         try:
             with contextlib.closing(self.session.open(url)) as response:
                 return self.session.read(response, limit, f"{url[:200]} ({what})")
+        except CacheIntegrityError:
+            if self.session.off_origin is not None:  # pypiserver sends projects it lacks to another index
+                return None
+            raise
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 return None
