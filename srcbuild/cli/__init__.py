@@ -56,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "srcbuild.cli.build:torchvision_command",
         "Build a torchvision wheel against the recipe's torch wheel (built first when missing).",
     ),
+    "ext": (
+        "srcbuild.cli.ext:ext_command",
+        "Build a PyTorch extension (torch-scatter, mmcv, ...) for a recipe's GPUs against one torch.",
+    ),
     "verify": (
         "srcbuild.cli.verify:verify_command",
         "Check WHEEL without a GPU: CUDA kernels per compute capability, MPI, tags, CUDA runtime, version.",
