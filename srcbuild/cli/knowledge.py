@@ -15,7 +15,7 @@ from srcbuild.errors import UsageError, VerificationFailed
 
 @click.group("knowledge")
 def knowledge_group() -> None:
-    """The compatibility knowledge: facts read from upstream's own binaries."""
+    """The compatibility knowledge: facts read from upstream's wheels, checked against the tables."""
 
 
 @knowledge_group.command("scan")
