@@ -30,6 +30,9 @@ from srcbuild.host.toolchain import missing_components
 pytestmark = [pytest.mark.real, pytest.mark.integration]
 
 TORCH_DEPS = ("filelock", "typing-extensions", "sympy", "networkx", "jinja2", "setuptools", "wheel")
+# libtorch_cuda.so of the cu117 wheel links libcupti.so.11.7, a soname no CUDA 11.8 home has: torch's
+# own pin of it (11.8 MB) is installed beside torch; every other library comes from the provisioned ones
+CUPTI_117 = "nvidia-cuda-cupti-cu11==11.7.101"
 
 EXTENSION = r"""
 #include <torch/extension.h>
@@ -153,13 +156,15 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # torch's own cu11 library wheels are left out: the provisioned home and prefixes serve them
     ran = run([*pip, "--no-deps", str(fetch(TORCH_201_CU117))], env=no_cap)
     assert ran.rc == 0, ran.out[-3000:]
-    ran = run([*pip, *TORCH_DEPS], env=no_cap)
+    ran = run([*pip, *TORCH_DEPS, CUPTI_117], env=no_cap)
     assert ran.rc == 0, ran.out[-3000:]
     return prefix
 
 
-def library_path(cuda_home: Path, *prefixes: dict[str, object]) -> str:
-    return os.pathsep.join([str(cuda_home / "lib"), *(str(Path(str(p["prefix"])) / "lib64") for p in prefixes)])
+def library_path(venv: Path, cuda_home: Path, *prefixes: dict[str, object]) -> str:
+    cupti = next(venv.glob("lib/python3*/site-packages/nvidia/cuda_cupti/lib"))
+    homes = [str(cuda_home / "lib"), *(str(Path(str(p["prefix"])) / "lib64") for p in prefixes)]
+    return os.pathsep.join([*homes, str(cupti)])
 
 
 @pytest.fixture(scope="session")
@@ -185,7 +190,7 @@ def extension(
         "CC": str(gcc11),
         "CXX": str(gxx),
         "MAX_JOBS": "2",
-        "LD_LIBRARY_PATH": library_path(cuda_home, cudnn85, nccl214),
+        "LD_LIBRARY_PATH": library_path(venv, cuda_home, cudnn85, nccl214),
     }
     python = str(venv / "bin" / "python")
     ran = run([python, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(src / "dist"),
@@ -216,7 +221,7 @@ def test_it_imports_next_to_torch_with_the_provisioned_libraries(
     python = str(venv / "bin" / "python")
     ran = run([python, "-m", "pip", "install", "-q", "--no-deps", str(extension)])
     assert ran.rc == 0, ran.out
-    env = {**os.environ, "LD_LIBRARY_PATH": library_path(cuda_home, cudnn85, nccl214)}
+    env = {**os.environ, "LD_LIBRARY_PATH": library_path(venv, cuda_home, cudnn85, nccl214)}
     code = ("import torch, kepler_probe; print(torch.__version__, torch.version.cuda, "
             "torch.backends.cudnn.version(), kepler_probe.cublas_major())")
     ran = run([python, "-c", code], env=env, cwd=venv)
