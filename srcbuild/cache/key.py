@@ -60,14 +60,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
-import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from srcbuild.errors import RecipeError, UsageError
+from srcbuild.files import sha256_file
+from srcbuild.host.platform import host_platform_tag
 from srcbuild.recipe.model import Recipe, SourcePin
 
 if TYPE_CHECKING:
@@ -135,44 +134,12 @@ IGNORED_BUILD_VARS = frozenset(
 COMPILER_CACHE_PREFIXES = ("SCCACHE_", "CCACHE_")
 
 
-def host_platform_tag() -> str:
-    """This machine's wheel platform tag, ``linux_x86_64`` (``sysconfig.get_platform()``, PEP 425).
-
-    The C library is not part of it (see the module docstring; ``host_libc`` names it)."""
-    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
-
-
-def host_libc() -> str:
-    """This machine's C library, ``glibc2.36``: ``os.confstr("CS_GNU_LIBC_VERSION")`` with
-    ``platform.libc_ver()`` as a fallback; empty when neither says."""
-    libc = ""
-    try:
-        text = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (AttributeError, ValueError, OSError):
-        text = ""
-    if text.startswith("glibc "):
-        libc = "glibc" + text.split()[1]
-    else:
-        name, version = platform.libc_ver()
-        if name and version:
-            libc = f"{name}{version}"
-    return libc
-
-
 def python_abi_tag(python: str) -> str:
     """``"3.8"`` -> ``"cp38"`` (CPython, the only interpreter torch builds for)."""
     parts = python.split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
         raise UsageError(f"python version {python!r} is not of the form 3.8", "write toolchain.python as major.minor")
     return f"cp{parts[0]}{parts[1]}"
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(chunk), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def canonical_json(data: Any) -> bytes:

@@ -6,8 +6,6 @@ the build commands run that same plan. The wheel's path is the last line a build
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +26,7 @@ from srcbuild.cli.common import (
 )
 from srcbuild.console import make_console, output_width, wrap_text
 from srcbuild.errors import SrcbuildError
+from srcbuild.files import copy_atomic
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
@@ -183,9 +182,7 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
     """Copy the finished wheel into ``directory`` (a temporary name renamed into place)."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / wheel.name
-    tmp = directory / f".{wheel.name}.{os.getpid()}.tmp"
-    shutil.copyfile(wheel, tmp)
-    tmp.replace(target)
+    copy_atomic(wheel, target)
     return target
 
 

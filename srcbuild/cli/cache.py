@@ -10,7 +10,7 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from srcbuild.cache.maintenance import entry_size, gc, human_size, parse_size, verify_store
+from srcbuild.cache.maintenance import entry_size, gc, parse_size, verify_store
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
 from srcbuild.cache.signing import TrustPolicy, signing_key_path
@@ -19,6 +19,7 @@ from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
+from srcbuild.files import human_size
 from srcbuild.paths import default_config_dir
 
 F = TypeVar("F", bound=Callable[..., Any])

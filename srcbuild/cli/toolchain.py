@@ -10,8 +10,9 @@ import click
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
+from srcbuild.files import human_size
 from srcbuild.paths import Paths
-from srcbuild.toolchain.download import MIRROR_VAR, human_size
+from srcbuild.toolchain.download import MIRROR_VAR
 from srcbuild.toolchain.providers.base import TOOLS, Request
 from srcbuild.toolchain.provision import Outcome, provision
 from srcbuild.toolchain.session import Session, open_session

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
-from srcbuild.execute.work import find_wheel
+from srcbuild.execute.handlers import find_wheel
 from srcbuild.resolve import ResolvedBuild
 
 if TYPE_CHECKING:

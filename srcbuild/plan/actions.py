@@ -3,7 +3,7 @@
 Each action is frozen data made by the planner: ``describe()`` is the line ``srcbuild plan`` shows,
 ``args()`` its inputs in the JSON plan, ``shell()`` the equivalent bash lines for
 ``--format shell`` (empty where there is none: srcbuild's own checks become a comment), and
-``run(ex, step, log)`` does it. ``run`` imports its doing from ``srcbuild.execute.work`` only when
+``run(ex, step, log)`` does it. ``run`` imports its doing from ``srcbuild.execute.handlers`` only when
 called, so building and printing a plan loads nothing of the executor.
 
 A ``SkipCondition`` is asked first: a step whose work is already on disk is skipped, and the
@@ -72,7 +72,7 @@ class Preflight(Action):
         return {"ignore": "1" if self.ignore else ""}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.preflight(ex)
 
@@ -92,7 +92,7 @@ class TorchWheel(Action):
         return {"dest": str(self.dest)}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.torch_wheel(ex, self.dest)
 
@@ -109,7 +109,7 @@ class SyncSources(Action):
         return f"run the commands below that {self.sync.checkout} still needs (all of them on a first build)"
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.sync_sources(ex, self.sync, step, log)
 
@@ -127,7 +127,7 @@ class VerifySources(Action):
         return {"checkout": str(self.sync.checkout), "commit": pin.commit or "", "tag": pin.tag}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.verify_sources(ex, self.sync)
 
@@ -151,7 +151,7 @@ class ApplyPatches(Action):
         return {"checkout": str(self.patches.checkout)}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.apply_patches(ex, self.patches, step, log)
 
@@ -175,7 +175,7 @@ class CheckEnv(Action):
         return self.shell_lines
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.check_env(ex, self.prefix, self.python)
 
@@ -205,7 +205,7 @@ class EnsureEnv(Action):
         return self.shell_lines
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.ensure_env(ex, log)
 
@@ -227,7 +227,7 @@ class Provision(Action):
         return tuple(p.command() for p in self.planned)
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.provision(ex, self.planned, log)
 
@@ -252,7 +252,7 @@ class CheckBuildTree(Action):
         return self.shell_lines
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.check_build_tree(ex, self)
 
@@ -272,7 +272,7 @@ class CheckLocalChanges(Action):
         return {"checkout": str(self.sync.checkout)}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.check_local_changes(ex, self)
 
@@ -291,7 +291,7 @@ class CompilerCacheStart(Action):
         return {"kind": self.config.kind, "url": self.config.url or "", "dist": self.config.dist_scheduler or ""}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.compiler_cache_start(ex, self.config, log)
 
@@ -310,7 +310,7 @@ class CompilerCacheStats(Action):
         return {"kind": self.config.kind}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.compiler_cache_stats(ex, self.config)
 
@@ -328,7 +328,7 @@ class VerifyWheel(Action):
         return {"dist": str(self.dist), "pattern": self.pattern}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.verify_wheel(ex, self.dist, self.pattern)
 
@@ -382,7 +382,7 @@ class CacheWheel(Action):
         return {"dist": str(self.dist), "pattern": self.pattern}
 
     def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
+        from srcbuild.execute import handlers as work
 
         work.cache_wheel(ex, self.dist, self.pattern)
 

@@ -14,7 +14,6 @@ changes the recipe no longer asks for: ``pending()`` refuses and says to re-sync
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import StepFailed
+from srcbuild.files import sha256_file
 
 MARKER = "srcbuild-patches"
 # Both scripts take the marker file, then `label sha256 file` per patch, and skip a patch the marker
@@ -46,9 +46,10 @@ APPLY_ONCE = (
 _ENV = EnvChanges()
 
 
-def sha256_file(path: Path) -> str:
+def patch_sha256(path: Path) -> str:
+    """A patch file's sha256; a step failure naming the patch when it cannot be read."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError as exc:
         raise StepFailed(f"patch {path}: cannot read it: {exc.strerror}", "check the recipe's build.patches") from None
 
@@ -89,7 +90,7 @@ class PatchSet:
         """``label sha256 file`` for patches 1..upto, the arguments of the scripts above."""
         out: list[str] = []
         for i, (path, label) in enumerate(zip(self.patch_files[:upto], self.labels[:upto])):
-            out += [label, self.digests[i] if self.digests is not None else sha256_file(path), str(path)]
+            out += [label, self.digests[i] if self.digests is not None else patch_sha256(path), str(path)]
         return tuple(out)
 
     def check_commands(self) -> list[Command]:
@@ -134,7 +135,7 @@ class PatchSet:
         recorded = self.recorded(environ)
         wanted = dict(zip(self.labels, self.patch_files))
         stale = [label for label in recorded if label not in wanted]
-        changed = [x for x, path in wanted.items() if x in recorded and recorded[x] != sha256_file(path)]
+        changed = [x for x, path in wanted.items() if x in recorded and recorded[x] != patch_sha256(path)]
         if stale or changed:
             reasons = [f"{x} (changed since)" for x in changed] + [f"{x} (no longer in the recipe)" for x in stale]
             what = ", ".join(reasons)
@@ -149,7 +150,7 @@ class PatchSet:
         """True when exactly these patches are recorded as applied, each with its current content (a
         recorded patch the recipe no longer lists is not: ``pending()`` refuses that checkout)."""
         recorded = self.recorded(environ)
-        return recorded == {label: sha256_file(path) for path, label in zip(self.patch_files, self.labels)}
+        return recorded == {label: patch_sha256(path) for path, label in zip(self.patch_files, self.labels)}
 
 
 def explain_patch_failure(command: Command, tail: Sequence[str], log_path: Path | None = None) -> StepFailed:

@@ -34,7 +34,7 @@ A sync (``SourceSync.commands()``, pure) runs:
 
 Two syncs of the same repository must not run at the same time: hold ``lock()`` (a file lock next
 to the cache entry) while running the commands, as the executor's sources step does
-(``srcbuild.execute.work.sync_sources``).
+(``srcbuild.execute.handlers.sync_sources``).
 
 Every git process gets the mirror rules as ``-c url.<base>.insteadOf=<prefix>`` arguments, which git
 hands down to the processes that clone submodules at every depth. Checkouts borrow objects from the

@@ -9,9 +9,9 @@ from pathlib import Path
 from srcbuild.paths import Paths
 from srcbuild.plan.render import render_settings
 from srcbuild.resolve import BuildHost, BuildOptions
-from srcbuild.resolve.host import probe_dist_cluster
 from srcbuild.resolve.inputs import DistCluster
 from srcbuild.resolve.model import Origin
+from srcbuild.resolve.probe import probe_dist_cluster
 from tests.unit.plan.conftest import load, plan_for
 
 SCHEDULER = "http://127.0.0.1:10600"

@@ -29,10 +29,10 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     """The host facts a build uses, taken from ``srcbuild.host.probe_host``'s answer."""
     import sys
 
-    from srcbuild.cache.key import host_platform_tag
     from srcbuild.envs.backends import conda_tools_on_path
     from srcbuild.envs.backends.rattler_backend import rattler_available
     from srcbuild.host.jobs import max_jobs
+    from srcbuild.host.platform import host_platform_tag
 
     major = recipe.toolchain.gcc.split(".")[0]
     gcc = facts.gcc(int(major)) if major.isdigit() else None
