@@ -64,16 +64,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from srcbuild.errors import RecipeError, UsageError
+from srcbuild.errors import UsageError
 from srcbuild.files import sha256_file
 from srcbuild.host.platform import host_platform_tag
 from srcbuild.recipe.model import Recipe, SourcePin
+from srcbuild.recipe.packages import package_spec
 
 if TYPE_CHECKING:
     from srcbuild.resolve import ResolvedBuild
 
 FINGERPRINT_SCHEMA = 2
-PACKAGES = ("torch", "torchvision")
 
 # Caller-passed variables that never enter the fingerprint (see the module docstring).
 IGNORED_BUILD_VARS = frozenset(
@@ -153,11 +153,6 @@ def _pin(pin: SourcePin | None) -> dict[str, Any] | None:
     return {"tag": pin.tag, "repo": pin.repo, "commit": pin.commit}
 
 
-def _counts_for(package: str, patch_name: str) -> bool:
-    top = patch_name.replace("\\", "/").split("/", 1)[0]
-    return top == package or top not in PACKAGES
-
-
 def filter_build_env(build_env: Mapping[str, str]) -> dict[str, str]:
     """The caller's variables that enter the fingerprint (see the module docstring)."""
     return {
@@ -202,17 +197,11 @@ class FingerprintInputs:
         ``patch_digests`` (name -> sha256) are the hashes a resolved build already computed; a patch
         without one is hashed here. Builds and lookups call ``key_inputs(resolved)``, not this.
         """
-        if package not in PACKAGES:
-            raise UsageError(f"unknown package {package!r}", f"choose one of: {', '.join(PACKAGES)}")
-        if package == "torchvision" and recipe.torchvision is None:
-            raise RecipeError(
-                f"recipe {recipe.name} has no [torchvision] table",
-                "add a [torchvision] tag to the recipe or build torch only",
-            )
-        pin = recipe.torch if package == "torch" else recipe.torchvision
+        spec = package_spec(package)
+        pin = spec.pin(recipe)
         patches = []
         for name, path in zip(recipe.build.patches, recipe.build.patch_files):
-            if _counts_for(package, name):
+            if spec.counts_patch(name):
                 known = (patch_digests or {}).get(name)
                 patches.append((name, known or sha256_file(path)))
         env = dict(recipe.build.env)
@@ -221,7 +210,7 @@ class FingerprintInputs:
         return cls(
             package=package,
             source=_pin(pin),
-            against=_pin(recipe.torch) if package == "torchvision" else None,
+            against=_pin(recipe.torch) if spec.needs_torch_wheel else None,
             patches=tuple(patches),
             build_env=tuple(sorted(env.items())),
             python_abi=python_abi_tag(recipe.toolchain.python),

@@ -26,7 +26,7 @@ from srcbuild.resolve.compiler import AlternativesTree, compiler_env, private_tr
 from srcbuild.resolve.environment import resolve_environment
 from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
 from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
-from srcbuild.resolve.packages import package_spec
+from srcbuild.resolve.packages import package_spec, package_variables
 from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
@@ -69,7 +69,7 @@ def resolve(
         launcher_env=tuple(launcher_env(settings.compiler_cache)),
     )
     # The compiler goes last so its bin dir ends up first on PATH.
-    env_changes = spec.variables(recipe, tools, knowledge).extend(
+    env_changes = package_variables(spec)(recipe, tools, knowledge).extend(
         compiler_env(compiler.tree, cuda, private=not compiler.system)
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))
