@@ -20,6 +20,7 @@ from srcbuild.execute.executor import Executor
 from srcbuild.plan.model import Plan, Step
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.resolve.model import ResolvedPatch
+from srcbuild.sources import checkout as on_disk
 from srcbuild.sources.patches import patch_sha256
 from srcbuild.sources.sync import SourceSync
 
@@ -52,7 +53,7 @@ def sync(source: SourceSync, build_root: Path) -> str:
     """The build's sources step for ``source``, then its commit check; returns the checked-out commit."""
     fetch, _check = sources_steps(source)
     run_step(fetch, build_root)
-    return source.verify_commit(os.environ)
+    return on_disk.verify_commit(source, os.environ)
 
 
 def apply_patches(checkout: Path, files: Sequence[Path], labels: Sequence[str], build_root: Path) -> str:
