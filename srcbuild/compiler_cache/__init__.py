@@ -165,6 +165,22 @@ def local_dir(work_dir: Path, kind: str) -> Path:
     return work_dir / "compiler-cache" / kind
 
 
+def named_kind(cli_kind: str | None, recipe_kind: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
+    """The compiler cache the build names and where that was said: "auto" by default, then the
+    recipe, ``SRCBUILD_CCACHE=0``, ``SRCBUILD_COMPILER_CACHE``, the command line (the last wins).
+    The one reading of these settings: the host probe asks it before asking a scheduler."""
+    kind, source = "auto", "default (sccache, else ccache, when installed)"
+    if recipe_kind:
+        kind, source = recipe_kind, "recipe [build] compiler_cache"
+    if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
+        kind, source = "none", config.origin(environ, "SRCBUILD_CCACHE")
+    if environ.get("SRCBUILD_COMPILER_CACHE"):
+        kind, source = environ["SRCBUILD_COMPILER_CACHE"], config.origin(environ, "SRCBUILD_COMPILER_CACHE")
+    if cli_kind:
+        kind, source = cli_kind, "command line --compiler-cache"
+    return kind, source
+
+
 def resolve_compiler_cache(
     *,
     cli_kind: str | None,
@@ -178,15 +194,7 @@ def resolve_compiler_cache(
     """The compiler cache of a build (see the module docstring for the order)."""
     path = environ.get("PATH", "")
     find = which or (lambda name: shutil.which(name, path=path))
-    kind, source = "auto", "default (sccache, else ccache, when installed)"
-    if recipe_kind:
-        kind, source = recipe_kind, "recipe [build] compiler_cache"
-    if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
-        kind, source = "none", config.origin(environ, "SRCBUILD_CCACHE")
-    if environ.get("SRCBUILD_COMPILER_CACHE"):
-        kind, source = environ["SRCBUILD_COMPILER_CACHE"], config.origin(environ, "SRCBUILD_COMPILER_CACHE")
-    if cli_kind:
-        kind, source = cli_kind, "command line --compiler-cache"
+    kind, source = named_kind(cli_kind, recipe_kind, environ)
     url = cli_url or environ.get("SRCBUILD_COMPILER_CACHE_URL") or None
     dist = cli_dist or environ.get("SRCBUILD_DIST_SCHEDULER") or None
     if dist and kind == "auto":

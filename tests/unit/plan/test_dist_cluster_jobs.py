@@ -61,6 +61,12 @@ def test_the_probe_asks_only_a_scheduler_the_build_names(paths: Paths) -> None:
     assert probe_dist_cluster(BuildOptions(), Path("/usr/bin/sccache"), paths, {}) is None
     ccache = BuildOptions(dist_scheduler=SCHEDULER, compiler_cache="ccache")
     assert probe_dist_cluster(ccache, Path("/usr/bin/sccache"), paths, {}) is None
+    # a compiler cache named anywhere else than the command line is the same answer: nothing is asked
+    named = BuildOptions(dist_scheduler=SCHEDULER)
+    sccache = Path("/usr/bin/sccache")
+    assert probe_dist_cluster(named, sccache, paths, {"SRCBUILD_COMPILER_CACHE": "ccache"}) is None
+    assert probe_dist_cluster(named, sccache, paths, {"SRCBUILD_CCACHE": "0"}) is None
+    assert probe_dist_cluster(named, sccache, paths, {}, recipe_kind="ccache") is None
     unasked = probe_dist_cluster(BuildOptions(), None, paths, {"SRCBUILD_DIST_SCHEDULER": SCHEDULER})
     assert unasked == DistCluster(
         SCHEDULER, source="not asked: no sccache on PATH; scheduler from environment SRCBUILD_DIST_SCHEDULER"
