@@ -24,8 +24,9 @@ from srcbuild.cli.common import (
     resolve_paths,
     resume_command,
 )
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console, output_width, wrap_text
-from srcbuild.errors import SrcbuildError
+from srcbuild.errors import SrcbuildError, UsageError
 from srcbuild.files import copy_atomic
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
@@ -188,6 +189,7 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
 
 @click.command("torch")
 @build_options
+@mirror_dir_option(lambda kw: ("torch",))
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
@@ -198,6 +200,7 @@ def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 @click.command("torchvision")
 @build_options
+@mirror_dir_option(lambda kw: ("torch", "torchvision"))
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
@@ -207,14 +210,18 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 
 @click.command("plan")
-@click.argument("package", type=click.Choice(PACKAGE_NAMES))
+@click.argument("package", type=click.Choice((*PACKAGE_NAMES, "ext")))
+@click.argument("requirement", required=False, metavar="[NAME[==VERSION]]")
 @build_options
+@mirror_dir_option(lambda kw: ())
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
+@click.option("--torch", "torch_version", default=None, help="ext: build against this torch version from the index.")
+@click.option("--torch-wheel", default=None, type=click.Path(dir_okay=False), help="ext: against this torch wheel.")
 @json_option
-def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:
+def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool, **kw: Any) -> int:
     """Print every step, command, directory and variable a build would run, without running it
     (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container; ``--json``
-    is ``--format json``).
+    is ``--format json``). ``plan ext NAME --recipe R`` shows an extension build (``srcbuild ext``).
 
     The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
     missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
@@ -222,6 +229,15 @@ def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:
     from srcbuild.execute.run import prepare
 
     fmt = "json" if as_json else fmt
+    if package == "ext" or requirement is not None:
+        if package != "ext" or requirement is None or fmt == "dockerfile":
+            raise UsageError(
+                "plan ext takes the extension's name (and no --format dockerfile); torch and torchvision take none",
+                "run srcbuild plan ext NAME[==VERSION] --recipe R, or srcbuild plan torch --recipe R",
+            )
+        from srcbuild.cli.ext import plan_ext
+
+        return plan_ext(requirement, fmt, kw)
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     if fmt == "dockerfile":

@@ -30,7 +30,7 @@ from typing import IO
 
 from filelock import FileLock
 
-from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError
+from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, MirrorMissing
 from srcbuild.files import human_size, sha256_file
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
@@ -131,9 +131,11 @@ class Downloader:
         offline: bool = False,
         stream: IO[str] | None = None,
         timeout: float = TIMEOUT,
+        mirror_dir: str | None = None,
     ) -> None:
         self.directory = directory
         self.mirror = mirror
+        self.mirror_dir = mirror_dir  # --mirror-dir: the mirror is the only place to fetch from
         self.offline = offline
         self.stream = stream
         self.timeout = timeout
@@ -156,6 +158,12 @@ class Downloader:
                     return Fetched(final, artifact.url, 0, final.stat().st_size)
                 final.unlink()
             url = mirrored_url(artifact.url, self.mirror)
+            if self.mirror_dir and url == artifact.url:
+                raise MirrorMissing(
+                    f"{artifact.url}: not on NVIDIA's site, so not in the mirror {self.mirror_dir} "
+                    "(--mirror-dir fetches nothing else)",
+                    "install it yourself on this machine, or run without --mirror-dir where it can be reached",
+                )
             if self.offline:
                 raise HostError(
                     f"{artifact.file_name} is needed and --offline forbids downloading it from {url}",
@@ -222,7 +230,12 @@ class Downloader:
             raise self._failed(url, f"connection closed after {human_size(done)} of {human_size(total)}")
         return fetched
 
-    def _failed(self, url: str, why: str) -> EnvironmentError_:
+    def _failed(self, url: str, why: str) -> EnvironmentError_ | MirrorMissing:
+        if self.mirror_dir:
+            return MirrorMissing(
+                f"{Path(urllib.parse.urlparse(url).path).name} is not in the mirror {self.mirror_dir} ({url}: {why})",
+                f"add it on a connected machine: srcbuild mirror create {self.mirror_dir} --recipe RECIPE",
+            )
         where = f"the mirror in {MIRROR_VAR}" if self.mirror else f"{MIRROR_VAR} is not set"
         return EnvironmentError_(
             f"download failed: {url}: {why} ({where})",

@@ -55,3 +55,16 @@ def test_the_plan_imports_nothing_that_runs_or_probes() -> None:
         if name == "subprocess" or any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
     }
     assert found == set()
+
+
+def test_every_extension_action_has_a_handler() -> None:
+    from srcbuild.ext import actions as ext_actions
+    from srcbuild.ext.handlers import EXT_HANDLERS
+
+    kinds = {
+        obj
+        for _, obj in inspect.getmembers(ext_actions, inspect.isclass)
+        if issubclass(obj, actions.Action) and obj.__module__ == ext_actions.__name__
+    }
+    assert kinds == set(EXT_HANDLERS)
+    assert not any(hasattr(kind, "run") for kind in kinds)
