@@ -34,6 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "advice",
         "container",
         "mirror",
+        "factscan",
         "work",
     ),
     ("knowledge", "recipe"),
