@@ -37,14 +37,6 @@ class Action:
     def shell(self) -> tuple[str, ...]:
         return ()
 
-    @property
-    def arg(self) -> dict[str, str]:
-        return self.args()
-
-    @property
-    def description(self) -> str:
-        return self.describe()
-
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.describe(), "args": self.args(), "shell": list(self.shell())}
 

@@ -50,7 +50,6 @@ recorded commit
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -233,7 +232,3 @@ class SourceSync:
                 env=self._cache_env,
             ),
         ]
-
-def sync_commands(syncs: Sequence[SourceSync]) -> list[Command]:
-    """The commands of several syncs, in order (torch, then torchvision)."""
-    return [c for s in syncs for c in s.commands()]
