@@ -152,16 +152,20 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
         click.echo(f"{target.recipe} ({', '.join(target.packages)}) into {directory}:")
         for repo in target.needs.repos:
             click.echo(f"  git {repo.url} {repo.tag} with its submodules")
+        last_why = ""
         for download in target.needs.downloads:
+            if download.why != last_why:
+                click.echo(f"  {download.why}:")
+                last_why = download.why
             size = human_size(download.size) if download.size else "size unknown"
-            click.echo(f"  {download.why}: {download.url.rsplit('/', 1)[-1]} ({size})")
+            click.echo(f"    {download.url.rsplit('/', 1)[-1]} ({size})")
         for patch in target.needs.patches:
             click.echo(f"  patch {patch.name}")
         for line in target.needs.not_mirrored:
             click.echo(textwrap.fill(f"not mirrored: {line}", 79, initial_indent="  ", subsequent_indent="    "))
         click.echo(
             f"  estimate: {human_size(est.downloads)} of downloads + at most {human_size(est.repos)} of git"
-            + (f" ({len(est.unknown)} without a size in the data)" if est.unknown else "")
+            + (f"; {len(est.unknown)} sizes unknown" if est.unknown else "")
         )
     return 0
 
