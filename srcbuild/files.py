@@ -1,7 +1,7 @@
 """Files written whole or not at all, and their sha256: the leaf every package uses.
 
 - ``sha256_file``: a file's sha256 (hex), read in 1 MiB blocks.
-- ``write_atomic`` / ``copy_atomic``: write (or copy) into a temporary name in the target's
+- ``write_atomic``: write into a temporary name in the target's
   directory, then rename it into place, so a reader sees the old file or the new one, never part
   of one. The temporary name is unique per writer and removed when the write fails. New files get
   ``mode`` (default 0o666, less the umask, like ``open``); ``sync`` flushes the data to disk
@@ -51,21 +51,6 @@ def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o666, sync: bool
                 handle.flush()
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def copy_atomic(src: Path, dst: Path, *, sync: bool = False) -> None:
-    """Copy ``src`` to ``dst`` through a temporary name renamed into place."""
-    tmp, fd = _temporary(dst, 0o666)
-    try:
-        with open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
-            shutil.copyfileobj(fin, fout, _BLOCK)
-            if sync:
-                fout.flush()
-                os.fsync(fout.fileno())
-        os.replace(tmp, dst)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -24,7 +24,7 @@ from srcbuild.paths import Paths
 from srcbuild.recipe.packages import PACKAGE_NAMES
 
 CLEANABLE = ("checkout", "build", "environment")
-_AGE = re.compile(r"^(\d+)([smhdw])$")
+_AGE = re.compile(r"^(\d+)([smhdw])\Z")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
