@@ -23,7 +23,7 @@ from srcbuild.errors import UsageError
 from srcbuild.paths import Paths
 
 CLEANABLE = ("checkout", "build", "environment")
-_AGE = re.compile(r"^(\d+)([smhdw])$")
+_AGE = re.compile(r"^(\d+)([smhdw])\Z")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _PACKAGES = ("-torchvision", "-torch")
 

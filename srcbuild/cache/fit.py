@@ -47,7 +47,7 @@ _TARGET_QUERY = (
     "(os.confstr('CS_GNU_LIBC_VERSION') or '') if hasattr(os, 'confstr') else '', sep='|')"
 )
 _SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+)\.(\d+)")
-_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)$")
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)\Z")
 _LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
 

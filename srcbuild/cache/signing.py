@@ -56,7 +56,7 @@ KEY_TYPES = frozenset(
         "sk-ecdsa-sha2-nistp256@openssh.com",
     }
 )
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}\Z")
 
 
 def payload(manifest: Manifest) -> bytes:
