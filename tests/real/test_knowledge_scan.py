@@ -82,3 +82,14 @@ def test_a_table_the_binary_contradicts_fails_the_check(tmp_path: Path, monkeypa
     finally:
         base.load_knowledge.cache_clear()
     assert code == 6
+
+
+def test_fetch_downloads_through_pip_and_reads_the_wheel(tmp_path: Path) -> None:
+    """--fetch PROJECT==VERSION: pip download into --dest, then the same reading (nvcc 11.8.89, 20 MB)."""
+    code, out = scan(
+        "--fetch", f"{NVCC_CU11_118.project}=={NVCC_CU11_118.version}", "--dest", str(tmp_path), "--check", "--json"
+    )
+    assert code == 0, out
+    (wheel,) = json.loads(out)["wheels"]
+    assert (wheel["file"], wheel["sha256"]) == (NVCC_CU11_118.filename, NVCC_CU11_118.sha256)
+    assert (tmp_path / NVCC_CU11_118.filename).is_file()
