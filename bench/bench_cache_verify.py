@@ -34,8 +34,8 @@ sys.path.insert(0, str(REPO))
 from bench_cache_lookup import timed  # noqa: E402  (the median-of-runs timer, in ms)
 
 from srcbuild.cache.install import hashed_requirement  # noqa: E402
-from srcbuild.cache.key import sha256_file  # noqa: E402
 from srcbuild.cache.store import WheelCache  # noqa: E402
+from srcbuild.files import sha256_file  # noqa: E402
 from tests.unit.cache.synthetic import host_tag, make_manifest, make_wheel  # noqa: E402
 
 

@@ -126,13 +126,11 @@ class Machine:
     @classmethod
     def host(cls, environ: Mapping[str, str]) -> Machine:
         """This machine, or the description recorded in ``SRCBUILD_MACHINE_FILE``."""
-        import platform
-
-        from srcbuild.cache.key import host_libc
+        from srcbuild.host.platform import host_libc, host_machine
 
         if environ.get("SRCBUILD_MACHINE_FILE"):
             return cls.read(Path(environ["SRCBUILD_MACHINE_FILE"]))
-        return cls(platform.machine(), _version_pair(host_libc()))
+        return cls(host_machine(), _version_pair(host_libc()))
 
     @classmethod
     def read(cls, path: Path) -> Machine:

@@ -42,11 +42,11 @@ from urllib.parse import quote, unquote
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
+from srcbuild.files import sha256_file, write_atomic
 
 FILES_DIR = "files"
 SIMPLE_DIR = "simple"
@@ -223,9 +223,7 @@ def _write_page(path: Path, title: str, links: list[str]) -> None:
         + "\n".join(links)
         + "\n  </body>\n</html>\n"
     )
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 class _IndexHandler(SimpleHTTPRequestHandler):

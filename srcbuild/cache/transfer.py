@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy, sign_manifest
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, DiskFull, NotFoundError, SrcbuildError, UsageError
+from srcbuild.files import sha256_file
 
 DOWNLOAD_NAME = "download.whl"
 LOG_DOWNLOAD_NAME = "download.log"

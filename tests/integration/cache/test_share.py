@@ -313,3 +313,29 @@ def test_install_hands_pip_the_manifest_sha256_so_bit_rot_is_never_installed(
     shutil.copyfile(wheel, entry.wheel_path)  # the intact bytes again
     assert main(install) == 0, capsys.readouterr().err
     assert pip_show_version(fresh_venv, "torch") == "1.7.1"
+
+
+def test_a_killed_s3_push_leaves_no_entry_and_no_orphan_after_the_next_push(
+    machine_a, tmp_path: Path, s3_bucket: str, moto_endpoint: str
+) -> None:
+    """What a push killed with -9 leaves (a wheel without its manifest) is no entry to a reader;
+    the next push of that entry overwrites it, and a push sweeps older leftovers of any entry."""
+    from srcbuild.cache.remotes.s3 import S3Remote
+
+    cache_a, _recipe_file, wheel = machine_a
+    (entry,) = WheelCache(cache_a).entries()
+    remote = S3Remote(f"s3://{s3_bucket}/w", endpoint_url=moto_endpoint)
+    client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    m = entry.manifest
+    left = f"w/entries/{m.fingerprint[:2]}/{m.fingerprint}/{m.entry_key}/{m.wheel}"
+    other = f"w/entries/{m.fingerprint[:2]}/{m.fingerprint}/{'e' * 64}/torch-9.9.9-cp38-cp38-linux_x86_64.whl"
+    for key in (left, other):  # two killed pushes: each wrote its wheel, never its manifest
+        client.put_object(Bucket=s3_bucket, Key=key, Body=b"half")
+    assert remote.manifests() == []  # a reader sees no entry
+    assert remote.sweep_orphans(age=3600.0) == []  # too young: maybe a push still uploading
+    assert remote.push(entry, None)  # the same entry again: its leftover is overwritten
+    assert remote.sweep_orphans(age=0.0) == [other]  # an older leftover of another entry is swept
+    keys = sorted(o["Key"] for o in client.list_objects_v2(Bucket=s3_bucket)["Contents"])
+    assert [k.rsplit("/", 1)[1] for k in keys] == ["CACHEDIR.TAG", "manifest.json", wheel.name]
+    body = client.get_object(Bucket=s3_bucket, Key=left)["Body"].read()
+    assert body == entry.wheel_path.read_bytes()
