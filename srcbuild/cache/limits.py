@@ -24,6 +24,7 @@ import re
 import stat
 import time
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -51,7 +52,7 @@ READ_TIMEOUT = 30.0
 PAGE_DEADLINE = 120.0
 CHUNK = 1 * MiB
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 class Readable(Protocol):
@@ -126,7 +127,7 @@ def read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, wheel: str, limit: i
     try:
         with zf.open(info) as member:
             return member.read(limit + 1)[:limit]
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
         raise CacheIntegrityError(
             f"{wheel}: member {info.filename} cannot be read ({exc})", "the wheel is damaged; rebuild it"
         ) from None
@@ -151,7 +152,7 @@ def safe_file_name(name: object, field: str, where: str) -> str:
 
 def check_hex64(value: object, field: str, where: str) -> str:
     """``value`` when it is 64 lowercase hex digits (a sha256 or a fingerprint)."""
-    if not isinstance(value, str) or not _HEX64.match(value):
+    if not isinstance(value, str) or not _HEX64.fullmatch(value):
         raise CacheIntegrityError(
             f"{where}: {field} {str(value)[:80]!r} is not a sha256 (64 hex digits)",
             "the manifest is damaged or hostile; it is not used",

@@ -30,8 +30,8 @@ from typing import IO
 
 from filelock import FileLock
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, MirrorMissing
+from srcbuild.files import human_size, sha256_file
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
 MIRROR_VAR = "SRCBUILD_NVIDIA_MIRROR"
@@ -74,14 +74,6 @@ def mirrored_url(url: str, mirror: str | None) -> str:
     if parsed.hostname not in NVIDIA_HOSTS:
         return url
     return mirror.rstrip("/") + "/" + parsed.path.lstrip("/")
-
-
-def human_size(size: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
 
 
 class Progress:
