@@ -20,6 +20,7 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
+from srcbuild.console import SETTINGS, output_width, wrap_text
 from srcbuild.console import reset as reset_output
 from srcbuild.errors import SrcbuildError
 from srcbuild.proc import stop_on_signals
@@ -96,9 +97,9 @@ def _fail(
     message: str, hint: str | None, code: int, as_json: bool, details: dict[str, Any] | None = None
 ) -> int:
     """Report a failure: ``error:``/``hint:`` lines on stderr, and the JSON object with ``--json``."""
-    click.echo(f"error: {message}", err=True)
-    if hint:
-        click.echo(f"hint: {hint}", err=True)
+    lines = f"error: {message}\n" + (f"hint: {hint}\n" if hint else "")
+    sys.stderr.write(wrap_text(lines, output_width(sys.stderr, SETTINGS.environ)))  # commands kept whole
+    sys.stderr.flush()
     if as_json and not JSON_OUTPUT.printed:  # a result already printed carries its own failure
         payload = {"ok": False, "error": message, "hint": hint, "exit_code": code, **(details or {})}
         sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")

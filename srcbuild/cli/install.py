@@ -68,7 +68,7 @@ def install_cmd(
         print_json(result.to_json())
         return 0
     for finding in result.findings:
-        click.echo(finding.render(), err=True)
+        echo_text(finding.render() + "\n", stderr=True)
     origin = "the local cache" if result.origin == "local" else result.origin
     verb = "installed" if result.installed else "would install"
     echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")
