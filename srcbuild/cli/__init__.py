@@ -20,7 +20,6 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
-from srcbuild.console import SETTINGS, output_width, wrap_text
 from srcbuild.console import reset as reset_output
 from srcbuild.errors import SrcbuildError
 from srcbuild.proc import stop_on_signals
@@ -97,9 +96,9 @@ def _fail(
     message: str, hint: str | None, code: int, as_json: bool, details: dict[str, Any] | None = None
 ) -> int:
     """Report a failure: ``error:``/``hint:`` lines on stderr, and the JSON object with ``--json``."""
-    lines = f"error: {message}\n" + (f"hint: {hint}\n" if hint else "")
-    sys.stderr.write(wrap_text(lines, output_width(sys.stderr, SETTINGS.environ)))  # commands kept whole
-    sys.stderr.flush()
+    click.echo(f"error: {message}", err=True)
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
     if as_json and not JSON_OUTPUT.printed:  # a result already printed carries its own failure
         payload = {"ok": False, "error": message, "hint": hint, "exit_code": code, **(details or {})}
         sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")

@@ -244,5 +244,13 @@ def new_recipe(name: str, base_name: str, directory: str | None) -> int:
     tmp.write_text(starter_text(name, base, base.path.read_text(encoding="utf-8")), encoding="utf-8")
     tmp.replace(target)
     RecipeCatalog(paths).load(str(target))  # it loads, or the error names the line
-    click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shlex.quote(str(target))}")
+    shown = shlex.quote(display_path(target))
+    click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shown}")
+    click.echo(f"use it by its path: srcbuild plan torch --recipe {shown}")
+    if any(d.resolve() == target_dir.resolve() for d in paths.recipe_dirs):
+        click.echo(f"or by its name: srcbuild plan torch --recipe {shlex.quote(name)}")
+    else:
+        where = shlex.quote(str(target_dir.resolve()))
+        click.echo(f"or by its name, with its directory on the recipe path: export SRCBUILD_RECIPES_PATH={where}")
+
     return 0

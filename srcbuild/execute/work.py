@@ -62,11 +62,14 @@ def _ctx(ex: Executor) -> BuildContext:
     return ctx
 
 
-def preflight(ex: Executor) -> None:
-    """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so."""
+def preflight(ex: Executor, log: Path) -> None:
+    """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so.
+    Every finding, notes included, is written to the step's ``log``."""
     from srcbuild.resolve import refusal
 
     r = _ctx(ex).resolved
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write("".join(f.render() + "\n" for f in r.findings))
     for f in r.findings:
         if f.severity is not Severity.INFO:
             ex.console.print(f.render(), markup=False, highlight=False)
@@ -79,7 +82,9 @@ def preflight(ex: Executor) -> None:
     stop = refusal(r)
     if stop is not None:
         raise stop
-    ex.console.print(f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors")
+    ex.console.print(
+        f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors (all in {log})"
+    )
 
 
 def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:

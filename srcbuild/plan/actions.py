@@ -74,7 +74,7 @@ class Preflight(Action):
     def run(self, ex: Executor, step: Step, log: Path) -> None:
         from srcbuild.execute import work
 
-        work.preflight(ex)
+        work.preflight(ex, log)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from srcbuild.host.jobs import GIB, PER_JOB_GIB, RESERVE_GIB, max_jobs
 from srcbuild.host.jobs import SOURCE as JOBS_SOURCE
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.catalog import recipe_reference
 
 # Free disk in the work dir. Below DISK_MIN_GIB a build cannot finish ("you ran out of disk space ...
 # Ideally 5 GB of space", pytorch/pytorch#2046, for a 2017 tree); below DISK_WARN_GIB it may not:
@@ -70,7 +71,8 @@ def _gcc_hint(major: int) -> str:
 
 def _provision_hint(recipe: Recipe) -> str:
     """The command that fetches what the recipe pins into srcbuild's own prefixes (no root)."""
-    return f"run `srcbuild toolchain install --recipe {recipe.name}` (fetches it into a private prefix); or "
+    command = f"srcbuild toolchain install --recipe {recipe_reference(recipe)}"
+    return f"run `{command}` (fetches it into a private prefix); or "
 
 
 def check_gcc(recipe: Recipe, host: HostFacts) -> list[Finding]:

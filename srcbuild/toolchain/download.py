@@ -31,7 +31,7 @@ from typing import IO
 from filelock import FileLock
 
 from srcbuild.cache.key import sha256_file
-from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError
+from srcbuild.errors import CacheIntegrityError, HostError
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
 MIRROR_VAR = "SRCBUILD_NVIDIA_MIRROR"
@@ -73,6 +73,8 @@ def mirrored_url(url: str, mirror: str | None) -> str:
     parsed = urllib.parse.urlparse(url)
     if parsed.hostname not in NVIDIA_HOSTS:
         return url
+    if "://" not in mirror:  # a plain directory: the same layout, read as file://
+        mirror = Path(mirror).absolute().as_uri()
     return mirror.rstrip("/") + "/" + parsed.path.lstrip("/")
 
 
@@ -230,9 +232,11 @@ class Downloader:
             raise self._failed(url, f"connection closed after {human_size(done)} of {human_size(total)}")
         return fetched
 
-    def _failed(self, url: str, why: str) -> EnvironmentError_:
+    def _failed(self, url: str, why: str) -> HostError:
         where = f"the mirror in {MIRROR_VAR}" if self.mirror else f"{MIRROR_VAR} is not set"
-        return EnvironmentError_(
+        path = urllib.parse.urlparse(url).path
+        return HostError(
             f"download failed: {url}: {why} ({where})",
-            f"run the same command again to resume, or set {MIRROR_VAR}=URL to a mirror of NVIDIA's downloads",
+            f"run the same command again to resume; or put the file in a directory under the same path "
+            f"(DIR{path}) and set {MIRROR_VAR}=DIR (a directory, file:///DIR/ or an http(s) URL with that layout)",
         )
