@@ -15,6 +15,7 @@ It holds defaults for the settings that are environment variables otherwise, so 
     env_backend = "rattler"                   # SRCBUILD_ENV_BACKEND
     recipes_path = ["~/my-recipes"]           # SRCBUILD_RECIPES_PATH
     toolchain_dir = "/opt/srcbuild-toolchains"   # SRCBUILD_TOOLCHAIN_DIR
+    mirror_dir = "/srv/srcbuild-mirror"       # SRCBUILD_MIRROR_DIR (a path or an http:// URL)
 
 Precedence, for each setting: command line > environment variable > this file > default. The file
 is read once, by the command line, and its values become the environment defaults of this run
@@ -63,6 +64,7 @@ KEYS: dict[str, tuple[str, str]] = {
     "patches_path": ("SRCBUILD_PATCHES_PATH", "paths"),
     "toolchain_dir": ("SRCBUILD_TOOLCHAIN_DIR", "path"),
     "keep_build": ("SRCBUILD_KEEP_BUILD", "bool"),
+    "mirror_dir": ("SRCBUILD_MIRROR_DIR", "str"),
 }
 
 

@@ -62,6 +62,10 @@ class HostError(SrcbuildError):
     exit_code = 4
 
 
+class MirrorMissing(HostError):
+    """A command told to take every download from a mirror directory found a piece it lacks."""
+
+
 class StepFailed(SrcbuildError):
     """A build step ran and failed."""
 

@@ -84,6 +84,16 @@ def stop_on_signals() -> Iterator[None]:
         _received.clear()
 
 
+def _environment(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The environment a command runs with: ``env`` as given, plus ``GIT_NO_REPLACE_OBJECTS=1`` for
+    git, so a ``git replace`` in a repository never stands in for the commit srcbuild asked for."""
+    if env is None:
+        return None
+    if argv and os.path.basename(argv[0]) == "git":
+        return {**env, "GIT_NO_REPLACE_OBJECTS": "1"}
+    return dict(env)
+
+
 def format_argv(argv: Sequence[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
@@ -119,7 +129,7 @@ def run(
         proc = subprocess.Popen(
             argv,
             cwd=str(cwd) if cwd is not None else None,
-            env=dict(env) if env is not None else None,
+            env=_environment(argv, env),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL if stdin_devnull else None,
@@ -197,7 +207,7 @@ def probe(
         with open(stdin, "rb") if stdin is not None else open(os.devnull, "rb") as feed:
             done = subprocess.run(
                 [str(a) for a in argv],
-                env=dict(env) if env is not None else None,
+                env=_environment(argv, env),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 stdin=feed,

@@ -73,11 +73,13 @@ class DoctorReport:
     installs: tuple[tuple[str, str], ...] = ()  # (missing piece, how to get it), each piece once
     gpus: tuple[GpuAdvice, ...] = ()  # what to install first on each GPU (official wheel or recipe)
     checked: str = ""
+    newest_known: str = ""  # the newest torch release the knowledge holds
 
     def to_json(self) -> dict[str, Any]:
         data = self.host.to_json()
         data["advice"] = [g.to_json() for g in self.gpus]
         data["knowledge_checked"] = self.checked or None
+        data["knowledge_newest_torch"] = self.newest_known or None
         data["driver_cuda"] = self.driver_cuda
         data["driver_reach"] = self.driver_reach
         data["driver_notes"] = list(self.driver_notes)
@@ -162,4 +164,5 @@ def diagnose(kb: KnowledgeBase, host: HostFacts, recipes: Sequence[Recipe], path
         installs=tuple(installs.items()),
         gpus=advice,
         checked=kb.checked,
+        newest_known=kb.newest_known_torch,
     )

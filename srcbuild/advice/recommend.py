@@ -95,11 +95,13 @@ class Recommendation:
     gpus: tuple[GpuAdvice, ...]
     notes: tuple[str, ...] = ()
     checked: str = ""  # the date the knowledge was last checked
+    newest_known: str = ""  # the newest torch release the knowledge holds
 
     def to_json(self) -> dict[str, Any]:
         return {
             "origin": self.origin,
             "knowledge_checked": self.checked or None,
+            "knowledge_newest_torch": self.newest_known or None,
             "driver": {"version": self.driver.version, "source": self.driver.source} if self.driver else None,
             "gpus": [g.to_json() for g in self.gpus],
             "notes": list(self.notes),
@@ -152,4 +154,4 @@ def recommend(
         groups.setdefault((gpu.name, str(gpu.cc) if gpu.cc else None, gpu.pci_id), []).append(gpu)
     advice = tuple(advise(kb, members[0], len(members), driver, recipes, want_mpi) for members in groups.values())
     found = () if gpus else ("no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE",)
-    return Recommendation(origin, driver, advice, (*found, *notes), kb.checked)
+    return Recommendation(origin, driver, advice, (*found, *notes), kb.checked, kb.newest_known_torch)

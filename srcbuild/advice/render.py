@@ -68,6 +68,7 @@ def window_lines(window: Window) -> list[str]:
         )
     if window.reported_torch:
         lines.append(f"newest torch reported to work on it: {window.reported_torch} ({window.reported_source})")
+    lines.extend(f"caveat: {c}" for c in window.runtime_caveats)
     return lines
 
 
@@ -106,12 +107,14 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
     return lines
 
 
-def checked_line(checked: str) -> str:
-    return f"knowledge last checked: {checked}" if checked else "knowledge last checked: unknown"
+def checked_line(checked: str, newest: str = "") -> str:
+    """When the knowledge was last checked, and the newest torch it holds (so that staleness shows)."""
+    known = f" (newest torch it knows: {newest})" if newest else ""
+    return f"knowledge last checked: {checked or 'unknown'}{known}"
 
 
 def render_recommendation(result: Recommendation) -> str:
-    lines = [f"srcbuild recommend: {result.origin}", checked_line(result.checked)]
+    lines = [f"srcbuild recommend: {result.origin}", checked_line(result.checked, result.newest_known)]
     if result.driver:
         lines.append(f"driver: {result.driver.version}, from {result.driver.source}")
     lines.extend(result.notes)
@@ -127,7 +130,7 @@ def _gib(value: int | None) -> str:
 
 def render_doctor(report: DoctorReport) -> str:
     host = report.host
-    out = ["srcbuild doctor", checked_line(report.checked), "", "GPUs:"]
+    out = ["srcbuild doctor", checked_line(report.checked, report.newest_known), "", "GPUs:"]
     out.extend(f"  {gpu_line(g)}" + (f": compute capability {g.cc}" if g.cc else "") for g in host.gpus)
     if not host.gpus:
         out.append("  none found")

@@ -153,6 +153,8 @@ class Window:
     options: tuple[CudaOption, ...] = ()
     newest_torchvision: str | None = None
     checked: str = ""  # the date the knowledge was last checked
+    newest_known: str = ""  # the newest torch release the knowledge holds (staleness shows)
+    runtime_caveats: tuple[str, ...] = ()  # what current torch cannot do there (torch.compile below 7.0)
 
     @property
     def cuda_range(self) -> str:
@@ -178,6 +180,8 @@ class Window:
             "cuda_options": [o.to_json() for o in self.options],
             "newest_torchvision": self.newest_torchvision,
             "knowledge_checked": self.checked or None,
+            "knowledge_newest_torch": self.newest_known or None,
+            "runtime_caveats": list(self.runtime_caveats),
             "source": self.source,
         }
 
@@ -326,4 +330,6 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         options=cuda_options(kb, cc),
         newest_torchvision=(kb.torchvision_for(torch[0]) or (None,))[-1] if torch else None,
         checked=kb.checked,
+        newest_known=kb.newest_known_torch,
+        runtime_caveats=tuple(f"{c.message}: {c.advice}" for c in kb.runtime_caveats_for(cc)),
     )

@@ -10,6 +10,8 @@ reading it cheap and the checks that keep a name from becoming a path:
 * ``check_member``: a wheel member whose declared size is past ``MAX_MEMBER`` or that expands more
   than ``MAX_RATIO`` times (a zip bomb; real shared libraries deflate 3-5x) is refused before a
   byte of it is read. ``zipfile`` stops reading a member at its declared size and checks its CRC.
+* ``check_expansion``: all members together may not expand past ``MAX_TOTAL_RATIO`` times the
+  archive (above ``TOTAL_FLOOR``): many members each under the ratio are still a bomb together.
 * ``safe_file_name``: a name from a manifest or a page must be a plain file name.
 * ``open_regular``: a file on a share is read only when it is a regular file, not a symlink, a
   FIFO (which would block forever) or a device.
@@ -22,6 +24,7 @@ import re
 import stat
 import time
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
@@ -39,6 +42,8 @@ MAX_WHEEL = 16 * GiB
 MAX_MEMBER = 16 * GiB
 MAX_RATIO = 200  # uncompressed/compressed, checked for members over RATIO_FLOOR
 RATIO_FLOOR = 16 * MiB
+MAX_TOTAL_RATIO = 50  # all members together, over the archive's size; real wheels expand 2-5x
+TOTAL_FLOOR = 256 * MiB  # below this a wheel may expand as it likes
 MAX_VERSION_PY = 1 * MiB
 MAX_LISTED = 100_000  # keys one S3 listing may return: far above any lab's cache, far below memory trouble
 
@@ -99,6 +104,18 @@ def check_member(info: zipfile.ZipInfo, wheel: str, limit: int = MAX_MEMBER) -> 
         raise CacheIntegrityError(
             f"{wheel}: member {info.filename} expands {info.file_size // max(info.compress_size, 1)} times "
             f"(more than {MAX_RATIO}): a zip bomb",
+            "the wheel is damaged or hostile; rebuild it",
+        )
+
+
+def check_expansion(infos: Iterable[zipfile.ZipInfo], archive_size: int, wheel: str) -> None:
+    """Refuse a wheel whose members together declare more than ``MAX_TOTAL_RATIO`` times its size."""
+    total = sum(info.file_size for info in infos)
+    limit = max(TOTAL_FLOOR, MAX_TOTAL_RATIO * archive_size)
+    if total > limit:
+        raise CacheIntegrityError(
+            f"{wheel}: its members unpack to {total} bytes, {total // max(archive_size, 1)} times the "
+            f"archive's {archive_size} (more than {MAX_TOTAL_RATIO} times past {TOTAL_FLOOR // MiB} MiB): a zip bomb",
             "the wheel is damaged or hostile; rebuild it",
         )
 

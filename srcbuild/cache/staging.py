@@ -48,11 +48,14 @@ def _ours_or_stale(path: Path) -> bool:
         return False
 
 
-def _try_lock(path: Path) -> int | None:
-    """An fd holding an exclusive lock on ``path`` (created if missing), or None when someone holds it."""
+def _try_lock(path: Path, strict: bool = False) -> int | None:
+    """An fd holding an exclusive lock on ``path`` (created if missing), or None when someone holds it
+    or it cannot be opened (``strict``: that OSError is raised, e.g. a full disk)."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError:  # ELOOP: a link in place of a lock file is never followed
+        if strict:
+            raise
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -80,7 +83,7 @@ def staging_dir(parent: Path, prefix: str) -> Iterator[Path]:
     while True:
         name = f"{prefix}{os.getpid()}-{secrets.token_hex(6)}@{host_tag()}"
         lock = parent / (name + LOCK_SUFFIX)
-        fd = _try_lock(lock)
+        fd = _try_lock(lock, strict=True)
         if fd is None:
             continue
         if not _same_file(fd, lock):  # a cleaner removed it between our open and our lock

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import filelock
 
+from srcbuild.cache.ground import kind_of, plain_dir, plain_file
 from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.staging import clean_dead, staging_dir
@@ -50,6 +51,7 @@ __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 SIGNATURE_NAME = MANIFEST_NAME + ".sig"
 STAMP_NAME = "stamp.json"
 Warn = Callable[[str], None]
+Refused = list[tuple[str, str]]  # (path below the root, why) of what a listing left out
 
 
 def warn_stderr(message: str) -> None:
@@ -182,6 +184,7 @@ class WheelCache:
 
     def staging(self, prefix: str) -> contextlib.AbstractContextManager[Path]:
         """A private staging directory on the store's filesystem (``staging.staging_dir``)."""
+        plain_dir(self.root, self.staging_dir, create=True)
         return staging_dir(self.staging_dir, prefix)
 
     def fingerprint_dir(self, fp: str) -> Path:
@@ -191,22 +194,27 @@ class WheelCache:
         return self.fingerprint_dir(manifest.fingerprint) / manifest.entry_key
 
     # -- reading -----------------------------------------------------------------------------
-    def entries_for(self, fp: str) -> list[CacheEntry]:
-        """Every readable entry of fingerprint ``fp``, newest first (unreadable ones are skipped)."""
+    def entries_for(self, fp: str, refused: Refused | None = None) -> list[CacheEntry]:
+        """Every readable entry of fingerprint ``fp``, newest first (unreadable ones are skipped,
+        and listed in ``refused`` when given). A link on the way to ``fp``'s directory is refused."""
         found = []
+        if not plain_dir(self.root, self.fingerprint_dir(fp)):
+            return []
         try:
             names = os.listdir(self.fingerprint_dir(fp))
         except OSError:
             return []
-        for name in names:
-            entry = self._read_entry(self.fingerprint_dir(fp) / name)
+        for name in sorted(names):
+            entry = self._read_entry(self.fingerprint_dir(fp) / name, refused)
             if entry is not None:
                 found.append(entry)
         found.sort(key=lambda e: e.manifest.created, reverse=True)
         return found
 
     def get(self, manifest: Manifest) -> CacheEntry | None:
-        """The stored entry with ``manifest``'s fingerprint and entry key, if readable."""
+        """The stored entry with ``manifest``'s fingerprint and entry key, if readable (a link on
+        the way to it is refused)."""
+        plain_dir(self.root, self.entry_dir(manifest).parent)
         return self._read_entry(self.entry_dir(manifest))
 
     def lookup(
@@ -244,7 +252,8 @@ class WheelCache:
 
     def move_aside(self, path: Path) -> Path | None:
         """Move a damaged entry to ``damaged/`` (kept for inspection, out of every lookup)."""
-        self.damaged_dir.mkdir(parents=True, exist_ok=True)
+        plain_dir(self.root, path)
+        plain_dir(self.root, self.damaged_dir, create=True)
         target = self.damaged_dir / f"{path.name}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
         try:
             os.rename(path, target)
@@ -255,10 +264,10 @@ class WheelCache:
             path.parent.parent.rmdir()
         return target
 
-    def entries(self) -> Iterator[CacheEntry]:
-        """Every readable entry in the store."""
-        for entry_path in self._entry_paths():
-            entry = self._read_entry(entry_path)
+    def entries(self, refused: Refused | None = None) -> Iterator[CacheEntry]:
+        """Every readable entry in the store (what is left out is listed in ``refused`` when given)."""
+        for entry_path in self._entry_paths(refused):
+            entry = self._read_entry(entry_path, refused)
             if entry is not None:
                 yield entry
 
@@ -281,21 +290,47 @@ class WheelCache:
             if e.manifest.wheel == ref or e.key.startswith(ref) or e.fingerprint.startswith(ref)
         ]
 
-    def _entry_paths(self) -> Iterator[Path]:
-        if not self.entries_dir.is_dir():
+    def _entry_paths(self, refused: Refused | None = None) -> Iterator[Path]:
+        """Every entry directory, walked with lstat: ``entries/`` itself a link is refused (the
+        walk would leave the store); a link or a file among shards, fingerprints and entries is
+        left out (and listed in ``refused``)."""
+        if not plain_dir(self.root, self.entries_dir):
             return
-        for shard in sorted(self.entries_dir.iterdir()):
-            if not shard.is_dir():
-                continue
-            for fp_dir in sorted(shard.iterdir()):
-                if fp_dir.is_dir():
-                    yield from sorted(p for p in fp_dir.iterdir() if p.is_dir())
+        for shard in self._plain_children(self.entries_dir, refused):
+            for fp_dir in self._plain_children(shard, refused):
+                yield from self._plain_children(fp_dir, refused)
 
-    @staticmethod
-    def _read_entry(path: Path) -> CacheEntry | None:
+    def _plain_children(self, directory: Path, refused: Refused | None) -> list[Path]:
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            return []
+        children = []
+        for name in names:
+            kind = kind_of(directory / name)
+            if kind == "dir":
+                children.append(directory / name)
+            elif refused is not None and kind is not None:
+                refused.append((self._below_root(directory / name), _NOT_A_DIRECTORY[kind == "link"]))
+        return children
+
+    def _below_root(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def _read_entry(self, path: Path, refused: Refused | None = None) -> CacheEntry | None:
+        kind = kind_of(path)
+        if kind != "dir":
+            if refused is not None and kind is not None:
+                refused.append((self._below_root(path), _NOT_A_DIRECTORY[kind == "link"]))
+            return None
         try:
             return CacheEntry(path=path, manifest=Manifest.read(path / MANIFEST_NAME))
-        except CacheIntegrityError:
+        except CacheIntegrityError as exc:
+            if refused is not None:
+                refused.append((self._below_root(path), exc.message))
             return None
 
     # -- writing -----------------------------------------------------------------------------
@@ -335,7 +370,7 @@ class WheelCache:
             _write_synced(staging / STAMP_NAME, stamp_for(target, arrived))
             if final.exists():  # damaged, or this key with another wheel (a non-reproducible rebuild)
                 self._discard(final)
-            final.parent.mkdir(parents=True, exist_ok=True)
+            plain_dir(self.root, final.parent, create=True)
             try:
                 os.rename(staging, final)
             except OSError:
@@ -353,7 +388,8 @@ class WheelCache:
         The others block here; when they get the lock they should ``lookup`` again.
         """
         locks = self.root / "locks"
-        locks.mkdir(parents=True, exist_ok=True)
+        plain_dir(self.root, locks, create=True)
+        plain_file(locks / f"{fp}.lock")
         with filelock.FileLock(str(locks / f"{fp}.lock"), timeout=timeout):
             yield
 
@@ -366,6 +402,8 @@ class WheelCache:
         self._discard(path)
 
     def _discard(self, path: Path) -> None:
+        if not plain_dir(self.root, path):
+            return
         with self.staging("removed-") as trash:
             with contextlib.suppress(FileNotFoundError):
                 os.rename(path, trash / "entry")
@@ -376,7 +414,12 @@ class WheelCache:
 
     def clean_staging(self) -> int:
         """Delete the staging directories of writers that are gone (killed, crashed); returns how many."""
+        if not plain_dir(self.root, self.staging_dir):
+            return 0
         return clean_dead(self.staging_dir)
+
+
+_NOT_A_DIRECTORY = {True: "a symbolic link; not followed", False: "not a directory; left out"}
 
 
 def stamp_for(wheel: Path, sha256: str) -> bytes:

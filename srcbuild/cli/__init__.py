@@ -20,45 +20,112 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
-from srcbuild.console import reset as reset_output
 from srcbuild.errors import SrcbuildError
 from srcbuild.proc import stop_on_signals
 
 INTERNAL_ERROR = 70
 
 # Each command lives in its own module, imported only when that command runs (so that
-# `srcbuild doctor` does not pay for boto3, rattler or the build engine). name -> "module:object".
-COMMANDS = {
-    "recipes": "srcbuild.cli.recipes:recipes_group",
-    "compat": "srcbuild.cli.compat:compat_command",
-    "doctor": "srcbuild.cli.doctor:doctor_command",
-    "recommend": "srcbuild.cli.doctor:recommend_command",
-    "plan": "srcbuild.cli.build:plan_command",
-    "torch": "srcbuild.cli.build:torch_command",
-    "torchvision": "srcbuild.cli.build:torchvision_command",
-    "verify": "srcbuild.cli.verify:verify_command",
-    "smoke": "srcbuild.cli.verify:smoke_command",
-    "cache": "srcbuild.cli.cache:cache_group",
-    "install": "srcbuild.cli.install:install_cmd",
-    "env": "srcbuild.cli.env:env_group",
-    "lock": "srcbuild.cli.env:lock_env",
-    "work": "srcbuild.cli.work:work_group",
-    "toolchain": "srcbuild.cli.toolchain:toolchain_group",
-    "container": "srcbuild.cli.container:container_group",
+# `srcbuild doctor` does not pay for boto3, rattler or the build engine). name -> ("module:object",
+# the first sentence of its help): `srcbuild --help` lists the commands from these summaries
+# without importing any of them (tests/unit/cli/test_lazy.py checks each against its command).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "recipes": ("srcbuild.cli.recipes:recipes_group", "List, show and check recipes."),
+    "compat": (
+        "srcbuild.cli.compat:compat_command",
+        "What works for one GPU: CUDA range, gcc per CUDA, newest torch/torchvision, cuDNN, last driver, "
+        "and which catalog recipes fit.",
+    ),
+    "doctor": (
+        "srcbuild.cli.doctor:doctor_command",
+        "What this machine has for building PyTorch, and which catalog recipes can build here.",
+    ),
+    "recommend": (
+        "srcbuild.cli.doctor:recommend_command",
+        "Which catalog recipe to build for a GPU (this machine's, or one described by the options).",
+    ),
+    "plan": (
+        "srcbuild.cli.build:plan_command",
+        "Print every step, command, directory and variable a build would run, without running it.",
+    ),
+    "torch": (
+        "srcbuild.cli.build:torch_command",
+        "Build a torch wheel for a recipe (or take it from the cache).",
+    ),
+    "torchvision": (
+        "srcbuild.cli.build:torchvision_command",
+        "Build a torchvision wheel against the recipe's torch wheel (built first when missing).",
+    ),
+    "verify": (
+        "srcbuild.cli.verify:verify_command",
+        "Check WHEEL without a GPU: CUDA kernels per compute capability, MPI, tags, CUDA runtime, version.",
+    ),
+    "smoke": (
+        "srcbuild.cli.verify:smoke_command",
+        "Install the wheel in a venv and run it: GPU checks when there is a GPU, CPU and MPI parts always.",
+    ),
+    "cache": ("srcbuild.cli.cache:cache_group", "The wheel cache: list, inspect, verify, clean, share."),
+    "install": (
+        "srcbuild.cli.install:install_cmd",
+        "Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine.",
+    ),
+    "env": ("srcbuild.cli.env:env_group", "Show, create and remove a recipe's build environment."),
+    "lock": (
+        "srcbuild.cli.env:lock_env",
+        "Solve recipe R's environment for linux-64 and write recipes/R.conda-lock.yml (conda-lock v1).",
+    ),
+    "work": (
+        "srcbuild.cli.work:work_group",
+        "The work directory: sources, build trees, environments, toolchains and logs.",
+    ),
+    "toolchain": (
+        "srcbuild.cli.toolchain:toolchain_group",
+        "CUDA toolkits, cuDNN, gcc, MPI and NCCL that srcbuild provisions into private prefixes.",
+    ),
+    "container": ("srcbuild.cli.container:container_group", "Build wheels in containers (docker or podman)."),
+    "mirror": (
+        "srcbuild.cli.mirror:mirror_group",
+        "Gather what recipes need into a directory for machines without a network, and check it.",
+    ),
 }
 
 
+def _shortened(summary: str, limit: int) -> str:
+    """``summary`` cut after a whole word to fit ``limit`` columns, as click shortens a command's help."""
+    if len(summary) <= limit:
+        return summary
+    return summary[: limit - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+
+
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
+    """A group whose subcommands are imported on first use; its help lists them from their summaries."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in COMMANDS and cmd_name not in self.commands:
-            module_name, attr = COMMANDS[cmd_name].split(":")
+            module_name, attr = COMMANDS[cmd_name][0].split(":")
             self.add_command(getattr(importlib.import_module(module_name), attr), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands section of ``--help``, without importing a command that has a summary."""
+        names = [n for n in self.list_commands(ctx) if n in COMMANDS or n in self.commands]
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in self.commands or name not in COMMANDS:
+                command = self.get_command(ctx, name)
+                if command is None or command.hidden:
+                    continue
+                rows.append((name, command.get_short_help_str(limit)))
+            else:
+                rows.append((name, _shortened(COMMANDS[name][1], limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -112,7 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = _debug_requested(args)
     as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
     JSON_OUTPUT.printed = False
-    reset_output()
+    console = sys.modules.get("srcbuild.console")  # rich is imported by the commands that print through it
+    if console is not None:
+        console.reset()
     try:
         with stop_on_signals():  # SIGTERM and SIGHUP stop a build as Ctrl-C does
             result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})

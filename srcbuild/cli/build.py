@@ -26,6 +26,7 @@ from srcbuild.cli.common import (
     resolve_paths,
     resume_command,
 )
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, make_console, output_width, wrap_text
 from srcbuild.errors import SrcbuildError
 from srcbuild.findings import Severity
@@ -191,6 +192,7 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
 
 @click.command("torch")
 @build_options
+@mirror_dir_option(lambda kw: ("torch",))
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
@@ -201,6 +203,7 @@ def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 @click.command("torchvision")
 @build_options
+@mirror_dir_option(lambda kw: ("torch", "torchvision"))
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
 @output_dir_option
 @json_option
@@ -212,6 +215,7 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 @click.command("plan")
 @click.argument("package", type=click.Choice(PACKAGE_NAMES))
 @build_options
+@mirror_dir_option(lambda kw: ())
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
 @json_option
 def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:

@@ -10,7 +10,6 @@ from typing import Any, Callable, TypeVar
 
 import click
 
-from srcbuild.cache.maintenance import entry_size, gc, human_size, parse_size, verify_store
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
 from srcbuild.cache.signing import TrustPolicy, signing_key_path
@@ -107,6 +106,7 @@ def age_label(created: float, now: float | None = None) -> str:
 
 
 def entry_row(entry: CacheEntry, now: float | None = None) -> dict[str, Any]:
+    from srcbuild.cache.maintenance import entry_size  # imported by the commands that use it
     m = entry.manifest
     return {
         "package": m.package,
@@ -134,6 +134,7 @@ def cache_group() -> None:
 @json_option
 def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     """The cached wheels: package, version, recipe, compute capabilities, size, age."""
+    from srcbuild.cache.maintenance import human_size  # imported by the commands that use it
     cache = open_cache(work_dir, cache_dir)
     rows = [entry_row(e) for e in sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)]
     if as_json:
@@ -189,6 +190,7 @@ def _sources_label(m: Manifest) -> str:
 @json_option
 def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     """One entry's manifest; REF is an entry key or fingerprint prefix, or a wheel file name."""
+    from srcbuild.cache.maintenance import human_size  # imported by the commands that use it
     entry = _one(open_cache(work_dir, cache_dir), ref)
     m = entry.manifest
     if as_json:
@@ -221,6 +223,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
 @json_option
 def verify_cmd(remove: bool, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     """Re-hash every cached wheel against its manifest (exit 7 when one is damaged)."""
+    from srcbuild.cache.maintenance import verify_store  # imported by the commands that use it
     result = verify_store(open_cache(work_dir, cache_dir), remove=remove)
     if as_json:
         print_json(result.to_json())
@@ -261,6 +264,7 @@ def gc_cmd(
     keep: int | None, max_size: str | None, dry_run: bool, work_dir: str | None, cache_dir: str | None, as_json: bool
 ) -> int:
     """Remove the oldest entries beyond --keep N or --max-size SIZE (and stale staging files)."""
+    from srcbuild.cache.maintenance import gc, human_size, parse_size  # imported by the commands that use it
     if keep is None and max_size is None:
         raise UsageError("gc needs --keep N or --max-size SIZE", "e.g. `srcbuild cache gc --keep 5`")
     result = gc(open_cache(work_dir, cache_dir), keep, parse_size(max_size) if max_size else None, dry_run)

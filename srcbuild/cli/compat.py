@@ -18,7 +18,7 @@ import click
 from rich.console import Console
 
 from srcbuild.advice.fit import RecipeFit, judge_all
-from srcbuild.advice.window import Window, window_for
+from srcbuild.advice.window import Window, version, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import json_option, print_json, resolve_paths
 from srcbuild.console import make_console, print_lines, table
@@ -79,6 +79,9 @@ def compat_json(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: 
         "gpu": gpu,
         "pci_ids": list(pci_ids),
         "knowledge_checked": window.checked or None,
+        "knowledge_newest_torch": window.newest_known or None,
+        "runtime_caveats": list(window.runtime_caveats),
+        "newer_recipe": _newer_recipe_json(fits, official.torch if official else None),
         "cuda": [o.to_json() for o in window.options],
         "newest_torch": window.newest_torch,
         "newest_torchvision": window.newest_torchvision,
@@ -221,7 +224,8 @@ def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple
         [
             f"{head}compute capability {window.cc} ({window.generation}){ids}",
             f"Newest torch: {ceiling} in theory; {reported} reported to work",
-            f"Knowledge last checked: {window.checked or 'unknown'}",
+            f"Knowledge last checked: {window.checked or 'unknown'}"
+            + (f" (newest torch it knows: {window.newest_known})" if window.newest_known else ""),
         ],
         console,
     )
@@ -251,6 +255,10 @@ def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple
     if official is not None and official.pip:
         lines.append(f"No build needed: {official.pip}")
         lines.extend(f"  caveat: {c}" for c in official.caveats)
+    newer = _newer_recipe(fits, official.torch if official is not None else None)
+    if newer is not None:
+        lines.append(f"Newer torch {newer.torch}: srcbuild torch --recipe {newer.recipe}")
+    lines.extend(f"Caveat: {c}" for c in window.runtime_caveats)
     if window.last_branch:
         lines.append(
             f"Last driver: R{window.last_branch} (runs CUDA ≤ {window.last_branch_cuda} natively); "
@@ -270,6 +278,21 @@ def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple
                 ),
             )
         )
+
+
+def _newer_recipe(fits: tuple[RecipeFit, ...], official_torch: str | None) -> RecipeFit | None:
+    """The fitting recipe with the newest torch, when it is newer than the official wheel (or there is none)."""
+    fitting = sorted((f for f in fits if f.fits and not f.mpi), key=lambda f: version(f.torch), reverse=True)
+    if not fitting or (official_torch is not None and version(fitting[0].torch) <= version(official_torch)):
+        return None
+    return fitting[0]
+
+
+def _newer_recipe_json(fits: tuple[RecipeFit, ...], official_torch: str | None) -> dict[str, str] | None:
+    newer = _newer_recipe(fits, official_torch)
+    if newer is None:
+        return None
+    return {"recipe": newer.recipe, "torch": newer.torch, "command": f"srcbuild torch --recipe {newer.recipe}"}
 
 
 def _span(items: tuple[str, ...]) -> str:

@@ -18,7 +18,6 @@ from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
-from srcbuild.rules import check_recipe
 
 _GPU_NAMES = re.compile(r"^(?P<names>.*?) \((?:[^()]*)compute capability[^()]*\)")
 
@@ -153,6 +152,8 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
     """Validate RECIPES (names or files; all catalog recipes when none are given).
 
     Exits 2 when a recipe cannot be read or is invalid, else 3 when one breaks a compatibility rule."""
+    from srcbuild.rules import check_recipe  # the knowledge tables, only for a check
+
     catalog = RecipeCatalog(resolve_paths())
     targets = list(recipes) or list(catalog.names())
     results: list[dict[str, Any]] = []

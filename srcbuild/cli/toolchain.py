@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
@@ -85,6 +86,7 @@ def _report(outcome: Outcome, seconds: float) -> str:
 )
 @click.option("--offline", is_flag=True, help="Use only what is already provisioned or downloaded.")
 @click.option("--mirror", help=f"Base URL of a mirror of NVIDIA's downloads [env {MIRROR_VAR}].")
+@mirror_dir_option(lambda kw: ())
 @path_options
 @json_option
 def install_command(

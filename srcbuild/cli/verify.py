@@ -205,6 +205,16 @@ def render_smoke(report: SmokeReport, console: Console) -> None:
     console.print(table(title, ("check", "result", "detail"), ((c.name, c.status, c.detail) for c in report.checks)))
 
 
+def runtime_caveats(recipe: Recipe) -> list[str]:
+    """What current torch cannot do on the recipe's oldest GPU (torch.compile below 7.0), said after the smoke test."""
+    from srcbuild.knowledge import load_knowledge
+
+    if not recipe.gpu.arch:
+        return []
+    oldest = min(recipe.gpu.arch)
+    return [f"{c.message} (sm_{oldest.sm}): {c.advice}" for c in load_knowledge().runtime_caveats_for(oldest)]
+
+
 @click.command("smoke")
 @click.option("--recipe", "recipe_name", required=True, help="Recipe the wheel was built from (name or file).")
 @click.option("--wheel", "wheel", type=click.Path(dir_okay=False, exists=True), help="torch wheel (default: cached).")
@@ -271,10 +281,13 @@ def smoke_command(
         return ddp[0].checks
 
     report = run_smoke(plan, command_environ(), log, echo=sys.stderr, then=then if request else None)
+    caveats = runtime_caveats(recipe)
     if as_json:
-        print_json({**report.to_json(), **({"ddp": ddp[0].to_json()} if ddp else {})})
+        print_json({**report.to_json(), "caveats": caveats, **({"ddp": ddp[0].to_json()} if ddp else {})})
     else:
         render_smoke(report, make_console())
+        for caveat in caveats:
+            click.echo(f"caveat: {caveat}", err=True)
     failed = [c for c in report.checks if c.status == "fail"]
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""

@@ -13,16 +13,26 @@ Stages:
 Build arguments carry the mirrors (``SRCBUILD_MIRROR`` as ``--mirror``, ``SRCBUILD_NVIDIA_MIRROR``),
 shared wheel caches (``SRCBUILD_REMOTES``) and the package index (``PIP_INDEX_URL``).
 ``srcbuild container build`` uses the same text (``DockerfileSpec``) and builds only ``devel``.
+
+Every value that comes from a recipe or the command line stays data: shell words are quoted
+(``shlex``), the recipe reaches ``srcbuild toolchain install`` through an exec-form ``RUN [...]``
+(no shell), ``COPY`` takes the JSON form,
+``ARG`` defaults are double-quoted when not plain (backslashes, double quotes and
+dollar signs escaped), and comments lose their control characters (a newline would start an
+instruction). A recipe file whose name a Dockerfile cannot carry as a plain word is refused.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from srcbuild.container.images import Bases
+from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
 
 SRCBUILD_VENV = "/opt/srcbuild"
@@ -46,6 +56,53 @@ class DockerfileSpec:
     recipe_file: str | None = None  # a recipe outside the catalog: its file name in the context
 
 
+_PLAIN_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}")
+
+
+def _comment_text(text: str) -> str:
+    """``text`` safe inside a ``#`` comment: no control character (a newline would end the comment)."""
+    return "".join("?" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in text)
+
+
+def _one_line(value: str, what: str) -> str:
+    """``value`` when it has no control character (a Dockerfile instruction is one line)."""
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        raise UsageError(
+            f"{what} {value!r} holds a control character; a Dockerfile cannot carry it",
+            "write the value on one line, without control characters",
+        )
+    return value
+
+
+def _words(argv: Sequence[str], what: str) -> str:
+    """Shell words for a shell-form RUN: each quoted, none spanning a line."""
+    return shlex.join(_one_line(a, what) for a in argv)
+
+
+def _arg(name: str, value: str) -> str:
+    """``ARG NAME=value``, double-quoted unless plain (Docker's word rules: backslash, quote, dollar escaped)."""
+    _one_line(value, name)
+    if re.fullmatch(r"[A-Za-z0-9._:/@+=,%-]*", value):
+        return f"ARG {name}={value}"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
+    return f'ARG {name}="{escaped}"'
+
+
+def _exec(argv: Sequence[str]) -> str:
+    """An exec-form instruction's JSON array: no shell reads it."""
+    return json.dumps(list(argv), ensure_ascii=False)
+
+
+def check_recipe_file(name: str) -> str:
+    """``name`` when a Dockerfile can carry it as a plain word (COPY globs and shells never see more)."""
+    if not _PLAIN_FILE_NAME.fullmatch(name):
+        raise UsageError(
+            f"recipe file name {name!r}: a Dockerfile carries only letters, digits and . _ + - in it",
+            "rename the recipe file (for example to its recipe name plus .toml) and run the command again",
+        )
+    return name
+
+
 def _run(*lines: str) -> list[str]:
     """One RUN instruction, a shell line per element, joined with ``&&``."""
     out = ["RUN " + lines[0]]
@@ -56,23 +113,25 @@ def _run(*lines: str) -> list[str]:
 def _apt(packages: Sequence[str]) -> list[str]:
     return _run(
         "apt-get update",
-        f"apt-get install -y --no-install-recommends {' '.join(packages)}",
+        f"apt-get install -y --no-install-recommends {_words(packages, 'package')}",
         "rm -rf /var/lib/apt/lists/*",
     )
 
 
 def recipe_arg(spec: DockerfileSpec) -> str:
-    return f"{RECIPES}/{spec.recipe_file}" if spec.recipe_file else spec.recipe.name
+    return f"{RECIPES}/{check_recipe_file(spec.recipe_file)}" if spec.recipe_file else spec.recipe.name
 
 
 def header(spec: DockerfileSpec) -> list[str]:
     recipe, bases = spec.recipe, spec.bases
+    name = shlex.quote(recipe.name)
+    image = shlex.quote(f"{spec.package}-{recipe.name}:{recipe.torch.tag}")
     lines = [
         "# syntax=docker/dockerfile:1",
-        f"# {spec.package} for recipe {recipe.name}: `srcbuild plan {spec.package} --recipe {recipe.name} "
+        f"# {spec.package} for recipe {recipe.name}: `srcbuild plan {spec.package} --recipe {name} "
         "--format dockerfile`.",
         "# Build it from a srcbuild checkout (the context needs " + ", ".join(CONTEXT_FILES) + "):",
-        f"#   docker build -f Dockerfile -t {spec.package}-{recipe.name}:{recipe.torch.tag} .",
+        f"#   docker build -f Dockerfile -t {image} .",
         "#   (podman build works the same; `--target devel` stops after the build image)",
         "# Build arguments:",
         "#   SRCBUILD_MIRROR         git mirrors, as --mirror takes them (gitee, PREFIX=REPLACEMENT)",
@@ -86,7 +145,7 @@ def header(spec: DockerfileSpec) -> list[str]:
         lines += [f"#   {text}" for text in textwrap.wrap(note, 96, subsequent_indent="  ")]
     if spec.recipe_file:
         lines.append(f"# The recipe file {spec.recipe_file} must be in the context under recipes-extra/.")
-    return lines
+    return [_comment_text(line) for line in lines]
 
 
 def devel_stage(spec: DockerfileSpec) -> list[str]:
@@ -101,14 +160,16 @@ def devel_stage(spec: DockerfileSpec) -> list[str]:
     packages = ["git", "ca-certificates"]
     if bases.apt_python:  # an official CUDA image: its Ubuntu has the recipe's gcc as a package
         gcc = spec.recipe.toolchain.gcc.split(".")[0]
-        packages += [py, f"{py}-venv", f"gcc-{gcc}", f"g++-{gcc}"]
+        packages += [py, f"{py}-venv", f"gcc-{gcc}", f"g++-{gcc}"]  # quoted by _apt
     if bases.kind != "custom":
         lines += _apt(packages)
     lines.append("COPY pyproject.toml README.md /opt/srcbuild-src/")
     lines += [f"COPY {name} /opt/srcbuild-src/{name}" for name in CONTEXT_FILES[2:]]
     if spec.recipe_file:
-        lines.append(f"COPY recipes-extra/{spec.recipe_file} {RECIPES}/{spec.recipe_file}")
-    lines += _run(f"{py} -m venv {SRCBUILD_VENV}", f"{SRCBUILD_VENV}/bin/pip install --no-cache-dir /opt/srcbuild-src")
+        name = check_recipe_file(spec.recipe_file)
+        lines.append("COPY " + _exec([f"recipes-extra/{name}", f"{RECIPES}/{name}"]))
+    venv = _words([py, "-m", "venv", SRCBUILD_VENV], "python")
+    lines += _run(venv, f"{SRCBUILD_VENV}/bin/pip install --no-cache-dir /opt/srcbuild-src")
     env = {
         "PATH": f"{SRCBUILD_VENV}/bin:$PATH",
         "SRCBUILD_WORK_DIR": WORK,
@@ -117,7 +178,7 @@ def devel_stage(spec: DockerfileSpec) -> list[str]:
     }
     lines.append("ENV " + " \\\n    ".join(f"{k}={v}" for k, v in env.items()))
     if bases.provision:
-        lines.append(f"RUN srcbuild toolchain install --recipe {recipe_arg(spec)}")
+        lines.append("RUN " + _exec(["srcbuild", "toolchain", "install", "--recipe", recipe_arg(spec)]))
     return lines
 
 
@@ -130,14 +191,14 @@ def _build_one(package: str, spec: DockerfileSpec) -> list[str]:
     ]
     argv = ["srcbuild", package, "--recipe", recipe_arg(spec)]
     lines = [f"RUN {' '.join(mounts)} \\", "    mkdir -p /wheels \\"]
-    lines.append(f"  && {shlex.join(argv)} --json > {out} \\")
+    lines.append(f"  && {_words(argv, 'recipe')} --json > {out} \\")
     lines.append(f'  && cp "$({wheel})" /wheels/')
     return lines
 
 
 def build_stage(spec: DockerfileSpec) -> list[str]:
     mirror = " ".join(spec.mirrors)
-    lines = ["FROM devel AS build", f"ARG SRCBUILD_MIRROR={mirror}", "ARG SRCBUILD_REMOTES="]
+    lines = ["FROM devel AS build", _arg("SRCBUILD_MIRROR", mirror), "ARG SRCBUILD_REMOTES="]
     lines += _build_one("torch", spec)
     if spec.package == "torchvision":
         lines += _build_one("torchvision", spec)
@@ -163,7 +224,7 @@ def runtime_stage(spec: DockerfileSpec) -> list[str]:
         lines.append(f"COPY --from=build /runtime-libs {RUNTIME_LIBS}")
         lines.append(f"ENV LD_LIBRARY_PATH={RUNTIME_LIBS}")
     lines += _run(
-        f"{py} -m venv /opt/venv",
+        _words([py, "-m", "venv", "/opt/venv"], "python"),
         "/opt/venv/bin/pip install --no-cache-dir /tmp/wheels/*.whl",
         "rm -rf /tmp/wheels",
     )
@@ -177,7 +238,7 @@ def render_dockerfile(spec: DockerfileSpec) -> str:
     bases = spec.bases
     parts = [
         header(spec),
-        [f"ARG DEVEL_IMAGE={bases.devel}", f"ARG RUNTIME_IMAGE={bases.runtime}"],
+        [_arg("DEVEL_IMAGE", bases.devel), _arg("RUNTIME_IMAGE", bases.runtime)],
         devel_stage(spec),
         build_stage(spec),
         runtime_stage(spec),

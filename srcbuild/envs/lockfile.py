@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from srcbuild.errors import EnvironmentError_
 from srcbuild.recipe.load import display_path
 
@@ -87,6 +85,8 @@ class Lockfile:
 
     def write(self, path: Path) -> None:
         text = "# Written by `srcbuild lock`; do not edit. Re-run it when the recipe's environment changes.\n"
+        import yaml  # read only when a lock file is written or read
+
         text += yaml.safe_dump(self.to_yaml(), sort_keys=False, default_flow_style=False)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
@@ -118,6 +118,8 @@ def _bad(path: Path, what: str) -> EnvironmentError_:
 
 def read_lockfile(path: Path) -> Lockfile:
     """Parse a conda-lock v1 file; anything malformed is an error naming the file and the field."""
+    import yaml  # read only when a lock file is written or read
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:

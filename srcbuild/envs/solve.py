@@ -9,7 +9,6 @@ solver text only goes to the log.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sys
 from collections.abc import Sequence
@@ -169,6 +168,8 @@ def solve_spec(
                 virtual_packages=_virtual_packages(virtual),  # type: ignore[arg-type]
             )
         )
+
+    import asyncio  # only when solving: the event loop costs every command 10 ms to import
 
     try:
         records = asyncio.run(run())

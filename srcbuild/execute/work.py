@@ -25,6 +25,7 @@ from srcbuild.plan.actions import CheckLocalChanges, VerifySources
 from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
+from srcbuild.sources.sync import GIT_ENV
 
 if TYPE_CHECKING:
     from srcbuild.execute.executor import Executor
@@ -249,7 +250,9 @@ def _local_changes(ex: Executor, action: CheckLocalChanges) -> Any:
     from srcbuild.sources.localdiff import local_changes
 
     submodules = sorted(action.sync.submodule_commits(ex.environ))
-    return local_changes(action.sync.checkout, action.patches, submodules, environ=ex.environ)
+    return local_changes(
+        action.sync.checkout, action.patches, submodules, tag=action.sync.pin.tag, environ=ex.environ
+    )
 
 
 def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:
@@ -366,7 +369,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
     wheel = find_wheel(dist, pattern)
     kernels = ctx.report.kernels if ctx.report is not None else None
     if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
-        head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"])
+        head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"], env=GIT_ENV.apply(ex.environ))
         ctx.source_commit = head.strip() if head else None
         check = ex.plan.step("sources-check").action
         assert isinstance(check, VerifySources)

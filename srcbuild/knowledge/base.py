@@ -28,6 +28,7 @@ from srcbuild.knowledge.model import (
     GpuModel,
     PinReason,
     PipCommand,
+    RuntimeCaveat,
     ToolFloor,
     TorchRelease,
     WheelCaveat,
@@ -50,6 +51,7 @@ class KnowledgeBase:
     tool_floors: tuple[ToolFloor, ...]
     pip_commands: tuple[PipCommand, ...] = ()
     wheel_caveats: tuple[WheelCaveat, ...] = ()
+    runtime_caveats: tuple[RuntimeCaveat, ...] = ()
     checked: str = ""  # the date the data was last checked against its sources
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -184,6 +186,16 @@ class KnowledgeBase:
                 command = row.command.format(torch=torch, torchvision=torchvision or "", tag=tag)
                 return command if torchvision else re.sub(r" torchvision==\S*", "", command)
         return None
+
+    @property
+    def newest_known_torch(self) -> str:
+        """The newest torch release the tables know ("2.15.0"): what the knowledge is current to."""
+        known = [v for row in self.torch_releases for v, _ in row.torchvision_map]
+        return max(known, key=versions.parse) if known else ""
+
+    def runtime_caveats_for(self, cc: ComputeCapability) -> tuple[RuntimeCaveat, ...]:
+        """Features of current torch that ``cc`` cannot use (torch.compile below 7.0)."""
+        return tuple(c for c in self.runtime_caveats if cc < c.below_cc)
 
     def caveats(self, torch: str, tag: str, cc: ComputeCapability) -> tuple[WheelCaveat, ...]:
         """What the official ``tag`` wheel of ``torch`` lacks on a GPU of capability ``cc``."""
@@ -365,6 +377,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
         tool_floors=load.tool_floors(breakage_data),
         pip_commands=load.pip_commands(torch_data),
         wheel_caveats=load.wheel_caveats(torch_data),
+        runtime_caveats=load.runtime_caveats(torch_data),
         checked=str(load.read_table("capabilities", directory).get("checked", "")),
         _torch_overrides=overrides,
     )

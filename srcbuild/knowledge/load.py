@@ -25,6 +25,7 @@ from srcbuild.knowledge.model import (
     GccCaveat,
     GpuChip,
     PipCommand,
+    RuntimeCaveat,
     ToolFloor,
     WheelCaveat,
 )
@@ -266,4 +267,17 @@ def wheel_caveats(data: dict[str, Any]) -> tuple[WheelCaveat, ...]:
             source=r["source"],
         )
         for r in data.get("wheel_caveat", [])
+    )
+
+
+def runtime_caveats(data: dict[str, Any]) -> tuple[RuntimeCaveat, ...]:
+    return tuple(
+        RuntimeCaveat(
+            feature=str(row["feature"]),
+            below_cc=ComputeCapability.parse(row["below_cc"]),
+            message=str(row["message"]),
+            advice=str(row["advice"]),
+            source=str(row["source"]),
+        )
+        for row in data.get("runtime_caveat", [])
     )

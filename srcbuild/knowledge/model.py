@@ -282,3 +282,14 @@ class WheelCaveat:
     below_cc: ComputeCapability
     message: str
     source: str
+
+
+@dataclass(frozen=True)
+class RuntimeCaveat:
+    """A torch feature that needs a newer GPU than torch itself (Triton behind torch.compile: 7.0)."""
+
+    feature: str  # "torch.compile"
+    below_cc: ComputeCapability
+    message: str
+    advice: str
+    source: str

@@ -14,6 +14,7 @@ from typing import Any
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import RecipeError
+from srcbuild.recipe.envcheck import check_env_entries
 from srcbuild.recipe.model import (
     DEFAULT_TORCH_REPO,
     DEFAULT_TORCHVISION_REPO,
@@ -226,7 +227,9 @@ class RecipeLoader:
             raise RecipeError(
                 f"{where}: build.env: {', '.join(overrides)} would change which programs run or what they load; "
                 "refused unless [build] allow_env_override = true",
-                "remove it from [build] env, or add allow_env_override = true under [build] if the recipe needs it",
+                "[build] env takes build switches (USE_*, BUILD_*, TORCH_*, MAX_JOBS, CMAKE_* except the "
+                "variables that load code; docs/security.md); add allow_env_override = true under [build] "
+                "only if the recipe needs more",
             )
         build = Build(
             env=build_env,
@@ -238,9 +241,9 @@ class RecipeLoader:
         )
         env_data = data.get("env", {})
         env = EnvTable(
-            conda=tuple(env_data.get("conda", [])),
-            channels=tuple(env_data.get("channels", [])),
-            pip=tuple(env_data.get("pip", [])),
+            conda=tuple(check_env_entries(env_data.get("conda", []), "env.conda", where)),
+            channels=tuple(check_env_entries(env_data.get("channels", []), "env.channels", where)),
+            pip=tuple(check_env_entries(env_data.get("pip", []), "env.pip", where)),
         )
         torch = _pin(data["torch"], DEFAULT_TORCH_REPO)
         torchvision = _pin(data["torchvision"], DEFAULT_TORCHVISION_REPO) if "torchvision" in data else None

@@ -94,28 +94,41 @@ def _env_table(value: object) -> str | None:
     return None
 
 
-# Variables that change which programs run or what code they load, rather than how torch is built:
-# the dynamic loader's (ld.so(8): every LD_ variable), the program search path, Python's start-up
-# (python(1): PYTHONPATH, PYTHONHOME, PYTHONSTARTUP, PYTHONUSERBASE), files and options the shell
-# reads before running anything (bash(1): BASH_ENV, ENV, SHELLOPTS, BASHOPTS, IFS, PS4, CDPATH),
-# git's programs and configuration (git(1): every GIT_ variable) and the compilers srcbuild
-# selects (CC, CXX, CUDAHOSTCXX, CUDA_HOST_COMPILER, NVCC ...). A recipe may set them only with
+# [build] env is an allowlist: the build switches torch's and torchvision's setup.py and CMake
+# document (pytorch/pytorch: setup.py's header lists USE_*, BUILD_*, TORCH_*, MAX_JOBS and CMAKE_*
+# passed through to CMake; torchvision: setup.py reads FORCE_CUDA and TORCHVISION_*). CMake
+# variables that load or run code are not build switches: CMAKE_TOOLCHAIN_FILE and
+# CMAKE_PROJECT_INCLUDE* run a script (cmake(1)), *_LAUNCHER, *_COMPILER* and the binutils
+# variables choose the programs that run, CMAKE_MODULE_PATH and CMAKE_PREFIX_PATH choose the
+# CMake files find_package() and include() load, and compiler flags can load a plugin (gcc's
+# -fplugin, -B, -specs). Everything else (PATH, LD_PRELOAD, PYTHONPATH,
+# NVCC_PREPEND_FLAGS, CCACHE_PREFIX, PIP_*, GCONV_PATH, HOME ...) may be set only with
 # [build] allow_env_override = true, and the compatibility check then warns, naming each.
-RUNTIME_ENV_NAMES = frozenset(
-    {
-        "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "PYTHONEXECUTABLE",
-        "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS4", "CDPATH", "GLOBIGNORE",
-        "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOST_COMPILER", "NVCC", "CUDACXX", "LD", "AR",
-        "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER",
-        "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS",
-    }
-)  # fmt: skip
-RUNTIME_ENV_PREFIXES = ("LD_", "GIT_", "DYLD_")
+BUILD_ENV_PREFIXES = ("USE_", "BUILD_", "TORCH_", "TORCHVISION_", "CMAKE_")
+BUILD_ENV_NAMES = frozenset(
+    {"MAX_JOBS", "FORCE_CUDA", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH"}
+)
+_CMAKE_LOADS_CODE = re.compile(
+    r"CMAKE_(TOOLCHAIN_FILE|PROJECT_(\w+_)?INCLUDE(_BEFORE)?|\w*LAUNCHER\w*|\w*COMPILER\w*"
+    r"|USER_MAKE_RULES_OVERRIDE\w*|MODULE_PATH|PREFIX_PATH|FIND_ROOT_PATH|SYSROOT\w*|\w*PROGRAM\w*"
+    r"|LINKER\w*|AR|RANLIB|NM|OBJCOPY|OBJDUMP|STRIP|ADDR2LINE|READELF|DLLTOOL|MT|COMMAND\w*"
+    r"|\w*_DIR|\w*_ROOT|FIND_PACKAGE_REDIRECTS_DIR|\w*SCRIPT\w*|\w*FLAGS\w*)"
+)
+
+
+def is_build_variable(name: str) -> bool:
+    """Whether ``name`` is on the ``[build] env`` allowlist (see above)."""
+    if name in BUILD_ENV_NAMES:
+        return True
+    prefixed = any(name.startswith(p) and len(name) > len(p) for p in BUILD_ENV_PREFIXES)
+    if not prefixed or not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+        return False
+    return not _CMAKE_LOADS_CODE.fullmatch(name)
 
 
 def changes_what_runs(name: str) -> bool:
-    """True for a variable that changes which programs run or what they load (see above)."""
-    return name in RUNTIME_ENV_NAMES or name.startswith(RUNTIME_ENV_PREFIXES)
+    """True for a variable off the allowlist: it may change which programs run or what they load."""
+    return not is_build_variable(name)
 
 
 def _compiler_cache(value: object) -> str | None:

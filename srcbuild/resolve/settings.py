@@ -13,6 +13,7 @@ from pathlib import Path
 from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
 from srcbuild.config import origin
 from srcbuild.errors import UsageError
+from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.inputs import BuildHost, BuildOptions
 from srcbuild.resolve.model import Setting
@@ -122,6 +123,8 @@ def resolve_settings(
         mirrors, source = (environ["SRCBUILD_MIRROR"],), origin(environ, "SRCBUILD_MIRROR")
     if options.mirrors:
         mirrors, source = tuple(options.mirrors), "command line --mirror"
+    if environ.get(MIRROR_DIR_VAR):  # every git URL onto the mirror directory, whatever --mirror says
+        mirrors, source = (environ["SRCBUILD_MIRROR"],), f"--mirror-dir {environ[MIRROR_DIR_VAR]}"
     out.append(Setting("mirrors", " ".join(mirrors) or "(none)", source))
 
     backend: str | None = None

@@ -1,7 +1,9 @@
-"""Rules about what a recipe lets run: a ``[build] env`` that overrides PATH, LD_PRELOAD and the like.
+"""Rules about what a recipe lets run: a ``[build] env`` that sets more than build switches.
 
-The loader refuses such variables unless ``[build] allow_env_override = true``; this rule then
-warns, naming each, so every ``recipes check`` and every build's preflight says it out loud.
+``[build] env`` is an allowlist (``recipe.schema.is_build_variable``); the loader refuses any other
+variable (PATH, LD_PRELOAD, CMAKE_TOOLCHAIN_FILE, NVCC_PREPEND_FLAGS ...) unless ``[build]
+allow_env_override = true``; this rule then warns, naming each, so every ``recipes check`` and
+every build's preflight says it out loud.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ def env_override(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> l
             rule="env-override",
             severity=Severity.WARNING,
             message=(
-                f"[build] env sets {', '.join(names)}, which change which programs the build runs or what they "
-                "load (allowed by allow_env_override = true)."
+                f"[build] env sets {', '.join(names)}, which are not build switches and may change which "
+                "programs the build runs or what they load (allowed by allow_env_override = true)."
             ),
             source="docs/security.md",
             fix="Read the recipe's [build] env before building; remove the override if the build does not need it.",

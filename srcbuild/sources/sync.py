@@ -63,7 +63,11 @@ from srcbuild.errors import StepFailed
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.mirrors import MirrorRules
 
-GIT_ENV = EnvChanges().set("GIT_TERMINAL_PROMPT", "0", "sources: fail instead of asking for credentials")
+GIT_ENV = (
+    EnvChanges()
+    .set("GIT_TERMINAL_PROMPT", "0", "sources: fail instead of asking for credentials")
+    .set("GIT_NO_REPLACE_OBJECTS", "1", "sources: the pinned commits themselves, never a local `git replace`")
+)
 CACHE_VAR = "SRCBUILD_GIT_CACHE"
 
 # Run by `git submodule foreach --recursive` in each submodule ($sha1 is set by foreach): find the

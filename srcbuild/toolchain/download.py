@@ -31,7 +31,7 @@ from typing import IO
 from filelock import FileLock
 
 from srcbuild.cache.key import sha256_file
-from srcbuild.errors import CacheIntegrityError, HostError
+from srcbuild.errors import CacheIntegrityError, HostError, MirrorMissing
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
 MIRROR_VAR = "SRCBUILD_NVIDIA_MIRROR"
@@ -141,9 +141,11 @@ class Downloader:
         offline: bool = False,
         stream: IO[str] | None = None,
         timeout: float = TIMEOUT,
+        mirror_dir: str | None = None,
     ) -> None:
         self.directory = directory
         self.mirror = mirror
+        self.mirror_dir = mirror_dir  # --mirror-dir: the mirror is the only place to fetch from
         self.offline = offline
         self.stream = stream
         self.timeout = timeout
@@ -166,6 +168,12 @@ class Downloader:
                     return Fetched(final, artifact.url, 0, final.stat().st_size)
                 final.unlink()
             url = mirrored_url(artifact.url, self.mirror)
+            if self.mirror_dir and url == artifact.url:
+                raise MirrorMissing(
+                    f"{artifact.url}: not on NVIDIA's site, so not in the mirror {self.mirror_dir} "
+                    "(--mirror-dir fetches nothing else)",
+                    "install it yourself on this machine, or run without --mirror-dir where it can be reached",
+                )
             if self.offline:
                 raise HostError(
                     f"{artifact.file_name} is needed and --offline forbids downloading it from {url}",
@@ -232,7 +240,12 @@ class Downloader:
             raise self._failed(url, f"connection closed after {human_size(done)} of {human_size(total)}")
         return fetched
 
-    def _failed(self, url: str, why: str) -> HostError:
+    def _failed(self, url: str, why: str) -> HostError | MirrorMissing:
+        if self.mirror_dir:
+            return MirrorMissing(
+                f"{Path(urllib.parse.urlparse(url).path).name} is not in the mirror {self.mirror_dir} ({url}: {why})",
+                f"add it on a connected machine: srcbuild mirror create {self.mirror_dir} --recipe RECIPE",
+            )
         where = f"the mirror in {MIRROR_VAR}" if self.mirror else f"{MIRROR_VAR} is not set"
         path = urllib.parse.urlparse(url).path
         return HostError(

@@ -1,7 +1,8 @@
 """Everything one provisioning run uses, resolved once from paths, options and the environment.
 
 The mirror of NVIDIA's downloads: ``--mirror`` > ``SRCBUILD_NVIDIA_MIRROR`` > ``nvidia_mirror`` in
-``<config dir>/toolchain.toml`` (``SRCBUILD_CONFIG_DIR``, default the user config directory).
+``<config dir>/toolchain.toml`` (``SRCBUILD_CONFIG_DIR``, default the user config directory). With
+a mirror directory (``--mirror-dir``, ``SRCBUILD_MIRROR_DIR``) its ``nvidia/`` is the only source.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from srcbuild.errors import UsageError
+from srcbuild.mirror.layout import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, load_facts
@@ -64,8 +66,9 @@ def open_session(
     env = dict(environ)
     store = ToolchainStore(paths.toolchain_dir)
     out = sys.stderr if stream is None else stream
-    chosen = mirror or env.get(MIRROR_VAR) or configured_mirror(env)
-    downloader = Downloader(store.downloads, mirror=chosen, offline=offline, stream=out)
+    mirror_dir = env.get(DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
+    chosen = env.get(MIRROR_VAR) if mirror_dir else mirror or env.get(MIRROR_VAR) or configured_mirror(env)
+    downloader = Downloader(store.downloads, mirror=chosen, offline=offline, stream=out, mirror_dir=mirror_dir)
     ctx = Context(
         downloader=downloader,
         environ=env,

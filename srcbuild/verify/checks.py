@@ -266,15 +266,24 @@ def check_portable(wheel: Path, floor: str) -> list[Finding]:
     from packaging.utils import parse_wheel_filename
 
     from srcbuild.verify.manylinux import lacking, needs_of, policy_for_glibc
-    from srcbuild.verify.symbols import glibc_pair, linux_arch, wheel_links
+    from srcbuild.verify.symbols import glibc_pair, linux_arch, member_symbols, wheel_links
 
     major, _, minor = floor.partition(".")
     glibc = (int(major), int(minor))
     arch = linux_arch(t.platform for t in parse_wheel_filename(wheel.name)[3])
-    needs = needs_of({m: link.versions for m, link in wheel_links(wheel).items()})
+    links = wheel_links(wheel)
+    needs = needs_of({m: link.versions for m, link in links.items()})
     too_new = [n for n in needs if (glibc_pair(n.version) or (0, 0)) > glibc]
     policy = policy_for_glibc(glibc, arch) if arch else None
     beyond = [n for n in lacking(policy, needs) if glibc_pair(n.version) is None] if policy else []
+    if too_new or beyond:  # name the symbols behind each version: read only the members concerned
+        concerned = {n.member for n in (*too_new, *beyond)}
+        named = needs_of(
+            {m: member_symbols(wheel, m) or link.versions for m, link in links.items() if m in concerned}
+        )
+        by_key = {(n.member, n.version): n for n in named}
+        too_new = [by_key.get((n.member, n.version), n) for n in too_new]
+        beyond = [by_key.get((n.member, n.version), n) for n in beyond]
     findings = []
     if too_new:
         findings.append(

@@ -224,8 +224,8 @@ def verify_wheel(
     if cuobjdump is not None:
         tool = cuobjdump
 
-        def hook(member: str, path: Path, entries: Counter[FatbinEntry]) -> CrossCheck:
-            return cross_check(tool, path, entries)
+        def hook(member: str, path: Path, entries: Counter[FatbinEntry], relfatbin: frozenset) -> CrossCheck:
+            return cross_check(tool, path, entries, relfatbin)
 
     wheel = measure_wheel(wheel_path, library_hook=hook)
     wanted = list(archs) or (list(recipe.gpu.arch) if recipe is not None else [])

@@ -16,7 +16,6 @@ entry it was linked against (the ELF symbol versioning of the LSB, "Symbol Versi
 
 from __future__ import annotations
 
-import functools
 import io
 import re
 import zipfile
@@ -103,31 +102,31 @@ class ElfLinks:
 
 
 def wheel_links(wheel: Path) -> dict[str, ElfLinks]:
-    """``ElfLinks`` of each ELF file of ``wheel``, by member name.
+    """``ElfLinks`` of each ELF file of ``wheel``, by member name: the versions come from each
+    file's ``.gnu.version_r`` (no symbols listed: ``member_symbols`` names them when a message
+    needs them). Read by ``wheelread.read_wheel``: each member streamed once, the answer kept per
+    wheel file."""
+    from srcbuild.verify.wheelread import read_wheel
 
-    Reading them inflates every shared library of the wheel (about 9 s for a 190 MB torch CPU
-    wheel), and a build asks several times (the verify report, the portable check, the retag, the
-    cache manifest), so the answer is kept per file: keyed by path, size, modification time and
-    inode, a rewritten or retagged wheel is read afresh."""
-    stat = wheel.stat()
-    return _wheel_links(str(wheel.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
-
-
-@functools.lru_cache(maxsize=4)
-def _wheel_links(path: str, size: int, mtime_ns: int, inode: int) -> dict[str, ElfLinks]:
-    out: dict[str, ElfLinks] = {}
-    with zipfile.ZipFile(path) as zf:
-        for name in _elf_members(zf):
-            data = zf.read(name)
-            out[name] = ElfLinks(version_needs(data), needed_libraries(data))
-    return out
+    return {
+        member: ElfLinks({version: set() for version in facts.versions}, facts.needed)
+        for member, facts in read_wheel(wheel).items()
+        if facts.elf
+    }
 
 
-def _elf_members(zf: zipfile.ZipFile) -> Iterable[str]:
-    for name in zf.namelist():
-        base = name.rsplit("/", 1)[-1]
-        if base.endswith(".so") or ".so." in base or "/bin/" in name:
-            yield name
+def member_symbols(wheel: Path, member: str) -> dict[str, set[str]]:
+    """The imported symbols of one ELF member of ``wheel`` by the version each was linked against
+    (``version_needs``); reads that member whole, so only for naming symbols in a finding."""
+    from srcbuild.cache.limits import read_member
+    from srcbuild.errors import CacheIntegrityError
+
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            info = zf.getinfo(member)
+            return version_needs(read_member(zf, info, wheel.name, info.file_size))
+    except (KeyError, OSError, zipfile.BadZipFile, CacheIntegrityError):
+        return {}
 
 
 def wheel_glibc(wheel: Path) -> tuple[int, int] | None:
@@ -157,15 +156,14 @@ def manylinux_tag(needed: tuple[int, int] | None, arch: str) -> str:
     return f"manylinux_{major}_{minor}_{arch}"
 
 
+_LINUX_TAG = re.compile(r"^(?:linux|manylinux(?:_\d+_\d+|1|2010|2014))_(\w+)$")
+
+
 def linux_arch(platform_tags: Iterable[str]) -> str:
-    """The architecture of a wheel tagged ``linux_<arch>`` or ``manylinux_X_Y_<arch>``; empty when
-    no tag names a Linux architecture."""
-    arches = set()
-    for tag in platform_tags:
-        if tag.startswith("linux_"):
-            arches.add(tag[len("linux_") :])
-        elif tag.startswith("manylinux_"):
-            arches.add(tag.split("_", 3)[3])
+    """The architecture of a wheel tagged ``linux_<arch>``, ``manylinux_X_Y_<arch>`` or one of the
+    legacy aliases (``manylinux1``, ``manylinux2010``, ``manylinux2014``: PEP 600); empty when no
+    tag names a Linux architecture."""
+    arches = {m.group(1) for m in map(_LINUX_TAG.match, platform_tags) if m}
     return sorted(arches)[0] if arches else ""
 
 

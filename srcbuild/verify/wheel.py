@@ -1,9 +1,8 @@
 """Measure a wheel: its tags and version, and for each shared library its kernels and links.
 
-``measure_wheel`` opens the wheel (a zip), copies each ``.so`` member to a temporary file in
-1 MiB pieces (so memory stays bounded however large the library), scans it with
-``fatbin.scan_elf`` and ``elfdeps.read_dynamic``, and deletes it. It judges nothing: comparing the
-measurement with a recipe is ``report.verify_wheel``'s job.
+``measure_wheel`` reads the wheel's ELF members with ``wheelread.read_wheel`` (each streamed once,
+in parallel, in bounded memory, nothing extracted) and reports its shared libraries. It judges
+nothing: comparing the measurement with a recipe is ``report.verify_wheel``'s job.
 
 The CUDA version a torch/torchvision wheel was built against is read from two places:
 ``<package>/version.py`` (torch writes ``cuda = '11.8'`` there at build time,
@@ -14,8 +13,6 @@ the ``libcudart.so.*`` its libraries need (see ``elfdeps.cudart_version``).
 from __future__ import annotations
 
 import re
-import shutil
-import tempfile
 import zipfile
 from collections import Counter
 from collections.abc import Callable
@@ -26,16 +23,17 @@ from typing import Any, Optional
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild.errors import UsageError, VerificationFailed
-from srcbuild.verify.elfdeps import DynamicInfo, read_dynamic
-from srcbuild.verify.fatbin import FatbinEntry, count_entries
+from srcbuild.verify.elfdeps import DynamicInfo
+from srcbuild.verify.elfread import ElfFacts
+from srcbuild.verify.fatbin import FatbinEntry
 from srcbuild.verify.kernels import Kernels, sm_list
+from srcbuild.verify.wheelread import MemberHook, Progress, is_library, read_wheel_with
 
-_SO_RE = re.compile(r"\.so(\.\d+)*$")
 _VERSION_PY_RE = re.compile(r"""^cuda\s*(?::[^=]*)?=\s*(?:['"]([^'"]*)['"]|None)""", re.MULTILINE)
-COPY_CHUNK = 1024 * 1024
 
-# Called with (member name, extracted path, its fat binary entries counted) while the extracted file exists.
-LibraryHook = Callable[[str, Path, "Counter[FatbinEntry]"], Any]
+# Called with (member name, a temporary copy, its fat binary entries counted, the (kind, sm) pairs
+# found in __nv_relfatbin sections) while the copy exists.
+LibraryHook = Callable[[str, Path, "Counter[FatbinEntry]", frozenset], Any]
 
 
 @dataclass(frozen=True)
@@ -50,6 +48,7 @@ class LibraryReport:
     ptx_isa: Optional[tuple[int, int]] = None  # newest PTX ISA version among its PTX entries
     extra: Any = None  # what the LibraryHook returned (the cuobjdump cross-check)
     unreadable: Optional[str] = None  # why the file could not be read as ELF (a linker script named .so)
+    relfatbin: frozenset[tuple[str, int]] = frozenset()  # (kind, sm) in __nv_relfatbin sections
 
     @property
     def needed(self) -> tuple[str, ...]:
@@ -121,46 +120,18 @@ def _ptx_isa(entries: Counter[FatbinEntry]) -> Optional[tuple[int, int]]:
     return max(versions) if versions else None
 
 
-def _extract(zf: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path) -> None:
-    """Copy one member out, refusing a zip bomb first (``cache.limits``); a bad CRC is a clean error."""
-    from srcbuild.cache.limits import check_member
-    from srcbuild.errors import CacheIntegrityError
-
-    wheel = Path(zf.filename or "wheel").name
-    try:
-        check_member(info, wheel)
-        with zf.open(info) as src, open(target, "wb") as dst:
-            shutil.copyfileobj(src, dst, COPY_CHUNK)
-    except CacheIntegrityError as exc:
-        raise VerificationFailed(exc.message, exc.hint) from None
-    except (zipfile.BadZipFile, EOFError, NotImplementedError, ValueError) as exc:
-        raise VerificationFailed(
-            f"{wheel}: member {info.filename} cannot be read ({exc})", "the wheel is damaged; rebuild it"
-        ) from None
-
-
-def _measure_library(zf: zipfile.ZipFile, info: zipfile.ZipInfo, tmp: Path, hook: LibraryHook | None) -> LibraryReport:
-    target = tmp / Path(info.filename).name
-    _extract(zf, info, target)
-    try:
-        with open(target, "rb") as f:
-            entries = count_entries(f)
-            f.seek(0)
-            dynamic = read_dynamic(f)
-        extra = hook(info.filename, target, entries) if hook is not None and entries else None
-    except VerificationFailed as exc:
-        reason = exc.message.split(": ", 1)[-1]
-        return LibraryReport(info.filename, Kernels(), DynamicInfo(), info.file_size, unreadable=reason)
-    finally:
-        target.unlink()
+def _library(name: str, facts: ElfFacts, extra: Any) -> LibraryReport:
+    if facts.unreadable:
+        return LibraryReport(name, Kernels(), DynamicInfo(), facts.size, unreadable=facts.unreadable)
     return LibraryReport(
-        name=info.filename,
-        kernels=Kernels.from_entries(entries),
-        dynamic=dynamic,
-        size=info.file_size,
-        entries=sum(entries.values()),
-        ptx_isa=_ptx_isa(entries),
+        name=name,
+        kernels=Kernels.from_entries(facts.entries),
+        dynamic=facts.dynamic,
+        size=facts.size,
+        entries=sum(facts.entries.values()),
+        ptx_isa=_ptx_isa(facts.entries),
         extra=extra,
+        relfatbin=facts.relfatbin,
     )
 
 
@@ -183,12 +154,14 @@ def _read_cuda_version(zf: zipfile.ZipFile, distribution: str) -> tuple[str | No
     return (m.group(1) or ""), member
 
 
-def measure_wheel(wheel_path: str | Path, library_hook: LibraryHook | None = None) -> WheelReport:
+def measure_wheel(
+    wheel_path: str | Path, library_hook: LibraryHook | None = None, progress: Optional[Progress] = None
+) -> WheelReport:
     """Open a wheel and measure every shared library in it (see the module docstring).
 
-    ``library_hook(member, extracted_path, entries)`` runs for each library that holds device code, while
-    its extracted copy exists (used for the cuobjdump cross-check); its result lands in
-    ``LibraryReport.extra``.
+    ``library_hook(member, copy, entries, relfatbin)`` runs for each library that holds device code,
+    with a temporary copy of it (the cuobjdump cross-check); its result lands in
+    ``LibraryReport.extra``. ``progress(member, bytes_read, bytes_in_all)`` follows the reading.
     """
     path = Path(wheel_path)
     try:
@@ -197,16 +170,16 @@ def measure_wheel(wheel_path: str | Path, library_hook: LibraryHook | None = Non
         raise UsageError(f"{path.name}: not a wheel file name ({exc})", "pass a .whl file built by srcbuild") from None
     if not path.is_file():
         raise UsageError(f"{path}: no such wheel", "check the path")
-    try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        raise VerificationFailed(f"{path.name}: not a zip archive", "rebuild the wheel; the file is damaged") from None
-    with zf, tempfile.TemporaryDirectory(prefix="srcbuild-verify-") as tmp:
-        libraries = tuple(
-            _measure_library(zf, info, Path(tmp), library_hook)
-            for info in zf.infolist()
-            if not info.is_dir() and _SO_RE.search(info.filename)
-        )
+    member_hook: Optional[MemberHook] = None
+    if library_hook is not None:
+        hook = library_hook
+
+        def member_hook(member: str, copy: Path, facts: ElfFacts) -> Any:
+            return hook(member, copy, facts.entries, facts.relfatbin)
+
+    found, extras = read_wheel_with(path, hook=member_hook, progress=progress)
+    libraries = tuple(_library(m, facts, extras.get(m)) for m, facts in found.items() if is_library(m))
+    with zipfile.ZipFile(path) as zf:
         cuda_py, version_py = _read_cuda_version(zf, str(name))
     return WheelReport(
         path=path,

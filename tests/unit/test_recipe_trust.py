@@ -35,13 +35,20 @@ def _loader() -> RecipeLoader:
 @pytest.mark.parametrize(
     "name",
     ["PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME", "BASH_ENV", "GIT_SSH_COMMAND",
-     "CC", "CMAKE_CUDA_COMPILER_LAUNCHER"],
+     "CC", "CMAKE_CUDA_COMPILER_LAUNCHER", "CMAKE_TOOLCHAIN_FILE", "CMAKE_PROJECT_INCLUDE",
+     "CMAKE_PROJECT_torch_INCLUDE_BEFORE", "CMAKE_CXX_COMPILER", "CMAKE_MODULE_PATH", "CMAKE_CXX_FLAGS",
+     "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CCACHE_PREFIX", "GCONV_PATH", "PIP_CONFIG_FILE",
+     "PIP_TRUSTED_HOST", "UV_INDEX_URL", "PERL5OPT", "XDG_CONFIG_HOME", "HOME", "USE_", "use_nccl"],
 )  # fmt: skip
 def test_variables_that_change_what_runs(name: str) -> None:
     assert changes_what_runs(name)
 
 
-@pytest.mark.parametrize("name", ["USE_NCCL", "BUILD_TEST", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "PYTHONHASHSEED"])
+@pytest.mark.parametrize(
+    "name",
+    ["USE_NCCL", "BUILD_TEST", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS", "PYTHONHASHSEED", "CMAKE_BUILD_TYPE",
+     "CMAKE_CUDA_ARCHITECTURES", "FORCE_CUDA", "TORCHVISION_USE_PNG"],
+)  # fmt: skip
 def test_build_variables_do_not_count(name: str) -> None:
     assert not changes_what_runs(name)
 
@@ -58,10 +65,10 @@ def test_allow_env_override_accepts_and_warns_naming_each(
     assert recipe.build.env_dict["LD_PRELOAD"] == "/opt/x.so"
     warnings = [f for f in check_recipe(recipe) if f.rule == "env-override"]
     assert [f.severity.value for f in warnings] == ["warning"]
-    assert warnings[0].message.startswith("[build] env sets LD_PRELOAD, PATH, which change which programs")
+    assert warnings[0].message.startswith("[build] env sets A, LD_PRELOAD, PATH, which are not build switches")
     monkeypatch.chdir(tmp_path)
     main(["recipes", "check", "override.toml"])
-    assert "warning: [build] env sets LD_PRELOAD, PATH" in capsys.readouterr().out
+    assert "warning: [build] env sets A, LD_PRELOAD, PATH" in capsys.readouterr().out
 
 
 def test_override_in_a_parent_is_refused_in_the_child_without_the_switch(tmp_path: Path) -> None:

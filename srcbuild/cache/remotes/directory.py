@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from srcbuild.cache.ground import plain_dir
 from srcbuild.cache.limits import MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, copy_limited, open_regular
 from srcbuild.cache.manifest import LOG_NAME, Manifest
 from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
@@ -38,6 +39,7 @@ class DirectoryRemote:
         self.root = directory_from_url(url).resolve()
         self._store: WheelCache | None = None
         self.reader = WheelCache(self.root, create=False)
+        self.refused: list[tuple[str, str]] = []  # (entry, why) the last listing left out
 
     @property
     def store(self) -> WheelCache:
@@ -55,6 +57,8 @@ class DirectoryRemote:
                 f"create it first with `mkdir -p {self.root}`, or check the path" if for_push else "check the path",
             )
         if self.reader.is_srcbuild_store():
+            for part in ("tmp", "entries", "locks", "damaged"):  # a link among them is refused
+                plain_dir(self.root, self.root / part)
             return
         try:
             empty = not any(os.scandir(self.root))
@@ -69,10 +73,12 @@ class DirectoryRemote:
     def manifests(self, fp: str | None = None) -> list[Manifest]:
         if not self.root.is_dir():
             return []
-        entries = self.reader.entries_for(fp) if fp else list(self.reader.entries())
+        self.refused = []
+        entries = self.reader.entries_for(fp, self.refused) if fp else list(self.reader.entries(self.refused))
         return [e.manifest for e in entries]
 
     def signature(self, manifest: Manifest) -> bytes | None:
+        plain_dir(self.root, self.reader.entry_dir(manifest))
         path = self.reader.entry_dir(manifest) / SIGNATURE_NAME
         try:
             with open_regular(path) as handle:
@@ -85,6 +91,7 @@ class DirectoryRemote:
 
     def fetch(self, manifest: Manifest, wheel_to: Path, log_to: Path) -> bool:
         source = self.reader.entry_dir(manifest)
+        plain_dir(self.root, source)
         limit = manifest.size or MAX_WHEEL
         try:
             with open_regular(source / manifest.wheel) as fin, open(wheel_to, "wb") as fout:

@@ -8,7 +8,6 @@ place, pip-install the spec's pip packages, then write the marker.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 from typing import IO
@@ -144,6 +143,7 @@ def install_packages(
         )
 
     try:
+        import asyncio  # only when solving: the event loop costs every command 10 ms to import
         asyncio.run(run())
     except KeyboardInterrupt:
         raise

@@ -29,7 +29,6 @@ Channel names go through the same routing as build environments (``SRCBUILD_CHAN
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 from collections.abc import Sequence
@@ -105,6 +104,8 @@ def solve_and_install(
             show_progress=False,
         )
         return [Source(str(r.url), str(r.sha256.hex() if r.sha256 else ""), int(r.size or 0)) for r in records]
+
+    import asyncio  # only when installing: the event loop costs every command 10 ms to import
 
     try:
         return asyncio.run(run())

@@ -3,7 +3,8 @@
 The commands run in a directory holding the files the docs name (``lspci.txt``, ``smi.txt``,
 ``version.txt``, ``gpu.txt``, ``my-recipe.toml``), taken from recorded machine fixtures. Commands
 that build, download or install (``torch``, ``install``, ``lock``, ``env create``, ``toolchain
-install``, ``verify`` of a wheel the docs only name, ``smoke``) are parsed by
+install``, ``mirror create`` but its dry run, ``verify`` of a wheel or mirror the docs only name,
+``smoke``) are parsed by
 tests/unit/test_readme.py and exercised by their own integration tests instead.
 """
 
@@ -31,6 +32,10 @@ SHARING = {"push", "pull", "trust", "serve", "index"}
 
 def runs_offline(command: DocCommand) -> bool:
     if command.argv[0] == "cache" and len(command.argv) > 1 and command.argv[1] in SHARING:
+        return False
+    if command.argv[:2] == ("mirror", "create") and "--dry-run" not in command.argv:
+        return False  # fetches; tests/integration/mirror makes mirrors (and verifies them)
+    if command.argv[:2] == ("mirror", "verify"):  # of a mirror the docs only name
         return False
     if "--gpu-check" in command.argv:  # pulls a CUDA image; tests/unit/container covers the verdicts
         return False

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
-
 from srcbuild.cli import main
 from srcbuild.console import command_span, shell_words
+
+pytestmark = pytest.mark.integration
 
 PASTE = Path(__file__).resolve().parents[2] / "fixtures" / "paste"
 URL = re.compile(r"(?:https?|file|s3)://[^\s`'\")]+")

@@ -15,17 +15,20 @@ from srcbuild.knowledge import load_knowledge
 COMBOS = Path(__file__).resolve().parents[2] / "fixtures" / "combos"
 
 
-def test_the_data_says_when_it_was_checked() -> None:
-    assert load_knowledge().checked == "2026-11-23"
+def test_the_data_says_when_it_was_checked_and_what_it_holds() -> None:
+    assert load_knowledge().checked == "2026-11-24"
+    assert load_knowledge().newest_known_torch == "2.15.0"
 
 
 def test_compat_and_recommend_print_the_date(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compat", "--arch", "6.1"]) == 0
-    assert "Knowledge last checked: 2026-11-23" in capsys.readouterr().out.splitlines()
+    line = "knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)"
+    assert line.capitalize() in capsys.readouterr().out.splitlines()
     assert main(["recommend", "--pci-id", "10de:1d10"]) == 0
-    assert capsys.readouterr().out.splitlines()[1] == "knowledge last checked: 2026-11-23"
+    assert capsys.readouterr().out.splitlines()[1] == line
     assert main(["compat", "--arch", "6.1", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["knowledge_checked"] == "2026-11-23"
+    data = json.loads(capsys.readouterr().out)
+    assert (data["knowledge_checked"], data["knowledge_newest_torch"]) == ("2026-11-24", "2.15.0")
 
 
 def test_a_recipe_newer_than_the_knowledge_is_flagged(
@@ -37,8 +40,8 @@ def test_a_recipe_newer_than_the_knowledge_is_flagged(
     (gpu,) = json.loads(capsys.readouterr().out)["gpus"]
     (fit,) = [r for r in gpu["recipes"] if r["recipe"] == "torch-newer-than-knowledge"]
     assert fit["notes"][-2:] == [
-        "warning: torch v2.14.0 is newer than srcbuild's knowledge (last checked 2026-11-23), which ends at "
-        "v2.13.0; its toolchain ranges are not checked.",
-        "warning: torchvision v0.29.0 is newer than srcbuild's knowledge (last checked 2026-11-23), which ends at "
-        "v0.28.0; its toolchain ranges are not checked.",
+        "warning: torch v2.16.0 is newer than srcbuild's knowledge (last checked 2026-11-24), which ends at "
+        "v2.15.0; its toolchain ranges are not checked.",
+        "warning: torchvision v0.30.0 is newer than srcbuild's knowledge (last checked 2026-11-24), which ends at "
+        "v0.29.2; its toolchain ranges are not checked.",
     ]

@@ -49,12 +49,14 @@ def status(advice: GpuAdvice) -> dict[str, str]:
 EXPECTED = [
     ("gt750m-laptop", "3.0", "GK107", ("1.3.0", "cu101"), "kepler-cu102"),
     ("gt750m-mac", "3.0", "GK107", ("1.3.0", "cu101"), "kepler-cu92"),  # driver 418 is too old for CUDA 10.2
-    ("k80-server", "3.7", "GK210", ("2.7.1", "cu118"), None),  # R470 runs cu118 by minor-version compatibility
-    ("gtx860m-maxwell", "5.0", None, ("2.13.0", "cu126"), None),
+    # R470 runs cu118 by minor-version compatibility; a build gives the newest torch CUDA 11.8 builds
+    ("k80-server", "3.7", "GK210", ("2.7.1", "cu118"), "kepler-k80-torch28"),
+    # the last cu126 wheel is 2.14.1; the recipe builds 2.15.0
+    ("gtx860m-maxwell", "5.0", None, ("2.14.1", "cu126"), "maxwell-cu126"),
     ("gtx860m-kepler", "3.0", "GK104", ("1.3.0", "cu101"), "kepler-cu102"),
-    ("gtx750ti", "5.0", None, ("2.13.0", "cu126"), None),
+    ("gtx750ti", "5.0", None, ("2.14.1", "cu126"), "maxwell-cu126"),
     ("mx150-laptop", "6.1", None, ("2.7.1", "cu118"), None),  # driver 470 cannot run CUDA 12.6
-    ("gtx1080", "6.1", "GP104", ("2.13.0", "cu126"), None),
+    ("gtx1080", "6.1", "GP104", ("2.14.1", "cu126"), "pascal-cu126"),
 ]
 
 
@@ -105,9 +107,10 @@ def test_k80_two_boards_one_advice_and_minor_version_compatibility() -> None:
     assert advice.window is not None
     assert advice.window.cuda_range == "8.0 to 11.8"
     assert advice.window.last_branch == 470
-    assert advice.best is None  # the official 2.7.1 cu118 wheel is newer than every K80 recipe
     best = advice.recipes[0]
-    assert best.recipe == "kepler-k80-cu118" and best.status == FITS
+    # the official 2.7.1 cu118 wheel comes first; the recipe builds 2.8.0, the newest torch CUDA 11.8 builds
+    assert advice.best == best
+    assert best.recipe == "kepler-k80-torch28" and best.status == FITS
     assert best.notes == (
         "SASS for 3.7",
         "driver 470.82.01 runs CUDA 11.8 through CUDA minor-version compatibility (driver >= 450.80.02; no PTX JIT)",
@@ -131,7 +134,7 @@ def test_old_driver_means_needs_driver_not_no() -> None:
 def test_no_build_needed_when_an_official_wheel_has_the_kernels() -> None:
     window = only(machine("gtx750ti")).window
     assert window is not None and window.official is not None
-    assert (window.official.torch, window.official.cuda_tag, window.official.lowest_cc) == ("2.13.0", "cu126", "5.0")
+    assert (window.official.torch, window.official.cuda_tag, window.official.lowest_cc) == ("2.14.1", "cu126", "5.0")
 
 
 def test_pascal_recipes_need_a_newer_driver_on_r470() -> None:
@@ -144,7 +147,7 @@ def test_pascal_recipes_need_a_newer_driver_on_r470() -> None:
 
 GT750M_LAPTOP = """\
 srcbuild recommend: --lspci {path}
-knowledge last checked: 2026-11-23
+knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)
 
 GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   compute capability 3.0 (Kepler)
@@ -158,11 +161,13 @@ GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   newest torch its CUDA window allows: 1.13.1 (with CUDA 10.2)
   newest torch reported to work on it: 1.10.2 (dizcza/pytorch-sm30-docker:README.md ('latest possible \
 pytorch (v1.10.2) and torchvision (v0.11.3) that could be compiled for the sm_30'); dizcza/pytorch-sm30-docker#4)
+  caveat: torch.compile (TorchInductor) needs Triton, which supports compute capability 7.0 and \
+newer: run eager: leave out torch.compile, or set TORCHDYNAMO_DISABLE=1
   recipes, best first:
     kepler-cu102: fits (torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
     kepler-cu92: fits (torch 1.7.1, torchvision 0.8.2, CUDA 9.2, gcc 7, Python 3.8)
     kepler-cu92-mpi: fits (torch 1.7.1, torchvision 0.8.2, CUDA 9.2, gcc 7, Python 3.8, MPI)
-  6 other recipes do not fit it (srcbuild compat --arch 3.0 says why)
+  8 other recipes do not fit it (srcbuild compat --arch 3.0 says why)
 """
 
 
@@ -182,7 +187,7 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
     (gpu,) = data["gpus"]
     assert gpu["gpu"]["name"] == "Tesla K80"
     assert gpu["gpu"]["compute_capability"] == "3.7"
-    assert gpu["lead"] == "wheel" and gpu["recommended"] is None
+    assert gpu["lead"] == "wheel" and gpu["recommended"] == "kepler-k80-torch28"
     assert (
         gpu["pip"] == "pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118"
     )
@@ -216,10 +221,11 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[st
             "      for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 "
             "(torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)",
             "    if it is the GM107 one: compute capability 5.0 (Maxwell)",
-            "      no build needed: pip install torch==2.13.0 torchvision==0.28.0 "
+            "      no build needed: pip install torch==2.14.1 torchvision==0.29.1 "
             "--index-url https://download.pytorch.org/whl/cu126",
-            "        (official cu126 wheel of torch 2.13.0, SASS for 5.0 and up, Python 3.10 to 3.15)",
-            "      build only for what the wheel lacks: MPI (recommend --mpi) or a newer torch",
+            "        (official cu126 wheel of torch 2.14.1, SASS for 5.0 and up, Python 3.10 to 3.14)",
+            "      for torch 2.15.0 (newer than the official wheel) build: maxwell-cu126 "
+            "(torch 2.15.0, torchvision 0.29.2, CUDA 12.6, gcc 13, Python 3.12)",
             "  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)",
         ]
     )
@@ -247,11 +253,11 @@ def test_bad_inputs_are_usage_errors(argv: list[str], message: str, capsys: pyte
         ("gt750m-laptop", "3.0", "GK107", ("1.3.0", "cu101")),
         ("gt750m-mac", "3.0", "GK107", ("1.3.0", "cu101")),
         ("k80-server", "3.7", "GK210", ("2.7.1", "cu118")),
-        ("gtx860m-maxwell", "5.0", "GM107", ("2.13.0", "cu126")),
+        ("gtx860m-maxwell", "5.0", "GM107", ("2.14.1", "cu126")),
         ("gtx860m-kepler", "3.0", "GK104", ("1.3.0", "cu101")),
-        ("gtx750ti", "5.0", "GM107", ("2.13.0", "cu126")),
+        ("gtx750ti", "5.0", "GM107", ("2.14.1", "cu126")),
         ("mx150-laptop", "6.1", "GP108", ("2.7.1", "cu118")),
-        ("gtx1080", "6.1", "GP104", ("2.13.0", "cu126")),
+        ("gtx1080", "6.1", "GP104", ("2.14.1", "cu126")),
     ],
 )
 def test_recorded_lspci_alone_with_proc_driver(name: str, cc: str, chip: str, wheel: tuple[str, str]) -> None:

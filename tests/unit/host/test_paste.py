@@ -112,16 +112,16 @@ def test_nothing_recognised_exits_non_zero_with_the_command_to_run(
 FIRST_ANSWER = {
     "lspci-gt750m-mac.txt": "pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 "
     "-f https://download.pytorch.org/whl/torch_stable.html",
-    "lspci-gtx860m-maxwell.txt": "pip install torch==2.13.0 torchvision==0.28.0 "
+    "lspci-gtx860m-maxwell.txt": "pip install torch==2.14.1 torchvision==0.29.1 "
     "--index-url https://download.pytorch.org/whl/cu126",
     "lspci-nn-gtx860m-kepler.txt": "pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 "
     "-f https://download.pytorch.org/whl/torch_stable.html",
-    "lspci-mx150.txt": "pip install torch==2.13.0 torchvision==0.28.0 --index-url https://download.pytorch.org/whl/cu126",
+    "lspci-mx150.txt": "pip install torch==2.14.1 torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cu126",
     "lspci-k80.txt": "pip install torch==2.7.1 torchvision==0.22.1 --index-url https://download.pytorch.org/whl/cu118",
-    "smi-r580-h100.txt": "pip install torch==2.13.0 torchvision==0.28.0 "
-    "--index-url https://download.pytorch.org/whl/cu130",
-    "smi-query-h100.csv": "pip install torch==2.13.0 torchvision==0.28.0 "
-    "--index-url https://download.pytorch.org/whl/cu130",
+    "smi-r580-h100.txt": "pip install torch==2.15.0 torchvision==0.29.2 "
+    "--index-url https://download.pytorch.org/whl/cu132",
+    "smi-query-h100.csv": "pip install torch==2.15.0 torchvision==0.29.2 "
+    "--index-url https://download.pytorch.org/whl/cu132",
 }
 
 

@@ -21,7 +21,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_recipes_check_passes_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "recipes", "check")
     assert code == 0
-    assert out.splitlines()[-1] == "9 of 9 recipes valid"
+    assert out.splitlines()[-1] == "11 of 11 recipes valid"
     assert "ok     kepler-cu92" in out.splitlines()
 
 
@@ -70,12 +70,12 @@ def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
     assert "CUDA range: 8.0 to 10.2" in lines
     assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
     assert lines[1] == "Newest torch: 1.13.1 in theory; 1.10.2 reported to work"
-    assert lines[2] == "Knowledge last checked: 2026-11-23"
+    assert lines[2] == "Knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)"
     assert "Official wheels with sm_30 SASS: torch 1.3.0 cu101" in lines
     assert "Last driver: R470 (runs CUDA ≤ 11.4 natively); last CUDA toolkit: 10.2" in lines
     assert " 10.2   ≤ 8        440.33       1.0–1.13      7.6–8.4 " in lines
     assert any(line.startswith(" kepler-cu102           yes    1.10.2   10.2   -") for line in lines)
-    assert any(line.startswith(" maxwell-cu126          no     2.11.0   12.6   It builds") for line in lines)
+    assert any(line.startswith(" maxwell-cu126          no     2.15.0   12.6   It builds") for line in lines)
 
 
 def test_compat_pci_id_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,14 +52,14 @@ IMPOSSIBLE = [
         dict(name="kepler-k80-cu118", cuda="12.1"),
         "cuda-arch",
         "CUDA 12.1 cannot target compute capability 3.5 (nvcc 12.0 removed sm_35).",
-        "Use CUDA ≤ 11.8, e.g. the recipe kepler-k80-cu118.",
+        "Use CUDA ≤ 11.8, e.g. the recipe kepler-k80-torch28.",
     ),
     Case(
         "cuda124-sm37",
         dict(name="kepler-k80-cu118", cuda="12.4", arch=("3.7",)),
         "cuda-arch",
         "CUDA 12.4 cannot target compute capability 3.7 (nvcc 12.0 removed sm_37).",
-        "Use CUDA ≤ 11.8, e.g. the recipe kepler-k80-cu118.",
+        "Use CUDA ≤ 11.8, e.g. the recipe kepler-k80-torch28.",
     ),
     Case(
         "cuda130-sm50",
@@ -376,7 +376,7 @@ IMPOSSIBLE = [
             "torch 2.9.0 cannot be built for compute capability 3.7: it "
             "needs CUDA ≥ 12.0, and CUDA 11.8 was the last to target 3.7."
         ),
-        "Use torch ≤ 2.8.x, e.g. the recipe kepler-k80-cu118.",
+        "Use torch ≤ 2.8.x, e.g. the recipe kepler-k80-torch28.",
     ),
     Case(
         "sm30-nccl-cu102",
@@ -412,8 +412,16 @@ VALID = [
     # cuda = "11.4" does not say whether the build gets 11.4.0: a warning, not an error
     ("cuda114-gcc11", dict(name="kepler-k80-cu118", cuda="11.4"), ["gcc-cuda-patch", "gcc-cuda-caveat"]),
     # CUDA 12.3 with gcc 13: Spack rejects it, PyTorch's table accepts it -> warning only
-    ("cuda123-gcc13", dict(name="maxwell-cu126", cuda="12.3"), ["gcc-cuda-disputed"]),
-    ("cuda123-gcc12", dict(name="maxwell-cu126", cuda="12.3", gcc="12"), []),
+    (
+        "cuda123-gcc13",
+        dict(name="maxwell-cu126", torch="v2.11.0", torchvision="v0.26.0", cuda="12.3"),
+        ["gcc-cuda-disputed"],
+    ),
+    (
+        "cuda123-gcc12",
+        dict(name="maxwell-cu126", torch="v2.11.0", torchvision="v0.26.0", cuda="12.3", gcc="12"),
+        [],
+    ),
     (
         "sm30-system-nccl",
         dict(name="kepler-cu102", env={"USE_SYSTEM_NCCL": "1"}),

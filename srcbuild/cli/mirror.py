@@ -1,0 +1,193 @@
+"""``srcbuild mirror create DIR`` and ``srcbuild mirror verify DIR``: a directory holding what a
+recipe's builds download, for machines without a network (``--mirror-dir DIR`` uses it)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from srcbuild.cli.common import command_environ, complete_recipe, json_option, path_options, print_json, resolve_paths
+from srcbuild.errors import CacheIntegrityError, NotFoundError, UsageError
+from srcbuild.resolve import PACKAGE_NAMES
+from srcbuild.toolchain.download import human_size
+
+if TYPE_CHECKING:
+    from srcbuild.mirror.create import Target
+
+
+@click.group("mirror")
+def mirror_group() -> None:
+    """Gather what recipes need into a directory for machines without a network, and check it."""
+
+
+@mirror_group.command("create")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option(
+    "--recipe",
+    "-r",
+    "recipes",
+    multiple=True,
+    required=True,
+    shell_complete=complete_recipe,
+    help="Recipe name or .toml path (repeatable).",
+)
+@click.option(
+    "--package",
+    "packages",
+    multiple=True,
+    type=click.Choice(PACKAGE_NAMES),
+    help="Only these packages' sources (repeatable) [default: every package the recipe pins].",
+)
+@click.option(
+    "--mirror",
+    "mirrors",
+    multiple=True,
+    help="Fetch git repositories through these rules: gitee, PREFIX=REPLACEMENT or a map .toml [env SRCBUILD_MIRROR].",
+)
+@click.option(
+    "--portable/--no-portable",
+    default=None,
+    help="The toolchain of a portable build [recipe [build] portable, env SRCBUILD_PORTABLE].",
+)
+@click.option("--dry-run", is_flag=True, help="Print what would be gathered and its size from the data; fetch nothing.")
+@path_options
+@json_option
+def create_command(
+    directory: str,
+    recipes: tuple[str, ...],
+    packages: tuple[str, ...],
+    mirrors: tuple[str, ...],
+    portable: bool | None,
+    dry_run: bool,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Write into DIRECTORY what the recipes' builds download: bare git mirrors of the pinned tags
+    with their submodules, NVIDIA's toolchain downloads and the patches, with a manifest (sha256,
+    size, origin). A second run adds only what is missing."""
+    from srcbuild.mirror.create import create_mirror
+    from srcbuild.mirror.gather import needs_of
+    from srcbuild.mirror.layout import is_url
+    from srcbuild.recipe import RecipeCatalog
+    from srcbuild.resolve.portable import recipe_sysroot
+    from srcbuild.sources.mirrors import parse_mirror_args
+    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.providers import provider_order
+
+    if is_url(directory):
+        raise UsageError(
+            f"mirror create {directory}: a mirror is made in a local directory",
+            "make it in a directory, then serve that directory over HTTP with any static server",
+        )
+    environ = command_environ()
+    paths = resolve_paths(work_dir, cache_dir)
+    catalog = RecipeCatalog(paths)
+    facts = load_facts(environ)
+    prefer = provider_order(environ)
+    from srcbuild.mirror.create import Target
+
+    targets = []
+    for name in recipes:
+        recipe = catalog.load(name)
+        wanted = packages or tuple(p for p in PACKAGE_NAMES if getattr(recipe, p, None) is not None)
+        sysroot = recipe_sysroot(recipe, environ, portable)
+        targets.append(Target(recipe.name, wanted, needs_of(recipe, wanted, facts, prefer, sysroot)))
+    if dry_run:
+        return _dry_run(Path(directory), targets, as_json)
+    rules = parse_mirror_args(list(mirrors), environ)
+    nvidia = environ.get("SRCBUILD_NVIDIA_MIRROR") or None
+    stream = sys.stderr
+    report = create_mirror(
+        Path(directory),
+        targets,
+        rules,
+        environ,
+        nvidia_mirror=nvidia,
+        stream=stream,
+        log_path=paths.logs_dir / "mirror.log",
+    )
+    if as_json:
+        print_json(report.to_json())
+        return 0
+    for line in report.not_mirrored:
+        click.echo(textwrap.fill(f"not mirrored: {line}", 79, subsequent_indent="  "), err=True)
+    click.echo(f"{report.root}: {human_size(report.total)} in all, created in {report.seconds:.1f} s")
+    for kind, size in sorted(report.sizes.items()):
+        click.echo(f"  {kind:<8} {human_size(size)}")
+    click.echo(f"added {report.added_files} files ({human_size(report.added_bytes)}), kept {report.kept_files}")
+    return 0
+
+
+def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
+    from srcbuild.mirror.gather import estimate
+
+    rows = [(target, estimate(target.needs)) for target in targets]
+    if as_json:
+        print_json(
+            [
+                {
+                    "recipe": t.recipe,
+                    "packages": list(t.packages),
+                    "repos": [{"url": r.url, "tag": r.tag, "why": r.why} for r in t.needs.repos],
+                    "downloads": [{"url": d.url, "size": d.size, "why": d.why} for d in t.needs.downloads],
+                    "patches": [p.name for p in t.needs.patches],
+                    "not_mirrored": list(t.needs.not_mirrored),
+                    "estimate": {"downloads": e.downloads, "repos_at_most": e.repos, "unknown": list(e.unknown)},
+                }
+                for t, e in rows
+            ]
+        )
+        return 0
+    for target, est in rows:
+        click.echo(f"{target.recipe} ({', '.join(target.packages)}) into {directory}:")
+        for repo in target.needs.repos:
+            click.echo(f"  git {repo.url} {repo.tag} with its submodules")
+        for download in target.needs.downloads:
+            size = human_size(download.size) if download.size else "size unknown"
+            click.echo(f"  {download.why}: {download.url.rsplit('/', 1)[-1]} ({size})")
+        for patch in target.needs.patches:
+            click.echo(f"  patch {patch.name}")
+        for line in target.needs.not_mirrored:
+            click.echo(textwrap.fill(f"not mirrored: {line}", 79, initial_indent="  ", subsequent_indent="    "))
+        click.echo(
+            f"  estimate: {human_size(est.downloads)} of downloads + at most {human_size(est.repos)} of git"
+            + (f" ({len(est.unknown)} without a size in the data)" if est.unknown else "")
+        )
+    return 0
+
+
+@mirror_group.command("verify")
+@click.argument("directory", type=click.Path(file_okay=False))
+@json_option
+def verify_command(directory: str, as_json: bool) -> int:
+    """Check every file of a mirror against its manifest (sha256 and size)."""
+    from srcbuild.mirror.layout import base_of, is_url
+    from srcbuild.mirror.manifest import read_manifest, verify
+
+    if is_url(directory):
+        raise UsageError(f"mirror verify {directory}: give the directory itself", "run it where the files are")
+    manifest = read_manifest(base_of(directory))
+    if manifest is None:
+        raise NotFoundError(
+            f"{directory}: no manifest.json, so not a mirror srcbuild made",
+            f"srcbuild mirror create {directory} --recipe RECIPE",
+        )
+    problems = verify(Path(directory), manifest)
+    if as_json:
+        print_json({"ok": not problems, "files": len(manifest.files), "problems": [p.to_json() for p in problems]})
+    else:
+        for problem in problems:
+            click.echo(f"{problem.path}: {problem.why}")
+    if problems:
+        raise CacheIntegrityError(
+            f"{directory}: {len(problems)} of {len(manifest.files)} files differ from the manifest",
+            f"run the srcbuild mirror create command that made {directory} again to fetch them anew",
+        )
+    if not as_json:
+        click.echo(f"{directory}: {len(manifest.files)} files, {human_size(manifest.size)}, all match the manifest")
+    return 0

@@ -1,0 +1,89 @@
+"""``--mirror-dir DIR`` (``SRCBUILD_MIRROR_DIR``, config ``mirror_dir``): one option for every
+command that downloads, making the mirror directory the only place it fetches from.
+
+The option reads the mirror's manifest once, refuses at once when the mirror was not made for the
+command's recipe and package (naming the ``srcbuild mirror create`` command that adds it), and
+turns the directory into the settings the rest of srcbuild reads (``mirror.layout``). A piece
+found missing later (``MirrorMissing``) gets the same exact command as its hint.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from srcbuild.cli.common import command_environ
+from srcbuild.errors import MirrorMissing
+from srcbuild.mirror.layout import DIR_VAR, PATCHES, base_of, is_url, mirror_dir_settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+PATCHES_VAR = "SRCBUILD_PATCHES_PATH"
+
+
+def create_command(base: str, recipe: str | None, packages: tuple[str, ...]) -> str:
+    argv = ["srcbuild", "mirror", "create", base.rstrip("/") if not is_url(base) else base]
+    argv += ["--recipe", recipe or "RECIPE"]
+    for package in packages:
+        argv += ["--package", package]
+    return shlex.join(argv)
+
+
+def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, ...]) -> str:
+    """Check the mirror serves the recipe's packages and set the command's environment to it;
+    return the ``mirror create`` command that adds what it lacks."""
+    from srcbuild.cli.common import resolve_paths
+    from srcbuild.mirror.manifest import read_manifest
+    from srcbuild.recipe import RecipeCatalog
+
+    root = click.get_current_context().find_root().ensure_object(dict)
+    environ: dict[str, str] = root["environ"]
+    base = base_of(location)
+    name = RecipeCatalog(resolve_paths()).load(recipe_arg).name if recipe_arg else None
+    add = create_command(base, recipe_arg, packages)
+    manifest = read_manifest(base)
+    if manifest is None:
+        raise MirrorMissing(f"--mirror-dir {location}: no manifest.json there", f"make it: {add}")
+    lacking = [p for p in packages if name is not None and not manifest.serves(name, p)]
+    if lacking:
+        what = " and ".join(lacking)
+        raise MirrorMissing(f"the mirror {base} holds nothing for {what} of recipe {name}", f"add it: {add}")
+    environ.update(mirror_dir_settings(location, manifest.git_hosts))
+    if not is_url(base):
+        environ[PATCHES_VAR] = os.pathsep.join(
+            p for p in (str(Path(base) / PATCHES), environ.get(PATCHES_VAR, "")) if p
+        )
+    return add
+
+
+def mirror_dir_option(packages: Callable[[dict[str, Any]], tuple[str, ...]]) -> Callable[[F], F]:
+    """Add ``--mirror-dir`` to a command; ``packages(kw)`` says which packages of the recipe it needs."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, mirror_dir: str | None = None, **kw: Any) -> Any:
+            location = mirror_dir or command_environ().get(DIR_VAR)
+            if not location:
+                return func(*args, **kw)
+            recipe = kw.get("recipe") or kw.get("recipe_name")
+            add = use_mirror_dir(location, recipe, packages(kw))
+            try:
+                return func(*args, **kw)
+            except MirrorMissing as exc:
+                exc.hint = f"add it on a connected machine: {add}"
+                raise
+
+        option = click.option(
+            "--mirror-dir",
+            default=None,
+            help="Take every download from this mirror (a directory or http:// URL made by "
+            "`srcbuild mirror create`) and nothing from the network [env SRCBUILD_MIRROR_DIR].",
+        )
+        return option(wrapper)  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,137 @@
+"""``srcbuild mirror create``: gather what recipes need into a mirror directory, adding only
+what is missing, and write its manifest.
+
+The git part is ``gitrepos.GitMirror``; downloads go through the toolchain's ``Downloader`` (its
+resume, sha256 check and ``SRCBUILD_NVIDIA_MIRROR``) and are moved to their place under
+``nvidia/``; patches are copied under ``patches/``. The manifest keeps every file's sha256, size
+and origin; a file already there with the size and sha256 its manifest row records is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from srcbuild.cache.key import sha256_file
+from srcbuild.mirror.gather import Needs
+from srcbuild.mirror.gitrepos import GitMirror
+from srcbuild.mirror.layout import PATCHES, base_of, nvidia_path
+from srcbuild.mirror.manifest import Entry, Manifest, read_manifest
+from srcbuild.sources.mirrors import MirrorRules
+from srcbuild.toolchain.download import NVIDIA_HOSTS, Artifact, Downloader
+
+PARTIAL = ".partial"  # downloads in progress (resumed by the next run); not part of the mirror
+
+
+@dataclass(frozen=True)
+class Target:
+    """One recipe and the packages its mirror serves, with what they need."""
+
+    recipe: str
+    packages: tuple[str, ...]
+    needs: Needs
+
+
+@dataclass
+class CreateReport:
+    root: Path
+    added_files: int = 0
+    added_bytes: int = 0
+    kept_files: int = 0
+    sizes: dict[str, int] = field(default_factory=dict)  # "git", "nvidia", "patches" -> bytes
+    total: int = 0
+    seconds: float = 0.0
+    not_mirrored: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "dir": str(self.root),
+            "added_files": self.added_files,
+            "added_bytes": self.added_bytes,
+            "kept_files": self.kept_files,
+            "sizes": self.sizes,
+            "total": self.total,
+            "seconds": round(self.seconds, 2),
+            "not_mirrored": self.not_mirrored,
+        }
+
+
+def _files_under(root: Path, top: Path) -> list[tuple[str, Path]]:
+    return [(p.relative_to(root).as_posix(), p) for p in sorted(top.rglob("*")) if p.is_file()]
+
+
+def create_mirror(
+    root: Path,
+    targets: Sequence[Target],
+    rules: MirrorRules,
+    environ: Mapping[str, str],
+    *,
+    nvidia_mirror: str | None = None,
+    stream: IO[str] | None = None,
+    log_path: Path | None = None,
+) -> CreateReport:
+    started = time.monotonic()
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = read_manifest(base_of(str(root))) or Manifest()
+    before = dict(manifest.files)
+    report = CreateReport(root)
+    git = GitMirror(root, rules, environ, log_path, stream)
+    downloader = Downloader(root / PARTIAL, mirror=nvidia_mirror, stream=stream)
+    for target in targets:
+        for repo in target.needs.repos:
+            git.add_tag(repo.url, repo.tag, repo.commit)
+        for download in target.needs.downloads:
+            rel = nvidia_path(download.url, NVIDIA_HOSTS)
+            if rel is None:
+                report.not_mirrored.append(f"{download.url} ({download.why}): not on NVIDIA's site")
+                continue
+            kept = manifest.files.get(rel)
+            path = root / rel
+            if kept and kept.sha256 == download.sha256 and path.is_file() and path.stat().st_size == kept.size:
+                continue
+            fetched = downloader.fetch(Artifact(download.url, download.sha256, download.size))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(fetched.path, path)
+            manifest.files[rel] = Entry(download.sha256, path.stat().st_size, download.url)
+        for patch in target.needs.patches:
+            rel = f"{PATCHES}/{patch.name}"
+            digest = sha256_file(patch.path)
+            kept = manifest.files.get(rel)
+            if not (kept and kept.sha256 == digest and (root / rel).is_file()):
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(patch.path, root / rel)
+                manifest.files[rel] = Entry(digest, (root / rel).stat().st_size, f"patch {patch.name}")
+        report.not_mirrored += [line for line in target.needs.not_mirrored if line not in report.not_mirrored]
+        made = manifest.made_for.setdefault(target.recipe, [])
+        made += [p for p in target.packages if p not in made]
+    git.finish()
+    for changed in sorted(git.changed):  # its files changed (a new pack, new refs): list them again
+        prefix = changed.relative_to(root).as_posix() + "/"
+        for rel in [r for r in manifest.files if r.startswith(prefix)]:
+            del manifest.files[rel]
+        origin = "git " + prefix[len("git/") : -1]
+        for rel, path in _files_under(root, changed):
+            manifest.files[rel] = Entry(sha256_file(path), path.stat().st_size, origin)
+    manifest.git_hosts = sorted({*manifest.git_hosts, *(h for h in git.hosts if h)})
+    manifest.write(root)
+    shutil.rmtree(root / PARTIAL, ignore_errors=True)
+    for rel, entry in manifest.files.items():
+        old = before.get(rel)
+        if old is not None and old.sha256 == entry.sha256:
+            report.kept_files += 1
+        else:
+            report.added_files += 1
+            report.added_bytes += entry.size
+        kind = rel.split("/", 1)[0]
+        report.sizes[kind] = report.sizes.get(kind, 0) + entry.size
+    report.total = manifest.size
+    report.seconds = time.monotonic() - started
+    return report
+
+
+__all__ = ["CreateReport", "Target", "create_mirror"]

@@ -1,0 +1,150 @@
+"""A mirror directory's ``manifest.json``: every file with its sha256, size and origin, and what
+the mirror was made for.
+
+::
+
+    {"format": 1,
+     "made_for": {"kepler-cu92": ["torch", "torchvision"]},   # recipe name -> packages
+     "git_hosts": ["github.com"],                               # for the git@HOST: mirror rules
+     "files": {"nvidia/compute/...run": {"sha256": .., "size": .., "origin": "https://..."}, ...}}
+
+``verify`` reads every file the manifest lists and reports each one that is missing or whose size
+or sha256 differ. The manifest is written to a temporary name and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from srcbuild.cache.key import sha256_file
+from srcbuild.errors import NotFoundError, UsageError
+from srcbuild.mirror.layout import MANIFEST, file_url
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Entry:
+    sha256: str
+    size: int
+    origin: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "size": self.size, "origin": self.origin}
+
+
+@dataclass
+class Manifest:
+    made_for: dict[str, list[str]] = field(default_factory=dict)
+    git_hosts: list[str] = field(default_factory=list)
+    files: dict[str, Entry] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return sum(e.size for e in self.files.values())
+
+    def serves(self, recipe: str, package: str) -> bool:
+        return package in self.made_for.get(recipe, [])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "made_for": {name: sorted(set(pkgs)) for name, pkgs in sorted(self.made_for.items())},
+            "git_hosts": sorted(set(self.git_hosts)),
+            "files": {path: self.files[path].to_json() for path in sorted(self.files)},
+        }
+
+    def write(self, root: Path) -> None:
+        tmp = root / f".{MANIFEST}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        tmp.replace(root / MANIFEST)
+
+
+def parse_manifest(text: str, where: str) -> Manifest:
+    def bad(why: str) -> UsageError:
+        return UsageError(
+            f"{where}: not a srcbuild mirror manifest ({why})",
+            "point --mirror-dir at a directory made by srcbuild mirror create",
+        )
+
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise bad(f"invalid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise bad(f"format is not {FORMAT}")
+    files: dict[str, Entry] = {}
+    raw_files = data.get("files")
+    made_for = data.get("made_for")
+    hosts = data.get("git_hosts")
+    if not isinstance(raw_files, dict) or not isinstance(made_for, dict) or not isinstance(hosts, list):
+        raise bad("files, made_for or git_hosts missing")
+    for path, row in raw_files.items():
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("sha256"), str)
+            or not isinstance(row.get("size"), int)
+            or ".." in Path(path).parts
+            or path.startswith("/")
+        ):
+            raise bad(f"bad entry {path!r}")
+        files[path] = Entry(row["sha256"], row["size"], str(row.get("origin", "")))
+    return Manifest(
+        made_for={str(k): [str(p) for p in v] for k, v in made_for.items() if isinstance(v, list)},
+        git_hosts=[str(h) for h in hosts],
+        files=files,
+    )
+
+
+def read_manifest(base: str) -> Manifest | None:
+    """The manifest of the mirror at ``base`` (a directory or an http(s) URL with a trailing
+    slash), or None when there is none yet; ``NotFoundError`` when an HTTP mirror cannot be read."""
+    url = file_url(base) + MANIFEST
+    if not base.startswith(("http://", "https://")):
+        path = Path(base) / MANIFEST
+        if not path.is_file():
+            return None
+        return parse_manifest(path.read_text(encoding="utf-8"), str(path))
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            text = response.read().decode("utf-8")
+    except (urllib.error.URLError, OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise NotFoundError(
+            f"--mirror-dir: cannot read {url}: {reason}",
+            "check the URL (it names the directory that holds manifest.json) and that the server is up",
+        ) from None
+    return parse_manifest(text, url)
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    why: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "why": self.why}
+
+
+def verify(root: Path, manifest: Manifest) -> list[Problem]:
+    """Every file of the manifest that is missing, or whose size or sha256 differ."""
+    problems = []
+    for rel, entry in sorted(manifest.files.items()):
+        path = root / rel
+        if not path.is_file():
+            problems.append(Problem(rel, "missing"))
+            continue
+        size = path.stat().st_size
+        if size != entry.size:
+            problems.append(Problem(rel, f"size {size}, manifest {entry.size}"))
+            continue
+        digest = sha256_file(path)
+        if digest != entry.sha256:
+            problems.append(Problem(rel, f"sha256 {digest[:12]}..., manifest {entry.sha256[:12]}..."))
+    return problems

@@ -1,0 +1,59 @@
+"""A recipe's ``[env]`` lists are package names, never options.
+
+``env.pip`` entries reach ``pip install`` and ``env.conda``/``env.channels`` reach the conda
+solver as arguments. An entry that starts with ``-`` would be an option there:
+``--index-url=http://elsewhere/`` makes pip download from another server (the effect
+``PIP_INDEX_URL`` has, which ``[build] env`` refuses), ``--override-channels`` or ``-c`` changes
+where conda looks. So each entry must be what its field says:
+
+* ``env.pip``: a PEP 508 requirement, parsed with ``packaging.requirements.Requirement``;
+* ``env.conda``: a conda match spec (a package name, optionally ``channel::``, a version and a
+  build string), not starting with ``-``;
+* ``env.channels``: a channel name (``conda-forge``, ``nvidia/label/cuda-11.8.0``) or an
+  ``http(s)://`` or ``file://`` URL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from srcbuild.errors import RecipeError
+
+_CONDA_SPEC = re.compile(r"(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:[ =<>!~*,|.\[\]\w'\"\-+]*)")
+_CHANNEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_.\-]+)*")
+_CHANNEL_URL = re.compile(r"(?:https?|file)://[^\s]+")
+
+_WHAT = {
+    "env.pip": ("a requirement", "write a requirement like 'ninja>=1.10' (pip options do not belong in a recipe)"),
+    "env.conda": ("a conda package spec", "write a package spec like 'mkl=2020.2' (conda options do not belong here)"),
+    "env.channels": ("a channel name or URL", "write a channel like 'conda-forge' or an https:// URL"),
+}
+
+
+def _valid(field: str, entry: str) -> bool:
+    if field == "env.pip":
+        try:
+            Requirement(entry)
+        except InvalidRequirement:
+            return False
+        return True
+    if field == "env.conda":
+        return bool(_CONDA_SPEC.fullmatch(entry))
+    return bool(_CHANNEL_NAME.fullmatch(entry) or _CHANNEL_URL.fullmatch(entry))
+
+
+def check_env_entries(entries: Iterable[object], field: str, where: str) -> list[str]:
+    """``entries`` when each is what ``field`` takes; RecipeError naming the first that is not."""
+    what, hint = _WHAT[field]
+    checked = []
+    for i, entry in enumerate(entries):
+        text = str(entry)
+        if text.lstrip().startswith("-"):
+            raise RecipeError(f"{where}: {field}[{i}]: {text!r} is an option, not {what}", hint)
+        if not _valid(field, text.strip()):
+            raise RecipeError(f"{where}: {field}[{i}]: {text!r} is not {what}", hint)
+        checked.append(text)
+    return checked

@@ -1,0 +1,135 @@
+"""A checkout is clean only when its bytes are the pinned tree's: git's index flags, local commits,
+``git replace`` and local excludes cannot make an edited checkout look clean.
+
+Each case edits a checkout of a tagged repository with one submodule, hides the edit the way the
+case names, and asks ``local_changes`` (what a build records in its manifest's ``modified``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from srcbuild.sources.localdiff import local_changes
+
+pytestmark = pytest.mark.integration
+
+SUB = "third_party/sub"
+FILE = "csrc/ops.c"
+
+
+def git(repo: Path, *args: str) -> str:
+    argv = ["git", "-c", "protocol.file.allow=always", "-C", str(repo), *args]
+    return subprocess.run(argv, check=True, stdout=subprocess.PIPE, text=True, env=dict(os.environ)).stdout
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A clone of tag v1 of a repository with ``csrc/ops.c``, a ``.gitignore`` and submodule ``third_party/sub``."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    (sub / "kernel.cu").write_text("__global__ void k() {}\n")
+    git(sub, "add", ".")
+    git(sub, "commit", "-q", "-m", "sub")
+    top = tmp_path / "top"
+    (top / "csrc").mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    (top / FILE).write_text("int op(void) { return 1; }\n")
+    (top / ".gitignore").write_text("build/\n")
+    git(top, "submodule", "add", "-q", str(sub), SUB)
+    git(top, "add", ".")
+    git(top, "commit", "-q", "-m", "v1")
+    git(top, "tag", "-a", "v1", "-m", "v1")
+    co = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(top), str(co))
+    git(co, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "refs/tags/v1")
+    git(co, "submodule", "update", "-q", "--init")
+    return co
+
+
+def changes(co: Path) -> tuple[str, ...]:
+    return local_changes(co, (), [SUB], tag="v1", environ=dict(os.environ)).files
+
+
+def edit(path: Path) -> None:
+    path.write_text(path.read_text() + "/* edited */\n")
+
+
+def assume_unchanged(co: Path) -> None:
+    edit(co / FILE)
+    git(co, "update-index", "--assume-unchanged", FILE)
+
+
+def skip_worktree(co: Path) -> None:
+    edit(co / FILE)
+    git(co, "update-index", "--skip-worktree", FILE)
+
+
+def local_commit(co: Path) -> None:
+    edit(co / FILE)
+    git(co, "commit", "-q", "-am", "local")
+
+
+def replaced_tag_commit(co: Path) -> None:
+    """``git replace`` the tag's commit with one carrying the edit, then check it out: git itself
+    then reports the edited tree as the tag's."""
+    tag = git(co, "rev-parse", "refs/tags/v1^{commit}").strip()
+    edit(co / FILE)
+    git(co, "commit", "-q", "-am", "evil")
+    evil = git(co, "rev-parse", "HEAD").strip()
+    git(co, "replace", tag, evil)
+    git(co, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", tag)
+    assert git(co, "diff", "--name-only", "refs/tags/v1").strip() == ""  # git alone sees nothing
+
+
+def submodule_assume_unchanged(co: Path) -> None:
+    edit(co / SUB / "kernel.cu")
+    git(co / SUB, "update-index", "--assume-unchanged", "kernel.cu")
+
+
+def submodule_local_commit(co: Path) -> None:
+    edit(co / SUB / "kernel.cu")
+    git(co / SUB, "commit", "-q", "-am", "local")
+
+
+def excluded_untracked(co: Path) -> None:
+    (co / "csrc" / "extra.c").write_text("int extra(void) { return 2; }\n")
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "exclude").write_text("csrc/extra.c\n")
+
+
+CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {
+    "assume-unchanged": (assume_unchanged, {FILE}),
+    "skip-worktree": (skip_worktree, {FILE}),
+    "local-commit": (local_commit, {FILE}),
+    "git-replace": (replaced_tag_commit, {FILE}),
+    "submodule-assume-unchanged": (submodule_assume_unchanged, {f"{SUB}/kernel.cu"}),
+    "submodule-local-commit": (submodule_local_commit, {f"{SUB}/kernel.cu"}),
+    "untracked-hidden-by-info-exclude": (excluded_untracked, {"csrc/extra.c"}),
+}
+
+
+def test_a_fresh_checkout_is_clean(checkout: Path) -> None:
+    (checkout / "build").mkdir()
+    (checkout / "build" / "ops.o").write_bytes(b"\x7fELF")  # covered by the tree's .gitignore
+    assert changes(checkout) == ()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_hidden_edit_is_a_modification(checkout: Path, case: str) -> None:
+    hide, expected = CASES[case]
+    hide(checkout)
+    found = set(changes(checkout))
+    assert expected <= found, found
+
+
+def test_a_local_commit_is_a_modification_even_when_its_files_are_undone(checkout: Path) -> None:
+    git(checkout, "commit", "-q", "--allow-empty", "-m", "nothing")
+    (found,) = changes(checkout)
+    assert found.startswith("HEAD (at ") and found.endswith(")")
+    assert local_changes(checkout, (), [SUB], tag="v1", environ=dict(os.environ)).diff_sha256
