@@ -86,6 +86,9 @@ def preflight(ex: Executor, log: Path) -> None:
     ex.console.print(
         f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors (all in {log})"
     )
+    from srcbuild.resolve.network import network_line
+
+    ex.console.print(f"    {network_line(r)}", markup=False, highlight=False)
 
 
 def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
