@@ -13,10 +13,11 @@ import click
 
 from srcbuild.capability import generation
 from srcbuild.cli.common import command_environ, complete_recipe, json_option, print_json, resolve_paths
-from srcbuild.console import echo_text, make_console, output_width, print_table
+from srcbuild.console import SETTINGS, Verbosity, echo_text, make_console, output_width, print_table
 from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.recipe.catalog import recipe_reference
 from srcbuild.recipe.load import display_path
 
 _GPU_NAMES = re.compile(r"^(?P<names>.*?) \((?:[^()]*)compute capability[^()]*\)")
@@ -177,9 +178,14 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
             {"recipe": recipe.name, "ok": not errors, "error": error, "findings": [f.to_json() for f in findings]}
         )
         notes = sum(f.severity is Severity.INFO for f in findings)
-        rendered[recipe.name] = [f.render() for f in findings if f.severity is not Severity.INFO]
-        if notes:
-            rendered[recipe.name].append(f"{notes} note{'s' if notes > 1 else ''} on what srcbuild handles (--json)")
+        verbose = SETTINGS.verbosity is Verbosity.VERBOSE
+        rendered[recipe.name] = [f.render() for f in findings if verbose or f.severity is not Severity.INFO]
+        if notes and not verbose:
+            shown = recipe_reference(recipe)
+            rendered[recipe.name].append(
+                f"{notes} note{'s' if notes > 1 else ''} on what srcbuild handles; to read them: "
+                f"srcbuild -v recipes check {shown}"
+            )
     if as_json:
         print_json(results)
     else:

@@ -96,7 +96,8 @@ def raise_if_failed(report: VerifyReport) -> None:
     if not errors:
         return
     first = errors[0]
-    more = f" (and {len(errors) - 1} more problems above)" if len(errors) > 1 else ""
+    others = len(errors) - 1
+    more = f" (and {others} more problem{'s' if others > 1 else ''} above)" if others else ""
     raise VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
 
 

@@ -185,7 +185,7 @@ def check_mpi(recipe: Recipe, host: HostFacts) -> list[Finding]:
     if mpi.implementation == "openmpi":
         where = APT_OPENMPI.get(mpi.version or "")
         apt = "`sudo apt-get install libopenmpi-dev openmpi-bin`" + (
-            f" (Open MPI {mpi.version} is in {where})" if where else ""
+            f" (Open MPI {mpi.version} is in {where} only)" if where else ""
         )
     else:
         apt = "`sudo apt-get install libmpich-dev mpich`"
@@ -197,7 +197,8 @@ def check_mpi(recipe: Recipe, host: HostFacts) -> list[Finding]:
                 f"{wanted} (mpi.version) is not installed: no mpicc and mpicxx of it on PATH or under MPI_HOME "
                 f"(MPI found here: {found})"
             ),
-            fix=f"install it with {apt}, or set MPI_HOME to an installation of {wanted} (its bin/ holds mpicc)",
+            fix=_provision_hint(recipe)
+            + f"install it with {apt}, or set MPI_HOME to an installation of {wanted} (its bin/ holds mpicc)",
             field="mpi",
         )
     ]
