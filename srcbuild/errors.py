@@ -19,7 +19,10 @@ The exit codes are a contract, the same for every command (README.md shows this 
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 
@@ -60,6 +63,35 @@ class HostError(SrcbuildError):
     """This machine lacks something the build needs (a tool, a version, disk or memory)."""
 
     exit_code = 4
+
+
+class DiskFull(HostError):
+    """A filesystem srcbuild writes to is full (or over quota): the filesystem is named, never the peer."""
+
+
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+def filesystem_of(path: Path) -> Path:
+    """The mount point holding ``path`` (its nearest existing ancestor's)."""
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    while not os.path.ismount(path) and path != path.parent:
+        path = path.parent
+    return path
+
+
+def disk_full(exc: OSError, path: Path) -> DiskFull | None:
+    """The DiskFull error for ``exc`` when it says a filesystem is full, naming the one holding ``path``."""
+    if exc.errno not in FULL_ERRNOS:
+        return None
+    mount = filesystem_of(path)
+    return DiskFull(
+        f"the filesystem at {mount} is full ({exc.strerror}) while writing {path}",
+        f"free space there (`df -h {mount}` shows it; `srcbuild cache gc --max-size SIZE` trims a cache), "
+        "then run the command again",
+    )
 
 
 class MirrorMissing(HostError):

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.cache.manifest import Manifest
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
 from srcbuild.paths import default_config_dir
 
 NAMESPACE = "srcbuild-cache"
@@ -188,6 +188,17 @@ class TrustedSigners:
         return gone
 
     def _write(self, signers: list[TrustedSigner]) -> None:
+        try:
+            self._write_file(signers)
+        except OSError as exc:
+            full = disk_full(exc, self.path.parent)
+            if full is not None:
+                raise full from None
+            raise HostError(
+                f"{self.path}: cannot write ({exc.strerror})", f"check the permissions of {self.path.parent}"
+            ) from None
+
+    def _write_file(self, signers: list[TrustedSigner]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = "# srcbuild trusted signers (OpenSSH allowed_signers format); edit with `srcbuild cache trust`\n"
         text += "".join(s.line() + "\n" for s in signers)

@@ -44,7 +44,7 @@ from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import CacheIntegrityError, UsageError
+from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 
@@ -345,6 +345,15 @@ class WheelCache:
         the directory is renamed into place. ``signature`` (a pulled entry's) is kept beside
         the manifest.
         """
+        try:
+            return self._store(wheel, manifest, log, signature)
+        except OSError as exc:
+            full = disk_full(exc, self.root)
+            if full is not None:
+                raise full from None
+            raise
+
+    def _store(self, wheel: Path, manifest: Manifest, log: Path | None, signature: bytes | None) -> CacheEntry:
         from srcbuild.cache.wheelcheck import check_settings
 
         final = self.entry_dir(manifest)

@@ -27,7 +27,7 @@ from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy, sign_manifest
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import CacheIntegrityError, SrcbuildError, UsageError
+from srcbuild.errors import CacheIntegrityError, DiskFull, HostError, NotFoundError, SrcbuildError, UsageError
 
 DOWNLOAD_NAME = "download.whl"
 LOG_DOWNLOAD_NAME = "download.log"
@@ -35,7 +35,9 @@ LOG_DOWNLOAD_NAME = "download.log"
 
 @dataclass(frozen=True)
 class Transfer:
-    """What happened to one entry: "sent", "present" (already there), "fetched", "rejected", or
+    """What happened to one entry: "sent", "present" (already there), "fetched", "rejected" (it
+    arrived damaged or was refused by the trust policy), "unusable" (the remote's listing left it
+    out: a hostile or damaged entry, a link; ``wheel`` names the entry's path there), or
     "refused"/"skipped" (built from modified sources and not allowed)."""
 
     action: str
@@ -161,7 +163,10 @@ def pull_entries(
     entries built from modified sources only with ``allow_modified``, and with ``fits`` only those
     that can run on the target machine."""
     results = []
-    for manifest in remote.manifests(fp):
+    manifests = remote.manifests(fp)
+    for where, why in remote.refused:
+        results.append(Transfer("unusable", where, "", remote.url, why))
+    for manifest in manifests:
         if fits is not None and not fits(manifest):
             why = f"needs glibc {manifest.glibc_needed or 'newer than this machine has'}"
             results.append(Transfer("skipped", manifest.wheel, manifest.entry_key, remote.url, why))
@@ -175,7 +180,13 @@ def pull_entries(
             continue
         try:
             _entry, signer = _pull(cache, remote, manifest, trust)
-        except CacheIntegrityError as exc:
+        except (CacheIntegrityError, NotFoundError) as exc:  # this entry: the others are still pulled
+            results.append(Transfer("rejected", manifest.wheel, manifest.entry_key, remote.url, exc.message))
+            continue
+        except HostError as exc:
+            session = getattr(remote, "session", None)
+            if isinstance(exc, DiskFull) or (session is not None and session.over_budget):
+                raise  # this machine's disk, or the command's network budget: the next entry fails too
             results.append(Transfer("rejected", manifest.wheel, manifest.entry_key, remote.url, exc.message))
             continue
         detail = f"signed by {signer}" if signer else "signature not checked (--trust-unsigned)"

@@ -14,13 +14,14 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
-from srcbuild.errors import SrcbuildError
+from srcbuild.errors import FULL_ERRNOS, DiskFull, SrcbuildError, disk_full
 from srcbuild.proc import stop_on_signals
 
 INTERNAL_ERROR = 70
@@ -55,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "torchvision": (
         "srcbuild.cli.build:torchvision_command",
         "Build a torchvision wheel against the recipe's torch wheel (built first when missing).",
+    ),
+    "ext": (
+        "srcbuild.cli.ext:ext_command",
+        "Build a PyTorch extension (torch-scatter, mmcv, ...) for a recipe's GPUs against one torch.",
     ),
     "verify": (
         "srcbuild.cli.verify:verify_command",
@@ -202,6 +207,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc.format_message(), f"{ctx.command_path if ctx else 'srcbuild'} --help", exc.exit_code, True)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except OSError as exc:  # a write no step turned into its own message: a full disk is still named
+        full = disk_full(exc, Path(exc.filename)) if isinstance(exc.filename, str) else None
+        if full is None and exc.errno in FULL_ERRNOS:
+            full = DiskFull(f"a filesystem is full ({exc.strerror})", "free space (`df -h` shows where), then retry")
+        if full is not None:
+            return _fail(full.message, full.hint, full.exit_code, as_json)
+        if debug:
+            traceback.print_exc()
+        return _fail(
+            f"internal error: {type(exc).__name__}: {exc}",
+            "this is a bug in srcbuild; rerun with --debug and report the traceback",
+            INTERNAL_ERROR,
+            as_json,
+        )
     except Exception as exc:
         if debug:
             traceback.print_exc()

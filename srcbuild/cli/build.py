@@ -28,7 +28,7 @@ from srcbuild.cli.common import (
 )
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, make_console, output_width, wrap_text
-from srcbuild.errors import SrcbuildError
+from srcbuild.errors import SrcbuildError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
@@ -213,15 +213,18 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
 
 
 @click.command("plan")
-@click.argument("package", type=click.Choice(PACKAGE_NAMES))
+@click.argument("package", type=click.Choice((*PACKAGE_NAMES, "ext")))
+@click.argument("requirement", required=False, metavar="[NAME[==VERSION]]")
 @build_options
 @mirror_dir_option(lambda kw: ())
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
+@click.option("--torch", "torch_version", default=None, help="ext: build against this torch version from the index.")
+@click.option("--torch-wheel", default=None, type=click.Path(dir_okay=False), help="ext: against this torch wheel.")
 @json_option
-def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:
+def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool, **kw: Any) -> int:
     """Print every step, command, directory and variable a build would run, without running it
     (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container; ``--json``
-    is ``--format json``).
+    is ``--format json``). ``plan ext NAME --recipe R`` shows an extension build (``srcbuild ext``).
 
     The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
     missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
@@ -229,6 +232,15 @@ def plan_command(package: str, fmt: str, as_json: bool, **kw: Any) -> int:
     from srcbuild.execute.run import prepare
 
     fmt = "json" if as_json else fmt
+    if package == "ext" or requirement is not None:
+        if package != "ext" or requirement is None or fmt == "dockerfile":
+            raise UsageError(
+                "plan ext takes the extension's name (and no --format dockerfile); torch and torchvision take none",
+                "run srcbuild plan ext NAME[==VERSION] --recipe R, or srcbuild plan torch --recipe R",
+            )
+        from srcbuild.cli.ext import plan_ext
+
+        return plan_ext(requirement, fmt, kw)
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     if fmt == "dockerfile":

@@ -283,11 +283,14 @@ def _print_transfers(results: list[Transfer], as_json: bool) -> int:
         print_json([r.to_json() for r in results])
     else:
         for r in results:
+            if r.action == "unusable":  # an entry the remote's listing left out: hostile or damaged
+                echo_text(f"warning: {r.remote}: entry {r.wheel} left out: {r.detail}\n", stderr=True)
+                continue
             echo_text(f"{r.action:9}{r.wheel}  ({r.entry_key[:12]})" + (f": {r.detail}" if r.detail else "") + "\n")
-        actions = ("sent", "fetched", "present", "rejected", "refused", "skipped")
+        actions = ("sent", "fetched", "present", "rejected", "unusable", "refused", "skipped")
         counts = {a: sum(r.action == a for r in results) for a in actions}
         click.echo(", ".join(f"{n} {a}" for a, n in counts.items() if n) or "nothing to transfer")
-    if any(r.action == "rejected" for r in results):
+    if any(r.action in ("rejected", "unusable") for r in results):
         return 7
     return 2 if any(r.action == "refused" for r in results) else 0
 

@@ -18,7 +18,7 @@ from srcbuild.recipe import RecipeCatalog
 
 
 @click.command("install")
-@click.argument("package", type=click.Choice(["torch", "torchvision"]))
+@click.argument("package", metavar="torch|torchvision|EXTENSION")
 @click.option("--recipe", "recipe_name", required=True, help="Recipe name or file.")
 @click.option("--into", default=None, help="Environment prefix to install into [default: the active venv/conda env].")
 @click.option("--python", "python", default=None, help="Interpreter to install for (instead of --into).")
@@ -56,7 +56,9 @@ def install_cmd(
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
-    """Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine."""
+    """Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine.
+
+    An extension (srcbuild ext) is the one built against the torch the target environment has."""
     paths = resolve_paths(work_dir, cache_dir)
     recipe = RecipeCatalog(paths).load(recipe_name)
     if create:
@@ -70,6 +72,20 @@ def install_cmd(
             if not as_json:
                 echo_text(f"made Python {made.version} at {made.prefix} ({made.route})\n", stderr=True)
     cache = WheelCache(paths.cache_dir)
+    if package not in ("torch", "torchvision"):
+        from srcbuild.ext.install import check_name, install_ext
+
+        done = install_ext(
+            cache, recipe, check_name(package),
+            target_python(into, python, command_environ(), version=recipe.toolchain.python),
+            command_environ(), echo=None if as_json else sys.stderr, dry_run=dry_run, no_deps=no_deps,
+        )
+        if as_json:
+            print_json(done.to_json())
+        else:
+            verb = "installed" if done.installed else "would install"
+            echo_text(f"{verb} {done.wheel.name} (built against torch {done.torch}) into {done.python}\n")
+        return 0
     result = install(
         cache,
         recipe,

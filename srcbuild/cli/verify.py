@@ -10,7 +10,7 @@ import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -19,16 +19,20 @@ from rich.console import Console
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
-from srcbuild.console import make_console, print_lines, table
+from srcbuild.console import SETTINGS as CONSOLE_SETTINGS
+from srcbuild.console import Verbosity, make_console, print_lines, table
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.verify.cuobjdump import find_cuobjdump
 from srcbuild.verify.ddp import BACKENDS, DEFAULT_PORT, DdpPlan, DdpRequest, DdpResult, free_port, run_ddp
+from srcbuild.verify.kernels import generations_text, runs_on
 from srcbuild.verify.mpi import probe_host_mpi
-from srcbuild.verify.report import VerifyReport, verify_wheel
+from srcbuild.verify.report import VerifyReport, no_kernels_text, verify_wheel
 from srcbuild.verify.smoke import SmokeCheck, SmokeReport, find_python, is_root, plan_smoke, run_smoke
+
+PROGRESS_FROM = 64 * 1024 * 1024  # wheels this large say what they read
 
 
 def parse_archs(values: Sequence[str]) -> list[ComputeCapability]:
@@ -49,21 +53,32 @@ def load_recipe(name: Optional[str]) -> Optional[Recipe]:
     return RecipeCatalog(resolve_paths()).load(name) if name else None
 
 
-def render_report(report: VerifyReport, console: Console) -> None:
+def render_report(report: VerifyReport, console: Console, listing: bool = False) -> None:
+    """The kernel table (with the GPUs each library runs on when ``listing``), the coverage rows,
+    the platform tag and the findings."""
     wheel = report.wheel
     title = wheel.path.name + (f" (recipe {report.recipe})" if report.recipe else "")
     print_lines([f"wheel: {title}"], console)
     rows = report.table_rows()
     if rows:
         cross = any("cuobjdump" in r for r in rows)
-        columns = ("library", "SASS", "PTX", *(("cuobjdump",) if cross else ()))
+        columns = ("library", "SASS", "PTX", *(("runs on",) if listing else ()), *(("cuobjdump",) if cross else ()))
         cells = (
-            (r["library"], " ".join(r["sass"]), " ".join(r["ptx"]), *((r.get("cuobjdump"),) if cross else ()))
-            for r in rows
+            (
+                r["library"],
+                " ".join(r["sass"]),
+                " ".join(r["ptx"]),
+                *((generations_text(ccs),) if listing else ()),
+                *((r.get("cuobjdump"),) if cross else ()),
+            )
+            for r, ccs in zip(rows, report.runs_on_rows())
         )
         console.print(table("CUDA kernels per library", columns, cells))
     else:
-        console.print(f"no CUDA kernels in the {len(wheel.libraries)} shared libraries of the wheel")
+        print_lines([f"this wheel has no CUDA: {no_kernels_text(len(wheel.libraries))}"], console)
+    if listing and rows:
+        everywhere = [c.cc for c in runs_on(report.kernels, wheel.ptx_isa)]
+        print_lines([f"the wheel runs on: {generations_text(everywhere)}"], console)
     if report.coverage:
         console.print(
             table(
@@ -74,6 +89,18 @@ def render_report(report: VerifyReport, console: Console) -> None:
         )
     lines = [*platform_lines(report.extra), *(finding.render() for finding in report.findings)]
     print_lines(lines, console)
+
+
+def progress_printer(wheel: Path) -> Optional[Callable[[str, int, int], None]]:
+    """For a wheel over ``PROGRESS_FROM`` bytes: one line on stderr per large library read."""
+    if CONSOLE_SETTINGS.verbosity is Verbosity.QUIET or wheel.stat().st_size < PROGRESS_FROM:
+        return None
+    click.echo(f"reading the libraries of {wheel.name} ({wheel.stat().st_size >> 20} MiB)", err=True)
+
+    def show(member: str, done: int, total: int) -> None:
+        click.echo(f"  {done * 100 // max(total, 1):3d}%  {member}", err=True)
+
+    return show
 
 
 def platform_lines(extra: dict[str, Any]) -> list[str]:
@@ -91,14 +118,21 @@ def platform_lines(extra: dict[str, Any]) -> list[str]:
     return lines
 
 
-def raise_if_failed(report: VerifyReport) -> None:
+def failure_of(report: VerifyReport) -> Optional[VerificationFailed]:
+    """The error ``verify`` exits with (6), naming the first problem; None when there is none."""
     errors = report.errors
     if not errors:
-        return
+        return None
     first = errors[0]
     others = len(errors) - 1
     more = f" (and {others} more problem{'s' if others > 1 else ''} above)" if others else ""
-    raise VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
+    return VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
+
+
+def raise_if_failed(report: VerifyReport) -> None:
+    failure = failure_of(report)
+    if failure is not None:
+        raise failure
 
 
 @click.command("verify")
@@ -130,21 +164,32 @@ def verify_command(
     no_host_mpi: bool,
     as_json: bool,
 ) -> int:
-    """Check WHEEL without a GPU: CUDA kernels per compute capability, MPI, tags, CUDA runtime, version."""
+    """Check WHEEL without a GPU: CUDA kernels per compute capability, MPI, tags, CUDA runtime, version.
+
+    With neither --recipe nor --arch, list the kernels of each library and the GPUs they run on."""
     wanted = parse_archs(archs)
     recipe = load_recipe(recipe_name)
-    if recipe is None and not wanted:
-        raise UsageError("verify: nothing to check against", "pass --recipe NAME or at least one --arch")
+    listing = recipe is None and not wanted  # no target: list what the wheel runs on
+    path = Path(wheel)
+    if path.is_file() and path.suffix == ".whl":
+        progress = None if as_json else progress_printer(path)
+    else:
+        progress = None
     tool = None if no_cross_check else find_cuobjdump(Path(cuda_home) if cuda_home else None)
-    report = verify_wheel(wheel, recipe, wanted, probe_host=not no_host_mpi, cuobjdump=tool)
+    report = verify_wheel(wheel, recipe, wanted, probe_host=not no_host_mpi, cuobjdump=tool, progress=progress)
+    failure = failure_of(report)
     if as_json:
-        print_json(report.to_json())
+        payload = report.to_json()
+        if failure is not None:
+            payload.update(error=failure.message, hint=failure.hint, exit_code=failure.exit_code)
+        print_json(payload)
     else:
         console = make_console()
-        render_report(report, console)
-        if tool is None and not no_cross_check:
+        render_report(report, console, listing=listing)
+        if tool is None and not no_cross_check and report.kernels.sass | report.kernels.ptx:
             console.print("cuobjdump: not found (give --cuda-home); cross-check skipped", highlight=False)
-    raise_if_failed(report)
+    if failure is not None:
+        raise failure
     if not as_json:
         warnings = sum(1 for f in report.findings if f.severity is Severity.WARNING)
         click.echo(f"verified: {Path(wheel).name}" + (f" ({warnings} warnings)" if warnings else ""))

@@ -8,11 +8,11 @@ fetched: not the other branches and tags (a server that refuses to send a commit
 its branches and tags fetched once, then only the needed ref is kept and the rest pruned).
 
 What is already there is not fetched again: a tag or commit the repository holds is skipped, so
-a second run adds only what is missing. Every repository ends repacked into one pack with the
-files git's "dumb" HTTP protocol reads (``git update-server-info``), so any static web server can
-serve the mirror directory. Git runs with the user's mirror rules (``MirrorRules.git_config_args``),
-so ``--mirror gitee`` or a rule to a local world fetches from there while the mirror is laid out
-by the URLs the recipe and ``.gitmodules`` name.
+a second run adds only what is missing. Each fetch stays one pack (``fetch.unpackLimit=1``), and
+every repository gets the files git's "dumb" HTTP protocol reads (``git update-server-info``), so
+any static web server can serve the mirror directory. Git runs with the user's mirror rules
+(``MirrorRules.git_config_args``), so ``--mirror gitee`` or a rule to a local world fetches from
+there while the mirror is laid out by the URLs the recipe and ``.gitmodules`` name.
 """
 
 from __future__ import annotations
@@ -87,7 +87,8 @@ class GitMirror:
             where = f"see {self.log_path}" if self.log_path else "rerun with --debug"
             raise StepFailed(f"{what} failed (exit {result.returncode}): {last}".rstrip(": "), where)
 
-    def _repo(self, url: str) -> Path:
+    def _repo(self, url: str) -> tuple[Path, bool]:
+        """The bare repository of ``url`` and whether this call created it (then it is empty)."""
         rel = git_path(url)
         if rel is None:
             raise UsageError(
@@ -95,29 +96,40 @@ class GitMirror:
                 "name the repository by its remote URL in the recipe, and map it with --mirror",
             )
         repo = self.root / rel
-        if not (repo / "HEAD").is_file():
+        created = not (repo / "HEAD").is_file()
+        if created:
             repo.mkdir(parents=True, exist_ok=True)
             self._check(self._git(None, "init", "--quiet", "--bare", "--template=", str(repo), what="git init"), url)
         self.hosts.add(git_host(url) or "")
         self.touched.add(repo)
-        return repo
+        return repo, created
 
     def _has(self, repo: Path, ref: str) -> str | None:
         found = self._git(repo, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", what="git rev-parse")
         return found.tail[-1].strip() if found.ok and found.tail else None
 
+    def _fetch(self, repo: Path, url: str, *refspecs: str) -> proc.RunResult:
+        # fetch.unpackLimit=1: what arrives stays one pack (a mirror of few files), never loose objects
+        args = ("-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags", url, *refspecs)
+        return self._git(repo, *args, what="git fetch", fetch_url=url)
+
+    def _set_head(self, repo: Path, ref: str) -> None:
+        (repo / "HEAD").write_text(f"ref: {ref}\n", encoding="utf-8")  # what git symbolic-ref writes
+
+    def _drop_refs(self, repo: Path, prefix: str) -> None:
+        listed = self._git(repo, "for-each-ref", "--format=%(refname)", prefix, what="git for-each-ref")
+        for name in (line.strip() for line in listed.tail if line.strip()):
+            self._git(repo, "update-ref", "-d", name, what="git update-ref")
+
     def add_tag(self, url: str, tag: str, commit: str | None = None) -> str:
         """Mirror ``tag`` of ``url`` and its submodules; return the commit the tag points to."""
-        repo = self._repo(url)
+        repo, created = self._repo(url)
         ref = f"refs/tags/{tag}"
-        sha = self._has(repo, ref)
+        sha = None if created else self._has(repo, ref)
         if sha is None:
             if self.echo is not None:
                 print(f"  git {url} {tag}", file=self.echo, flush=True)
-            fetched = self._git(
-                repo, "fetch", "--quiet", "--no-tags", url, f"+{ref}:{ref}", what="git fetch", fetch_url=url
-            )
-            self._check(fetched, f"fetching {tag} of {url}")
+            self._check(self._fetch(repo, url, f"+{ref}:{ref}"), f"fetching {tag} of {url}")
             self.changed.add(repo)
             sha = self._has(repo, ref)
             if sha is None:
@@ -135,37 +147,30 @@ class GitMirror:
         if (url, sha) in self._seen:
             return
         self._seen.add((url, sha))
-        repo = self._repo(url)
+        repo, created = self._repo(url)
         ref = PIN_PREFIX + sha
-        if self._has(repo, sha) is None:
+        if created or self._has(repo, ref) != sha:
             if self.echo is not None:
                 print(f"  git {url} {sha[:12]}", file=self.echo, flush=True)
-            by_id = self._git(repo, "fetch", "--quiet", "--no-tags", url, sha, what="git fetch", fetch_url=url)
-            if not by_id.ok:  # a server that refuses to send a commit by its id: branches and tags once
+            if not self._fetch(repo, url, f"+{sha}:{ref}").ok:
+                # a server that refuses to send a commit by its id: its branches and tags, once
                 spec = ("+refs/heads/*:refs/srcbuild-all/heads/*", "+refs/tags/*:refs/srcbuild-all/tags/*")
-                every = self._git(repo, "fetch", "--quiet", "--no-tags", url, *spec, what="git fetch", fetch_url=url)
-                self._check(every, f"fetching {url}")
-            self.changed.add(repo)
-            if self._has(repo, sha) is None:
-                raise StepFailed(f"{url}: commit {sha} is not there", "check the superproject's submodule pin")
-        if self._has(repo, ref) != sha:
-            self._check(self._git(repo, "update-ref", ref, sha, what="git update-ref"), f"pinning {sha} in {repo}")
-            self._drop_refs(repo, "refs/srcbuild-all/")
+                self._check(self._fetch(repo, url, *spec), f"fetching {url}")
+                if self._has(repo, sha) is None:
+                    raise StepFailed(f"{url}: commit {sha} is not there", "check the superproject's submodule pin")
+                self._check(self._git(repo, "update-ref", ref, sha, what="git update-ref"), f"pinning {sha}")
+                self._drop_refs(repo, "refs/srcbuild-all/")
             self.changed.add(repo)
             self._set_head(repo, ref)
         self._submodules(repo, url, sha)
 
-    def _drop_refs(self, repo: Path, prefix: str) -> None:
-        listed = self._git(repo, "for-each-ref", "--format=%(refname)", prefix, what="git for-each-ref")
-        for name in (line.strip() for line in listed.tail if line.strip()):
-            self._git(repo, "update-ref", "-d", name, what="git update-ref")
-
-    def _set_head(self, repo: Path, ref: str) -> None:
-        self._check(self._git(repo, "symbolic-ref", "HEAD", ref, what="git symbolic-ref"), f"HEAD of {repo}")
-
     def _submodules(self, repo: Path, url: str, sha: str) -> None:
-        for path, sub_sha in self._gitlinks(repo, sha):
-            sub_url = self._module_url(repo, sha, path)
+        links = self._gitlinks(repo, sha)
+        if not links:
+            return
+        urls = self._module_urls(repo, sha)
+        for path, sub_sha in links:
+            sub_url = urls.get(path)
             if sub_url is None:
                 continue  # a gitlink .gitmodules does not name: git skips it too
             self.add_commit(resolve_relative(url, sub_url), sub_sha)
@@ -182,34 +187,23 @@ class GitMirror:
                 out.append((path, fields[2]))
         return out
 
-    def _module_url(self, repo: Path, sha: str, path: str) -> str | None:
-        listed = proc.probe(
-            [
-                "git",
-                "-C",
-                str(repo),
-                "config",
-                "--blob",
-                f"{sha}:.gitmodules",
-                "--get-regexp",
-                r"^submodule\..*\.path$",
-            ],
-            timeout=60,
-        )
-        for line in (listed or "").splitlines():
-            key, _, value = line.partition(" ")
-            if value == path:
-                name = key[len("submodule.") : -len(".path")]
-                url = proc.probe(
-                    ["git", "-C", str(repo), "config", "--blob", f"{sha}:.gitmodules", f"submodule.{name}.url"],
-                    timeout=60,
-                )
-                return url.strip() if url else None
-        return None
+    def _module_urls(self, repo: Path, sha: str) -> dict[str, str]:
+        """path -> URL of every submodule the commit's ``.gitmodules`` names (one git process)."""
+        argv = ["git", "-C", str(repo), "config", "--blob", f"{sha}:.gitmodules", "-z", "--get-regexp", r"^submodule\."]
+        listed = proc.probe(argv, timeout=60) or ""
+        paths: dict[str, str] = {}
+        urls: dict[str, str] = {}
+        for item in listed.split("\0"):
+            key, _, value = item.partition("\n")
+            name, _, field_name = key[len("submodule.") :].rpartition(".")
+            if field_name == "path":
+                paths[name] = value
+            elif field_name == "url":
+                urls[name] = value
+        return {path: urls[name] for name, path in paths.items() if name in urls}
 
     def finish(self) -> None:
-        """Repack every repository this run changed into one pack, with the dumb-HTTP files."""
+        """Write the files git's dumb HTTP protocol reads into every repository this run changed."""
         for repo in sorted(self.changed):
-            self._check(self._git(repo, "repack", "-a", "-d", "-q", what="git repack"), f"repacking {repo}")
             self._check(self._git(repo, "update-server-info", what="git update-server-info"), f"{repo}")
             (repo / "FETCH_HEAD").unlink(missing_ok=True)

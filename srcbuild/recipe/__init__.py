@@ -2,6 +2,17 @@
 
 from srcbuild.recipe.catalog import RecipeCatalog
 from srcbuild.recipe.load import RecipeLoader
-from srcbuild.recipe.model import Build, EnvTable, Gpu, Mpi, Recipe, SourcePin, Toolchain
+from srcbuild.recipe.model import Build, EnvTable, ExtensionPin, Gpu, Mpi, Recipe, SourcePin, Toolchain
 
-__all__ = ["Build", "EnvTable", "Gpu", "Mpi", "Recipe", "RecipeCatalog", "RecipeLoader", "SourcePin", "Toolchain"]
+__all__ = [
+    "Build",
+    "EnvTable",
+    "ExtensionPin",
+    "Gpu",
+    "Mpi",
+    "Recipe",
+    "RecipeCatalog",
+    "RecipeLoader",
+    "SourcePin",
+    "Toolchain",
+]

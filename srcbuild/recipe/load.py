@@ -20,6 +20,7 @@ from srcbuild.recipe.model import (
     DEFAULT_TORCHVISION_REPO,
     Build,
     EnvTable,
+    ExtensionPin,
     Gpu,
     Mpi,
     Recipe,
@@ -245,6 +246,9 @@ class RecipeLoader:
             channels=tuple(check_env_entries(env_data.get("channels", []), "env.channels", where)),
             pip=tuple(check_env_entries(env_data.get("pip", []), "env.pip", where)),
         )
+        extensions = tuple(
+            ExtensionPin(name=e["name"], version=e.get("version"), git=e.get("git")) for e in data.get("extensions", [])
+        )
         torch = _pin(data["torch"], DEFAULT_TORCH_REPO)
         torchvision = _pin(data["torchvision"], DEFAULT_TORCHVISION_REPO) if "torchvision" in data else None
         if torchvision is not None and "tag" not in data["torchvision"]:
@@ -266,6 +270,7 @@ class RecipeLoader:
             mpi=mpi,
             build=build,
             env=env,
+            extensions=extensions,
             path=path.resolve(),
             extends=chain,
             raw=data,

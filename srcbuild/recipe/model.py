@@ -89,6 +89,25 @@ class EnvTable:
 
 
 @dataclass(frozen=True)
+class ExtensionPin:
+    """One ``[[extensions]]`` entry: what ``srcbuild ext --recipe R --all`` builds."""
+
+    name: str
+    version: str | None = None
+    git: str | None = None  # URL@TAG or URL@COMMIT
+
+    @property
+    def requirement(self) -> str:
+        """What ``srcbuild ext`` takes: ``name==version``, ``name``, or ``git+URL@REF``."""
+        if self.git:
+            return self.git if self.git.startswith("git+") else f"git+{self.git}"
+        return f"{self.name}=={self.version}" if self.version else self.name
+
+    def to_json(self) -> dict[str, str]:
+        return {k: v for k, v in (("name", self.name), ("version", self.version), ("git", self.git)) if v}
+
+
+@dataclass(frozen=True)
 class Recipe:
     """One fully merged and validated recipe."""
 
@@ -101,6 +120,7 @@ class Recipe:
     mpi: Mpi = field(default_factory=Mpi)
     build: Build = field(default_factory=Build)
     env: EnvTable = field(default_factory=EnvTable)
+    extensions: tuple[ExtensionPin, ...] = ()  # [[extensions]], built in order by srcbuild ext --all
     path: Path | None = None  # the file it was read from
     extends: tuple[str, ...] = ()  # parent chain, nearest first
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # merged TOML
@@ -155,6 +175,8 @@ class Recipe:
                 "pip": list(self.env.pip),
             },
         }
+        if self.extensions:  # absent otherwise, so existing recipes print and store as before
+            out["extensions"] = [e.to_json() for e in self.extensions]
         return out
 
 

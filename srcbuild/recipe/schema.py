@@ -145,6 +145,39 @@ def _patch_path(value: object) -> str | None:
     return None
 
 
+EXTENSION_KEYS = {
+    "name": "the extension's package name on the index (torch-scatter), required",
+    "version": "its exact version (2.1.2); absent: the newest sdist",
+    "git": "a git source instead of the index: URL@TAG or URL@COMMIT",
+}
+EXTENSION_NAME_RE = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+EXTENSION_VERSION_RE = re.compile(r"[0-9][A-Za-z0-9.+!_-]*")
+
+
+def _extension(value: object) -> str | None:
+    """One ``[[extensions]]`` table: name (required), version or git."""
+    assert isinstance(value, dict)
+    for key in value:
+        if key not in EXTENSION_KEYS:
+            close = [k for k in EXTENSION_KEYS if k[:2] == str(key)[:2]]
+            return f"{key!r}: unknown key" + (f" (did you mean {close[0]!r}?)" if close else "")
+    for key, item in value.items():
+        if not isinstance(item, str):
+            return f'{key} = {item!r} must be a string (write {key} = "{item}")'
+    if "name" not in value:
+        return "name: required key is missing"
+    if not EXTENSION_NAME_RE.fullmatch(value["name"]):
+        return f"name {value['name']!r} is not a package name"
+    if "version" in value and not EXTENSION_VERSION_RE.fullmatch(value["version"]):
+        return f"version {value['version']!r} is not a version like \"2.1.2\""
+    if "version" in value and "git" in value:
+        return "version and git name two sources; keep one"
+    git = value.get("git", "")
+    if git and ("@" not in git.split("/")[-1] or _repo(git.rsplit("@", 1)[0])):
+        return f"git {git!r} is not URL@TAG or URL@COMMIT"
+    return None
+
+
 NAME_MAX = 100  # a recipe name becomes a file name (<name>.toml) and directory names
 
 
@@ -230,6 +263,12 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         "channels": Field(list, "conda channels, highest priority first", item_kind=str),
         "pip": Field(list, "extra pip requirements", item_kind=str),
     },
+    "extensions": Field(
+        list,
+        "PyTorch extensions srcbuild ext --all builds: [[extensions]] name, version or git",
+        item_kind=dict,
+        item_check=_extension,
+    ),
 }
 
 REQUIRED = ("torch.tag", "toolchain.python", "toolchain.gcc", "toolchain.cuda")

@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     from srcbuild.verify.manylinux import Need
 
 CMAKE_NO_MPI = "Not compiling with MPI. Suppress this warning with -DUSE_MPI=OFF"
-MPI_SOURCE = "torch-build.md §2 (cmake/Dependencies.cmake find_package(MPI)); pytorch/pytorch#91678"
-TAGS_SOURCE = "torch-build.md §7 (Python <= 3.7: cpXY-cpXYm, 3.8+: cpXY-cpXY; source builds: linux_x86_64)"
+MPI_SOURCE = "pytorch/pytorch: cmake/Dependencies.cmake (if(USE_MPI) find_package(MPI)); pytorch/pytorch#91678"
+TAGS_SOURCE = (
+    "PEP 425 (cpXY tags) and PEP 3149 (the 'm' ABI flag of Python <= 3.7: cpXY-cpXYm, 3.8+: cpXY-cpXY); "
+    "PEP 600 (a source build is linux_x86_64)"
+)
 LINUX_PLATFORMS = ("linux_", "manylinux")
 
 
@@ -158,7 +161,7 @@ def check_abi(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
                 "wheel-local-version",
                 Severity.ERROR,
                 f"{name}: version {wheel.version} has {found}, expected +{expected} (the recipe's build label)",
-                "torch-build.md §7 (PYTORCH_BUILD_VERSION sets the version, local label included)",
+                "pytorch/pytorch: tools/generate_torch_version.py (PYTORCH_BUILD_VERSION, local label included)",
                 f"rebuild through srcbuild so the version ends in +{expected}",
             )
         )

@@ -1,6 +1,7 @@
 """What a shared library links: its DT_NEEDED entries and DT_SONAME, read with pyelftools.
 
-Only the dynamic section and its string table are read, so this is cheap on any file size.
+Only the dynamic section and its string table are read, so this is cheap on any file size. A wheel's
+members are read by ``elfread`` (a stream) instead.
 """
 
 from __future__ import annotations
@@ -8,10 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import BinaryIO
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
 
 _CUDART_RE = re.compile(r"^libcudart\.so\.(\d+)(?:\.(\d+))?$")
 _MPI_RE = re.compile(r"^libmpi\.so(?:\.(\d+))?")
@@ -60,6 +57,10 @@ def libmpi_abi(soname: str) -> int | None:
 
 def read_dynamic(f: BinaryIO) -> DynamicInfo:
     """DT_NEEDED and DT_SONAME of an ELF file (empty for a file that is not dynamic ELF)."""
+    from elftools.common.exceptions import ELFError  # pyelftools: only for a seekable file
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
     try:
         elf = ELFFile(f)
         for section in elf.iter_sections():

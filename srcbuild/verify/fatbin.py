@@ -32,12 +32,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Union
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
+from typing import TYPE_CHECKING, BinaryIO, Union
 
 from srcbuild.errors import VerificationFailed
+
+if TYPE_CHECKING:
+    from elftools.elf.elffile import ELFFile
 
 FATBIN_MAGIC = 0xBA55ED50
 FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
@@ -130,6 +130,9 @@ def _cubin_sm(elf: ELFFile) -> int:
 
 
 def _iter_file(f: BinaryIO, name: str) -> Iterator[FatbinEntry]:
+    from elftools.common.exceptions import ELFError  # pyelftools: only for a seekable file
+    from elftools.elf.elffile import ELFFile
+
     try:
         elf = ELFFile(f)
         if elf["e_machine"] == "EM_CUDA":

@@ -115,3 +115,34 @@ def coverage(kernels: Kernels, cc: ComputeCapability, ptx_isa: tuple[int, int] |
 def covers(kernels: Kernels, cc: ComputeCapability) -> bool:
     """True when a GPU of compute capability ``cc`` can run ``kernels`` (SASS or PTX, per the rule above)."""
     return coverage(kernels, cc).runs
+
+
+def listed_capabilities() -> list[ComputeCapability]:
+    """The compute capabilities a kernel listing answers for: every one NVIDIA shipped from Kepler
+    (3.0) on, from the knowledge data (``capabilities.toml``)."""
+    from srcbuild.capability import known_capabilities
+
+    found = (ComputeCapability.parse(cc) for cc in known_capabilities())
+    return sorted(cc for cc in found if cc >= ComputeCapability(3, 0))
+
+
+def runs_on(kernels: Kernels, ptx_isa: tuple[int, int] | None = None) -> list[Coverage]:
+    """The coverage of each ``listed_capabilities`` entry that can run ``kernels``."""
+    return [row for row in (coverage(kernels, cc, ptx_isa) for cc in listed_capabilities()) if row.runs]
+
+
+def generations_text(ccs: Iterable[ComputeCapability]) -> str:
+    """``Kepler 3.7, Maxwell, Pascal``: a generation's name alone when all its listed compute
+    capabilities are there, else with the ones that are; ``none`` when empty."""
+    from srcbuild.capability import generation
+
+    chosen = set(ccs)
+    groups: dict[str, list[ComputeCapability]] = {}
+    for cc in listed_capabilities():
+        groups.setdefault(generation(cc), []).append(cc)
+    parts = []
+    for name, members in groups.items():
+        there = [cc for cc in members if cc in chosen]
+        if there:
+            parts.append(name if len(there) == len(members) else f"{name} {' '.join(map(str, there))}")
+    return ", ".join(parts) or "none"

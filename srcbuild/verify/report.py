@@ -20,10 +20,16 @@ from srcbuild.recipe import Recipe
 from srcbuild.verify.checks import check_abi, check_cuda_runtime, check_mpi
 from srcbuild.verify.cuobjdump import CrossCheck, cross_check
 from srcbuild.verify.fatbin import FatbinEntry
-from srcbuild.verify.kernels import Coverage, Kernels, coverage, sm_list
+from srcbuild.verify.kernels import Coverage, Kernels, coverage, runs_on, sm_list
 from srcbuild.verify.mpi import HostMpi, probe_host_mpi
 from srcbuild.verify.wheel import LibraryHook, WheelReport, measure_wheel
+from srcbuild.verify.wheelread import Progress
 
+TORCH_ARCH_SOURCE = (
+    "pytorch/pytorch: cmake/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake "
+    "(TORCH_CUDA_ARCH_LIST: X.Y, X.Y+PTX)"
+)
+CUOBJDUMP_SOURCE = "cuobjdump --list-elf --list-ptx: https://docs.nvidia.com/cuda/cuda-binary-utilities/"
 KERNEL_RULE_SOURCE = (
     "CUDA C++ Programming Guide, 'Binary Compatibility' (SASS for X.y runs on X.z, z >= y) and "
     "'PTX Compatibility' (PTX for X.Y is JIT-compiled on any cc >= X.Y)"
@@ -69,6 +75,12 @@ class VerifyReport:
             rows.append(row)
         return rows
 
+    def runs_on_rows(self) -> list[list[ComputeCapability]]:
+        """For each row of ``table_rows``: the compute capabilities (3.0 on) that can run it."""
+        return [
+            [c.cc for c in runs_on(lib.kernels, lib.ptx_isa)] for lib in self.wheel.libraries if not lib.kernels.empty
+        ]
+
     def coverage_rows(self) -> list[dict[str, Any]]:
         return [{"cc": str(c.cc), "runs": c.runs, "via": c.via} for c in self.coverage]
 
@@ -84,8 +96,12 @@ class VerifyReport:
                 "platform": list(self.wheel.platform_tags),
             },
             "kernels": self.kernels.to_json(),
+            "runs_on": [str(c.cc) for c in runs_on(self.kernels, self.wheel.ptx_isa)],
+            "has_cuda": not self.kernels.empty,
             "coverage": self.coverage_rows(),
-            "libraries": self.table_rows(),
+            "libraries": [
+                {**row, "runs_on": [str(cc) for cc in ccs]} for row, ccs in zip(self.table_rows(), self.runs_on_rows())
+            ],
             "cudart": list(self.wheel.cudart),
             "cuda_version_py": self.wheel.cuda_version_py,
             "host_mpi": (
@@ -101,11 +117,34 @@ class VerifyReport:
         }
 
 
+def no_kernels_text(libraries: int) -> str:
+    """``none of its 3 shared libraries holds a CUDA kernel`` (read from each one's fat binaries)."""
+    if libraries == 0:
+        return "it holds no shared library"
+    if libraries == 1:
+        return "its one shared library holds no CUDA kernel"
+    return f"none of its {libraries} shared libraries holds a CUDA kernel"
+
+
 def check_kernels(wheel: WheelReport, archs: Sequence[ComputeCapability]) -> tuple[list[Coverage], list[Finding]]:
     """One coverage row per compute capability; an error for each that has no image."""
     kernels = wheel.kernels
     rows: list[Coverage] = []
     findings: list[Finding] = []
+    if archs and kernels.empty:
+        wanted = ", ".join(str(cc) for cc in sorted(set(archs)))
+        rows = [coverage(kernels, cc) for cc in sorted(set(archs))]
+        return rows, [
+            Finding(
+                rule="no-cuda",
+                severity=Severity.ERROR,
+                message=f"this wheel has no CUDA: {no_kernels_text(len(wheel.libraries))}, so no GPU runs it "
+                f"(asked: {wanted})",
+                fix="install a CUDA build of it (a +cuXY wheel), or build one with a recipe whose gpu.arch "
+                f"includes {wanted}",
+                field="gpu.arch",
+            )
+        ]
     for cc in sorted(set(archs)):
         row = coverage(kernels, cc, wheel.ptx_isa)
         rows.append(row)
@@ -127,7 +166,7 @@ def check_kernels(wheel: WheelReport, archs: Sequence[ComputeCapability]) -> tup
                     rule="kernel-ptx-kepler",
                     severity=Severity.WARNING,
                     message=row.caveat,
-                    source="compat.md §2.1; https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
+                    source="https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
                     fix=f"add {cc} to gpu.arch so the wheel carries SASS for it",
                     field="gpu.arch",
                 )
@@ -154,7 +193,7 @@ def check_recipe_kernels(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
                 f"gpu.arch asks for SASS for {', '.join(map(str, covered))} but the wheel has "
                 + (f"SASS only for {', '.join(sm_list(kernels.sass))}" if kernels.sass else "no SASS")
                 + "; those GPUs fall back to another image",
-                "torch-build.md §1c (TORCH_CUDA_ARCH_LIST)",
+                TORCH_ARCH_SOURCE,
                 "check that TORCH_CUDA_ARCH_LIST reached the build (a stale build/ keeps the old list)",
                 "gpu.arch",
             )
@@ -168,7 +207,7 @@ def check_recipe_kernels(wheel: WheelReport, recipe: Recipe) -> list[Finding]:
                 f"gpu.ptx = true asks for PTX for compute_{top.sm} but the wheel has "
                 + (f"PTX only for {', '.join(sm_list(kernels.ptx))}" if kernels.ptx else "no PTX")
                 + "; newer GPUs cannot JIT it",
-                "torch-build.md §1c (TORCH_CUDA_ARCH_LIST +PTX)",
+                TORCH_ARCH_SOURCE,
                 "check that TORCH_CUDA_ARCH_LIST ended in +PTX for the build",
                 "gpu.ptx",
             )
@@ -198,7 +237,7 @@ def check_cross(wheel: WheelReport) -> list[Finding]:
                 rule=f"cuobjdump-{check.status}",
                 severity=severity,
                 message=f"{lib.name}: cuobjdump cross-check {check.status}: {check.message}",
-                source="feasibility.md §2",
+                source=CUOBJDUMP_SOURCE,
             )
         )
     return findings
@@ -212,6 +251,7 @@ def verify_wheel(
     host_mpi: Optional[HostMpi] = None,
     probe_host: bool = True,
     cuobjdump: Optional[Path] = None,
+    progress: Optional[Progress] = None,
 ) -> VerifyReport:
     """Measure ``wheel_path`` and judge it against ``recipe`` (may be None) and ``archs``.
 
@@ -227,7 +267,7 @@ def verify_wheel(
         def hook(member: str, path: Path, entries: Counter[FatbinEntry], relfatbin: frozenset) -> CrossCheck:
             return cross_check(tool, path, entries, relfatbin)
 
-    wheel = measure_wheel(wheel_path, library_hook=hook)
+    wheel = measure_wheel(wheel_path, library_hook=hook, progress=progress)
     wanted = list(archs) or (list(recipe.gpu.arch) if recipe is not None else [])
     rows, findings = check_kernels(wheel, wanted)
     if recipe is not None:

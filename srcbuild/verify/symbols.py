@@ -23,9 +23,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 _GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)(?:\.\d+)?$")
 ELF_MAGIC = b"\x7fELF"
 
@@ -35,6 +32,9 @@ def version_needs(data: bytes) -> dict[str, set[str]]:
     imported symbols linked against it; empty for anything else."""
     if not data.startswith(ELF_MAGIC):
         return {}
+    from elftools.common.exceptions import ELFError  # pyelftools: symbol by symbol, for naming them
+    from elftools.elf.elffile import ELFFile
+
     needs: dict[str, set[str]] = {}
     try:
         elf = ELFFile(io.BytesIO(data))
@@ -84,6 +84,9 @@ def needed_libraries(data: bytes) -> tuple[str, ...]:
     for anything else."""
     if not data.startswith(ELF_MAGIC):
         return ()
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
     try:
         dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
         if dynamic is None:

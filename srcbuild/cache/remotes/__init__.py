@@ -25,6 +25,7 @@ from typing import Callable, Protocol
 from urllib.parse import urlparse
 
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.netio import NetLimits
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import UsageError
 
@@ -34,14 +35,16 @@ class RemoteOptions:
     """Settings a remote may need, resolved once from the command line and the environment."""
 
     s3_endpoint_url: str | None = None
+    net: NetLimits = field(default_factory=NetLimits)  # bounds of every HTTP remote's traffic (``netio``)
     # the environment a remote's own tool runs with (twine reads its TWINE_* credentials there)
     environ: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def resolve(cls, s3_endpoint_url: str | None = None, *, environ: Mapping[str, str]) -> RemoteOptions:
-        """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``."""
+        """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``; the network
+        limits from ``SRCBUILD_NET_*`` (``netio.NetLimits.resolve``)."""
         endpoint = s3_endpoint_url or environ.get("SRCBUILD_S3_ENDPOINT_URL") or environ.get("AWS_ENDPOINT_URL") or None
-        return cls(s3_endpoint_url=endpoint, environ=dict(environ))
+        return cls(s3_endpoint_url=endpoint, net=NetLimits.resolve(environ), environ=dict(environ))
 
 
 class CacheRemote(Protocol):
@@ -49,6 +52,9 @@ class CacheRemote(Protocol):
 
     url: str
     writable: bool
+    # (entry, why) of what the last ``manifests()`` left out: hostile, damaged or unreadable
+    # entries, which a pull reports as warnings (never silently skipped)
+    refused: list[tuple[str, str]]
 
     def manifests(self, fp: str | None = None) -> list[Manifest]:
         """The manifests of the remote's entries (of fingerprint ``fp`` only, when given)."""
@@ -90,13 +96,13 @@ def _s3(url: str, options: RemoteOptions) -> CacheRemote:
 def _http(url: str, options: RemoteOptions) -> CacheRemote:
     from srcbuild.cache.remotes.http import HttpIndexRemote
 
-    return HttpIndexRemote(url)
+    return HttpIndexRemote(url, options.net)
 
 
 def _upload(url: str, options: RemoteOptions) -> CacheRemote:
     from srcbuild.cache.remotes.upload import UploadIndexRemote
 
-    return UploadIndexRemote(url, options.environ)
+    return UploadIndexRemote(url, options.environ, options.net)
 
 
 REMOTE_KINDS: dict[str, RemoteFactory] = {

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 from srcbuild.cache.ground import plain_dir
-from srcbuild.cache.limits import MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, copy_limited, open_regular
+from srcbuild.cache.limits import CHUNK, MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, open_regular
 from srcbuild.cache.manifest import LOG_NAME, Manifest
 from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
-from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError, disk_full
 
 
 def directory_from_url(url: str) -> Path:
@@ -94,8 +95,7 @@ class DirectoryRemote:
         plain_dir(self.root, source)
         limit = manifest.size or MAX_WHEEL
         try:
-            with open_regular(source / manifest.wheel) as fin, open(wheel_to, "wb") as fout:
-                copy_limited(fin, fout, limit, f"{manifest.wheel} from {self.url}")
+            fin = open_regular(source / manifest.wheel)
         except FileNotFoundError:
             raise CacheIntegrityError(
                 f"{manifest.wheel} from {self.url}: the wheel is missing",
@@ -103,13 +103,19 @@ class DirectoryRemote:
             ) from None
         except OSError as exc:
             raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
+        with fin:
+            _copy_out(fin, wheel_to, limit, f"{manifest.wheel} from {self.url}", source)
         try:
-            with open_regular(source / LOG_NAME) as fin, open(log_to, "wb") as fout:
-                copy_limited(fin, fout, MAX_LOG, f"the build log of {manifest.wheel}")
+            log = open_regular(source / LOG_NAME)
         except (OSError, CacheIntegrityError):
-            with contextlib.suppress(OSError):
-                log_to.unlink()
             return False
+        with log:
+            try:
+                _copy_out(log, log_to, MAX_LOG, f"the build log of {manifest.wheel}", source)
+            except CacheIntegrityError:
+                with contextlib.suppress(OSError):
+                    log_to.unlink()
+                return False
         return True
 
     def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
@@ -125,3 +131,27 @@ class DirectoryRemote:
                 self.store.discard(existing.path)  # re-stored below with its signature
             self.store.store(entry.wheel_path, entry.manifest, entry.log_path, signature)
         return True
+
+
+def _copy_out(fin: BinaryIO, to: Path, limit: int, what: str, source: Path) -> None:
+    """Copy a file of the share to this machine: a read error is the share's, a write error ours."""
+    with open(to, "wb") as fout:
+        total = 0
+        while True:
+            try:
+                chunk = fin.read(min(CHUNK, limit + 1 - total))
+            except OSError as exc:
+                raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > limit:
+                raise CacheIntegrityError(
+                    f"{what} is larger than the {limit} bytes its manifest states; the download was stopped",
+                    "the remote copy is damaged or hostile; it was not stored",
+                )
+            try:
+                fout.write(chunk)
+            except OSError as exc:
+                full = disk_full(exc, to)
+                raise full or HostError(f"{to}: cannot write ({exc.strerror})", "check the cache directory") from None

@@ -3,8 +3,9 @@
 It reads the PEP 503 pages (``simple/``, ``simple/<project>/``), keeps the links whose
 ``data-srcbuild-fingerprint`` matches, and reads the manifest beside each wheel
 (``<wheel>.manifest.json``) and its signature (``<wheel>.manifest.json.sig``, when the index was
-signed). Nothing is trusted: every page and manifest is read within a size limit and a deadline,
-every socket read has a timeout, a link must stay on the index's own server, the wheel is
+signed). Nothing is trusted: every request goes through ``netio.Session`` (redirects only to the
+index's own server, connect, read and total deadlines that fire on a trickle, caps on requests
+and bytes per command), every page and manifest is read within a size limit, the wheel is
 streamed into the caller's staging file and stopped past the size its manifest states, and the
 transfer hashes it on arrival and compares it with both the manifest and the link's ``#sha256=``.
 """
@@ -12,30 +13,20 @@ transfer hashes it on arrival and compares it with both the manifest and the lin
 from __future__ import annotations
 
 import contextlib
-import http.client
 import urllib.error
-import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import urldefrag, urljoin, urlparse
 
-from srcbuild.cache.limits import (
-    MAX_LOG,
-    MAX_MANIFEST,
-    MAX_PAGE,
-    MAX_SIGNATURE,
-    MAX_WHEEL,
-    READ_TIMEOUT,
-    copy_limited,
-    read_limited,
-)
+from srcbuild.cache.limits import MAX_LOG, MAX_MANIFEST, MAX_PAGE, MAX_SIGNATURE, MAX_WHEEL
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.netio import NETWORK_ERRORS, NetLimits, Session
 from srcbuild.cache.simple_index import FINGERPRINT_ATTR, SIMPLE_DIR
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
 
-TIMEOUT = READ_TIMEOUT
-_NETWORK_ERRORS = (urllib.error.URLError, OSError, http.client.HTTPException, ValueError)
+_NETWORK_ERRORS = NETWORK_ERRORS
 
 
 class _Links(HTMLParser):
@@ -68,7 +59,7 @@ class HttpIndexRemote:
 
     writable = False
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, limits: NetLimits | None = None) -> None:
         self.url = url
         parsed = urlparse(url)  # ValueError for http://[::1 (open_remote reports it)
         _ = parsed.port  # ValueError for a port out of range
@@ -80,18 +71,20 @@ class HttpIndexRemote:
         self.root = root
         self.netloc = parsed.netloc
         self._wheel_urls: dict[tuple[str, str], tuple[str, str]] = {}  # (fp, file) -> (url, link sha256)
+        self.session = Session(self.root, limits)
+        self.refused: list[tuple[str, str]] = []  # (entry, why) the last listing left out
 
     def _on_server(self, url: str) -> bool:
         parsed = urlparse(url)
         return parsed.scheme in ("http", "https") and parsed.netloc == self.netloc
 
-    def _open(self, url: str, what: str) -> http.client.HTTPResponse:
+    def _open(self, url: str, what: str) -> Any:
         if not self._on_server(url):
             raise CacheIntegrityError(
                 f"{self.url}: {what} points off the index server ({url[:200]})", "check the index"
             )
         try:
-            return urllib.request.urlopen(url, timeout=TIMEOUT)
+            return self.session.open(url)
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 raise FileNotFoundError(url) from None
@@ -106,7 +99,7 @@ class HttpIndexRemote:
     def _get(self, url: str, what: str, limit: int = MAX_PAGE) -> bytes:
         with contextlib.closing(self._open(url, what)) as response:
             try:
-                return read_limited(response, limit, f"{url[:200]} ({what})")
+                return self.session.read(response, limit, f"{url[:200]} ({what})")
             except _NETWORK_ERRORS as exc:
                 raise HostError(f"{self.url}: reading {what} failed ({exc})", "try again") from None
 
@@ -131,31 +124,42 @@ class HttpIndexRemote:
                 "point --remote at the root that `srcbuild cache index` wrote",
             ) from None
         found = []
+        self.refused = []
         for project in projects:
+            page_url = urljoin(simple, project.get("href", ""))
             try:
-                page_url = urljoin(simple, project.get("href", ""))
                 links = parse_links(self._get(page_url, "a project page"), page_url)
-            except (FileNotFoundError, ValueError, CacheIntegrityError):
+            except FileNotFoundError:
+                self.refused.append((page_url[:200], "the project page is missing (HTTP 404)"))
+                continue
+            except (ValueError, CacheIntegrityError, HostError) as exc:
+                self._refuse(page_url, exc)
                 continue
             for link in links:
                 link_fp = link.get(FINGERPRINT_ATTR, "")
                 if not link_fp or (fp is not None and link_fp != fp):
                     continue
+                wheel_url, fragment = urldefrag(urljoin(page_url, link.get("href", "")))
                 try:
-                    wheel_url, fragment = urldefrag(urljoin(page_url, link.get("href", "")))
                     where = wheel_url[:200] + ".manifest.json"
                     text = self._get(wheel_url + ".manifest.json", "a manifest", MAX_MANIFEST)
                     manifest = Manifest.loads(text, where)
-                except (FileNotFoundError, ValueError, CacheIntegrityError):
+                except FileNotFoundError:
+                    self.refused.append((wheel_url[:200], "its manifest is missing (HTTP 404)"))
                     continue  # an entry without a readable manifest is never used
-                except HostError as exc:
-                    if "larger than" not in exc.message and "did not arrive" not in exc.message:
-                        raise
+                except (ValueError, CacheIntegrityError, HostError) as exc:
+                    self._refuse(wheel_url, exc)
                     continue
                 link_sha = fragment.split("=", 1)[1] if fragment.startswith("sha256=") else ""
                 self._wheel_urls[(manifest.fingerprint, manifest.wheel)] = (wheel_url, link_sha)
                 found.append(manifest)
         return found
+
+    def _refuse(self, url: str, exc: Exception) -> None:
+        """Record an entry the listing left out; past a cap of the session the listing stops."""
+        if self.session.over_budget:
+            raise exc
+        self.refused.append((url[:200], exc.message if isinstance(exc, SrcbuildError) else str(exc)))
 
     def _url_of(self, manifest: Manifest) -> tuple[str, str]:
         return self._wheel_urls.get(
@@ -182,7 +186,7 @@ class HttpIndexRemote:
             )
         try:
             with contextlib.closing(self._open(url, manifest.wheel)) as response, open(wheel_to, "wb") as out:
-                copy_limited(response, out, manifest.size or MAX_WHEEL, f"{manifest.wheel} from {self.url}")
+                self.session.read(response, manifest.size or MAX_WHEEL, f"{manifest.wheel} from {self.url}", out)
         except FileNotFoundError:
             raise CacheIntegrityError(f"{url}: the wheel is missing (HTTP 404)", "rebuild the index there") from None
         except _NETWORK_ERRORS as exc:

@@ -57,6 +57,7 @@ class S3Remote:
     writable = True
 
     def __init__(self, url: str, endpoint_url: str | None = None, client: Any = None) -> None:
+        self.refused: list[tuple[str, str]] = []  # (entry, why) the last listing left out
         self.url = url
         self.bucket, self.prefix = split_s3_url(url)
         self.endpoint_url = endpoint_url
@@ -162,15 +163,17 @@ class S3Remote:
 
     def manifests(self, fp: str | None = None) -> list[Manifest]:
         found = []
+        self.refused = []
         for key in self._manifest_keys(fp):
             try:
                 body = self._read(key, MAX_MANIFEST, "a manifest")
                 found.append(Manifest.loads(body, f"s3://{self.bucket}/{key}"))
-            except CacheIntegrityError:
-                continue  # a damaged entry on the remote is skipped, never used
+            except CacheIntegrityError as exc:  # a damaged entry on the remote is never used
+                self.refused.append((key, exc.message))
             except HostError as exc:
                 if "larger than" not in exc.message:
                     raise
+                self.refused.append((key, exc.message))
         return found
 
     def signature(self, manifest: Manifest) -> bytes | None:

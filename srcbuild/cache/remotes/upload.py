@@ -18,19 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import http.client
 import re
 import sys
 import tempfile
 import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
 
 from srcbuild import proc
-from srcbuild.cache.limits import MAX_PAGE, MAX_WHEEL, READ_TIMEOUT, read_limited
+from srcbuild.cache.limits import MAX_PAGE, MAX_WHEEL
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.netio import NETWORK_ERRORS, NetLimits, Session
 from srcbuild.cache.remotes.http import parse_links
 from srcbuild.cache.simple_index import labelled_version, relabel_wheel
 from srcbuild.cache.store import CacheEntry
@@ -38,7 +37,7 @@ from srcbuild.errors import CacheIntegrityError, HostError, StepFailed, UsageErr
 
 SCHEME_PREFIX = "upload+"
 SIMPLE_PAGES = ("simple/", "+simple/")  # pypiserver and most indexes; devpi
-_NETWORK_ERRORS = (urllib.error.URLError, OSError, http.client.HTTPException, ValueError)
+_NETWORK_ERRORS = NETWORK_ERRORS
 
 
 def normalize(name: str) -> str:
@@ -51,7 +50,7 @@ class UploadIndexRemote:
 
     writable = True
 
-    def __init__(self, url: str, environ: Mapping[str, str]) -> None:
+    def __init__(self, url: str, environ: Mapping[str, str], limits: NetLimits | None = None) -> None:
         self.url = url
         self.environ = dict(environ)  # twine runs with it: its TWINE_* credentials
         target = url[len(SCHEME_PREFIX) :] if url.startswith(SCHEME_PREFIX) else url
@@ -60,13 +59,19 @@ class UploadIndexRemote:
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise UsageError(f"remote {url}: not an upload URL", "write it as upload+http://host:port/")
         self.upload_url = target if target.endswith("/") else target + "/"
+        self.session = Session(self.upload_url, limits)
+        self.refused: list[tuple[str, str]] = []  # an index lists no srcbuild entries to refuse
 
     # -- reading the index -------------------------------------------------------------------
     def _get(self, url: str, limit: int, what: str) -> bytes | None:
         """The body at ``url`` (None on 404); HostError when the index cannot be reached."""
         try:
-            with contextlib.closing(urllib.request.urlopen(url, timeout=READ_TIMEOUT)) as response:
-                return read_limited(response, limit, f"{url[:200]} ({what})")
+            with contextlib.closing(self.session.open(url)) as response:
+                return self.session.read(response, limit, f"{url[:200]} ({what})")
+        except CacheIntegrityError:
+            if self.session.off_origin is not None:  # pypiserver sends projects it lacks to another index
+                return None
+            raise
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 return None

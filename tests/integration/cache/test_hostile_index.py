@@ -77,8 +77,11 @@ def test_a_manifest_naming_a_path_is_never_fetched(
     publish(tmp_path, routes, wheel=hostile)
     routes["/files/" + hostile.lstrip("/")] = b"#!/bin/sh\necho owned\n"
     cache = tmp_path / "cache"
-    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(cache)]) == 0
-    assert capsys.readouterr().out == "nothing to transfer\n"
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(cache)]) == 7
+    captured = capsys.readouterr()
+    assert captured.out == "1 unusable\n"
+    assert " ".join(captured.err.split()).startswith(f"warning: {url}: entry {url}files/")
+    assert "is not a plain file name" in " ".join(captured.err.split())
     assert not Path("/tmp/srcbuild-victim.sh").exists()
     assert sorted(p.name for p in cache.rglob("*")) == ["CACHEDIR.TAG"]
 
@@ -91,8 +94,10 @@ def test_a_link_off_the_server_is_not_followed(index, tmp_path: Path, capsys: py
     routes["/simple/torch/"] = (
         f'<a href="file://{secret}" data-srcbuild-fingerprint="{manifest["fingerprint"]}">x</a>'
     ).encode()
-    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 0
-    assert capsys.readouterr().out == "nothing to transfer\n"
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 7
+    captured = capsys.readouterr()
+    assert captured.out == "1 unusable\n"
+    assert "points off the index server" in " ".join(captured.err.split())
 
 
 def test_a_wheel_longer_than_its_manifest_is_cut(index, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -125,8 +130,10 @@ def test_an_endless_reply_is_bounded(index, tmp_path: Path, capsys: pytest.Captu
     manifest = publish(tmp_path, routes)
     routes[f"/files/{manifest['wheel']}.manifest.json"] = endless
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 0
-    assert capsys.readouterr().out == "nothing to transfer\n"  # the endless manifest was cut and skipped
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 7
+    captured = capsys.readouterr()
+    assert captured.out == "1 unusable\n"  # the endless manifest was cut, skipped and named
+    assert "is larger than 4194304 bytes; not read" in " ".join(captured.err.split())
     routes["/simple/"] = endless
     assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 4
     assert "is larger than 16777216 bytes; not read" in capsys.readouterr().err
@@ -141,8 +148,9 @@ def test_broken_pages_are_clean_errors(index, tmp_path: Path, capsys: pytest.Cap
     assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 7
     assert capsys.readouterr().err.startswith(f"error: {url}simple/: the page is not UTF-8 text\n")
     routes["/simple/"] = b"<a href='torch/'>torch</a>"
-    routes["/simple/torch/"] = b"\xff" * 100  # a broken project page is skipped
-    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 0
+    routes["/simple/torch/"] = b"\xff" * 100  # a broken project page is skipped, and named
+    assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 7
+    assert "the page is not UTF-8 text" in capsys.readouterr().err
     del routes["/simple/"]
     assert main(["cache", "pull", "--trust-unsigned", "--remote", url, "--cache-dir", str(tmp_path / "c")]) == 2
     assert capsys.readouterr().err.endswith(

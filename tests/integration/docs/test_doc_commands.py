@@ -21,7 +21,7 @@ from srcbuild.cli import main
 pytestmark = pytest.mark.integration
 
 MACHINES = Path(__file__).resolve().parents[2] / "fixtures" / "machines"
-BUILDS = {"torch", "torchvision", "install", "lock", "verify", "smoke"}
+BUILDS = {"torch", "torchvision", "ext", "install", "lock", "verify", "smoke"}
 
 
 FETCHES = {("env", "create"), ("toolchain", "install"), ("toolchain", "rm"), ("container", "build")}
@@ -32,6 +32,8 @@ SHARING = {"push", "pull", "trust", "serve", "index"}
 
 def runs_offline(command: DocCommand) -> bool:
     if command.argv[0] == "cache" and len(command.argv) > 1 and command.argv[1] in SHARING:
+        return False
+    if tuple(command.argv[:2]) == ("plan", "ext"):  # reads a torch and the package index: tests/real/test_ext.py
         return False
     if command.argv[:2] == ("mirror", "create") and "--dry-run" not in command.argv:
         return False  # fetches; tests/integration/mirror makes mirrors (and verifies them)

@@ -7,10 +7,13 @@ to compile; the build compiles with the machine's CUDA 11.8 as the connected bui
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from tests.conftest import require_tool
@@ -133,3 +136,35 @@ def test_verify_catches_a_changed_byte_and_a_missing_piece_fails_at_once(world: 
     assert lacking.returncode == 4, lacking.stdout
     assert f"error: the mirror {mirror}/ holds nothing for torchvision of recipe {RECIPE}" in lacking.stdout
     assert f"hint: add it: srcbuild mirror create {mirror} --recipe" in lacking.stdout
+
+
+def test_a_mirror_served_by_a_static_web_server_builds_the_wheel(
+    world: World, build_venv: Path, cuda118_home: Path, gcc11: Path, tmp_path: Path
+) -> None:
+    """Python's own static file server (no git on the server side: git's "dumb" HTTP protocol)."""
+    mirror = tmp_path / "mirror"
+    env = {**srcbuild_env(None), "SRCBUILD_TOOLCHAIN_PROVIDERS": "debian"}  # sources only: apt is not mirrored
+    made = run(["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule], env)
+    assert made.returncode == 0, made.stdout
+    handler = functools.partial(QuietHandler, directory=str(mirror))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    hidden = world.root.with_name(world.root.name + ".gone")
+    world.root.rename(hidden)
+    try:
+        built = run(
+            ["torch", "--recipe", recipe(RECIPE), "--env", str(build_venv), "--mirror-dir", url],
+            {**env, "CUDA_HOME": str(cuda118_home)},
+        )
+    finally:
+        hidden.rename(world.root)
+        server.shutdown()
+        server.server_close()
+    assert built.returncode == 0, built.stdout
+    assert Path(built.stdout.splitlines()[-1]).name.startswith("torch-2.5.1+cu118")
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass

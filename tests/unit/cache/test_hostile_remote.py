@@ -85,7 +85,9 @@ def test_a_directory_remote_with_a_hostile_manifest_writes_nothing(
     victim.mkdir()
     other = WheelCache(victim / "cache")
     assert share.manifests() == []  # the entry is never listed, so never fetched
-    assert pull_entries(other, share, UNSIGNED) == []
+    (refused,) = share.refused  # but it is named, with why
+    assert refused[0].startswith("entries/") and refused[1].startswith(f"{share.root}/{refused[0]}/manifest.json: ")
+    assert [t.action for t in pull_entries(other, share, UNSIGNED)] == ["unusable"]
     assert sorted(p.name for p in victim.rglob("*") if p.is_file()) == ["CACHEDIR.TAG"]
     assert not Path("/tmp/srcbuild-victim.sh").exists()
 

@@ -1,0 +1,82 @@
+"""The internal steps only an extension build has: its preflight, verification and caching.
+
+Frozen data like ``srcbuild.plan.actions``; ``run`` imports its doing from ``srcbuild.ext.work``
+only when called, so printing a plan loads nothing of the executor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from srcbuild.plan.actions import Action
+
+if TYPE_CHECKING:
+    from srcbuild.execute.executor import Executor
+    from srcbuild.plan.model import Step
+
+
+@dataclass(frozen=True)
+class ExtPreflight(Action):
+    """Show the recipe's and the torch's findings; stop when they say the build cannot work."""
+
+    name: ClassVar[str] = "ext-preflight"
+    what: str
+    ignore: bool
+
+    def describe(self) -> str:
+        text = f"check that {self.what} agree"
+        return text + (" (--ignore-preflight: errors are reported, the build goes on)" if self.ignore else "")
+
+    def args(self) -> dict[str, str]:
+        return {"ignore": "1" if self.ignore else ""}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.ext import work
+
+        work.preflight(ex)
+
+
+@dataclass(frozen=True)
+class VerifyExtWheel(Action):
+    name: ClassVar[str] = "verify-ext-wheel"
+    dist: Path
+    pattern: str
+    archs: tuple[str, ...]
+
+    def describe(self) -> str:
+        if not self.archs:
+            return f"check {self.pattern} is a readable wheel (a CPU build: no kernels asked for)"
+        return f"check {self.pattern} holds kernels for {', '.join(self.archs)} in its libraries"
+
+    def args(self) -> dict[str, str]:
+        return {"dist": str(self.dist), "pattern": self.pattern, "archs": ",".join(self.archs)}
+
+    def shell(self) -> tuple[str, ...]:
+        archs = " ".join(f"--arch {a}" for a in self.archs)
+        return (f"srcbuild verify {self.dist}/{self.pattern} {archs}".rstrip(),)
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.ext import work
+
+        work.verify(ex, self.dist, self.pattern)
+
+
+@dataclass(frozen=True)
+class CacheExtWheel(Action):
+    name: ClassVar[str] = "cache-ext-wheel"
+    dist: Path
+    pattern: str
+    cache_dir: Path
+
+    def describe(self) -> str:
+        return f"store {self.pattern} in {self.cache_dir}, keyed by its source, the torch wheel and the toolchain"
+
+    def args(self) -> dict[str, str]:
+        return {"dist": str(self.dist), "pattern": self.pattern, "cache_dir": str(self.cache_dir)}
+
+    def run(self, ex: Executor, step: Step, log: Path) -> None:
+        from srcbuild.ext import work
+
+        work.cache(ex, self.dist, self.pattern)

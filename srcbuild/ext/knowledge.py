@@ -1,0 +1,142 @@
+"""Per-package build knowledge for extensions: ``srcbuild/ext/data/extensions.toml``.
+
+Each row says which build variables and setup.py options a known extension needs for a CUDA
+build without a GPU in the machine (and for a CPU-only one), with the upstream file that states
+it. A package without a row gets ``GENERIC``: FORCE_CUDA=1 for a CUDA build, nothing else, and
+torch.utils.cpp_extension reads TORCH_CUDA_ARCH_LIST either way.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+DATA_FILE = Path(__file__).resolve().parent / "data" / "extensions.toml"
+GENERIC_SOURCE = (
+    "pytorch/pytorch: torch/utils/cpp_extension.py (TORCH_CUDA_ARCH_LIST; CUDAExtension compiles with the "
+    "CUDA_HOME nvcc); FORCE_CUDA=1 is the switch setup.py files of CUDA extensions share"
+)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class ExtensionDataError(Exception):
+    """A malformed row of extensions.toml: a bug in srcbuild, named by file and row."""
+
+
+@dataclass(frozen=True)
+class ExtensionKnowledge:
+    """What building one extension from source needs."""
+
+    name: str  # the index project, normalized ("torch-scatter")
+    module: str  # what `import` names ("torch_scatter")
+    cuda_env: tuple[tuple[str, str], ...]
+    cpu_env: tuple[tuple[str, str], ...]
+    cuda_options: tuple[str, ...]  # setup.py options (pip --config-settings --build-option=...)
+    cpu_options: tuple[str, ...]
+    requires: tuple[str, ...]  # other extensions it builds against (built first)
+    source: str
+    known: bool = True
+
+    def env(self, cuda: bool) -> tuple[tuple[str, str], ...]:
+        return self.cuda_env if cuda else self.cpu_env
+
+    def options(self, cuda: bool) -> tuple[str, ...]:
+        return self.cuda_options if cuda else self.cpu_options
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "module": self.module,
+            "known": self.known,
+            "cuda_env": dict(self.cuda_env),
+            "cpu_env": dict(self.cpu_env),
+            "cuda_options": list(self.cuda_options),
+            "cpu_options": list(self.cpu_options),
+            "requires": list(self.requires),
+            "source": self.source,
+        }
+
+
+def normalize(name: str) -> str:
+    """PEP 503's normalized project name: ``Torch_Scatter`` -> ``torch-scatter``."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def generic(name: str) -> ExtensionKnowledge:
+    """The generic path for a package srcbuild has no row for."""
+    project = normalize(name)
+    return ExtensionKnowledge(
+        name=project,
+        module=project.replace("-", "_"),
+        cuda_env=(("FORCE_CUDA", "1"),),
+        cpu_env=(),
+        cuda_options=(),
+        cpu_options=(),
+        requires=(),
+        source=GENERIC_SOURCE,
+        known=False,
+    )
+
+
+def _env(row: dict[str, Any], key: str, where: str) -> tuple[tuple[str, str], ...]:
+    table = row.get(key, {})
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and _ENV_NAME.match(k) and isinstance(v, str) for k, v in table.items()
+    ):
+        raise ExtensionDataError(f"{where}: {key} must be a table of NAME = \"value\" strings")
+    return tuple(sorted(table.items()))
+
+
+def _strings(row: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    values = row.get(key, [])
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise ExtensionDataError(f"{where}: {key} must be an array of strings")
+    return tuple(values)
+
+
+def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, ExtensionKnowledge]:
+    """The rows of a parsed extensions.toml, by normalized name."""
+    known = {"name", "module", "cuda_env", "cpu_env", "cuda_options", "cpu_options", "requires", "source"}
+    rows: dict[str, ExtensionKnowledge] = {}
+    for i, row in enumerate(data.get("extension", [])):
+        where = f"{path.name}: [[extension]] #{i + 1}"
+        extra = sorted(set(row) - known)
+        if extra:
+            raise ExtensionDataError(f"{where}: unknown key {extra[0]!r}")
+        for key in ("name", "module", "source"):
+            if not isinstance(row.get(key), str) or not row[key]:
+                raise ExtensionDataError(f"{where}: {key} is required (a string)")
+        name = normalize(row["name"])
+        if name in rows:
+            raise ExtensionDataError(f"{where}: {name} is listed twice")
+        rows[name] = ExtensionKnowledge(
+            name=name,
+            module=row["module"],
+            cuda_env=_env(row, "cuda_env", where),
+            cpu_env=_env(row, "cpu_env", where),
+            cuda_options=_strings(row, "cuda_options", where),
+            cpu_options=_strings(row, "cpu_options", where),
+            requires=tuple(normalize(r) for r in _strings(row, "requires", where)),
+            source=row["source"],
+        )
+    return rows
+
+
+@functools.lru_cache(maxsize=1)
+def load_rows() -> dict[str, ExtensionKnowledge]:
+    with DATA_FILE.open("rb") as handle:
+        return parse_rows(tomllib.load(handle))
+
+
+def knowledge_for(name: str) -> ExtensionKnowledge:
+    """The row for ``name`` (any spelling pip accepts), or the generic path."""
+    return load_rows().get(normalize(name)) or generic(name)

@@ -1,0 +1,171 @@
+"""``make_ext_plan``: an ``ExtBuild`` becomes a ``Plan``. Pure: no I/O.
+
+The steps: preflight (the recipe's rule and host findings, then the torch's), the toolchain the
+recipe's torch build provisions and its compiler selection, the build environment, torch installed
+into it from exactly one wheel (never from an index: ``--no-index``), the extension's source
+(the sdist checked against the sha256 the index states, or a git checkout), a constraints file
+pinning that torch, ``pip wheel --no-build-isolation`` (so setup.py compiles against that torch and
+pip never replaces it), verification and the cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from srcbuild.command import Command
+from srcbuild.envmods import EnvChanges
+from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
+from srcbuild.ext.resolve import ExtBuild
+from srcbuild.ext.source import is_commit
+from srcbuild.plan.make import _compiler_step, _environment_step, _provision_step
+from srcbuild.plan.model import Plan, Step
+from srcbuild.plan.vision import supported_arches_step
+
+# Run by the build environment's python: fetch URL to DEST unless DEST already has SHA256.
+FETCH_SCRIPT = r"""import hashlib, os, shutil, sys, urllib.request
+url, want, dest = sys.argv[1:4]
+def digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+if os.path.exists(dest) and digest(dest) == want:
+    print(dest + ": already here, sha256 " + want); sys.exit(0)
+os.makedirs(os.path.dirname(dest), exist_ok=True)
+with urllib.request.urlopen(url, timeout=60) as r, open(dest + ".part", "wb") as out:
+    shutil.copyfileobj(r, out)
+got = digest(dest + ".part")
+if got != want:
+    os.remove(dest + ".part"); sys.exit(dest + ": sha256 " + got + ", the index states " + want)
+os.replace(dest + ".part", dest); print(dest + ": sha256 " + want)
+"""
+WRITE_SCRIPT = "import sys; open(sys.argv[1], 'w').write(sys.argv[2] + '\\n')"
+
+
+def make_ext_plan(b: ExtBuild) -> Plan:
+    """The ordered steps of the extension build ``b`` describes."""
+    r = b.base
+    py = str(b.python)
+    steps: list[Step] = [
+        Step(
+            id="preflight",
+            title="Preflight: recipe, host, torch and nvcc",
+            why="stop before any download or compile when the recipe's pins, this machine, the torch and nvcc "
+            "cannot make a working extension",
+            action=ExtPreflight(
+                f"recipe {r.recipe.name}, this host, {b.torch.origin} and nvcc", r.options.ignore_preflight
+            ),
+        )
+    ]
+    if r.provisioning:
+        steps.append(_provision_step(r))
+    steps.append(_compiler_step(r))
+    steps.append(_environment_step(r))
+    if b.torch.wheel is not None:
+        steps.append(Step(
+            id="install-torch",
+            title=f"Install torch {b.torch.version} into the build environment",
+            why="the extension's setup.py imports torch and compiles against its headers and libraries",
+            commands=(
+                Command(
+                    (py, "-m", "pip", "install", "--no-deps", "--force-reinstall", "--no-index", str(b.torch.wheel)),
+                    f"this exact wheel ({b.torch.origin}), never one from an index",
+                ),
+                Command(
+                    (py, "-m", "pip", "install", str(b.torch.wheel)),
+                    "the libraries it needs to import (for a CUDA torch from the index: NVIDIA's CUDA library "
+                    "wheels), from the index pip is configured with; torch itself is already this wheel",
+                ),
+            ),
+        ))
+    arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, b.python)
+    if arches is not None:
+        steps.append(arches)
+    steps.append(_source_step(b))
+    steps.append(Step(
+        id="constraints",
+        title=f"Pin torch=={b.torch.version}",
+        why="a constraints file keeps pip from replacing the torch the extension is compiled against",
+        commands=(Command((py, "-c", WRITE_SCRIPT, str(b.constraints), f"torch=={b.torch.version}"),
+                          f"write {b.constraints}"),),
+    ))
+    steps.append(_build_step(b))
+    cuda = b.cuda
+    archs = tuple(str(a) for a in sorted(r.recipe.gpu.arch)) if cuda else ()
+    steps.append(Step(
+        id="verify",
+        title="Verify the wheel",
+        why="the extension's libraries must hold kernels for every arch of the recipe; a wheel that does not is "
+        "never cached",
+        action=VerifyExtWheel(b.dist_dir, b.wheel_pattern, archs),
+    ))
+    steps.append(Step(
+        id="cache",
+        title="Store the wheel in the cache",
+        why="a later build of the same source, torch and toolchain reuses it; srcbuild install and the cache "
+        "remotes share it",
+        action=CacheExtWheel(b.dist_dir, b.wheel_pattern, r.paths.cache_dir),
+    ))
+    return Plan(
+        package=b.request.name,
+        recipe=r.recipe.name,
+        version=b.sdist.version if b.sdist else (b.request.git_ref or ""),
+        settings=tuple(
+            replace(s, value=b.request.name, source="command line") if s.name == "package" else s for s in r.settings
+        ),
+        steps=tuple(steps),
+        env=b.env_changes,
+        checkout=b.source_dir,
+        build_root=b.root,
+        dist_dir=b.dist_dir,
+        keep_build=r.keep_build,
+        system_alternatives=r.compiler.system,
+        resolved=r,
+    )
+
+
+def _source_step(b: ExtBuild) -> Step:
+    py = str(b.python)
+    if b.sdist is not None:
+        dest = b.root / b.sdist.filename
+        return Step(
+            id="source",
+            title=f"Fetch {b.sdist.filename}",
+            why=f"the sdist of {b.label} from the package index, checked against the sha256 the index states",
+            commands=(Command((py, "-c", FETCH_SCRIPT, b.sdist.url, b.sdist.sha256, str(dest)),
+                              f"download {b.sdist.url} and check its sha256 {b.sdist.sha256}"),),
+        )
+    url, ref = b.request.git_url or "", b.request.git_ref or ""
+    src = str(b.source_dir)
+    fetch = ("git", "-C", src, "fetch", "--depth", "1", "origin", ref if is_commit(ref) else f"refs/tags/{ref}")
+    return Step(
+        id="source",
+        title=f"Check out {url} at {ref}",
+        why="the extension's git source at the tag or commit asked for; the commit is recorded in the cache",
+        commands=(
+            Command(("rm", "-rf", src), "start from an empty checkout"),
+            Command(("git", "init", "-q", src), "an empty repository"),
+            Command(("git", "-C", src, "remote", "add", "origin", url), "the repository asked for"),
+            Command(fetch, f"fetch {ref} only"),
+            Command(("git", "-C", src, "checkout", "-q", "FETCH_HEAD"), f"check out {ref}"),
+        ),
+    )
+
+
+def _build_step(b: ExtBuild) -> Step:
+    source = str(b.root / b.sdist.filename) if b.sdist is not None else str(b.source_dir)
+    argv = [str(b.python), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--no-cache-dir",
+            "-c", str(b.constraints), "-w", str(b.dist_dir)]
+    for option in b.options:
+        argv += ["--config-settings", f"--build-option={option}"]
+    argv.append(source)
+    env = EnvChanges(tuple(b.env_changes))
+    return Step(
+        id="build",
+        title=f"Build {b.label}",
+        why="pip wheel --no-build-isolation compiles against the torch installed above, with the variables "
+        "above; full output goes to the log",
+        commands=(Command(tuple(argv), f"build the {b.request.name} wheel", env=env),),
+        progress=True,
+    )

@@ -1,0 +1,121 @@
+"""``ExtBuild``: every decision of one extension build, made once before anything runs.
+
+The recipe's toolchain, compiler, build environment and provisioning are the ones its torch build
+resolves (``srcbuild.resolve.resolve`` for package torch, the same host probe), so an extension is
+compiled with exactly the nvcc and gcc the recipe's torch is. Of that build's variables an
+extension keeps those ``torch.utils.cpp_extension`` reads (``KEPT_VARS``: the compiler, CUDA_HOME,
+TORCH_CUDA_ARCH_LIST from ``gpu.arch``, MAX_JOBS from memory, PATH), then adds the package's own
+(``ext.knowledge``) and the recipe's ``[build] env``.
+
+Which torch it builds against (``TorchChoice``): the wheel srcbuild built for the recipe (the
+default, from the cache), a wheel file, an exact version fetched from the index pip is configured
+with, or the torch already installed in ``--env``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from srcbuild.envmods import EnvChanges
+from srcbuild.errors import UsageError
+from srcbuild.ext.knowledge import ExtensionKnowledge
+from srcbuild.ext.source import ExtRequest, Sdist
+from srcbuild.resolve import ResolvedBuild
+
+KEPT_VARS = frozenset({"PATH", "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS"})
+
+
+@dataclass(frozen=True)
+class TorchChoice:
+    """The torch an extension builds against."""
+
+    kind: str  # "cache", "wheel", "index", "env"
+    version: str  # the version pip pins ("2.0.1", "2.13.0+cpu"); for "cache" the recipe's torch wheel version
+    wheel: Path | None = None  # "wheel": the file; "cache": the cached wheel (None: not built yet)
+    origin: str = ""
+
+    @classmethod
+    def from_wheel_file(cls, path: Path) -> TorchChoice:
+        try:
+            name, version, _build, _tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename as exc:
+            raise UsageError(
+                f"--torch-wheel {path}: not a wheel file name ({exc})", "pass a torch-*.whl file"
+            ) from None
+        if name != "torch":
+            raise UsageError(f"--torch-wheel {path}: a wheel of {name}, not torch", "pass a torch-*.whl file")
+        if not path.is_file():
+            raise UsageError(f"--torch-wheel {path}: no such file", "check the path")
+        return cls("wheel", str(version), path.resolve(), f"wheel {path}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "version": self.version, "wheel": str(self.wheel) if self.wheel else None,
+                "origin": self.origin}
+
+
+@dataclass(frozen=True)
+class ExtBuild:
+    """One extension build for one recipe against one torch."""
+
+    base: ResolvedBuild  # the recipe's torch build: toolchain, compiler, environment, findings
+    request: ExtRequest
+    knowledge: ExtensionKnowledge
+    torch: TorchChoice
+    sdist: Sdist | None  # an index request: the file and its sha256
+    env_changes: EnvChanges
+    options: tuple[str, ...]  # setup.py options
+    root: Path  # the build's directory (logs, state, torch wheel, constraints, dist)
+
+    @property
+    def recipe(self) -> Any:
+        return self.base.recipe
+
+    @property
+    def cuda(self) -> bool:
+        return self.base.recipe.toolchain.cuda is not None
+
+    @property
+    def python(self) -> Path:
+        return self.base.python
+
+    @property
+    def label(self) -> str:
+        return f"{self.request.name} {self.sdist.version}" if self.sdist else str(self.request)
+
+    @property
+    def source_dir(self) -> Path:
+        return self.root / "source"
+
+    @property
+    def dist_dir(self) -> Path:
+        return self.root / "dist"
+
+    @property
+    def torch_dir(self) -> Path:
+        return self.root / "torch-wheel"
+
+    @property
+    def constraints(self) -> Path:
+        return self.root / "constraints.txt"
+
+    @property
+    def wheel_pattern(self) -> str:
+        return f"{self.knowledge.module}-*.whl"
+
+
+def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> EnvChanges:
+    """The variables of an extension build (see the module docstring)."""
+    cuda = base.recipe.toolchain.cuda is not None
+    env = EnvChanges(tuple(c for c in base.env_changes if c.name in KEPT_VARS))
+    if cuda:
+        env = env.set("FORCE_CUDA", "1", "toolchain.cuda (compile the CUDA code without a GPU in the machine)")
+    origin = f"{'known' if knowledge.known else 'generic'} extension {knowledge.name} ({knowledge.source})"
+    for name, value in knowledge.env(cuda):
+        env = env.set(name, value, origin)
+    for name, value in base.recipe.build.env:
+        env = env.set(name, value, "recipe [build] env")
+    return env

@@ -1,0 +1,221 @@
+"""One extension build from start to end: resolve, find the torch, look in the cache, execute.
+
+``prepare_ext`` does everything before the plan: the recipe's torch build is resolved (host probe
+included), the torch is found (the recipe's own wheel in the cache, a file, a version fetched from
+the index pip is configured with, or the environment's) and read, the sdist is looked up, the
+preflight findings and the cache key are computed. ``srcbuild plan ext`` prints the plan it makes;
+``run_ext`` looks the key up in the cache and otherwise hands that plan to the executor.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from packaging import tags
+from rich.console import Console
+
+from srcbuild import proc
+from srcbuild.errors import NotFoundError, UsageError
+from srcbuild.ext.knowledge import knowledge_for
+from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
+from srcbuild.ext.source import ExtRequest, find_sdist, pip_indexes
+from srcbuild.ext.torch import TorchIdentity, from_environment, from_wheel
+from srcbuild.findings import Finding
+from srcbuild.paths import Paths
+from srcbuild.plan.model import Plan
+from srcbuild.recipe import Recipe
+from srcbuild.resolve import BuildOptions, ResolvedBuild
+
+
+@dataclass(frozen=True)
+class TorchRequest:
+    """What the command line said about torch (at most one of these)."""
+
+    wheel: Path | None = None  # --torch-wheel FILE
+    version: str | None = None  # --torch VERSION[+LOCAL]
+
+    def describe(self) -> str:
+        if self.wheel:
+            return f"--torch-wheel {self.wheel}"
+        return f"--torch {self.version}" if self.version else "the recipe's torch wheel"
+
+
+@dataclass(frozen=True)
+class PreparedExt:
+    build: ExtBuild
+    plan: Plan
+    identity: TorchIdentity
+    findings: tuple[Finding, ...]
+    inputs: Any  # ExtKeyInputs
+    fingerprint: str
+    nvcc_version: str | None
+
+
+def _recipe_torch_wheel(recipe: Recipe, paths: Paths, environ: Mapping[str, str]) -> Path:
+    from srcbuild.cache.install import find_wheel
+    from srcbuild.cache.store import WheelCache
+
+    found = find_wheel(WheelCache(paths.cache_dir), recipe, "torch", [], environ=environ)
+    if found is None:
+        where = recipe.path or recipe.name
+        raise NotFoundError(
+            f"no torch wheel of recipe {recipe.name} in the cache {paths.cache_dir} to build against",
+            f"build it first (srcbuild torch --recipe {where}), or pass --torch-wheel FILE or --torch VERSION",
+        )
+    return found.entry.wheel_path
+
+
+def fetch_index_torch(version: str, python: str, into: Path, environ: Mapping[str, str]) -> Path:
+    """``torch==version`` for Python ``python`` on this platform, from the index pip is configured with.
+
+    The version is exact, so a constraints file in pip's configuration that caps torch is lifted for
+    this one download (PIP_CONSTRAINT empty): the command line named the version."""
+    into.mkdir(parents=True, exist_ok=True)
+    digits = python.replace(".", "")
+    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into),
+            "--python-version", python, "--implementation", "cp", "--abi", f"cp{digits}"]
+    for platform in tags.platform_tags():
+        argv += ["--platform", platform]
+    argv.append(f"torch=={version}")
+    have = _matching(into, version)
+    if have is not None:
+        return have
+    result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": ""}, log_path=into / "download.log")
+    have = _matching(into, version)
+    if not result.ok or have is None:
+        tail = result.tail[-1] if result.tail else "no output"
+        raise NotFoundError(
+            f"--torch {version}: pip could not fetch a torch=={version} wheel for Python {python} ({tail})",
+            "check the version (python -m pip index versions torch), or pass --torch-wheel FILE; "
+            f"pip's log: {into / 'download.log'}",
+        )
+    return have
+
+
+def _matching(into: Path, version: str) -> Path | None:
+    """The newest torch wheel in ``into`` whose version is ``version`` (with a local label when it names one)."""
+    found = [p for p in sorted(into.glob("torch-*.whl")) if _wheel_version(p) == version]
+    if not found and "+" not in version:
+        found = [p for p in sorted(into.glob("torch-*.whl")) if _wheel_version(p).split("+")[0] == version]
+    return found[-1] if found else None
+
+
+def _wheel_version(path: Path) -> str:
+    from packaging.utils import parse_wheel_filename
+
+    return str(parse_wheel_filename(path.name)[1])
+
+
+def prepare_ext(
+    recipe: Recipe,
+    request: ExtRequest,
+    torch: TorchRequest,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+) -> PreparedExt:
+    """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
+    from srcbuild.cache.key import python_abi_tag
+    from srcbuild.execute.run import prepare
+    from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
+    from srcbuild.ext.plan import make_ext_plan
+    from srcbuild.ext.preflight import ext_findings
+    from srcbuild.knowledge import load_knowledge
+
+    if torch.wheel and torch.version:
+        raise UsageError("--torch-wheel and --torch name two torches", "pass one of them")
+    if options.env_prefix and (torch.wheel or torch.version):
+        raise UsageError(
+            f"--env builds against the torch installed in {options.env_prefix}, and {torch.describe()} names another",
+            "pass --env alone, or drop --env",
+        )
+    base = prepare(recipe, replace(options, package="torch"), paths, environ).resolved
+    memo = paths.work_dir / "torch-identity"
+    if options.env_prefix:
+        identity = from_environment(Path(options.env_prefix), dict(environ))
+        choice = TorchChoice("env", identity.version, None, identity.origin)
+    else:
+        if torch.wheel:
+            choice = TorchChoice.from_wheel_file(torch.wheel)
+        elif torch.version:
+            wheel = fetch_index_torch(torch.version, recipe.toolchain.python, paths.work_dir / "torch-wheels", environ)
+            choice = TorchChoice("index", _wheel_version(wheel), wheel, f"the package index (torch=={torch.version})")
+        else:
+            wheel = _recipe_torch_wheel(recipe, paths, environ)
+            choice = TorchChoice("cache", _wheel_version(wheel), wheel, f"the cache (recipe {recipe.name}'s torch)")
+        assert choice.wheel is not None
+        identity = replace(from_wheel(choice.wheel, memo), origin=choice.origin)
+    knowledge = knowledge_for(request.name)
+    sdist = None if request.is_git else find_sdist(request, pip_indexes(sys.executable, environ))
+    cuda = recipe.toolchain.cuda is not None
+    env = ext_variables(base, knowledge)
+    root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
+    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root)
+    cuda_tool = base.toolchain("cuda")
+    nvcc = cuda_tool.version if cuda else None
+    release = load_knowledge().cuda(nvcc) if nvcc else None
+    accepts = (release.min_cc, release.max_cc) if release is not None else None
+    findings = ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
+                            release.source if release is not None else "")
+    source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {
+        "git": request.git_url or "", "ref": request.git_ref or ""}
+    inputs = ExtKeyInputs.create(
+        name=knowledge.name, source=source, against=identity.identity, torch=identity.version,
+        torch_cuda=identity.cuda, build_env=env.final_values(), options=b.options,
+        python_abi=python_abi_tag(recipe.toolchain.python), gcc=recipe.toolchain.gcc,
+        cuda=recipe.toolchain.cuda, platform=base.platform,
+    )
+    findings = (*recipe_findings(base), *findings)
+    return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+
+
+# The recipe's compatibility findings that bear on an extension: the compiler and CUDA pins and the
+# archs (nvcc and gcc must accept them); not those about building torch itself (its tag, patches, MPI).
+EXT_RULE_FIELDS = ("toolchain.gcc", "toolchain.cuda", "gpu.arch", "gpu.ptx", "build.env")
+
+
+def recipe_findings(base: ResolvedBuild) -> tuple[Finding, ...]:
+    """The host findings and the recipe rule findings an extension build shares with torch's."""
+    rules = tuple(f for f in base.rule_findings if f.field in EXT_RULE_FIELDS)
+    return (*rules, *base.host_findings)
+
+
+def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console, resume: bool = False) -> Any:
+    """Build the prepared extension (or take it from the cache); a BuildResult with the wheel."""
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
+    from srcbuild.ext.work import ExtContext
+    from srcbuild.plan.render import settings_table
+
+    b, plan = prepared.build, prepared.plan
+    console.print(f"[bold]srcbuild ext {b.label} (recipe {plan.recipe})[/bold]")
+    console.print(f"torch: {prepared.identity.describe()}", markup=False, highlight=False)
+    console.print(settings_table(plan.settings))
+    cache = WheelCache(b.base.paths.cache_dir)
+    fp = prepared.fingerprint
+    archs = list(b.recipe.gpu.arch) if b.cuda else []
+
+    def hit() -> Any:
+        entry = cache.lookup(fp, archs)
+        if entry is None:
+            return None
+        console.print(f"cache hit: {entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
+        return BuildResult(plan, wheel=entry.wheel_path, cached=True)
+
+    if not resume:
+        found = hit()
+        if found is not None:
+            return found
+    with cache.build_lock(fp):
+        if not resume:
+            found = hit()
+            if found is not None:
+                return found
+        ctx = ExtContext(resolved=b.base, ext=b, identity=prepared.identity, ext_findings=prepared.findings,
+                         inputs=prepared.inputs, nvcc_version=prepared.nvcc_version)
+        executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
+        return executor.run()

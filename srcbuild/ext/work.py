@@ -1,0 +1,127 @@
+"""What the extension build's own steps do when they run (``srcbuild.ext.actions`` calls these)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from srcbuild import __version__, proc
+from srcbuild.errors import VerificationFailed
+from srcbuild.execute.work import BuildContext, find_wheel
+from srcbuild.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from srcbuild.execute.executor import Executor
+
+
+@dataclass
+class ExtContext(BuildContext):
+    """An extension build's context: the recipe's torch build (``resolved``) plus what the
+    extension adds."""
+
+    ext: Any = None  # srcbuild.ext.resolve.ExtBuild
+    identity: Any = None  # srcbuild.ext.torch.TorchIdentity
+    ext_findings: tuple[Finding, ...] = ()  # the recipe's host and toolchain findings, then the torch's
+    inputs: Any = None  # srcbuild.ext.key.ExtKeyInputs
+    nvcc_version: str | None = None
+
+
+def _ctx(ex: Executor) -> ExtContext:
+    ctx = ex.context
+    assert isinstance(ctx, ExtContext)
+    return ctx
+
+
+def preflight(ex: Executor) -> None:
+    from srcbuild.ext.preflight import refusal
+
+    ctx = _ctx(ex)
+    ex.console.print(f"    {ctx.identity.describe()}", markup=False, highlight=False)
+    findings = ctx.ext_findings
+    for f in findings:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    ignore = ctx.resolved.options.ignore_preflight
+    stop = refusal(findings, ignore)
+    if stop is not None:
+        raise stop
+    errors = sum(f.severity is Severity.ERROR for f in findings)
+    if errors:
+        ex.console.print(f"    --ignore-preflight: going on despite {errors} error(s)")
+    else:
+        ex.console.print(f"    {len(findings)} finding(s), no errors")
+
+
+def verify(ex: Executor, dist: Path, pattern: str) -> None:
+    from srcbuild.verify.report import verify_wheel
+
+    ctx = _ctx(ex)
+    wheel = find_wheel(dist, pattern)
+    archs = list(ctx.recipe.gpu.arch) if ctx.ext.cuda else []
+    report = verify_wheel(wheel, None, archs)
+    ctx.report = report
+    for row in report.coverage_rows():
+        verdict = "runs" if row.get("runs") else "does NOT run"
+        ex.console.print(f"    compute capability {row.get('cc')}: {verdict} ({row.get('via') or 'no kernels'})")
+    for f in report.findings:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    if not report.ok:
+        raise VerificationFailed(
+            f"{wheel.name} does not hold what recipe {ctx.recipe.name} asks for: {report.errors[0].message}",
+            report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
+        )
+    ex.console.print(f"    {wheel.name}: kernels match the recipe" if archs else f"    {wheel.name}: read")
+
+
+def cache(ex: Executor, dist: Path, pattern: str) -> None:
+    from srcbuild.cache.key import ResolvedFacts, sha256_file
+    from srcbuild.cache.manifest import Manifest, wheel_name_parts
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.ext.key import ext_fingerprint
+    from srcbuild.host.toolchain import gcc_version
+    from srcbuild.verify.symbols import glibc_text, wheel_glibc
+
+    ctx = _ctx(ex)
+    b = ctx.ext
+    wheel = find_wheel(dist, pattern)
+    commit = None
+    if b.request.is_git:
+        head = proc.probe(["git", "-C", str(b.source_dir), "rev-parse", "HEAD"])
+        commit = head.strip() if head else None
+    gcc = ctx.resolved.toolchain("gcc").version or gcc_version(ctx.resolved.compiler.gcc)
+    measured = ResolvedFacts.create(
+        source_commit=commit,
+        gcc_version=gcc,
+        nvcc_version=ctx.nvcc_version,
+        arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch) if b.cuda else (),
+        extra={"torch": ctx.identity.identity},
+    )
+    kernels = ctx.report.kernels if ctx.report is not None else None
+    package, version = wheel_name_parts(wheel.name)
+    manifest = Manifest(
+        package=package,
+        version=version,
+        wheel=wheel.name,
+        sha256=sha256_file(wheel),
+        fingerprint=ext_fingerprint(ctx.inputs),
+        key_inputs=ctx.inputs.to_json(),
+        resolved=measured.to_json(),
+        recipe=ctx.recipe.to_json(),
+        toolchain={"gcc": gcc or ctx.recipe.toolchain.gcc, "cuda": ctx.nvcc_version or "none",
+                   "torch": ctx.identity.version},
+        sass=tuple(sorted(kernels.sass)) if kernels is not None else (),
+        ptx=tuple(sorted(kernels.ptx)) if kernels is not None else (),
+        local_version=ctx.recipe.local_version(),
+        size=wheel.stat().st_size,
+        created=time.time(),
+        srcbuild_version=__version__,
+        extra={"torch_origin": ctx.identity.origin, "source": b.sdist.to_json() if b.sdist else str(b.request)},
+        glibc_needed=glibc_text(wheel_glibc(wheel)),
+    )
+    build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
+    entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
+    ex.result.wheel = entry.wheel_path
+    ex.console.print(f"    stored {entry.wheel_path}")

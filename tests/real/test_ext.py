@@ -1,0 +1,181 @@
+"""srcbuild ext on real upstream artifacts: torch-scatter 2.1.2's sdist from the package index,
+built against the real torch 2.0.1+cu117 wheel for compute capability 3.5 and 3.7 with the
+provisioned CUDA 11.8 and gcc 11, and against torch 2.13.0+cpu with a CPU recipe.
+
+One build per recipe serves every assertion (session-scoped fixtures); each build's time is
+printed. The CUDA build needs a complete CUDA 11.8 home (thrust/cub, cuSPARSE, cuBLAS, ...:
+what the toolchain's component contract provisions); an incomplete one fails in CI and skips
+elsewhere, naming what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from artifacts import TORCH_201_CU117, TORCH_SCATTER_212_SDIST, Artifact, fetch
+from conftest import require_tool
+
+from srcbuild.verify.wheel import measure_wheel
+
+pytestmark = [pytest.mark.real, pytest.mark.integration]
+
+TORCH_213_CPU = Artifact(
+    "torch", "2.13.0+cpu", "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+    "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
+)
+SCATTER = f"torch-scatter=={TORCH_SCATTER_212_SDIST.version}"
+# the headers ATen's CUDA headers and torch-scatter's kernels include
+COMPLETE_HOME = ("include/thrust/complex.h", "include/cub/cub.cuh", "include/cusparse.h", "include/cublas_v2.h",
+                 "include/cusolverDn.h", "include/curand.h")
+SUMS = (
+    "import torch, torch_scatter; "
+    "src = torch.tensor([1., 2., 3., 4., 5.]); index = torch.tensor([0, 1, 0, 1, 2]); "
+    "print(torch_scatter.scatter(src, index, dim=0, reduce='sum').tolist())"
+)
+
+
+@dataclass
+class Ran:
+    rc: int
+    out: str
+    seconds: float
+
+    @property
+    def last_line(self) -> str:
+        lines = [line for line in self.out.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+
+def srcbuild(root: Path, *argv: str, env: dict[str, str] | None = None) -> Ran:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "srcbuild", *argv, "--work-dir", str(root / "work"), "--cache-dir", str(root / "cache")],
+        capture_output=True, text=True, env=env or dict(os.environ), check=False,
+    )
+    ran = Ran(done.returncode, done.stdout + done.stderr, time.monotonic() - started)
+    print(f"srcbuild {' '.join(argv[:2])}: {ran.seconds:.0f} s (exit {ran.rc})")
+    return ran
+
+
+def venv_with(root: Path, torch_wheel: Path, deps: bool) -> Path:
+    """A venv holding ``torch_wheel`` (with its dependencies from the index when ``deps``)."""
+    prefix = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(prefix)], check=True)
+    argv = [str(prefix / "bin" / "python"), "-m", "pip", "install", "-q", str(torch_wheel)]
+    subprocess.run(argv + ([] if deps else ["--no-deps"]), check=True, env={**os.environ, "PIP_CONSTRAINT": ""})
+    return prefix
+
+
+def recipe(root: Path, name: str, body: str) -> Path:
+    path = root / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n[torch]\ntag = "v2.0.1"\n{body}')
+    return path
+
+
+@dataclass
+class Built:
+    root: Path
+    recipe: Path
+    first: Ran
+    second: Ran
+    args: tuple[str, ...]
+
+    @property
+    def wheel(self) -> Path:
+        return Path(self.first.last_line)
+
+
+@pytest.fixture(scope="session")
+def cpu_build(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    require_tool("gcc-12", shutil.which("gcc-12"))
+    root = tmp_path_factory.mktemp("ext-cpu")
+    path = recipe(root, "cpu-ext", '[toolchain]\npython = "3.11"\ngcc = "12"\ncuda = "none"\n')
+    args = (SCATTER, "--recipe", str(path), "--torch", TORCH_213_CPU.version, "--env-backend", "venv")
+    first = srcbuild(root, "ext", *args)
+    assert first.rc == 0, first.out[-4000:]
+    return Built(root, path, first, srcbuild(root, "ext", *args), args)
+
+
+@pytest.fixture(scope="session")
+def cuda_build(tmp_path_factory: pytest.TempPathFactory, cuda118_home: Path, gcc11: Path) -> Built:
+    missing = [p for p in COMPLETE_HOME if not (cuda118_home / p).exists()]
+    require_tool(
+        f"a complete CUDA 11.8 home at {cuda118_home} (missing {', '.join(missing)}; "
+        "srcbuild toolchain install cuda 11.8 provides them)", not missing,
+    )
+    sdist = fetch(TORCH_SCATTER_212_SDIST)
+    assert sdist.is_file()
+    torch = fetch(TORCH_201_CU117)
+    root = tmp_path_factory.mktemp("ext-cuda")
+    path = recipe(root, "k80-ext", '[toolchain]\npython = "3.11"\ngcc = "11"\ncuda = "11.8"\n'
+                  '[gpu]\narch = ["3.5", "3.7"]\n')
+    args = (SCATTER, "--recipe", str(path), "--torch-wheel", str(torch), "--env-backend", "venv",
+            "--cuda-home", str(cuda118_home), "--no-provision")
+    first = srcbuild(root, "ext", *args)
+    assert first.rc == 0, first.out[-4000:]
+    return Built(root, path, first, srcbuild(root, "ext", *args), args)
+
+
+def test_cpu_build_is_cached_and_its_scatter_sums(cpu_build: Built) -> None:
+    wheel = cpu_build.wheel
+    assert wheel.name.startswith("torch_scatter-2.1.2-cp311-cp311-") and wheel.is_file()
+    assert cpu_build.second.rc == 0 and "cache hit" in cpu_build.second.out
+    assert cpu_build.second.last_line == str(wheel)
+    torch_wheel = next((cpu_build.root / "work" / "torch-wheels").glob("torch-2.13.0+cpu-*.whl"))
+    venv = venv_with(cpu_build.root, torch_wheel, deps=True)
+    done = srcbuild(cpu_build.root, "install", "torch-scatter", "--recipe", str(cpu_build.recipe), "--into", str(venv))
+    assert done.rc == 0, done.out
+    sums = subprocess.run([str(venv / "bin" / "python"), "-c", SUMS], capture_output=True, text=True, check=False)
+    assert sums.returncode == 0, sums.stderr
+    assert sums.stdout.strip() == "[4.0, 6.0, 5.0]"
+    torch_version = subprocess.run([str(venv / "bin" / "python"), "-c", "import torch; print(torch.__version__)"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    assert torch_version == "2.13.0+cpu"  # installing the extension never replaced torch
+
+
+def test_cuda_build_holds_sass_for_both_archs_in_every_cuda_library(cuda_build: Built) -> None:
+    report = measure_wheel(cuda_build.wheel)
+    cuda_libs = [lib for lib in report.libraries if not lib.kernels.empty]
+    assert len(cuda_libs) >= 3, [lib.name for lib in report.libraries]
+    for lib in cuda_libs:
+        assert {35, 37} <= lib.kernels.sass, (lib.name, sorted(lib.kernels.sass))
+    assert "compute capability 3.7: runs (SASS sm_37)" in cuda_build.first.out
+    assert cuda_build.second.rc == 0 and "cache hit" in cuda_build.second.out
+
+
+def test_cuda_build_was_refused_nothing_and_warned_about_torchs_own_kernels(cuda_build: Built) -> None:
+    out = cuda_build.first.out
+    assert "nvcc is CUDA 11.8" in out and "torch 2.0.1 was built with CUDA 11.7" in out
+    assert "torch 2.0.1 holds no kernels for compute capability 3.5" in out
+
+
+def test_cuda_build_installs_next_to_torch_and_imports(cuda_build: Built) -> None:
+    venv = venv_with(cuda_build.root, fetch(TORCH_201_CU117), deps=True)
+    done = srcbuild(cuda_build.root, "install", "torch-scatter", "--recipe", str(cuda_build.recipe), "--into",
+                    str(venv))
+    assert done.rc == 0, done.out
+    with zipfile.ZipFile(cuda_build.wheel) as zf:
+        assert any(n.endswith("_scatter_cuda.so") for n in zf.namelist())
+    sums = subprocess.run([str(venv / "bin" / "python"), "-c", SUMS], capture_output=True, text=True, check=False)
+    assert sums.returncode == 0, sums.stderr
+    assert sums.stdout.strip() == "[4.0, 6.0, 5.0]"
+
+
+def test_a_cpu_torch_with_the_cuda_recipe_is_refused_before_compiling(cuda_build: Built) -> None:
+    torch_wheel = fetch(TORCH_213_CPU)
+    args = list(cuda_build.args)
+    args[args.index("--torch-wheel") + 1] = str(torch_wheel)
+    ran = srcbuild(cuda_build.root, "plan", "ext", *args, "--json")
+    assert ran.rc == 3, ran.out
+    assert "is CPU-only (torch.version.cuda is None)" in ran.out
+    error = next(json.loads(line) for line in ran.out.splitlines() if line.startswith('{"ok": false'))
+    assert error["exit_code"] == 3

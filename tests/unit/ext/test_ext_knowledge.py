@@ -1,0 +1,61 @@
+"""Per-package extension knowledge: the shipped rows, the generic path, malformed rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from srcbuild.ext.knowledge import ExtensionDataError, knowledge_for, load_rows, normalize, parse_rows
+
+
+def test_every_shipped_row_has_a_source_and_a_module() -> None:
+    rows = load_rows()
+    assert {"torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv", "mmcv", "apex", "detectron2",
+            "pytorch3d", "torchaudio", "xformers"} <= set(rows)
+    for row in rows.values():
+        assert row.source and row.module and row.known
+
+
+def test_spellings_pip_accepts_find_the_same_row() -> None:
+    assert normalize("Torch_Scatter") == "torch-scatter"
+    scatter = knowledge_for("torch_scatter")
+    assert scatter.name == "torch-scatter"
+    assert dict(scatter.env(cuda=True)) == {"FORCE_CUDA": "1"}
+    assert dict(scatter.env(cuda=False)) == {"FORCE_ONLY_CPU": "1"}
+
+
+def test_mmcv_and_apex_carry_their_switches() -> None:
+    assert dict(knowledge_for("mmcv").env(cuda=True))["MMCV_WITH_OPS"] == "1"
+    assert knowledge_for("apex").options(cuda=True) == ("--cpp_ext", "--cuda_ext")
+
+
+def test_an_unknown_package_takes_the_generic_path() -> None:
+    row = knowledge_for("My.Ext")
+    assert not row.known
+    assert row.name == "my-ext" and row.module == "my_ext"
+    assert dict(row.env(cuda=True)) == {"FORCE_CUDA": "1"}
+    assert row.env(cuda=False) == ()
+    assert "cpp_extension.py" in row.source
+
+
+@pytest.mark.parametrize(
+    ("row", "words"),
+    [
+        ({"name": "x", "module": "x"}, "source is required"),
+        ({"name": "x", "module": "x", "source": "s", "cuda_env": {"A B": "1"}}, "cuda_env must be a table"),
+        ({"name": "x", "module": "x", "source": "s", "cuda_env": {"A": 1}}, "cuda_env must be a table"),
+        ({"name": "x", "module": "x", "source": "s", "oops": 1}, "unknown key 'oops'"),
+        ({"name": "x", "module": "x", "source": "s", "cuda_options": "--a"}, "cuda_options must be an array"),
+    ],
+)
+def test_a_malformed_row_names_the_file_and_row(row: dict[str, object], words: str) -> None:
+    with pytest.raises(ExtensionDataError, match=words) as info:
+        parse_rows({"extension": [row]}, Path("extensions.toml"))
+    assert "extensions.toml: [[extension]] #1" in str(info.value)
+
+
+def test_a_row_listed_twice_is_refused() -> None:
+    row = {"name": "x", "module": "x", "source": "s"}
+    with pytest.raises(ExtensionDataError, match="listed twice"):
+        parse_rows({"extension": [row, {**row, "name": "X"}]})

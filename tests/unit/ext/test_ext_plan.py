@@ -1,0 +1,134 @@
+"""The extension plan: made from the recipe's resolved torch build, pure, and what it runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from srcbuild.errors import RecipeError
+from srcbuild.ext.knowledge import knowledge_for
+from srcbuild.ext.plan import make_ext_plan
+from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
+from srcbuild.ext.source import Sdist, parse_requirement
+from srcbuild.knowledge import load_knowledge
+from srcbuild.paths import Paths
+from srcbuild.plan.render import render
+from srcbuild.recipe import RecipeCatalog
+from srcbuild.resolve import BuildHost, BuildOptions, resolve
+
+SHA = "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47"
+RECIPE = """name = "k80"
+[torch]
+tag = "v2.0.1"
+[toolchain]
+python = "3.11"
+gcc = "11"
+cuda = "11.8"
+[gpu]
+arch = ["3.5", "3.7"]
+[build]
+env = { USE_NCCL = "0" }
+"""
+
+
+def _build(tmp_path: Path, requirement: str = "torch-scatter==2.1.2", recipe_text: str = RECIPE) -> ExtBuild:
+    (tmp_path / "k80.toml").write_text(recipe_text)
+    paths = Paths.resolve(work_dir=tmp_path / "work", cache_dir=tmp_path / "cache", environ={})
+    recipe = RecipeCatalog(paths).load(str(tmp_path / "k80.toml"))
+    host = BuildHost(
+        gcc=Path("/usr/bin/gcc-11"), gxx=Path("/usr/bin/g++-11"), cuda_home=Path("/opt/cuda-11.8"),
+        cuda_home_source="host probe", python=Path("/usr/bin/python3.11"), max_jobs=2,
+        max_jobs_reason="2 cores", update_alternatives="update-alternatives", platform="linux_x86_64",
+    )
+    base = resolve(recipe, BuildOptions(package="torch"), host, load_knowledge(), paths=paths, environ={})
+    request = parse_requirement(requirement)
+    knowledge = knowledge_for(request.name)
+    sdist = None if request.is_git else Sdist(
+        "torch-scatter", "2.1.2", "torch_scatter-2.1.2.tar.gz", "https://files.example.org/torch_scatter-2.1.2.tar.gz",
+        SHA,
+    )
+    torch = TorchChoice("wheel", "2.0.1", tmp_path / "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl", "wheel t.whl")
+    return ExtBuild(base, request, knowledge, torch, sdist, ext_variables(base, knowledge), knowledge.options(True),
+                    paths.builds_dir / "k80-ext")
+
+
+def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
+    b = _build(tmp_path)
+    plan = make_ext_plan(b)
+    assert plan.step_ids == (
+        "preflight", "compiler", "environment", "install-torch", "source", "constraints", "build", "verify", "cache"
+    )
+    install = plan.step("install-torch").commands[0].argv
+    assert install[-2:] == ("--no-index", str(b.torch.wheel))
+    (build,) = plan.step("build").commands
+    assert build.argv[1:8] == ("-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--no-cache-dir")
+    assert ("-c", str(b.constraints)) == build.argv[8:10]
+    assert build.argv[-1] == str(b.root / "torch_scatter-2.1.2.tar.gz")
+    constraints = plan.step("constraints").commands[0].argv
+    assert constraints[-1] == "torch==2.0.1"
+    fetch = plan.step("source").commands[0].argv
+    assert fetch[-3:] == ("https://files.example.org/torch_scatter-2.1.2.tar.gz", SHA,
+                          str(b.root / "torch_scatter-2.1.2.tar.gz"))
+
+
+def test_the_variables_are_the_recipes_compiler_cuda_and_archs_plus_the_packages(tmp_path: Path) -> None:
+    final = _build(tmp_path).env_changes.final_values()
+    assert final["TORCH_CUDA_ARCH_LIST"] == "3.5;3.7"
+    assert final["FORCE_CUDA"] == "1"
+    assert final["MAX_JOBS"] == "2"
+    assert final["CUDA_HOME"] == "/opt/cuda-11.8"
+    assert final["USE_NCCL"] == "0"  # the recipe's [build] env
+    assert final["CUDAHOSTCXX"].endswith("/g++") and final["CC"].endswith("/gcc")
+    # torch's own build variables stay with torch
+    assert not {"USE_CUDNN", "BUILD_TEST", "PYTORCH_BUILD_VERSION", "USE_MPI"} & set(final)
+
+
+def test_a_cpu_recipe_builds_without_cuda(tmp_path: Path) -> None:
+    cpu = RECIPE.replace('cuda = "11.8"', 'cuda = "none"').replace('[gpu]\narch = ["3.5", "3.7"]\n', "")
+    b = _build(tmp_path, recipe_text=cpu)
+    final = b.env_changes.final_values()
+    assert final["FORCE_ONLY_CPU"] == "1"
+    assert not {"FORCE_CUDA", "TORCH_CUDA_ARCH_LIST", "CUDA_HOME"} & set(final)
+    verify = make_ext_plan(b).step("verify").action
+    assert verify is not None and "a CPU build" in verify.describe()
+
+
+def test_a_git_source_is_fetched_at_its_ref(tmp_path: Path) -> None:
+    b = _build(tmp_path, "git+https://example.org/rusty1s/pytorch_scatter.git@2.1.2")
+    commands = [c.argv for c in make_ext_plan(b).step("source").commands]
+    assert ("git", "-C", str(b.source_dir), "fetch", "--depth", "1", "origin", "refs/tags/2.1.2") in commands
+    assert make_ext_plan(b).step("build").commands[0].argv[-1] == str(b.source_dir)
+
+
+def test_the_shell_plan_runs_the_same_commands(tmp_path: Path) -> None:
+    b = _build(tmp_path)
+    script = render(make_ext_plan(b), "shell")
+    assert "--no-build-isolation" in script and "export TORCH_CUDA_ARCH_LIST='3.5;3.7'" in script
+    assert "export FORCE_CUDA=1" in script
+
+
+def test_recipes_list_extensions(tmp_path: Path) -> None:
+    text = RECIPE + '\n[[extensions]]\nname = "torch-scatter"\nversion = "2.1.2"\n\n[[extensions]]\nname = "mmcv"\n' \
+        '\n[[extensions]]\nname = "apex"\ngit = "https://example.org/NVIDIA/apex.git@23.08"\n'
+    recipe = _build(tmp_path, recipe_text=text).recipe
+    assert [e.requirement for e in recipe.extensions] == [
+        "torch-scatter==2.1.2", "mmcv", "git+https://example.org/NVIDIA/apex.git@23.08"
+    ]
+    assert recipe.to_json()["extensions"][0] == {"name": "torch-scatter", "version": "2.1.2"}
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ('versoin = "1"', "extensions[0]: 'versoin': unknown key (did you mean 'version'?)"),
+        ('version = "2.1.2"', "extensions[0]: name: required key is missing"),
+        ('name = "x"\nversion = 2', "version = 2 must be a string"),
+        ('name = "x"\nversion = "1"\ngit = "https://h/x.git@v1"', "version and git name two sources"),
+        ('name = "x"\ngit = "https://h/x.git"', "is not URL@TAG or URL@COMMIT"),
+    ],
+)
+def test_a_bad_extension_table_names_the_key(tmp_path: Path, table: str, words: str) -> None:
+    with pytest.raises(RecipeError) as info:
+        _build(tmp_path, recipe_text=RECIPE + f"\n[[extensions]]\n{table}\n")
+    assert words in info.value.message and "k80.toml: extensions[0]" in info.value.message

@@ -1,0 +1,84 @@
+"""The extension preflight: torch, nvcc and the recipe must agree before anything compiles."""
+
+from __future__ import annotations
+
+from srcbuild.capability import ComputeCapability
+from srcbuild.errors import IncompatibleError
+from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
+from srcbuild.ext.preflight import ext_findings, refusal
+from srcbuild.ext.torch import TorchIdentity
+from srcbuild.findings import Severity
+from srcbuild.verify.kernels import Kernels
+
+CC = ComputeCapability.parse
+CU117 = TorchIdentity("2.0.1", "11.7", Kernels(frozenset({37, 50, 60, 70, 75, 80, 86})), "sha256:aa", "wheel t.whl")
+CPU = TorchIdentity("2.13.0+cpu", None, Kernels(), "sha256:bb", "index torch==2.13.0+cpu")
+NVCC_118 = (CC("3.5"), CC("9.0"))
+
+
+def rules(findings: tuple) -> dict[str, Severity]:
+    return {f.rule: f.severity for f in findings}
+
+
+def test_matching_majors_and_covered_archs_pass_with_a_minor_warning() -> None:
+    found = ext_findings("k80", "11.8", [CC("3.7")], CU117, "11.8", NVCC_118)
+    assert rules(found) == {"ext-cuda-minor": Severity.WARNING}
+    assert refusal(found) is None
+
+
+def test_an_arch_torch_has_no_kernels_for_is_a_warning_naming_it() -> None:
+    found = ext_findings("k80", "11.8", [CC("3.5"), CC("3.7")], CU117, "11.7", NVCC_118)
+    assert rules(found) == {"ext-torch-kernels": Severity.WARNING}
+    (finding,) = found
+    assert "compute capability 3.5" in finding.message and "3.7, 5.0" in finding.message
+
+
+def test_a_different_cuda_major_is_refused_like_cpp_extension_does() -> None:
+    found = ext_findings("k80", "12.1", [CC("3.7")], CU117, "12.1", (CC("5.0"), CC("9.0")))
+    assert rules(found) == {"ext-cuda-major": Severity.ERROR, "ext-nvcc-arch": Severity.ERROR}
+    err = refusal(found)
+    assert isinstance(err, IncompatibleError) and err.exit_code == 3
+    assert "nvcc is CUDA 12.1 and torch 2.0.1 was built with CUDA 11.7" in err.message
+    assert "(and 1 more above)" in err.message
+    assert err.hint and "--ignore-preflight" in err.hint
+    assert refusal(found, ignore=True) is None
+
+
+def test_a_cpu_torch_with_a_cuda_recipe_names_both() -> None:
+    found = ext_findings("k80", "11.8", [CC("3.7")], CPU, "11.8", NVCC_118)
+    assert rules(found) == {"ext-cpu-torch": Severity.ERROR}
+    assert "recipe k80 builds CUDA 11.8 kernels for 3.7" in found[0].message
+    assert "torch 2.13.0+cpu (CPU-only" in found[0].message
+
+
+def test_a_cpu_recipe_with_a_cuda_torch_warns() -> None:
+    assert rules(ext_findings("cpu", None, [], CU117, None, None)) == {"ext-cpu-recipe-cuda-torch": Severity.WARNING}
+    assert ext_findings("cpu", None, [], CPU, None, None) == ()
+
+
+def _inputs(**changes: object) -> ExtKeyInputs:
+    base: dict[str, object] = dict(
+        name="torch-scatter", source={"sdist": "torch_scatter-2.1.2.tar.gz", "sha256": "cc"}, against="sha256:aa",
+        torch="2.0.1", torch_cuda="11.7",
+        build_env={"FORCE_CUDA": "1", "MMCV_WITH_OPS": "1", "MAX_JOBS": "2", "CUDA_HOME": "/opt/cuda"},
+        options=(), python_abi="cp311", gcc="11", cuda="11.8", platform="linux_x86_64",
+    )
+    base.update(changes)
+    return ExtKeyInputs.create(**base)  # type: ignore[arg-type]
+
+
+def test_the_key_counts_the_torch_the_source_and_the_variables_not_speed_or_paths() -> None:
+    fp = ext_fingerprint(_inputs())
+    # FORCE_CUDA follows the recipe's CUDA (hashed as "cuda"); a path or MAX_JOBS changes no binary
+    assert _inputs().to_json()["build_env"] == {"MMCV_WITH_OPS": "1"}
+    assert (_inputs().to_json()["package"], _inputs().to_json()["kind"]) == ("torch-scatter", "extension")
+    assert ext_fingerprint(_inputs(build_env={"MMCV_WITH_OPS": "1", "MAX_JOBS": "16"})) == fp
+    for change in (
+        {"against": "sha256:dd"},
+        {"source": {"sdist": "torch_scatter-2.1.2.tar.gz", "sha256": "ee"}},
+        {"build_env": {"MMCV_WITH_OPS": "1", "WITH_METIS": "1"}},
+        {"gcc": "10"},
+        {"cuda": "11.7"},
+        {"options": ("--cpp_ext",)},
+    ):
+        assert ext_fingerprint(_inputs(**change)) != fp, change
