@@ -19,7 +19,6 @@ import io
 import re
 import shutil
 import sys
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -133,7 +132,6 @@ COMMAND_WORDS = frozenset(
 )
 _PYTHON = re.compile(r"python3\.\d+$")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*$")
-_KEEP = "\x00"  # stands for a space that must not break (inside `...`)
 
 
 def is_command_start(words: Sequence[str]) -> bool:
@@ -205,18 +203,36 @@ def command_lines(words: Sequence[str], indent: str, width: int) -> list[str]:
 
 def _prose(body: str, indent: str, more: str, width: int) -> list[str]:
     """``body`` wrapped at spaces, never inside a word (a URL or path longer than the line stands
-    alone) nor inside `...`."""
-    kept = re.sub(r"`[^`]*`", lambda m: m.group(0).replace(" ", _KEEP), body)
-    pieces = textwrap.wrap(
-        kept,
-        width=width,
-        initial_indent=indent,
-        subsequent_indent=more,
-        break_on_hyphens=False,
-        break_long_words=False,
-        drop_whitespace=True,
-    )
-    return [piece.replace(_KEEP, " ") for piece in pieces] or [indent + body]
+    alone); a `...` command stays on one line, or when longer than a line continues with `` \\``
+    between its words, so that what is between the backticks still pastes."""
+    units: list[tuple[str, int]] = []  # (text, the span it belongs to; 0: none)
+    glue = False  # the last piece ended without a space: the next word continues its unit
+    for number, piece in enumerate(re.split(r"(`[^`]*`)", body)):
+        if not piece:
+            continue
+        span = piece.startswith("`") and piece.endswith("`") and len(piece) > 1
+        words = shell_words(piece) if span else piece.split()
+        if span and (len(piece) + len(more) <= width or len(words) == 1):
+            words = [piece]
+        part = number if span and len(words) > 1 else 0
+        for index, word in enumerate(words):
+            if index == 0 and units and (glue or (not span and not piece[0].isspace())):
+                units[-1] = (units[-1][0] + word, units[-1][1])
+            else:
+                units.append((word, part))
+        glue = not piece[-1].isspace() and not span
+    lines: list[str] = []
+    current, span = indent, 0
+    for text, part in units:
+        fresh = current.strip() == ""
+        limit = width - 2 if part else width  # room for " \\" inside a command
+        if not fresh and len(current) + 1 + len(text) > limit:
+            lines.append(current + (" \\" if part and part == span else ""))
+            current, fresh = more, True
+        current = current + text if fresh else current + " " + text
+        span = part
+    lines.append(current)
+    return [line for line in lines if line.strip()] or [indent + body]
 
 
 def wrap_line(line: str, width: int = DEFAULT_WIDTH) -> list[str]:
