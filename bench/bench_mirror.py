@@ -81,10 +81,12 @@ def main() -> None:
         for n in range(args.repeat):
             target = base / f"mirror-{n}"
             first, _ = srcbuild(
-                ["mirror", "create", str(target), "--recipe", str(recipe), "--mirror", world.mirror_rule], env
+                ["mirror", "create", str(target), "--recipe", str(recipe), "--mirror", world.mirror_rule, "--no-env"],
+                env,
             )
             again, out = srcbuild(
-                ["mirror", "create", str(target), "--recipe", str(recipe), "--mirror", world.mirror_rule], env
+                ["mirror", "create", str(target), "--recipe", str(recipe), "--mirror", world.mirror_rule, "--no-env"],
+                env,
             )
             assert "added 0 files" in out, out
             plain = baseline(world.root, base / f"plain-{n}", env)

@@ -24,6 +24,7 @@ import re
 import stat
 import time
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -126,7 +127,7 @@ def read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, wheel: str, limit: i
     try:
         with zf.open(info) as member:
             return member.read(limit + 1)[:limit]
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError) as exc:
         raise CacheIntegrityError(
             f"{wheel}: member {info.filename} cannot be read ({exc})", "the wheel is damaged; rebuild it"
         ) from None

@@ -91,6 +91,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "CUDA toolkits, cuDNN, gcc, MPI and NCCL that srcbuild provisions into private prefixes.",
     ),
     "container": ("srcbuild.cli.container:container_group", "Build wheels in containers (docker or podman)."),
+    "knowledge": (
+        "srcbuild.cli.knowledge:knowledge_group",
+        "The compatibility knowledge: facts read from upstream's wheels, checked against the tables.",
+    ),
     "mirror": (
         "srcbuild.cli.mirror:mirror_group",
         "Gather what recipes need into a directory for machines without a network, and check it.",

@@ -11,8 +11,10 @@ from typing import Optional
 import click
 
 from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
+from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 
@@ -75,6 +77,7 @@ def container_group() -> None:
 @click.option("--env", "env_prefix", default=None, help="Build environment prefix inside the container.")
 @click.option("--cuda-home", default=None, help="CUDA toolkit inside the container.")
 @click.option("--max-jobs", type=int, default=None, help="Parallel compile jobs inside the container.")
+@mirror_dir_option(lambda kw: ("torch",) if kw["package"] == "torch" else ("torch", "torchvision"))
 @path_options
 @json_option
 def build_command(
@@ -104,7 +107,10 @@ def build_command(
     for flag, value in (("--env", env_prefix), ("--cuda-home", cuda_home), ("--max-jobs", max_jobs)):
         if value is not None:
             inside += [flag, str(value)]
-    request = ContainerRequest(recipe, package, base, image_tag, tuple(mirrors or ()), tuple(volumes), tuple(inside))
+    mirror_dir = command_environ().get(MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
+    request = ContainerRequest(
+        recipe, package, base, image_tag, tuple(mirrors or ()), tuple(volumes), tuple(inside), mirror_dir
+    )
     chosen = find_engine(engine, oci_runtime)
     log = paths.logs_dir / f"container-{recipe.name}.log"
     result = run_container_build(chosen, request, paths, command_environ(), log, echo=sys.stderr)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, make_console, print_lines, table
 from srcbuild.envs import (
     BACKEND_NAMES,
@@ -171,6 +172,7 @@ def show_env(
 )
 @click.option("--ignore-lockfile", is_flag=True, help="Solve even when recipes/R.conda-lock.yml exists.")
 @channel_options
+@mirror_dir_option(lambda kw: ())
 @path_options
 @json_option
 def create_env(

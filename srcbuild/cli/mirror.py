@@ -53,6 +53,7 @@ def mirror_group() -> None:
     default=None,
     help="The toolchain of a portable build [recipe [build] portable, env SRCBUILD_PORTABLE].",
 )
+@click.option("--no-env", is_flag=True, help="Leave out the build environment's conda packages.")
 @click.option("--dry-run", is_flag=True, help="Print what would be gathered and its size from the data; fetch nothing.")
 @path_options
 @json_option
@@ -62,14 +63,17 @@ def create_command(
     packages: tuple[str, ...],
     mirrors: tuple[str, ...],
     portable: bool | None,
+    no_env: bool,
     dry_run: bool,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
     """Write into DIRECTORY what the recipes' builds download: bare git mirrors of the pinned tags
-    with their submodules, NVIDIA's toolchain downloads and the patches, with a manifest (sha256,
-    size, origin). A second run adds only what is missing."""
+    with their submodules, NVIDIA's toolchain downloads, the patches and the build environment's
+    conda packages as local channels, with a manifest (sha256, size, origin). A second run adds
+    only what is missing."""
+    from srcbuild.envs.spec import env_spec_for
     from srcbuild.mirror.create import create_mirror
     from srcbuild.mirror.gather import needs_of
     from srcbuild.mirror.layout import is_url
@@ -96,7 +100,8 @@ def create_command(
         recipe = catalog.load(name)
         wanted = packages or tuple(p for p in PACKAGE_NAMES if getattr(recipe, p, None) is not None)
         sysroot = recipe_sysroot(recipe, environ, portable)
-        targets.append(Target(recipe.name, wanted, needs_of(recipe, wanted, facts, prefer, sysroot)))
+        env = None if no_env else env_spec_for(recipe, environ=environ)
+        targets.append(Target(recipe.name, wanted, needs_of(recipe, wanted, facts, prefer, sysroot), env))
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
@@ -147,16 +152,20 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
         click.echo(f"{target.recipe} ({', '.join(target.packages)}) into {directory}:")
         for repo in target.needs.repos:
             click.echo(f"  git {repo.url} {repo.tag} with its submodules")
+        last_why = ""
         for download in target.needs.downloads:
+            if download.why != last_why:
+                click.echo(f"  {download.why}:")
+                last_why = download.why
             size = human_size(download.size) if download.size else "size unknown"
-            click.echo(f"  {download.why}: {download.url.rsplit('/', 1)[-1]} ({size})")
+            click.echo(f"    {download.url.rsplit('/', 1)[-1]} ({size})")
         for patch in target.needs.patches:
             click.echo(f"  patch {patch.name}")
         for line in target.needs.not_mirrored:
             click.echo(textwrap.fill(f"not mirrored: {line}", 79, initial_indent="  ", subsequent_indent="    "))
         click.echo(
             f"  estimate: {human_size(est.downloads)} of downloads + at most {human_size(est.repos)} of git"
-            + (f" ({len(est.unknown)} without a size in the data)" if est.unknown else "")
+            + (f"; {len(est.unknown)} sizes unknown" if est.unknown else "")
         )
     return 0
 

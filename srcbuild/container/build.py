@@ -35,6 +35,7 @@ from srcbuild.container.dockerfile import (
 )
 from srcbuild.container.engine import Engine
 from srcbuild.errors import StepFailed, UsageError
+from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths, checkout_root
 from srcbuild.recipe import Recipe
 
@@ -50,6 +51,7 @@ class ContainerRequest:
     mirrors: tuple[str, ...] = ()
     volumes: tuple[str, ...] = ()  # SRC[:DST], DST defaulting to SRC
     build_args: tuple[str, ...] = ()  # passed to `srcbuild PACKAGE` inside (--env, --cuda-home, --max-jobs)
+    mirror_dir: Optional[str] = None  # --mirror-dir: mounted read-only at its path (a URL is passed as is)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,10 @@ def plan_container_run(engine: Engine, request: ContainerRequest, paths: Paths, 
     argv += ["-e", f"{BUILD_IMAGE_VAR}={image_id}"]
     if request.mirrors:
         argv += ["-e", f"SRCBUILD_MIRROR={' '.join(request.mirrors)}"]
+    if request.mirror_dir:
+        if not request.mirror_dir.startswith(("http://", "https://")):
+            argv += ["-v", f"{request.mirror_dir.rstrip('/')}:{request.mirror_dir.rstrip('/')}:ro"]
+        argv += ["-e", f"{MIRROR_DIR_VAR}={request.mirror_dir}"]
     argv += [devel_tag(request.recipe), "srcbuild", request.package, "--recipe", recipe_arg(spec), *request.build_args]
     return Command((*argv, "--json"), f"build {request.package} for {request.recipe.name} in the devel image")
 

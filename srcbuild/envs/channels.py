@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from srcbuild.errors import UsageError
+from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 
 ALIAS_VARIABLE = "SRCBUILD_CHANNEL_ALIAS"
 MIRRORS_VARIABLE = "SRCBUILD_CHANNEL_MIRRORS"  # "name=url name2=url2" (spaces or commas)
@@ -124,7 +125,10 @@ def routing_from(
     *,
     environ: Mapping[str, str],
 ) -> ChannelRouting:
-    """Command-line values first, then ``SRCBUILD_CHANNEL_ALIAS`` / ``SRCBUILD_CHANNEL_MIRRORS``."""
+    """Command-line values first, then ``SRCBUILD_CHANNEL_ALIAS`` / ``SRCBUILD_CHANNEL_MIRRORS``;
+    with a mirror directory (``--mirror-dir``) its alias alone, whatever else is given."""
+    if environ.get(MIRROR_DIR_VAR) and environ.get(ALIAS_VARIABLE):
+        return ChannelRouting(alias=environ[ALIAS_VARIABLE])
     chosen_alias = alias or environ.get(ALIAS_VARIABLE) or None
     if chosen_alias is not None and not is_url(chosen_alias):
         raise UsageError(

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import IO
 
 from srcbuild.cache.key import sha256_file
+from srcbuild.envs.spec import EnvSpec
+from srcbuild.errors import EnvironmentError_
+from srcbuild.mirror.conda import CONDA, index_channels, mirror_env
 from srcbuild.mirror.gather import Needs
 from srcbuild.mirror.gitrepos import GitMirror
 from srcbuild.mirror.layout import PATCHES, base_of, nvidia_path
@@ -35,6 +38,7 @@ class Target:
     recipe: str
     packages: tuple[str, ...]
     needs: Needs
+    env: EnvSpec | None = None  # the build environment whose conda packages the mirror holds
 
 
 @dataclass
@@ -106,10 +110,21 @@ def create_mirror(
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(patch.path, root / rel)
                 manifest.files[rel] = Entry(digest, (root / rel).stat().st_size, f"patch {patch.name}")
+        if target.env is not None:
+            try:
+                manifest.files.update(mirror_env(root, target.env, root / PARTIAL / "conda", log_path, stream))
+            except EnvironmentError_ as exc:
+                exc.hint = f"{exc.hint}; or leave the environment out with --no-env"
+                raise
         report.not_mirrored += [line for line in target.needs.not_mirrored if line not in report.not_mirrored]
         made = manifest.made_for.setdefault(target.recipe, [])
         made += [p for p in target.packages if p not in made]
     git.finish()
+    if any(t.env is not None for t in targets) and (root / CONDA).is_dir():
+        index_channels(root)
+        for rel, path in _files_under(root, root / CONDA):  # the indexes it wrote (the packages are listed)
+            if rel not in manifest.files or path.name.startswith("repodata"):
+                manifest.files[rel] = Entry(sha256_file(path), path.stat().st_size, "rattler index")
     for changed in sorted(git.changed):  # its files changed (a new pack, new refs): list them again
         prefix = changed.relative_to(root).as_posix() + "/"
         for rel in [r for r in manifest.files if r.startswith(prefix)]:

@@ -11,10 +11,12 @@ a USB disk) and when any static HTTP server serves it::
                                             git's "dumb" HTTP protocol (git update-server-info)
     DIR/nvidia/<path>                       NVIDIA's downloads at their paths on NVIDIA's site
     DIR/patches/<name>                      the recipes' patches, by the names recipes give them
+    DIR/conda/<channel>/<subdir>/           the build environment's conda packages, with repodata.json
 
 ``mirror_dir_settings`` turns a mirror directory (a path or an ``http(s)://`` URL) into the
 settings every other piece already reads: git mirror rules (``SRCBUILD_MIRROR``), the mirror of
-NVIDIA's site (``SRCBUILD_NVIDIA_MIRROR``) and the patch path. Pure: it reads nothing.
+NVIDIA's site (``SRCBUILD_NVIDIA_MIRROR``), the conda channel alias (``SRCBUILD_CHANNEL_ALIAS``,
+every channel mirror cleared) and the patch path. Pure: it reads nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ MANIFEST = "manifest.json"
 GIT = "git"
 NVIDIA = "nvidia"
 PATCHES = "patches"
+CONDA = "conda"
 DIR_VAR = "SRCBUILD_MIRROR_DIR"
 
 # The prefixes a --mirror-dir maps onto DIR/git/: every spelling of a remote URL but git@HOST:
@@ -106,5 +109,8 @@ def mirror_dir_settings(location: str, hosts: Iterable[str]) -> dict[str, str]:
         DIR_VAR: base,
         "SRCBUILD_MIRROR": git_rules(base, hosts),
         "SRCBUILD_NVIDIA_MIRROR": file_url(base) + NVIDIA + "/",
+        "SRCBUILD_CHANNEL_ALIAS": file_url(base) + CONDA,
+        "SRCBUILD_CHANNEL_MIRRORS": "",
+        "PIP_NO_INDEX": "1",  # pip packages are not in the mirror: pip must not reach an index either
     }
     return out

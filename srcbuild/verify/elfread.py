@@ -173,8 +173,9 @@ class ElfStream:
             heapq.heappush(self._wants, want)
 
     def _windows(self, lo: int, hi: int) -> list[tuple[int, int]]:
-        """The parts of ``[lo, hi)`` where a fat binary may lie: loadable segments that are not
-        code (nvcc's sections are data), or anywhere in a file without program headers (an object)."""
+        """The parts of ``[lo, hi)`` where a fat binary may lie: loadable segments (code segments too:
+        an older ld maps ``.nv_fatbin`` with the code), or anywhere in a file without program headers
+        (an object)."""
         if self._data_segments is None:
             return [(lo, hi)]
         return [(max(lo, a), min(hi, b)) for a, b in self._data_segments if max(lo, a) < min(hi, b)]
@@ -241,8 +242,10 @@ class ElfStream:
                 p_type, offset, vaddr, _paddr, filesz = fields[:5]
             if p_type == PT_LOAD:
                 self._loads.append((vaddr, offset, filesz))
-                if not fields[1 if self.layout.cls64 else 6] & 1:  # PF_X
-                    self._data_segments = [*(self._data_segments or []), (offset, offset + filesz)]
+                # Every loadable segment, code too: an older ld puts .rodata and .nv_fatbin in the one
+                # R E segment (cuDNN 8.x/9.x for CUDA 11); candidates outside the fat binary sections
+                # the section header table names are dropped at the end.
+                self._data_segments = [*(self._data_segments or []), (offset, offset + filesz)]
             elif p_type == PT_DYNAMIC and filesz:
                 self._dynamic_at = (offset, filesz)
                 self._want(offset, filesz, self._on_dynamic)

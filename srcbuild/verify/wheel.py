@@ -27,7 +27,7 @@ from srcbuild.verify.elfdeps import DynamicInfo
 from srcbuild.verify.elfread import ElfFacts
 from srcbuild.verify.fatbin import FatbinEntry
 from srcbuild.verify.kernels import Kernels, sm_list
-from srcbuild.verify.wheelread import MemberHook, Progress, is_library, read_wheel_with
+from srcbuild.verify.wheelread import MemberHook, Progress, is_library, open_wheel, read_wheel_with
 
 _VERSION_PY_RE = re.compile(r"""^cuda\s*(?::[^=]*)?=\s*(?:['"]([^'"]*)['"]|None)""", re.MULTILINE)
 
@@ -179,7 +179,7 @@ def measure_wheel(
 
     found, extras = read_wheel_with(path, hook=member_hook, progress=progress)
     libraries = tuple(_library(m, facts, extras.get(m)) for m, facts in found.items() if is_library(m))
-    with zipfile.ZipFile(path) as zf:
+    with open_wheel(path) as zf:
         cuda_py, version_py = _read_cuda_version(zf, str(name))
     return WheelReport(
         path=path,

@@ -2,7 +2,8 @@
 
 ``read_wheel(path)`` returns ``ElfFacts`` (``elfread``) per member: the CUDA kernels, the linked
 libraries and the symbol versions each shared library or executable needs. Nothing is extracted:
-each member streams from the zip through ``elfread.ElfStream`` in 1 MiB pieces, so memory holds a
+each member streams from the zip (``inflate.open_member``: ISA-L's inflate when installed)
+through ``elfread.ElfStream`` in 1 MiB pieces, so memory holds a
 few pieces per worker and the tables the reader keeps, never a library. Members inflate on
 ``workers`` threads (zlib releases the interpreter lock while it inflates). What a wheel says about
 itself is refused before a byte is inflated when it cannot be honest: a member or the whole wheel
@@ -28,6 +29,7 @@ from typing import Any, Optional
 
 from srcbuild.errors import CacheIntegrityError, VerificationFailed
 from srcbuild.verify.elfread import ElfFacts, read_stream
+from srcbuild.verify.inflate import open_member
 
 _SO_RE = re.compile(r"\.so(\.\d+)*$")
 # Called with (member name, a temporary copy of it, its facts) for each member that holds kernels.
@@ -53,10 +55,11 @@ def default_workers() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _open_wheel(path: Path) -> zipfile.ZipFile:
+def open_wheel(path: Path) -> zipfile.ZipFile:
+    """The wheel as a zip archive; VerificationFailed (exit 6) when it is not one."""
     try:
         return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as exc:
         raise VerificationFailed(
             f"{path.name}: not a readable zip archive ({exc})", "rebuild the wheel; the file is damaged"
         ) from None
@@ -78,11 +81,11 @@ def _read_member(path: Path, info: zipfile.ZipInfo, hook: Optional[MemberHook]) 
     try:
         with zipfile.ZipFile(path) as zf:
             if hook is None:
-                return read_stream(lambda: zf.open(info), info.file_size, info.filename), None
+                return read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename), None
             with tempfile.TemporaryDirectory(prefix="srcbuild-verify-") as tmp:
                 copy = Path(tmp) / "member.so"  # never the member's own name: it may be any length
                 with open(copy, "wb") as out:
-                    facts = read_stream(lambda: zf.open(info), info.file_size, info.filename, tee=out)
+                    facts = read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename, tee=out)
                 extra = hook(info.filename, copy, facts) if facts.entries else None
                 return facts, extra
     except VerificationFailed as exc:
@@ -130,7 +133,7 @@ def _cached(path: str, size: int, mtime_ns: int, inode: int) -> dict[str, ElfFac
 def _read(
     path: Path, hook: Optional[MemberHook], progress: Optional[Progress], workers: int
 ) -> tuple[dict[str, ElfFacts], dict[str, Any]]:
-    with _open_wheel(path) as zf:
+    with open_wheel(path) as zf:
         _check_sizes(zf, path)
         members = elf_candidates(zf)
     total = sum(info.file_size for info in members)

@@ -46,6 +46,18 @@ TORCH_201_CU117 = Artifact(
     "torch", "2.0.1", "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl",
     "e617b1d0abaf6ced02dbb9486803abfef0d581609b09641b34fa315c9c40766d",
 )
+CUDNN_CU11_85 = Artifact(
+    "nvidia-cudnn-cu11", "8.5.0.96", "nvidia_cudnn_cu11-8.5.0.96-2-py3-none-manylinux1_x86_64.whl",
+    "402f40adfc6f418f9dae9ab402e773cfed9beae52333f6d86ae3107a1b9527e7",
+)
+CUDNN_CU11_91 = Artifact(
+    "nvidia-cudnn-cu11", "9.1.0.70", "nvidia_cudnn_cu11-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
+    "e6135ac63fe9d5b0b89cfb35c3fc1c1349f2b995becadf2e9dc21bca89d9633d",
+)
+NVCC_CU11_118 = Artifact(
+    "nvidia-cuda-nvcc-cu11", "11.8.89", "nvidia_cuda_nvcc_cu11-11.8.89-py3-none-manylinux2014_x86_64.whl",
+    "f8e1e995166c884f2f5bf94975d7abb89175363b8712f7f81cd38d0df1b2cd85",
+)
 TORCH_SCATTER_212_SDIST = Artifact(
     "torch-scatter", "2.1.2", "torch_scatter-2.1.2.tar.gz",
     "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47",

@@ -46,8 +46,9 @@ SUMS = (
 @dataclass
 class Ran:
     rc: int
-    out: str
+    out: str  # stdout and stderr
     seconds: float
+    stdout: str = ""
 
     @property
     def last_line(self) -> str:
@@ -61,7 +62,7 @@ def srcbuild(root: Path, *argv: str, env: dict[str, str] | None = None) -> Ran:
         [sys.executable, "-m", "srcbuild", *argv, "--work-dir", str(root / "work"), "--cache-dir", str(root / "cache")],
         capture_output=True, text=True, env=env or dict(os.environ), check=False,
     )
-    ran = Ran(done.returncode, done.stdout + done.stderr, time.monotonic() - started)
+    ran = Ran(done.returncode, done.stdout + done.stderr, time.monotonic() - started, done.stdout)
     print(f"srcbuild {' '.join(argv[:2])}: {ran.seconds:.0f} s (exit {ran.rc})")
     return ran
 
@@ -170,12 +171,19 @@ def test_cuda_build_installs_next_to_torch_and_imports(cuda_build: Built) -> Non
     assert sums.stdout.strip() == "[4.0, 6.0, 5.0]"
 
 
-def test_a_cpu_torch_with_the_cuda_recipe_is_refused_before_compiling(cuda_build: Built) -> None:
-    torch_wheel = fetch(TORCH_213_CPU)
-    args = list(cuda_build.args)
-    args[args.index("--torch-wheel") + 1] = str(torch_wheel)
-    ran = srcbuild(cuda_build.root, "plan", "ext", *args, "--json")
+def test_a_cpu_torch_with_the_cuda_recipe_is_refused_before_compiling(
+    tmp_path: Path, cuda118_home: Path, gcc11: Path
+) -> None:
+    path = recipe(tmp_path, "k80-ext", '[toolchain]\npython = "3.11"\ngcc = "11"\ncuda = "11.8"\n'
+                  '[gpu]\narch = ["3.5", "3.7"]\n')
+    args = (SCATTER, "--recipe", str(path), "--torch-wheel", str(fetch(TORCH_213_CPU)), "--env-backend", "venv",
+            "--cuda-home", str(cuda118_home), "--no-provision")
+    ran = srcbuild(tmp_path, "plan", "ext", *args, "--json")
     assert ran.rc == 3, ran.out
+    assert "recipe k80-ext builds CUDA 11.8 kernels for 3.5, 3.7, but torch 2.13.0+cpu" in ran.out
     assert "is CPU-only (torch.version.cuda is None)" in ran.out
-    error = next(json.loads(line) for line in ran.out.splitlines() if line.startswith('{"ok": false'))
-    assert error["exit_code"] == 3
+    error = json.loads(ran.stdout)
+    assert (error["ok"], error["exit_code"]) == (False, 3)
+    built = srcbuild(tmp_path, "ext", *args)
+    assert built.rc == 3, built.out
+    assert not list((tmp_path / "work" / "builds").glob("*/logs/0[2-9]-*.log"))  # refused at the first step

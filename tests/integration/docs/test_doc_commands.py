@@ -4,7 +4,7 @@ The commands run in a directory holding the files the docs name (``lspci.txt``, 
 ``version.txt``, ``gpu.txt``, ``my-recipe.toml``), taken from recorded machine fixtures. Commands
 that build, download or install (``torch``, ``install``, ``lock``, ``env create``, ``toolchain
 install``, ``mirror create`` but its dry run, ``verify`` of a wheel or mirror the docs only name,
-``smoke``) are parsed by
+``smoke``, ``knowledge scan`` of upstream wheels) are parsed by
 tests/unit/test_readme.py and exercised by their own integration tests instead.
 """
 
@@ -25,6 +25,8 @@ BUILDS = {"torch", "torchvision", "ext", "install", "lock", "verify", "smoke"}
 
 
 FETCHES = {("env", "create"), ("toolchain", "install"), ("toolchain", "rm"), ("container", "build")}
+# reads (or downloads) upstream wheels of hundreds of MB; tests/real/test_knowledge_scan.py runs it
+FETCHES |= {("knowledge", "scan")}
 # sharing needs a signing key, a share and the signers' .pub files the docs only name; the cache
 # integration tests run these commands on real keys, directories, S3 and HTTP remotes
 SHARING = {"push", "pull", "trust", "serve", "index"}

@@ -58,13 +58,15 @@ def test_a_mirror_builds_the_same_wheel_without_a_network(
     env["SRCBUILD_TOOLCHAIN_DATA"] = str(site.data_dir)
     with SiteServer(site.root) as server:
         made = run(
-            ["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule],
+            ["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule, "--no-env"],
             {**env, "SRCBUILD_NVIDIA_MIRROR": server.url},
         )
     assert made.returncode == 0, made.stdout
     assert "created in" in made.stdout and "not mirrored: gcc 11 (conda)" in made.stdout
     assert (mirror / "git/github.com/pytorch/pytorch/info/refs").is_file()
-    again = run(["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule], env)
+    again = run(
+        ["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule, "--no-env"], env
+    )
     assert again.returncode == 0 and "added 0 files" in again.stdout, again.stdout  # no network, nothing new
 
     copied = tmp_path / "copied"  # a plain copy works as well as the original
@@ -116,6 +118,7 @@ def test_verify_catches_a_changed_byte_and_a_missing_piece_fails_at_once(world: 
             "torch",
             "--mirror",
             world.mirror_rule,
+            "--no-env",
         ],
         env,
     )
@@ -144,7 +147,9 @@ def test_a_mirror_served_by_a_static_web_server_builds_the_wheel(
     """Python's own static file server (no git on the server side: git's "dumb" HTTP protocol)."""
     mirror = tmp_path / "mirror"
     env = {**srcbuild_env(None), "SRCBUILD_TOOLCHAIN_PROVIDERS": "debian"}  # sources only: apt is not mirrored
-    made = run(["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule], env)
+    made = run(
+        ["mirror", "create", str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule, "--no-env"], env
+    )
     assert made.returncode == 0, made.stdout
     handler = functools.partial(QuietHandler, directory=str(mirror))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

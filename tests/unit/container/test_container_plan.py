@@ -135,3 +135,15 @@ def test_runtime_image_takes_the_wheels_from_its_context() -> None:
     assert "ARG RUNTIME_IMAGE=docker.io/nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04" in text
     assert "COPY torch-2.11.0.whl /tmp/wheels/torch-2.11.0.whl\nCOPY torchvision-0.26.0.whl" in text
     assert "--from=build" not in text and "srcbuild toolchain" not in text
+
+
+def test_a_mirror_dir_is_mounted_read_only_and_named_to_the_build_inside(tmp_path: Path) -> None:
+    paths = Paths.resolve(tmp_path / "work", tmp_path / "cache", environ=os.environ)
+    engine = Engine("docker", "/usr/bin/docker", None)
+    local = ContainerRequest(recipe("kepler-k80-cu118"), mirror_dir="/srv/srcbuild-mirror/")
+    argv = plan_container_run(engine, local, paths, "sha256:abc").argv
+    mount = argv.index("/srv/srcbuild-mirror:/srv/srcbuild-mirror:ro")
+    assert argv[mount - 1] == "-v" and "SRCBUILD_MIRROR_DIR=/srv/srcbuild-mirror/" in argv
+    served = ContainerRequest(recipe("kepler-k80-cu118"), mirror_dir="http://mirror.lab/srcbuild/")
+    argv = plan_container_run(engine, served, paths, "sha256:abc").argv
+    assert "SRCBUILD_MIRROR_DIR=http://mirror.lab/srcbuild/" in argv and not any(a.endswith(":ro") for a in argv)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.verify import runtime_caveats
 from srcbuild.knowledge import load_knowledge
@@ -53,3 +55,21 @@ def test_smoke_says_the_caveat_for_the_recipes_oldest_gpu() -> None:
     assert line.startswith("torch.compile (TorchInductor) needs Triton") and "(sm_60)" in line
     assert line.endswith("run eager: leave out torch.compile, or set TORCHDYNAMO_DISABLE=1")
     assert runtime_caveats(volta) == []
+
+
+def test_pascal_and_volta_get_the_last_cu126_wheel_then_the_recipe_for_215(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from srcbuild.cli import main
+
+    assert main(["compat", "--gpu", "Tesla V100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    wheel = lines.index("No build needed: pip install torch==2.14.1 torchvision==0.29.1 --index-url")
+    assert lines[wheel + 2] == "Newer torch 2.15.0: srcbuild torch --recipe volta-cu126"
+    assert main(["recommend", "--gpu", "GeForce GTX 1080", "--json"]) == 0
+    (gpu,) = json.loads(capsys.readouterr().out)["gpus"]
+    assert gpu["lead"] == "wheel" and gpu["recommended"] == "pascal-cu126"
+    assert gpu["pip"] == "pip install torch==2.14.1 torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cu126"
+    assert gpu["window"]["runtime_caveats"][0].endswith("set TORCHDYNAMO_DISABLE=1")

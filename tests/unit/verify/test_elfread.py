@@ -118,3 +118,18 @@ def test_members_are_read_in_parallel_with_the_same_answer(tmp_path: Path) -> No
     assert list(one) == list(four) == sorted(files)
     assert {m: f.entries for m, f in one.items()} == {m: f.entries for m, f in four.items()}
     assert four["pkg/lib/lib2.so"].needed == ("libdep2.so",)
+
+
+def test_a_member_inflates_to_what_zipfile_reads_and_a_bad_crc_is_caught(tmp_path: Path) -> None:
+    from srcbuild.verify.inflate import open_member
+
+    wheel = _wheel_with_library(tmp_path)
+    with zipfile.ZipFile(wheel) as zf:
+        info = zf.getinfo("torch/lib/libtorch_cuda.so")
+        with open_member(wheel, zf, info) as stream:
+            pieces = list(iter(lambda: stream.read(4096), b""))
+        assert b"".join(pieces) == zf.read(info) and max(map(len, pieces)) <= 4096
+        info.CRC ^= 1
+        with pytest.raises(zipfile.BadZipFile, match="Bad CRC-32"), open_member(wheel, zf, info) as stream:
+            while stream.read(1 << 20):
+                pass
