@@ -1,19 +1,31 @@
-"""What checking a cache hit costs: the size+mtime fast path beside a full re-hash of the wheel.
+"""What checking a cache hit costs: the size+mtime fast path beside a full re-hash of the wheel,
+and what hash-checking an installed hit costs.
 
 A cache hit is checked against its manifest's sha256 before it is used. While the wheel's size
 and mtime are those recorded when it was last hashed (``stamp.json``), the check is a ``stat``;
-otherwise the wheel is hashed again. The table shows both for a wheel of each size, beside the
-time to read the wheel once (what any use of it costs anyway).
+otherwise the wheel is hashed again. The first table shows both for a wheel of each size, beside
+the time to read the wheel once (what any use of it costs anyway).
 
-    python bench/bench_cache_verify.py [--sizes-mib 64,512] [--repeat 20]
+``srcbuild install`` hands pip the wheel in hash-checking mode with the manifest's sha256, so the
+hit is hashed once, by pip, as it installs it. The second table runs, side by side for each size,
+pip installing the wheel plainly (``pip install --no-deps --target T WHEEL``), srcbuild's former
+way (its own re-hash, then that plain install) and the hash-checked install (``pip install
+--no-deps --require-hashes --target T -r REQ``), each the median of ``--install-repeat`` runs, with
+the ratios against the plain install.
+
+    python bench/bench_cache_verify.py [--sizes-mib 64,512] [--repeat 20] [--install-sizes-mib 64,256]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,14 +33,18 @@ sys.path.insert(0, str(REPO))
 
 from bench_cache_lookup import timed  # noqa: E402  (the median-of-runs timer, in ms)
 
+from srcbuild.cache.install import hashed_requirement  # noqa: E402
 from srcbuild.cache.store import WheelCache  # noqa: E402
-from tests.unit.cache.synthetic import make_manifest, make_wheel  # noqa: E402
+from srcbuild.files import sha256_file  # noqa: E402
+from tests.unit.cache.synthetic import host_tag, make_manifest, make_wheel  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes-mib", default="64,512")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--install-sizes-mib", default="64,256", help="'' skips the install table")
+    parser.add_argument("--install-repeat", type=int, default=3)
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
@@ -50,7 +66,51 @@ def main() -> int:
     print(f"{'wheel':>8}  {'fast path':>10}  {'re-hash':>10}  {'read once':>10}  {'re-hash/fast':>12}")
     for mib, fast, full, read in rows:
         print(f"{mib:>4} MiB  {fast:>7.3f} ms  {full:>7.1f} ms  {read:>7.1f} ms  {full / fast:>11.0f}x")
+    if args.install_sizes_mib:
+        install_table([int(s) for s in args.install_sizes_mib.split(",")], args.install_repeat)
     return 0
+
+
+def _pip(argv: list[str], target: Path) -> float:
+    shutil.rmtree(target, ignore_errors=True)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
+         "--target", str(target), *argv],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"pip failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def install_table(sizes: list[int], repeat: int) -> None:
+    """Plain pip install, re-hash + plain install (before), hash-checked install (now), side by side."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-verify-install-") as tmp:
+        for mib in sizes:
+            wheel = make_wheel(Path(tmp) / f"dist-{mib}", tag=host_tag(), payload=os.urandom(mib << 20))
+            manifest = make_manifest(wheel, platform=None)
+            req = Path(tmp) / f"req-{mib}.txt"
+            req.write_text(hashed_requirement(manifest, wheel))
+            target = Path(tmp) / "target"
+            times: dict[str, list[float]] = {"plain": [], "before": [], "now": []}
+            for _ in range(repeat):  # interleaved, so drift hits all three alike
+                times["plain"].append(_pip([str(wheel)], target))
+                started = time.perf_counter()
+                assert sha256_file(wheel) == manifest.sha256
+                times["before"].append(time.perf_counter() - started + _pip([str(wheel)], target))
+                times["now"].append(_pip(["--require-hashes", "-r", str(req)], target))
+            rows.append((mib, *(statistics.median(times[k]) for k in ("plain", "before", "now"))))
+    print()
+    print(f"installing a hit (median of {repeat}): plain pip, srcbuild re-hash + pip (before),")
+    print("pip --require-hashes with the manifest's sha256 (now)")
+    print(f"{'wheel':>8}  {'plain':>8}  {'before':>8}  {'now':>8}  {'before/plain':>12}  {'now/plain':>9}")
+    for mib, plain, before, now in rows:
+        print(
+            f"{mib:>4} MiB  {plain:>6.2f} s  {before:>6.2f} s  {now:>6.2f} s  {before / plain:>11.2f}x  "
+            f"{now / plain:>8.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from srcbuild.toolchain.download import human_size  # noqa: E402
+from srcbuild.files import human_size  # noqa: E402
 from tests.worlds.gitworld import isolated_git_env, make_world  # noqa: E402
 
 TAG = "v1.1.0"

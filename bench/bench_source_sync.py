@@ -32,6 +32,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from srcbuild.sources import checkout as on_disk
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -163,7 +165,7 @@ def time_link(
             t0 = time.perf_counter()
             count(f"srcbuild {tag}", lambda s=sync, w=work: run_sync(s, w / "build") and None)  # type: ignore[misc]
             timings.append(time.perf_counter() - t0)
-            assert sync.submodule_commits(os.environ) == dict(world.submodules[tag])
+            assert on_disk.submodule_commits(sync, os.environ) == dict(world.submodules[tag])
         theirs = best_of(args.repeat, plain(tag, None))
         theirs_jobs = best_of(args.repeat, plain(tag, args.jobs))
         results.append(

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import total_ordering
 from pathlib import Path
 
+from srcbuild import tables
+
 # ASCII digits only: int() also reads "３" and "١", which no tool spells a capability with.
 _CC_RE = re.compile(r"([0-9]{1,2})\.([0-9])")
 _SM_RE = re.compile(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
@@ -75,16 +77,12 @@ class CapabilityRow:
 
 def capability_rows() -> tuple[CapabilityRow, ...]:
     """Every compute capability NVIDIA has shipped, from the knowledge data (``capabilities.toml``)."""
-    from srcbuild.knowledge import load  # the knowledge package imports this module
-
-    return _rows(load.DATA_DIR)
+    return _rows(tables.DATA_DIR)
 
 
 @functools.lru_cache(maxsize=4)
 def _rows(data_dir: Path) -> tuple[CapabilityRow, ...]:
-    from srcbuild.knowledge import load
-
-    data = load.read_table("capabilities", data_dir)
+    data = tables.read_table("capabilities", data_dir)
     return tuple(
         CapabilityRow(str(row["cc"]), str(row["generation"]), tuple(row.get("chips", ())), str(row["source"]))
         for row in data.get("capability", [])

@@ -144,6 +144,22 @@ def apply(config: ConfigFile, environ: MutableMapping[str, str]) -> None:
         environ[SOURCES_VAR] = f"{config.path}\n" + " ".join(taken)
 
 
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def env_bool(environ: Mapping[str, str], name: str) -> bool | None:
+    """The one yes/no reading of a variable: None when unset; a UsageError when it is neither."""
+    raw = environ.get(name)
+    if raw is None:
+        return None
+    if raw.strip().lower() in _TRUE:
+        return True
+    if raw.strip().lower() in _FALSE:
+        return False
+    raise UsageError(f"{name}={raw!r} is not a yes/no value", f"set {name}=1 or {name}=0")
+
+
 def origin(environ: Mapping[str, str], var: str) -> str:
     """Where ``var``'s value came from: ``config file PATH (key)`` or ``environment VAR``."""
     sources = environ.get(SOURCES_VAR, "")

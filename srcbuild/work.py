@@ -21,11 +21,11 @@ from pathlib import Path
 
 from srcbuild.errors import UsageError
 from srcbuild.paths import Paths
+from srcbuild.recipe.packages import PACKAGE_NAMES
 
 CLEANABLE = ("checkout", "build", "environment")
-_AGE = re.compile(r"^(\d+)([smhdw])$")
+_AGE = re.compile(r"^(\d+)([smhdw])\Z")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-_PACKAGES = ("-torchvision", "-torch")
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def _usage(path: Path) -> tuple[int, float]:
 
 
 def _recipe_of_build(name: str) -> str:
-    for suffix in _PACKAGES:
+    for suffix in sorted((f"-{name}" for name in PACKAGE_NAMES), key=len, reverse=True):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name

@@ -47,7 +47,7 @@ _TARGET_QUERY = (
     "(os.confstr('CS_GNU_LIBC_VERSION') or '') if hasattr(os, 'confstr') else '', sep='|')"
 )
 _SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+)\.(\d+)")
-_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)$")
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)\Z")
 _LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
 
@@ -126,13 +126,11 @@ class Machine:
     @classmethod
     def host(cls, environ: Mapping[str, str]) -> Machine:
         """This machine, or the description recorded in ``SRCBUILD_MACHINE_FILE``."""
-        import platform
-
-        from srcbuild.cache.key import host_libc
+        from srcbuild.host.platform import host_libc, host_machine
 
         if environ.get("SRCBUILD_MACHINE_FILE"):
             return cls.read(Path(environ["SRCBUILD_MACHINE_FILE"]))
-        return cls(platform.machine(), _version_pair(host_libc()))
+        return cls(host_machine(), _version_pair(host_libc()))
 
     @classmethod
     def read(cls, path: Path) -> Machine:

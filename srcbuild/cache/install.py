@@ -3,9 +3,15 @@
 The flow: resolve the request fingerprint (no git, compiler or network), look in the local store
 (whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
 into the local store when a trusted signer vouches for it, verified by sha256; a remote that
-fails is a warning), re-hash the wheel, check it fits the target (``fit``), and run the target's
-``python -m pip install <wheel>`` (its dependencies from pip's index) through ``srcbuild.proc``. A miss is an error that
-names the build command; nothing is built here.
+fails is a warning), check it fits the target (``fit``), and run the target's pip through
+``srcbuild.proc``. A miss is an error that names the build command; nothing is built here.
+
+The wheel is handed to pip in pip's hash-checking mode: ``pip install --no-deps --require-hashes
+-r REQ`` with ``REQ`` the one line ``NAME @ file:///...whl --hash=sha256:<the manifest's>``. pip
+reads the file to install it anyway, so the hit costs one hash (pip's), and a wheel changed on
+disk since the lookup is refused by pip, never installed. Hash-checking mode needs a hash for
+every requirement, so the wheel's own dependencies (its ``Requires-Dist``) are installed by a
+second ``pip install`` from pip's index, unless ``--no-deps``.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import os
 import shlex
 import shutil
 import sys
+import tempfile
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +35,14 @@ from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
 from srcbuild.cache.transfer import fetch_first, find_remote_entry
-from srcbuild.errors import IncompatibleError, NotFoundError, SrcbuildError, StepFailed, UsageError
+from srcbuild.errors import (
+    CacheIntegrityError,
+    IncompatibleError,
+    NotFoundError,
+    SrcbuildError,
+    StepFailed,
+    UsageError,
+)
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
@@ -154,16 +169,47 @@ class PipOptions:
     allow_modified: bool = False
 
 
-def pip_install_argv(python: Path, wheel: Path, options: PipOptions) -> list[str]:
-    """``PY -m pip install [--no-deps] [--index-url U] ... WHEEL``."""
+def hashed_requirement(manifest: Manifest, wheel: Path) -> str:
+    """The requirements-file line that pins ``wheel`` to its manifest's sha256 (pip's hash-checking mode)."""
+    return f"{manifest.package} @ {wheel.resolve().as_uri()} --hash=sha256:{manifest.sha256}\n"
+
+
+def pip_install_argv(python: Path, requirements: Path) -> list[str]:
+    """``PY -m pip install --no-deps --require-hashes -r REQ``: the wheel alone, its hash checked by pip."""
+    return [
+        str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--require-hashes",
+        "-r", str(requirements),
+    ]  # fmt: skip
+
+
+def pip_deps_argv(python: Path, requires: Sequence[str], options: PipOptions) -> list[str]:
+    """``PY -m pip install [--index-url U] ... REQUIREMENT...``: the wheel's dependencies."""
     argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check"]
-    if options.no_deps:
-        argv.append("--no-deps")
     if options.index_url:
         argv += ["--index-url", options.index_url]
     for url in options.extra_index_urls:
         argv += ["--extra-index-url", url]
-    return [*argv, str(wheel)]
+    return [*argv, *requires]
+
+
+def wheel_requires(wheel: Path, name: str) -> list[str]:
+    """The wheel's ``Requires-Dist`` lines (markers kept: pip evaluates them for the target)."""
+    from email.parser import BytesParser
+
+    from srcbuild.cache.limits import MiB, read_member
+
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            member = next(
+                (i for i in zf.infolist() if i.filename.endswith(".dist-info/METADATA") and i.filename.count("/") == 1),
+                None,
+            )
+            if member is None:
+                return []
+            data = read_member(zf, member, name, 4 * MiB)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise CacheIntegrityError(f"{name}: not a readable wheel ({exc})", "rebuild it") from None
+    return [str(r) for r in BytesParser().parsebytes(data).get_all("Requires-Dist") or []]
 
 
 def miss_error(
@@ -249,7 +295,6 @@ def install(
             if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
                 raise refused[0]
             raise miss_error(recipe, package, fp, cache, remotes, environ)
-        found.entry.check()  # a wheel changed on disk since it was stored is never installed
         manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
     findings = tuple(check_fit(manifest, target))
     if has_errors(findings):
@@ -257,14 +302,7 @@ def install(
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
     if not dry_run:
-        result = proc.run(pip_install_argv(python, wheel_path, options), echo=echo)
-        if not result.ok:
-            tail = "\n".join(result.tail[-5:])
-            raise StepFailed(
-                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
-                "read pip's message above; the cached wheel itself is intact"
-                + ("" if options.no_deps else " (add --no-deps to install it without its dependencies)"),
-            )
+        _pip_install(python, manifest, wheel_path, options, echo)
         installed = True
     return InstallResult(
         package=package,
@@ -276,6 +314,33 @@ def install(
         findings=findings,
         installed=installed,
     )
+
+
+def _pip_install(python: Path, manifest: Manifest, wheel: Path, options: PipOptions, echo: Any) -> None:
+    """pip installs the wheel in hash-checking mode, then (unless ``no_deps``) its dependencies."""
+    with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as work:
+        requirements = Path(work) / "requirements.txt"
+        requirements.write_text(hashed_requirement(manifest, wheel), encoding="utf-8")
+        result = proc.run(pip_install_argv(python, requirements), echo=echo)
+    if not result.ok:
+        tail = "\n".join(result.tail[-5:])
+        mismatch = any("THESE PACKAGES DO NOT MATCH THE HASHES" in line for line in result.tail)
+        raise (CacheIntegrityError if mismatch else StepFailed)(
+            f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+            "the cached wheel changed after it was stored: `srcbuild cache verify --remove` drops it"
+            if mismatch
+            else "read pip's message above; the cached wheel itself is intact",
+        )
+    requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
+    if not requires:
+        return
+    result = proc.run(pip_deps_argv(python, requires, options), echo=echo)
+    if not result.ok:
+        tail = "\n".join(result.tail[-5:])
+        raise StepFailed(
+            f"pip installed {manifest.wheel} but not its dependencies (exit {result.returncode}):\n{tail}",
+            "read pip's message above (add --no-deps to install the wheel without its dependencies)",
+        )
 
 
 __all__ = [

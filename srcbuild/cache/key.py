@@ -60,21 +60,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
-import sysconfig
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from srcbuild.errors import RecipeError, UsageError
+from srcbuild.errors import UsageError
+from srcbuild.files import sha256_file
+from srcbuild.host.platform import host_platform_tag
 from srcbuild.recipe.model import Recipe, SourcePin
+from srcbuild.recipe.packages import package_spec
 
 if TYPE_CHECKING:
     from srcbuild.resolve import ResolvedBuild
 
 FINGERPRINT_SCHEMA = 2
-PACKAGES = ("torch", "torchvision")
 
 # Caller-passed variables that never enter the fingerprint (see the module docstring).
 IGNORED_BUILD_VARS = frozenset(
@@ -135,44 +134,12 @@ IGNORED_BUILD_VARS = frozenset(
 COMPILER_CACHE_PREFIXES = ("SCCACHE_", "CCACHE_")
 
 
-def host_platform_tag() -> str:
-    """This machine's wheel platform tag, ``linux_x86_64`` (``sysconfig.get_platform()``, PEP 425).
-
-    The C library is not part of it (see the module docstring; ``host_libc`` names it)."""
-    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
-
-
-def host_libc() -> str:
-    """This machine's C library, ``glibc2.36``: ``os.confstr("CS_GNU_LIBC_VERSION")`` with
-    ``platform.libc_ver()`` as a fallback; empty when neither says."""
-    libc = ""
-    try:
-        text = os.confstr("CS_GNU_LIBC_VERSION") or ""
-    except (AttributeError, ValueError, OSError):
-        text = ""
-    if text.startswith("glibc "):
-        libc = "glibc" + text.split()[1]
-    else:
-        name, version = platform.libc_ver()
-        if name and version:
-            libc = f"{name}{version}"
-    return libc
-
-
 def python_abi_tag(python: str) -> str:
     """``"3.8"`` -> ``"cp38"`` (CPython, the only interpreter torch builds for)."""
     parts = python.split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
         raise UsageError(f"python version {python!r} is not of the form 3.8", "write toolchain.python as major.minor")
     return f"cp{parts[0]}{parts[1]}"
-
-
-def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(chunk), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def canonical_json(data: Any) -> bytes:
@@ -184,11 +151,6 @@ def _pin(pin: SourcePin | None) -> dict[str, Any] | None:
     if pin is None:
         return None
     return {"tag": pin.tag, "repo": pin.repo, "commit": pin.commit}
-
-
-def _counts_for(package: str, patch_name: str) -> bool:
-    top = patch_name.replace("\\", "/").split("/", 1)[0]
-    return top == package or top not in PACKAGES
 
 
 def filter_build_env(build_env: Mapping[str, str]) -> dict[str, str]:
@@ -235,17 +197,11 @@ class FingerprintInputs:
         ``patch_digests`` (name -> sha256) are the hashes a resolved build already computed; a patch
         without one is hashed here. Builds and lookups call ``key_inputs(resolved)``, not this.
         """
-        if package not in PACKAGES:
-            raise UsageError(f"unknown package {package!r}", f"choose one of: {', '.join(PACKAGES)}")
-        if package == "torchvision" and recipe.torchvision is None:
-            raise RecipeError(
-                f"recipe {recipe.name} has no [torchvision] table",
-                "add a [torchvision] tag to the recipe or build torch only",
-            )
-        pin = recipe.torch if package == "torch" else recipe.torchvision
+        spec = package_spec(package)
+        pin = spec.pin(recipe)
         patches = []
         for name, path in zip(recipe.build.patches, recipe.build.patch_files):
-            if _counts_for(package, name):
+            if spec.counts_patch(name):
                 known = (patch_digests or {}).get(name)
                 patches.append((name, known or sha256_file(path)))
         env = dict(recipe.build.env)
@@ -254,7 +210,7 @@ class FingerprintInputs:
         return cls(
             package=package,
             source=_pin(pin),
-            against=_pin(recipe.torch) if package == "torchvision" else None,
+            against=_pin(recipe.torch) if spec.needs_torch_wheel else None,
             patches=tuple(patches),
             build_env=tuple(sorted(env.items())),
             python_abi=python_abi_tag(recipe.toolchain.python),

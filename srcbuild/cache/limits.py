@@ -52,7 +52,7 @@ READ_TIMEOUT = 30.0
 PAGE_DEADLINE = 120.0
 CHUNK = 1 * MiB
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
 
 
 class Readable(Protocol):
@@ -152,7 +152,7 @@ def safe_file_name(name: object, field: str, where: str) -> str:
 
 def check_hex64(value: object, field: str, where: str) -> str:
     """``value`` when it is 64 lowercase hex digits (a sha256 or a fingerprint)."""
-    if not isinstance(value, str) or not _HEX64.match(value):
+    if not isinstance(value, str) or not _HEX64.fullmatch(value):
         raise CacheIntegrityError(
             f"{where}: {field} {str(value)[:80]!r} is not a sha256 (64 hex digits)",
             "the manifest is damaged or hostile; it is not used",

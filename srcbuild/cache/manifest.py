@@ -27,9 +27,10 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild import __version__
-from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint, sha256_file
+from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint
 from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
+from srcbuild.files import sha256_file
 
 MANIFEST_NAME = "manifest.json"
 LOG_NAME = "build.log"

@@ -32,7 +32,6 @@ import os
 import re
 import shutil
 import struct
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
+from srcbuild.files import write_atomic
 from srcbuild.paths import default_config_dir
 
 NAMESPACE = "srcbuild-cache"
@@ -56,7 +56,7 @@ KEY_TYPES = frozenset(
         "sk-ecdsa-sha2-nistp256@openssh.com",
     }
 )
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}\Z")
 
 
 def payload(manifest: Manifest) -> bytes:
@@ -202,14 +202,7 @@ class TrustedSigners:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = "# srcbuild trusted signers (OpenSSH allowed_signers format); edit with `srcbuild cache trust`\n"
         text += "".join(s.line() + "\n" for s in signers)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".trusted-signers-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, self.path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        write_atomic(self.path, text, mode=0o600)
 
 
 def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:

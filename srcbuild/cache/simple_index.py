@@ -36,16 +36,17 @@ from dataclasses import dataclass, replace
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import quote
+from typing import Any
+from urllib.parse import quote, unquote
 
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
+from srcbuild.files import sha256_file, write_atomic
 
 FILES_DIR = "files"
 SIMPLE_DIR = "simple"
@@ -222,12 +223,31 @@ def _write_page(path: Path, title: str, links: list[str]) -> None:
         + "\n".join(links)
         + "\n  </body>\n</html>\n"
     )
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
+class _IndexHandler(SimpleHTTPRequestHandler):
+    """The file server of ``cache serve``: a path that cannot name a file of the index (a NUL or
+    another control character, a backslash, bytes that are not UTF-8 once decoded) is answered
+    400, one the filesystem refuses (too long, not there) 404; never a traceback and an empty reply."""
+
+    def send_head(self) -> Any:
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        try:
+            decoded = unquote(path, errors="strict")
+        except UnicodeDecodeError:
+            decoded = "\0"
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in decoded) or "\\" in decoded:
+            self.send_error(400, "bad path")
+            return None
+        try:
+            return super().send_head()
+        except (ValueError, OSError):
+            self.send_error(404, "not found")
+            return None
+
+
+class _QuietHandler(_IndexHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 
@@ -237,5 +257,5 @@ def make_server(
 ) -> ThreadingHTTPServer:
     """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``);
     ``log_requests`` prints a line per request on stderr (``SRCBUILD_SERVE_LOG``)."""
-    handler = partial(SimpleHTTPRequestHandler if log_requests else _QuietHandler, directory=str(directory))
+    handler = partial(_IndexHandler if log_requests else _QuietHandler, directory=str(directory))
     return ThreadingHTTPServer((host, port), handler)

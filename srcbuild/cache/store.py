@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -40,11 +39,11 @@ from pathlib import Path
 import filelock
 
 from srcbuild.cache.ground import kind_of, plain_dir, plain_file
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
+from srcbuild.files import copy_synced, fsync_dir, sha256_file, write_atomic, write_synced
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 
@@ -120,7 +119,7 @@ class CacheEntry:
             pass
         self.check()
         with contextlib.suppress(OSError):
-            _write_atomic(self.path / STAMP_NAME, stamp_for(self.wheel_path, self.manifest.sha256), self.path)
+            write_atomic(self.path / STAMP_NAME, stamp_for(self.wheel_path, self.manifest.sha256), mode=0o600)
 
     def check(self) -> None:
         """Re-hash the wheel; raise CacheIntegrityError when it is missing or differs from the manifest."""
@@ -150,7 +149,7 @@ class WheelCache:
             self.root.mkdir(parents=True, exist_ok=True)
             tag = self.root / "CACHEDIR.TAG"
             if not tag.exists():
-                _write_atomic(tag, CACHEDIR_TAG.encode(), self.root)
+                write_atomic(tag, CACHEDIR_TAG.encode(), mode=0o600)
         except OSError as exc:
             raise UsageError(
                 f"cannot use {self.root} as a wheel cache: {exc.strerror}",
@@ -362,7 +361,7 @@ class WheelCache:
             return existing
         with self.staging(f"{manifest.entry_key[:12]}-") as staging:
             target = staging / manifest.wheel
-            _copy_synced(wheel, target)
+            copy_synced(wheel, target)
             arrived = sha256_file(target)
             if arrived != manifest.sha256:
                 raise CacheIntegrityError(
@@ -372,11 +371,11 @@ class WheelCache:
             check_settings(target, manifest)
             manifest = manifest.with_wheel(manifest.wheel, arrived, target.stat().st_size)
             if log is not None and log.is_file():
-                _copy_synced(log, staging / LOG_NAME)
+                copy_synced(log, staging / LOG_NAME)
             if signature is not None:
-                _write_synced(staging / SIGNATURE_NAME, signature)
-            _write_synced(staging / MANIFEST_NAME, manifest.dumps().encode("utf-8"))
-            _write_synced(staging / STAMP_NAME, stamp_for(target, arrived))
+                write_synced(staging / SIGNATURE_NAME, signature)
+            write_synced(staging / MANIFEST_NAME, manifest.dumps().encode("utf-8"))
+            write_synced(staging / STAMP_NAME, stamp_for(target, arrived))
             if final.exists():  # damaged, or this key with another wheel (a non-reproducible rebuild)
                 self._discard(final)
             plain_dir(self.root, final.parent, create=True)
@@ -387,7 +386,7 @@ class WheelCache:
                 if winner is None or winner.manifest.sha256 != manifest.sha256:
                     raise
                 return winner
-            _fsync_dir(final.parent)
+            fsync_dir(final.parent)
         return CacheEntry(path=final, manifest=manifest)
 
     @contextlib.contextmanager
@@ -437,35 +436,3 @@ def stamp_for(wheel: Path, sha256: str) -> bytes:
     return json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}).encode("utf-8")
 
 
-def _copy_synced(src: Path, dst: Path) -> None:
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
-        shutil.copyfileobj(fin, fout, 1 << 20)
-        fout.flush()
-        os.fsync(fout.fileno())
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _write_atomic(path: Path, data: bytes, directory: Path) -> None:
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

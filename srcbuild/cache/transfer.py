@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy, sign_manifest
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import CacheIntegrityError, DiskFull, HostError, NotFoundError, SrcbuildError, UsageError
+from srcbuild.errors import CacheIntegrityError, DiskFull, NotFoundError, SrcbuildError, UsageError
+from srcbuild.files import sha256_file
 
 DOWNLOAD_NAME = "download.whl"
 LOG_DOWNLOAD_NAME = "download.log"
@@ -183,7 +183,7 @@ def pull_entries(
         except (CacheIntegrityError, NotFoundError) as exc:  # this entry: the others are still pulled
             results.append(Transfer("rejected", manifest.wheel, manifest.entry_key, remote.url, exc.message))
             continue
-        except HostError as exc:
+        except SrcbuildError as exc:
             session = getattr(remote, "session", None)
             if isinstance(exc, DiskFull) or (session is not None and session.over_budget):
                 raise  # this machine's disk, or the command's network budget: the next entry fails too

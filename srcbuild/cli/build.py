@@ -7,7 +7,6 @@ the build commands run that same plan. The wheel's path is the last line a build
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -181,12 +180,38 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
 
 
 def copy_wheel(wheel: Path, directory: Path) -> Path:
-    """Copy the finished wheel into ``directory`` (a temporary name renamed into place)."""
+    """Copy the finished wheel into ``directory`` (a temporary name renamed into place).
+
+    A wheel of a cache entry is hashed as it is copied and compared with its manifest's sha256:
+    the copy that leaves the cache is the one its manifest vouches for (bit rot that kept the
+    file's size and time is caught here), else CacheIntegrityError and no copy."""
+    import hashlib
+
+    from srcbuild.cache.manifest import MANIFEST_NAME, Manifest
+    from srcbuild.errors import CacheIntegrityError
+
+    expected = None
+    if (wheel.parent / MANIFEST_NAME).is_file():
+        manifest = Manifest.read(wheel.parent / MANIFEST_NAME)
+        expected = manifest.sha256 if manifest.wheel == wheel.name else None
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / wheel.name
     tmp = directory / f".{wheel.name}.{os.getpid()}.tmp"
-    shutil.copyfile(wheel, tmp)
-    tmp.replace(target)
+    digest = hashlib.sha256()
+    try:
+        with open(wheel, "rb") as fin, open(tmp, "wb") as fout:
+            while chunk := fin.read(1 << 20):
+                digest.update(chunk)
+                fout.write(chunk)
+        if expected is not None and digest.hexdigest() != expected:
+            raise CacheIntegrityError(
+                f"{wheel}: sha256 {digest.hexdigest()}, its manifest says {expected}; not copied to {directory}",
+                "the cached wheel changed after it was stored: `srcbuild cache verify --remove` drops it, "
+                "then build again",
+            )
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
     return target
 
 

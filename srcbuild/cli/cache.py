@@ -18,6 +18,7 @@ from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
+from srcbuild.files import human_size
 from srcbuild.paths import default_config_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -134,7 +135,6 @@ def cache_group() -> None:
 @json_option
 def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     """The cached wheels: package, version, recipe, compute capabilities, size, age."""
-    from srcbuild.cache.maintenance import human_size  # imported by the commands that use it
     cache = open_cache(work_dir, cache_dir)
     rows = [entry_row(e) for e in sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)]
     if as_json:
@@ -190,7 +190,6 @@ def _sources_label(m: Manifest) -> str:
 @json_option
 def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
     """One entry's manifest; REF is an entry key or fingerprint prefix, or a wheel file name."""
-    from srcbuild.cache.maintenance import human_size  # imported by the commands that use it
     entry = _one(open_cache(work_dir, cache_dir), ref)
     m = entry.manifest
     if as_json:
@@ -264,7 +263,7 @@ def gc_cmd(
     keep: int | None, max_size: str | None, dry_run: bool, work_dir: str | None, cache_dir: str | None, as_json: bool
 ) -> int:
     """Remove the oldest entries beyond --keep N or --max-size SIZE (and stale staging files)."""
-    from srcbuild.cache.maintenance import gc, human_size, parse_size  # imported by the commands that use it
+    from srcbuild.cache.maintenance import gc, parse_size  # imported by the commands that use it
     if keep is None and max_size is None:
         raise UsageError("gc needs --keep N or --max-size SIZE", "e.g. `srcbuild cache gc --keep 5`")
     result = gc(open_cache(work_dir, cache_dir), keep, parse_size(max_size) if max_size else None, dry_run)

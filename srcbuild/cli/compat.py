@@ -29,7 +29,7 @@ from srcbuild.knowledge.model import GpuModel
 from srcbuild.recipe import Recipe, RecipeCatalog
 
 NVIDIA_VENDOR = 0x10DE
-_PCI_RE = re.compile(r"^(?:(?:0x)?([0-9a-fA-F]{4}):)?(?:0x)?([0-9a-fA-F]{4})$")
+_PCI_RE = re.compile(r"^(?:(?:0x)?([0-9a-fA-F]{4}):)?(?:0x)?([0-9a-fA-F]{4})\Z")
 
 
 @click.command("compat")

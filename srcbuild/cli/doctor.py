@@ -34,8 +34,8 @@ from srcbuild.resolve.portable import recipe_sysroot
 from srcbuild.toolchain.report import toolchain_report
 from srcbuild.toolchain.session import open_session
 
-_PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})$")
-_DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}$")
+_PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})\Z")
+_DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}\Z")
 
 
 @click.command("doctor")

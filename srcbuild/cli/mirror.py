@@ -12,8 +12,8 @@ import click
 
 from srcbuild.cli.common import command_environ, complete_recipe, json_option, path_options, print_json, resolve_paths
 from srcbuild.errors import CacheIntegrityError, NotFoundError, UsageError
+from srcbuild.files import human_size
 from srcbuild.resolve import PACKAGE_NAMES
-from srcbuild.toolchain.download import human_size
 
 if TYPE_CHECKING:
     from srcbuild.mirror.create import Target

@@ -15,6 +15,7 @@ from srcbuild.capability import generation
 from srcbuild.cli.common import command_environ, complete_recipe, json_option, print_json, resolve_paths
 from srcbuild.console import SETTINGS, Verbosity, echo_text, make_console, output_width, print_table
 from srcbuild.errors import IncompatibleError, RecipeError, UsageError
+from srcbuild.files import write_atomic
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.catalog import recipe_reference
@@ -247,9 +248,7 @@ def new_recipe(name: str, base_name: str, directory: str | None) -> int:
         raise UsageError(f"{display_path(target)} exists already", f"pick another name, or edit it: $EDITOR {target}")
     assert base.path is not None
     target_dir.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(starter_text(name, base, base.path.read_text(encoding="utf-8")), encoding="utf-8")
-    tmp.replace(target)
+    write_atomic(target, starter_text(name, base, base.path.read_text(encoding="utf-8")))
     RecipeCatalog(paths).load(str(target))  # it loads, or the error names the line
     shown = shlex.quote(display_path(target))
     click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shown}")

@@ -11,8 +11,9 @@ from srcbuild.cli.common import command_environ, json_option, path_options, prin
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, print_table
 from srcbuild.errors import HostError, UsageError
+from srcbuild.files import human_size
 from srcbuild.paths import Paths
-from srcbuild.toolchain.download import MIRROR_VAR, human_size
+from srcbuild.toolchain.download import MIRROR_VAR
 from srcbuild.toolchain.providers.base import TOOLS, Request
 from srcbuild.toolchain.provision import Outcome, provision
 from srcbuild.toolchain.session import Session, open_session

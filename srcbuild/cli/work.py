@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import click
 
-from srcbuild.cache.maintenance import human_size
 from srcbuild.cli.common import json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text, print_table
 from srcbuild.errors import UsageError
+from srcbuild.files import human_size
 from srcbuild.work import WorkItem, age_label, now, parse_age, remove, scan, select
 
 

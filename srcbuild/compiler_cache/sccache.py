@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from urllib.parse import urlparse
 
-from srcbuild.compiler_cache import CacheStats, CompilerCacheConfig
+from srcbuild.compiler_cache.model import CacheStats, CompilerCacheConfig
 from srcbuild.errors import StepFailed
 
 DIST_CONFIG = "dist-client.toml"

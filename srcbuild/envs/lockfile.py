@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import EnvironmentError_
+from srcbuild.files import write_atomic
 from srcbuild.recipe.load import display_path
 
 LOCK_SUFFIX = ".conda-lock.yml"
@@ -88,9 +89,7 @@ class Lockfile:
         import yaml  # read only when a lock file is written or read
 
         text += yaml.safe_dump(self.to_yaml(), sort_keys=False, default_flow_style=False)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, text)
 
     def explicit_lines(self, url_for: Any = None) -> list[str]:
         """An ``@EXPLICIT`` list (``url#md5``) for ``conda/mamba/micromamba create --file``."""

@@ -27,6 +27,7 @@ from filelock import FileLock
 
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
+from srcbuild.files import write_atomic
 
 MARKER = ".srcbuild-env.json"
 
@@ -218,9 +219,7 @@ class EnvStore:
             marker = {"spec_hash": spec_hash, "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             marker.update(marker_extra or {})
             marker.update(recorded)
-            tmp = final / (MARKER + ".tmp")
-            tmp.write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-            tmp.replace(final / MARKER)
+            write_atomic(final / MARKER, json.dumps(marker, indent=2, sort_keys=True) + "\n")
         return final, False
 
     def remove(self, key: str) -> bool:

@@ -1,10 +1,10 @@
 """The executor: walks a ``Plan`` step by step, recording each step's state for ``--resume``.
 
 Commands go through ``srcbuild.proc`` (one log file per step, the whole process group killed on
-Ctrl-C); a step's typed action (``srcbuild.plan.actions``) runs itself. A step whose commands can
-partly be done already (the sources step) has an action that runs them itself
-(``runs_commands``): it decides which still run, says why the others are skipped, and explains
-their failures. On a failed step the
+Ctrl-C); a step's typed action (``srcbuild.plan.actions``, plain data) is done by the handler its
+type maps to (``srcbuild.execute.registry``). A step whose commands can partly be done already
+(the sources step) has an action whose handler runs them (``runs_commands``): it decides which
+still run, says why the others are skipped, and explains their failures. On a failed step the
 log's last lines and the matching failure signatures are printed and ``StepFailed`` carries the log
 path. The build tree of a failed (or interrupted) step is kept as it is, so that ``--resume``
 continues it and ninja rebuilds only what is left; a new build without ``--resume`` (and without
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,51 +26,17 @@ from srcbuild.command import Command
 from srcbuild.console import SETTINGS as console_settings
 from srcbuild.console import Verbosity
 from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
-from srcbuild.execute.diagnose import Diagnosis, diagnose, first_error
+from srcbuild.execute.diagnose import diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
+from srcbuild.execute.registry import HANDLERS, SKIP_CHECKS, Handler, SkipCheck, handler_for, skip_check_for
+from srcbuild.execute.result import BuildResult, StepOutcome
 from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
 from srcbuild.execute.steplog import tee_console
+from srcbuild.plan.actions import Action, SkipCondition
 from srcbuild.plan.model import Plan, Step
 from srcbuild.resolve.variables import NOT_INHERITED
 
 TAIL_LINES = 25
-
-
-@dataclass(frozen=True)
-class StepOutcome:
-    id: str
-    status: str  # done / skipped / resumed (done earlier) / failed / interrupted
-    seconds: float
-    log: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "status": self.status, "seconds": round(self.seconds, 3), "log": self.log}
-
-
-@dataclass
-class BuildResult:
-    """What a build did: the wheel (or None), each step's outcome and any diagnosis."""
-
-    plan: Plan
-    wheel: Path | None = None
-    cached: bool = False  # the wheel came from the cache; nothing was built
-    outcomes: list[StepOutcome] = field(default_factory=list)
-    diagnoses: list[Diagnosis] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    compiler_cache: dict[str, Any] | None = None  # hits and misses of the compiler cache (CacheStats)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "package": self.plan.package,
-            "recipe": self.plan.recipe,
-            "version": self.plan.version,
-            "wheel": str(self.wheel) if self.wheel else None,
-            "cached": self.cached,
-            "steps": [o.to_json() for o in self.outcomes],
-            "diagnoses": [d.to_json() for d in self.diagnoses],
-            "notes": self.notes,
-            "compiler_cache": self.compiler_cache,
-        }
 
 
 class Executor:
@@ -85,8 +50,12 @@ class Executor:
         environ: Mapping[str, str],
         resume: bool = False,
         context: Any = None,
+        handlers: Mapping[type[Action], Handler] | None = None,
+        skip_checks: Mapping[type[SkipCondition], SkipCheck] | None = None,
     ) -> None:
         self.plan = plan
+        self.handlers = dict(HANDLERS if handlers is None else handlers)
+        self.skip_checks = dict(SKIP_CHECKS if skip_checks is None else skip_checks)
         self.console = console
         self.environ = dict(environ)
         self.resume = resume
@@ -142,7 +111,7 @@ class Executor:
 
     def _run_started_step(self, step: Step, log: Path) -> None:
         started = time.monotonic()
-        if step.skip_if is not None and step.skip_if.holds(self):
+        if step.skip_if is not None and skip_check_for(step.skip_if, self.skip_checks)(self, step.skip_if):
             self.console.print(f"    skipped: {step.skip_if.reason}")
             self.state.mark(step, SKIPPED)
             self._save()
@@ -154,7 +123,7 @@ class Executor:
         self._save()
         try:
             if step.action is not None:
-                step.action.run(self, step, log)
+                handler_for(step.action, self.handlers)(self, step.action, step, log)
             if step.action is None or not step.action.runs_commands:
                 for cmd in step.commands:
                     self.run_command(step, cmd, log)

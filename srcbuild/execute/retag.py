@@ -10,18 +10,15 @@ the wheel's ``WHEEL`` file and ``RECORD``. The decision that a build is portable
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
-from srcbuild.execute.work import find_wheel
+from srcbuild.execute.dist import find_wheel
+from srcbuild.execute.runner import Runner
 from srcbuild.resolve import ResolvedBuild
 
-if TYPE_CHECKING:
-    from srcbuild.execute.executor import Executor
 
-
-def retag_wheel(ex: Executor, dist: Path, pattern: str, python: str, log: Path) -> None:
+def retag_wheel(ex: Runner, dist: Path, pattern: str, python: str, log: Path) -> None:
     """``python -m wheel tags --platform-tag manylinux_X_Y --remove WHEEL`` (a no-op when the wheel
     already carries that tag, as after a resumed build)."""
     from srcbuild.verify.manylinux import wheel_platform_tag

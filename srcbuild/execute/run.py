@@ -16,14 +16,14 @@ import filelock
 from rich.console import Console
 
 from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
-from srcbuild.execute.work import BuildContext
+from srcbuild.execute.handlers import BuildContext
 from srcbuild.paths import Paths
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
 from srcbuild.plan.render import settings_table
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildOptions, ResolvedBuild, resolve
-from srcbuild.resolve.host import probe_build_host
+from srcbuild.resolve.probe import probe_build_host
 
 
 @dataclass(frozen=True)

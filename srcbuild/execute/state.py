@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from srcbuild.files import write_atomic
 from srcbuild.plan.model import Plan, Step
 
 DONE, FAILED, INTERRUPTED, SKIPPED, RUNNING = "done", "failed", "interrupted", "skipped", "running"
@@ -57,9 +57,7 @@ class BuildState:
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(self.to_json(), indent=2) + "\n")
 
     def is_done(self, step: Step) -> bool:
         rec = self.steps.get(step.id)

@@ -1,20 +1,16 @@
 """The internal steps only an extension build has: its preflight, verification and caching.
 
-Frozen data like ``srcbuild.plan.actions``; ``run`` imports its doing from ``srcbuild.ext.work``
-only when called, so printing a plan loads nothing of the executor.
+Frozen data like ``srcbuild.plan.actions``; what each does is ``srcbuild.ext.handlers``'s
+(``EXT_HANDLERS``, which the extension build hands the executor).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from srcbuild.plan.actions import Action
-
-if TYPE_CHECKING:
-    from srcbuild.execute.executor import Executor
-    from srcbuild.plan.model import Step
 
 
 @dataclass(frozen=True)
@@ -32,10 +28,6 @@ class ExtPreflight(Action):
     def args(self) -> dict[str, str]:
         return {"ignore": "1" if self.ignore else ""}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.ext import work
-
-        work.preflight(ex)
 
 
 @dataclass(frozen=True)
@@ -57,10 +49,6 @@ class VerifyExtWheel(Action):
         archs = " ".join(f"--arch {a}" for a in self.archs)
         return (f"srcbuild verify {self.dist}/{self.pattern} {archs}".rstrip(),)
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.ext import work
-
-        work.verify(ex, self.dist, self.pattern)
 
 
 @dataclass(frozen=True)
@@ -76,7 +64,3 @@ class CacheExtWheel(Action):
     def args(self) -> dict[str, str]:
         return {"dist": str(self.dist), "pattern": self.pattern, "cache_dir": str(self.cache_dir)}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.ext import work
-
-        work.cache(ex, self.dist, self.pattern)

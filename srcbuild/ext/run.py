@@ -188,7 +188,8 @@ def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console,
     """Build the prepared extension (or take it from the cache); a BuildResult with the wheel."""
     from srcbuild.cache.store import WheelCache
     from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
-    from srcbuild.ext.work import ExtContext
+    from srcbuild.execute.registry import HANDLERS
+    from srcbuild.ext.handlers import EXT_HANDLERS, ExtContext
     from srcbuild.plan.render import settings_table
 
     b, plan = prepared.build, prepared.plan
@@ -217,5 +218,12 @@ def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console,
                 return found
         ctx = ExtContext(resolved=b.base, ext=b, identity=prepared.identity, ext_findings=prepared.findings,
                          inputs=prepared.inputs, nvcc_version=prepared.nvcc_version)
-        executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
+        executor = Executor(
+            plan,
+            console=console,
+            environ=environ_for_build(environ),
+            resume=resume,
+            context=ctx,
+            handlers={**HANDLERS, **EXT_HANDLERS},
+        )
         return executor.run()

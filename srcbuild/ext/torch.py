@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild import proc
-from srcbuild.cache.key import sha256_file
 from srcbuild.errors import EnvironmentError_, UsageError
+from srcbuild.files import sha256_file
 from srcbuild.verify.fatbin import count_entries
 from srcbuild.verify.kernels import Kernels, sm_list
 

@@ -216,7 +216,7 @@ def _cuda_of_local_label(path: Path, member: str | None) -> str | None:
 
 def scan_wheel(path: Path, read_on: str) -> WheelFacts:
     """Read ``path`` (see the module docstring); ``read_on`` is the date recorded as evidence."""
-    from srcbuild.cache.key import sha256_file
+    from srcbuild.files import sha256_file
 
     if not path.is_file():
         raise UsageError(f"{path}: no such wheel", "pass a .whl file, or fetch one with --fetch PROJECT==VERSION")

@@ -150,15 +150,12 @@ def resolve_name(name: str, source: str, cc: str | None = None, device_id: int |
             return GpuInfo(name, ComputeCapability.parse(cc), source)
         except ValueError:
             pass
-    from srcbuild.knowledge import load_knowledge
+    from srcbuild.knowledge import gpu_names, load_knowledge
 
     kb = load_knowledge()
-    bare = name[len("NVIDIA ") :] if name.startswith("NVIDIA ") else name
-    models = kb.gpus_by_name(bare) or kb.gpus_by_name(name)
+    models = kb.gpus_by_name(gpu_names.bare_name(name)) or kb.gpus_by_name(name)
     if not models:  # "NVIDIA H100 80GB HBM3": drop the words pci.ids does not have
-        from srcbuild.host.identify import models_by_name
-
-        models = models_by_name(kb, name)
+        models = gpu_names.find_by_words(kb.gpu_chips, name)
     ccs = sorted({m.cc for m in models})
     if len(ccs) == 1:
         chips = sorted({m.chip for m in models})

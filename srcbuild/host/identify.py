@@ -17,12 +17,11 @@ from srcbuild.capability import ComputeCapability, chip_base, chip_capability
 from srcbuild.errors import UsageError
 from srcbuild.host.facts import DriverInfo, GpuInfo
 from srcbuild.host.paste import ALL_PARSERS, TRUNCATED, Parser, PastedGpu, PastePart, read_paste
-from srcbuild.knowledge import GpuModel, KnowledgeBase
+from srcbuild.knowledge import GpuModel, KnowledgeBase, gpu_names
 
 LSPCI_COMMAND = "lspci -nn | grep -i nvidia"
 SMI_QUERY_COMMAND = "nvidia-smi --query-gpu=name,pci.device_id,compute_cap,driver_version --format=csv"
 # Words every GPU family shares: a name reduced to these says nothing.
-_FAMILY_WORDS = {"nvidia", "geforce", "tesla", "quadro", "titan", "gtx", "gt", "rtx", "grid", "nvs", "mobile"}
 # Which parts of a paste to trust first for the GPU itself (the driver comes from any part).
 _RANK = ("nvidia-smi --query-gpu csv", "lspci -nn", "lspci", "nvidia-smi -L", "/proc/driver", "nvidia-smi table")
 
@@ -38,38 +37,14 @@ class PasteReading:
     rank: int = 0  # how much the part the GPUs come from tells (0: compute capability and PCI id)
 
 
-def _bare(name: str) -> str:
-    return name[len("NVIDIA ") :] if name.upper().startswith("NVIDIA ") else name
-
-
-def _informative(words: Sequence[str]) -> bool:
-    return any(w.lower() not in _FAMILY_WORDS for w in words)
-
-
 def models_by_name(kb: KnowledgeBase, name: str) -> list[GpuModel]:
     """Models for a name, dropping trailing words it has that pci.ids does not ("H100 80GB HBM3" -> "H100")."""
-    words = _bare(name).split()
-    while words and _informative(words):
-        models = kb.gpus_by_name(" ".join(words))
-        if models:
-            return models
-        words = words[:-1]
-    return []
+    return gpu_names.find_by_words(kb.gpu_chips, name)
 
 
 def models_by_prefix(kb: KnowledgeBase, prefix: str) -> list[GpuModel]:
     """Models whose name starts with what nvidia-smi kept of it ("NVIDIA GeForce GTX 10...")."""
-    bare = _bare(prefix.removesuffix(TRUNCATED).rstrip()).lower()
-    if not _informative(bare.split()):
-        return []
-    found: dict[tuple[str, str], GpuModel] = {}
-    for chip in kb.gpu_chips:
-        for device_id, product in chip.devices:
-            if product.lower().startswith(bare):
-                key = (product, chip.name)
-                ids = (*found[key].pci_ids, device_id) if key in found else (device_id,)
-                found[key] = GpuModel(product, chip.name, chip.cc, ids, False, chip.source)
-    return sorted(found.values(), key=lambda m: (m.cc, m.name))
+    return gpu_names.find_by_prefix(kb.gpu_chips, prefix.removesuffix(TRUNCATED))
 
 
 def _runnable(kb: KnowledgeBase, models: list[GpuModel], driver: DriverInfo | None) -> list[GpuModel]:
@@ -132,7 +107,7 @@ def identify(kb: KnowledgeBase, gpu: PastedGpu, source: str, driver: DriverInfo 
     ccs = sorted({m.cc for m in models})
     if len(ccs) == 1:
         chips = "/".join(sorted({m.chip for m in models}))
-        exact = [m for m in models if m.name.lower() == _bare(name).lower()]
+        exact = [m for m in models if m.name.lower() == gpu_names.bare_name(name).lower()]
         ids = sorted({i for m in exact for i in m.pci_id_labels})
         return GpuInfo(name, ccs[0], source, pci_id=ids[0] if len(ids) == 1 else None, chip=chips)
     return GpuInfo(name or "NVIDIA GPU", None, source, candidates=_candidates(models))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from srcbuild import tables
 from srcbuild.capability import ComputeCapability, generation
 from srcbuild.knowledge import gpu_names, load, versions
 from srcbuild.knowledge.model import (
@@ -356,13 +357,13 @@ def _lowest_cc_for_cuda(cuda_min: str, cuda_rows: tuple[CudaRelease, ...]) -> Co
 @functools.lru_cache(maxsize=4)
 def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     """The knowledge base from the data files shipped in the package (read once, then cached)."""
-    directory = data_dir or load.DATA_DIR
-    cuda_data = load.read_table("cuda", directory)
-    drivers_data = load.read_table("drivers", directory)
-    breakage_data = load.read_table("breakages", directory)
+    directory = data_dir or tables.DATA_DIR
+    cuda_data = tables.read_table("cuda", directory)
+    drivers_data = tables.read_table("drivers", directory)
+    breakage_data = tables.read_table("breakages", directory)
     cuda_rows = load.cuda_releases(cuda_data)
     breakage_rows = load.breakages(breakage_data)
-    torch_data = load.read_table("torch", directory)
+    torch_data = tables.read_table("torch", directory)
     torch_rows, overrides = _torch_rows(torch_data, cuda_rows, breakage_rows)
     return KnowledgeBase(
         cuda_releases=cuda_rows,
@@ -370,14 +371,14 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
         gcc_caveats=load.gcc_caveats(cuda_data),
         driver_branches=load.driver_branches(drivers_data),
         driver_limits=load.driver_limits(drivers_data),
-        gpu_chips=load.gpu_chips(load.read_table("gpus", directory)),
+        gpu_chips=load.gpu_chips(tables.read_table("gpus", directory)),
         torch_releases=torch_rows,
-        cudnn_releases=load.cudnn_releases(load.read_table("cudnn", directory)),
+        cudnn_releases=load.cudnn_releases(tables.read_table("cudnn", directory)),
         breakages=breakage_rows,
         tool_floors=load.tool_floors(breakage_data),
         pip_commands=load.pip_commands(torch_data),
         wheel_caveats=load.wheel_caveats(torch_data),
         runtime_caveats=load.runtime_caveats(torch_data),
-        checked=str(load.read_table("capabilities", directory).get("checked", "")),
+        checked=str(tables.read_table("capabilities", directory).get("checked", "")),
         _torch_overrides=overrides,
     )

@@ -8,6 +8,45 @@ from collections.abc import Iterable
 
 from srcbuild.knowledge.model import GpuChip, GpuModel
 
+# words of a marketing name that say nothing about which GPU it is
+_FAMILY_WORDS = {"nvidia", "geforce", "tesla", "quadro", "titan", "gtx", "gt", "rtx", "grid", "nvs", "mobile"}
+
+
+def bare_name(name: str) -> str:
+    """The name without its leading "NVIDIA " (any case), as nvidia-smi prints it and pci.ids does not."""
+    return name[len("NVIDIA ") :] if name.upper().startswith("NVIDIA ") else name
+
+
+def _informative(words: Iterable[str]) -> bool:
+    return any(w.lower() not in _FAMILY_WORDS for w in words)
+
+
+def find_by_words(chips: Iterable[GpuChip], name: str) -> list[GpuModel]:
+    """Models for a name, dropping trailing words it has that pci.ids does not ("H100 80GB HBM3" -> "H100")."""
+    rows = tuple(chips)
+    words = bare_name(name).split()
+    while words and _informative(words):
+        models = find_by_name(rows, " ".join(words))
+        if models:
+            return models
+        words = words[:-1]
+    return []
+
+
+def find_by_prefix(chips: Iterable[GpuChip], prefix: str) -> list[GpuModel]:
+    """Models whose name starts with what nvidia-smi kept of it ("NVIDIA GeForce GTX 10")."""
+    bare = bare_name(prefix.rstrip()).lower()
+    if not _informative(bare.split()):
+        return []
+    found: dict[tuple[str, str], GpuModel] = {}
+    for chip in chips:
+        for device_id, product in chip.devices:
+            if product.lower().startswith(bare):
+                key = (product, chip.name)
+                ids = (*found[key].pci_ids, device_id) if key in found else (device_id,)
+                found[key] = GpuModel(product, chip.name, chip.cc, ids, False, chip.source)
+    return sorted(found.values(), key=lambda m: (m.cc, m.name))
+
 
 def find_by_name(chips: Iterable[GpuChip], name: str) -> list[GpuModel]:
     """Models whose marketing name matches ``name`` loosely ("GT 750M" finds "GeForce GT 750M").

@@ -105,7 +105,7 @@ def gpus_toml(devices: dict[int, PciDevice], ranges: dict[str, list[tuple[str, s
 
 
 def main(argv: list[str]) -> int:  # pragma: no cover - a maintainer's tool, run by hand
-    from srcbuild.knowledge.load import read_table
+    from srcbuild.tables import read_table
 
     old = read_table("gpus")
     ranges = {row["name"]: [tuple(r) for r in row.get("ranges", [])] for row in old.get("chip", [])}

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_
+from srcbuild.files import sha256_file
 from srcbuild.mirror.conda import CONDA, index_channels, mirror_env
 from srcbuild.mirror.gather import Needs
 from srcbuild.mirror.gitrepos import GitMirror

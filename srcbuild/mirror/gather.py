@@ -19,7 +19,7 @@ from pathlib import Path
 
 from srcbuild.errors import HostError
 from srcbuild.recipe.model import Recipe
-from srcbuild.resolve.packages import package_spec
+from srcbuild.recipe.packages import package_spec
 from srcbuild.toolchain.download import NVIDIA_HOSTS
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.needs import requests_for

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.errors import NotFoundError, UsageError
+from srcbuild.files import sha256_file
 from srcbuild.mirror.layout import MANIFEST, file_url
 
 FORMAT = 1

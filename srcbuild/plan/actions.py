@@ -1,35 +1,32 @@
-"""The work a step does beyond running commands, as typed objects that describe and run themselves.
+"""The work a step does beyond running commands, as typed data: what to do, never how.
 
 Each action is frozen data made by the planner: ``describe()`` is the line ``srcbuild plan`` shows,
 ``args()`` its inputs in the JSON plan, ``shell()`` the equivalent bash lines for
-``--format shell`` (empty where there is none: srcbuild's own checks become a comment), and
-``run(ex, step, log)`` does it. ``run`` imports its doing from ``srcbuild.execute.work`` only when
-called, so building and printing a plan loads nothing of the executor.
+``--format shell`` (empty where there is none: srcbuild's own checks become a comment). The
+executor looks up what to do by the action's type (``srcbuild.execute.registry``); nothing here
+runs a process or reads the disk.
 
-A ``SkipCondition`` is asked first: a step whose work is already on disk is skipped, and the
-executor prints the condition's ``reason``.
+A ``SkipCondition`` names a question the executor asks first (its handler is looked up by type
+too): a step whose work is already on disk is skipped, and the executor prints the ``reason``.
 """
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
-
-if TYPE_CHECKING:
-    from srcbuild.execute.executor import Executor
-    from srcbuild.plan.model import Step
 
 
 class Action:
     """The base of every internal action; subclasses are frozen dataclasses."""
 
     name: ClassVar[str] = ""
-    runs_commands: ClassVar[bool] = False  # True: run() decides which of the step's commands run
+    runs_commands: ClassVar[bool] = False  # True: its handler decides which of the step's commands run
 
     def describe(self) -> str:
         raise NotImplementedError
@@ -39,17 +36,6 @@ class Action:
 
     def shell(self) -> tuple[str, ...]:
         return ()
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        raise NotImplementedError
-
-    @property
-    def arg(self) -> dict[str, str]:
-        return self.args()
-
-    @property
-    def description(self) -> str:
-        return self.describe()
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.describe(), "args": self.args(), "shell": list(self.shell())}
@@ -71,11 +57,6 @@ class Preflight(Action):
     def args(self) -> dict[str, str]:
         return {"ignore": "1" if self.ignore else ""}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.preflight(ex, log)
-
 
 @dataclass(frozen=True)
 class TorchWheel(Action):
@@ -91,11 +72,6 @@ class TorchWheel(Action):
     def args(self) -> dict[str, str]:
         return {"dest": str(self.dest)}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.torch_wheel(ex, self.dest)
-
 
 @dataclass(frozen=True)
 class SyncSources(Action):
@@ -107,11 +83,6 @@ class SyncSources(Action):
 
     def describe(self) -> str:
         return f"run the commands below that {self.sync.checkout} still needs (all of them on a first build)"
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.sync_sources(ex, self.sync, step, log)
 
 
 @dataclass(frozen=True)
@@ -125,11 +96,6 @@ class VerifySources(Action):
     def args(self) -> dict[str, str]:
         pin = self.sync.pin
         return {"checkout": str(self.sync.checkout), "commit": pin.commit or "", "tag": pin.tag}
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.verify_sources(ex, self.sync)
 
 
 @dataclass(frozen=True)
@@ -150,11 +116,6 @@ class ApplyPatches(Action):
     def args(self) -> dict[str, str]:
         return {"checkout": str(self.patches.checkout)}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.apply_patches(ex, self.patches, step, log)
-
 
 @dataclass(frozen=True)
 class CheckEnv(Action):
@@ -173,11 +134,6 @@ class CheckEnv(Action):
 
     def shell(self) -> tuple[str, ...]:
         return self.shell_lines
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.check_env(ex, self.prefix, self.python)
 
 
 @dataclass(frozen=True)
@@ -204,11 +160,6 @@ class EnsureEnv(Action):
     def shell(self) -> tuple[str, ...]:
         return self.shell_lines
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.ensure_env(ex, log)
-
 
 @dataclass(frozen=True)
 class Provision(Action):
@@ -225,11 +176,6 @@ class Provision(Action):
 
     def shell(self) -> tuple[str, ...]:
         return tuple(p.command() for p in self.planned)
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.provision(ex, self.planned, log)
 
 
 @dataclass(frozen=True)
@@ -251,11 +197,6 @@ class CheckBuildTree(Action):
     def shell(self) -> tuple[str, ...]:
         return self.shell_lines
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.check_build_tree(ex, self)
-
 
 @dataclass(frozen=True)
 class CheckLocalChanges(Action):
@@ -271,11 +212,6 @@ class CheckLocalChanges(Action):
     def args(self) -> dict[str, str]:
         return {"checkout": str(self.sync.checkout)}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.check_local_changes(ex, self)
-
 
 @dataclass(frozen=True)
 class CompilerCacheStart(Action):
@@ -289,11 +225,6 @@ class CompilerCacheStart(Action):
 
     def args(self) -> dict[str, str]:
         return {"kind": self.config.kind, "url": self.config.url or "", "dist": self.config.dist_scheduler or ""}
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.compiler_cache_start(ex, self.config, log)
 
 
 @dataclass(frozen=True)
@@ -309,11 +240,6 @@ class CompilerCacheStats(Action):
     def args(self) -> dict[str, str]:
         return {"kind": self.config.kind}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.compiler_cache_stats(ex, self.config)
-
 
 @dataclass(frozen=True)
 class VerifyWheel(Action):
@@ -326,11 +252,6 @@ class VerifyWheel(Action):
 
     def args(self) -> dict[str, str]:
         return {"dist": str(self.dist), "pattern": self.pattern}
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.verify_wheel(ex, self.dist, self.pattern)
 
 
 @dataclass(frozen=True)
@@ -350,8 +271,6 @@ class RetagWheel(Action):
         return {"dist": str(self.dist), "pattern": self.pattern, "python": self.python}
 
     def shell(self) -> tuple[str, ...]:
-        import shlex
-
         q = shlex.quote
         py = q(self.python)
         tag = "from srcbuild.verify.manylinux import wheel_platform_tag as t; import pathlib, sys; "
@@ -361,11 +280,6 @@ class RetagWheel(Action):
             f'tag=$({py} -c {q(tag)} "$wheel")',
             f'{py} -m wheel tags --platform-tag "$tag" --remove "$wheel"',
         )
-
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import retag
-
-        retag.retag_wheel(ex, self.dist, self.pattern, self.python, log)
 
 
 @dataclass(frozen=True)
@@ -381,20 +295,12 @@ class CacheWheel(Action):
     def args(self) -> dict[str, str]:
         return {"dist": str(self.dist), "pattern": self.pattern}
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        from srcbuild.execute import work
-
-        work.cache_wheel(ex, self.dist, self.pattern)
-
 
 class SkipCondition:
     """A question asked before a step runs: True means its work is already on disk."""
 
     name: ClassVar[str] = ""
     reason: ClassVar[str] = ""
-
-    def holds(self, ex: Executor) -> bool:
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -403,15 +309,9 @@ class SourcesComplete(SkipCondition):
     reason: ClassVar[str] = "the checkout is already at the tag with every submodule (its build tree is kept)"
     sync: SourceSync
 
-    def holds(self, ex: Executor) -> bool:
-        return self.sync.is_complete(ex.environ)
-
 
 @dataclass(frozen=True)
 class PatchesApplied(SkipCondition):
     name: ClassVar[str] = "patches-applied"
     reason: ClassVar[str] = "every patch is already applied to the checkout"
     patches: PatchSet
-
-    def holds(self, ex: Executor) -> bool:
-        return self.patches.applied(ex.environ)

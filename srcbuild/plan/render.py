@@ -67,7 +67,7 @@ def render_text(plan: Plan, width: int = DEFAULT_WIDTH) -> str:
         if step.skip_if is not None:
             out.append(f"    skipped when: {step.skip_if.name}")
         if step.action is not None:
-            out.append(f"    srcbuild: {step.action.description}")
+            out.append(f"    srcbuild: {step.action.describe()}")
         for cmd in step.commands:
             out.extend(_text_command(cmd, plan.env))
         for cmd in step.on_failure:
@@ -129,7 +129,7 @@ def render_shell(plan: Plan) -> str:
             if step.action.shell():
                 out += list(step.action.shell())
             else:
-                out.append(one_line(f"# srcbuild does this itself: {step.action.description}"))
+                out.append(one_line(f"# srcbuild does this itself: {step.action.describe()}"))
         for cmd in step.commands:
             body = _shell_command(cmd)
             if step.on_failure:

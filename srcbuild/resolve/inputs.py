@@ -5,7 +5,7 @@ this machine found (compiler paths, the CUDA home, ccache, the Python that creat
 environment, the environment tools on PATH, the memory-based job count, the capacity of the
 sccache-dist cluster a build sends its compiles to, the full ``HostFacts`` for the host rules).
 Both are plain frozen data, so ``resolve`` decides from data alone and unit tests build them by
-hand; ``srcbuild.resolve.host.probe_build_host`` fills ``BuildHost`` in.
+hand; ``srcbuild.resolve.probe.probe_build_host`` fills ``BuildHost`` in.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Finding, Severity
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, SourcePin
+from srcbuild.recipe.packages import PackageSpec
 from srcbuild.resolve.compiler import AlternativesTree
 from srcbuild.resolve.inputs import BuildOptions
-from srcbuild.resolve.packages import PackageSpec
 
 
 class Origin(enum.IntEnum):

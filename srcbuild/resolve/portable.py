@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from srcbuild.config import origin
+from srcbuild.config import env_bool, origin
 from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.recipe import Recipe
@@ -44,9 +44,8 @@ def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str,
     if recipe.build.portable is not None:
         name = recipe.path.name if recipe.path else recipe.name
         choice = PortableChoice(recipe.build.portable, f"recipe {name} [build.portable]")
-    from srcbuild.resolve.settings import _env_bool  # the one yes/no reading of a variable
 
-    from_env = _env_bool(environ, PORTABLE_VAR)
+    from_env = env_bool(environ, PORTABLE_VAR)
     if from_env is not None:
         choice = PortableChoice(from_env, origin(environ, PORTABLE_VAR))
     if options.portable is not None:

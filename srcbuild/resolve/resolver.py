@@ -26,7 +26,7 @@ from srcbuild.resolve.compiler import AlternativesTree, compiler_env, private_tr
 from srcbuild.resolve.environment import resolve_environment
 from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
 from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
-from srcbuild.resolve.packages import package_spec
+from srcbuild.resolve.packages import package_spec, package_variables
 from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
@@ -58,7 +58,7 @@ def resolve(
     from srcbuild.rules import check_recipe
     from srcbuild.rules.host import host_findings
     from srcbuild.sources.mirrors import parse_mirror_args
-    from srcbuild.sources.patches import sha256_file
+    from srcbuild.sources.patches import patch_sha256
 
     spec = package_spec(options.package)
     pin = spec.pin(recipe)
@@ -81,7 +81,7 @@ def resolve(
         cudnn_origin=_origin("cudnn", host.provisioning, "cuDNN found on this host"),
     )
     # The compiler goes last so its bin dir ends up first on PATH.
-    env_changes = spec.variables(recipe, tools, knowledge).extend(
+    env_changes = package_variables(spec)(recipe, tools, knowledge).extend(
         compiler_env(compiler.tree, cuda, private=not compiler.system)
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))
@@ -90,7 +90,7 @@ def resolve(
         missing = host.sysroot_gcc or SysrootGcc(portable.glibc, None)
         machine.append(refused_compiler(recipe, missing, host.gcc))
     patches = tuple(
-        ResolvedPatch(name, Path(path), sha256_file(Path(path)))
+        ResolvedPatch(name, Path(path), patch_sha256(Path(path)))
         for name, path in zip(recipe.build.patches, recipe.build.patch_files)
     )
     build_facts = load_build_facts()
@@ -136,7 +136,7 @@ def resolve_unprobed(
     ``environ`` (the command's environment) only ``KEYED_VARS`` count: whether the build is
     portable (``SRCBUILD_PORTABLE``, or the config file's ``portable``) and the toolchain data
     that says its sysroot, so a lookup finds what a build under the same settings stored."""
-    from srcbuild.cache.key import host_platform_tag
+    from srcbuild.host.platform import host_platform_tag
     from srcbuild.knowledge import load_knowledge
 
     keyed = {name: (environ or {})[name] for name in KEYED_VARS if name in (environ or {})}

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
-from srcbuild.config import origin
+from srcbuild.config import env_bool, origin
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.recipe import Recipe
@@ -42,21 +42,6 @@ class ResolvedSettings:
             if s.name == name:
                 return s.value
         raise KeyError(name)
-
-
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("0", "false", "no", "off", "")
-
-
-def _env_bool(environ: Mapping[str, str], name: str) -> bool | None:
-    raw = environ.get(name)
-    if raw is None:
-        return None
-    if raw.strip().lower() in _TRUE:
-        return True
-    if raw.strip().lower() in _FALSE:
-        return False
-    raise UsageError(f"{name}={raw!r} is not a yes/no value", f"set {name}=1 or {name}=0")
 
 
 def _env_int(environ: Mapping[str, str], name: str) -> int | None:
@@ -110,7 +95,7 @@ def resolve_settings(
     out.append(Setting("max_jobs", str(max_jobs), source, why))
 
     keep, source = False, "default"
-    env_keep = _env_bool(environ, "SRCBUILD_KEEP_BUILD")
+    env_keep = env_bool(environ, "SRCBUILD_KEEP_BUILD")
     if env_keep is not None:
         keep, source = env_keep, origin(environ, "SRCBUILD_KEEP_BUILD")
     if options.keep_build is not None:
@@ -149,7 +134,7 @@ def resolve_settings(
             cuda_home, source = options.cuda_home, "command line --cuda-home"
         out.append(Setting("cuda_home", cuda_home or "(not found)", source))
 
-    _env_bool(environ, "SRCBUILD_CCACHE")  # a value that is not yes/no is an error
+    env_bool(environ, "SRCBUILD_CCACHE")  # a value that is not yes/no is an error
     found = {"ccache": host.ccache, "sccache": host.sccache}
     compiler_cache = resolve_compiler_cache(
         cli_kind=options.compiler_cache,

@@ -23,6 +23,7 @@ Which releases read an era-specific variable is data: the ``[[variable_era]]`` r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +152,13 @@ def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torchvision.tag)):
         env = env.set(name, value, "knowledge base (old tags)")
     return env
+
+
+# The build variables of each package of ``srcbuild.recipe.packages.PACKAGES``, by its name.
+VARIABLES: dict[str, Callable[[Recipe, Toolset, Any], EnvChanges]] = {
+    "torch": torch_variables,
+    "torchvision": vision_variables,
+}
 
 
 def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:

@@ -159,7 +159,7 @@ def check_transport(url: str, where: str) -> None:
         )
 
 
-_HTTPS_HOST = re.compile(r"^https://([^/@:]+)/(.*)$")
+_HTTPS_HOST = re.compile(r"^https://([^/@:]+)/(.*)\Z")
 
 
 def url_spellings(url: str) -> list[str]:

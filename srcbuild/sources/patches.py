@@ -7,23 +7,22 @@ checks correctly and the first failing command names the patch that does not app
 applied until every check passed. ``apply_commands()`` applies each patch and records it right
 after in ``<checkout>/.git/srcbuild-patches`` (a git-config file: ``patch.<label>.sha256``). Every
 command skips the patches already recorded with the same content, so running the whole step again
-after an interruption applies only the rest and never a patch twice (``pending()`` says which).
+after an interruption applies only the rest and never a patch twice (``checkout.pending_patches``
+says which).
 A recorded patch whose content changed, or one no longer in the recipe, means the checkout holds
-changes the recipe no longer asks for: ``pending()`` refuses and says to re-sync the checkout.
+changes the recipe no longer asks for: ``pending_patches`` refuses and says to re-sync the checkout.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import StepFailed
+from srcbuild.files import sha256_file
 
 MARKER = "srcbuild-patches"
 # Both scripts take the marker file, then `label sha256 file` per patch, and skip a patch the marker
@@ -46,9 +45,10 @@ APPLY_ONCE = (
 _ENV = EnvChanges()
 
 
-def sha256_file(path: Path) -> str:
+def patch_sha256(path: Path) -> str:
+    """A patch file's sha256; a step failure naming the patch when it cannot be read."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256_file(path)
     except OSError as exc:
         raise StepFailed(f"patch {path}: cannot read it: {exc.strerror}", "check the recipe's build.patches") from None
 
@@ -89,7 +89,7 @@ class PatchSet:
         """``label sha256 file`` for patches 1..upto, the arguments of the scripts above."""
         out: list[str] = []
         for i, (path, label) in enumerate(zip(self.patch_files[:upto], self.labels[:upto])):
-            out += [label, self.digests[i] if self.digests is not None else sha256_file(path), str(path)]
+            out += [label, self.digests[i] if self.digests is not None else patch_sha256(path), str(path)]
         return tuple(out)
 
     def check_commands(self) -> list[Command]:
@@ -115,41 +115,6 @@ class PatchSet:
             )
             for i, label in enumerate(self.labels)
         ]
-
-    def recorded(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """Label -> sha256 of the patches recorded as applied in the checkout."""
-        if not self.marker.is_file():
-            return {}
-        out = proc.probe(["git", "config", "--file", str(self.marker), "--null", "--list"], env=dict(environ))
-        recorded: dict[str, str] = {}
-        for item in (out or "").split("\0"):
-            key, _, value = item.partition("\n")
-            match = re.fullmatch(r"patch\.(.+)\.sha256", key)
-            if match:
-                recorded[match.group(1)] = value
-        return recorded
-
-    def pending(self, environ: Mapping[str, str]) -> PatchSet:
-        """The patches not applied yet; raises StepFailed when the checkout holds other changes."""
-        recorded = self.recorded(environ)
-        wanted = dict(zip(self.labels, self.patch_files))
-        stale = [label for label in recorded if label not in wanted]
-        changed = [x for x, path in wanted.items() if x in recorded and recorded[x] != sha256_file(path)]
-        if stale or changed:
-            reasons = [f"{x} (changed since)" for x in changed] + [f"{x} (no longer in the recipe)" for x in stale]
-            what = ", ".join(reasons)
-            raise StepFailed(
-                f"patches: {self.checkout} has patches applied that the recipe no longer asks for: {what}",
-                f"remove {self.checkout} so the sources step checks it out again",
-            )
-        keep = [(p, label) for label, p in wanted.items() if label not in recorded]
-        return PatchSet(self.checkout, [p for p, _ in keep], [label for _, label in keep])
-
-    def applied(self, environ: Mapping[str, str]) -> bool:
-        """True when exactly these patches are recorded as applied, each with its current content (a
-        recorded patch the recipe no longer lists is not: ``pending()`` refuses that checkout)."""
-        recorded = self.recorded(environ)
-        return recorded == {label: sha256_file(path) for path, label in zip(self.patch_files, self.labels)}
 
 
 def explain_patch_failure(command: Command, tail: Sequence[str], log_path: Path | None = None) -> StepFailed:

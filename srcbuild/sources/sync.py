@@ -32,34 +32,29 @@ A sync (``SourceSync.commands()``, pure) runs:
    ``git clone --mirror`` of the checkout's module (local, so objects are hard links, not copies),
    a new commit of a known one is a ``git fetch`` of just that commit.
 
-Two syncs of the same repository must not run at the same time: hold ``lock()`` (a file lock next
-to the cache entry) while running the commands, as the executor's sources step does
-(``srcbuild.execute.work.sync_sources``).
+Two syncs of the same repository must not run at the same time: hold ``checkout.lock(sync)`` (a file
+lock next to the cache entry) while running the commands, as the executor's sources step does
+(``srcbuild.execute.handlers.sync_sources``).
 
 Every git process gets the mirror rules as ``-c url.<base>.insteadOf=<prefix>`` arguments, which git
 hands down to the processes that clone submodules at every depth. Checkouts borrow objects from the
 cache: delete a checkout freely, but deleting the cache breaks the checkouts made from it (remove
 both, or the checkouts first).
 
-``is_complete()`` tells a resumed build whether the checkout can be used as it is: the checkout is at
-the tag and every submodule at every depth is initialised at its recorded commit
+``srcbuild.sources.checkout.is_complete()`` tells a resumed build whether the checkout can be used
+as it is: the checkout is at the tag and every submodule at every depth is initialised at its
+recorded commit
 (``complete_commits()`` answers that and ``submodule_commits()`` with one ``git submodule status``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from filelock import FileLock
-
-from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.errors import StepFailed
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.mirrors import MirrorRules
 
@@ -121,9 +116,6 @@ SWAP = (
     'then exec rm -rf "$1"; fi; rm -rf "$2" && exec mv -T "$1" "$2"'
 )
 
-_STATUS_LINE = re.compile(r"^([ +\-U])([0-9a-f]{40}) (.+?)(?: \(.*\))?$")
-
-
 def cache_repo(git_cache: Path, url: str) -> Path:
     """The cache entry of a top-level repository URL."""
     name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
@@ -134,7 +126,8 @@ def cache_repo(git_cache: Path, url: str) -> Path:
 
 @dataclass(frozen=True)
 class SourceSync:
-    """The checkout of one pinned tag: the commands that make it and the questions asked after."""
+    """The checkout of one pinned tag and the commands that make it (plain data: the questions asked
+    of the checkout on disk are ``srcbuild.sources.checkout``'s)."""
 
     pin: SourcePin
     checkout: Path
@@ -239,197 +232,3 @@ class SourceSync:
                 env=self._cache_env,
             ),
         ]
-
-    def done_count(self, environ: Mapping[str, str]) -> int:
-        """How many of ``commands()``, from the first, a resumed sync can skip: all of them when the
-        checkout is complete, all but the submodule commands when it is at the tag, else none.
-
-        Reads the checkout (not pure); ``srcbuild plan`` shows ``commands()``.
-        """
-        total = len(self.commands())
-        head, tag = self._head_and_tag(environ)
-        if head is None or head != tag:
-            return 0
-        if self._complete_rows(environ) is not None:
-            return total
-        return total - len(self.submodule_commands())
-
-    def pending_commands(self, environ: Mapping[str, str]) -> list[Command]:
-        """What a resumed sync still has to run (the tail of ``commands()`` after ``done_count()``)."""
-        return self.commands()[self.done_count(environ) :]
-
-    # -- questions asked after running ------------------------------------------------------------
-
-    def _probe(self, environ: Mapping[str, str], *args: str) -> str | None:
-        return proc.probe(["git", "-C", str(self.checkout), *args], env=GIT_ENV.apply(environ))
-
-    def _head(self, environ: Mapping[str, str]) -> str | None:
-        if not (self.checkout / ".git").exists():
-            return None
-        out = self._probe(environ, "rev-parse", "--verify", "--quiet", "HEAD")
-        return out.strip() if out else None
-
-    def _head_and_tag(self, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
-        """The checkout's HEAD and the commit of its tag, in one git call ((None, None) without a checkout)."""
-        if not (self.checkout / ".git").exists():
-            return None, None
-        out = self._probe(environ, "rev-parse", "HEAD", f"refs/tags/{self.pin.tag}^{{commit}}")
-        lines = out.split() if out else []
-        if len(lines) == 2 and all(re.fullmatch(r"[0-9a-f]{40,64}", x) for x in lines):
-            return lines[0], lines[1]
-        return self._head(environ), self._tag_commit(self.checkout, environ)  # one of them is missing: ask separately
-
-    def _tag_commit(self, repo: Path, environ: Mapping[str, str]) -> str | None:
-        out = proc.probe(
-            ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{self.pin.tag}^{{commit}}"],
-            env=GIT_ENV.apply(environ),
-        )
-        return out.strip() if out else None
-
-    def verify_commit(self, environ: Mapping[str, str]) -> str:
-        """The commit the tag resolves to; raises StepFailed when the recipe pins another commit."""
-        repo = self.checkout if (self.checkout / ".git").exists() else self.cache
-        commit = self._tag_commit(repo, environ)
-        if commit is None:
-            raise StepFailed(
-                f"{self.label}.tag: tag {self.pin.tag} is not in {repo}",
-                "run the sync first; if it ran, the repository has no such tag (check the tag name)",
-            )
-        pinned = (self.pin.commit or "").lower()
-        if pinned and commit != pinned:
-            raise StepFailed(
-                f"{self.label}.commit: tag {self.pin.tag} of {self.pin.repo} resolves to {commit}, "
-                f"but the recipe pins {pinned}",
-                f'if upstream moved the tag on purpose, set {self.label}.commit = "{commit}" in the recipe; '
-                "otherwise the repository or mirror serves a different history: check --mirror",
-            )
-        return commit
-
-    def _status(self, environ: Mapping[str, str], head_known: bool = False) -> list[tuple[str, str, str]] | None:
-        """(flag, commit, path) for every submodule at every depth, or None when git cannot tell."""
-        if not head_known and self._head(environ) is None:
-            return None
-        rows = _gitlink_status(self.checkout, environ)
-        if rows is not None:
-            return rows
-        out = self._probe(environ, "submodule", "status", "--recursive")
-        if out is None:
-            return None
-        rows = []
-        for line in out.splitlines():
-            match = _STATUS_LINE.match(line)
-            if match:
-                rows.append((match.group(1), match.group(2), match.group(3)))
-        return rows
-
-    def submodule_commits(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """Path (relative to the checkout) -> checked-out commit, at every depth, for the cache key."""
-        rows = self._status(environ)
-        if rows is None:
-            raise StepFailed(
-                f"{self.label}: no checkout at {self.checkout}", "run the sources step (srcbuild torch --resume)"
-            )
-        return {path: commit for _, commit, path in rows}
-
-    def is_complete(self, environ: Mapping[str, str]) -> bool:
-        """The checkout is at the tag and every submodule at every depth is checked out as recorded.
-
-        ``git submodule status`` compares HEADs only; a submodule whose clone was killed before its
-        checkout can have the right HEAD and no files. Its git dir then has no index yet, which is
-        what the second test looks for (git dirs seeded from the cache for submodules this tag no
-        longer has are not looked at).
-        """
-        return self.complete_commits(environ) is not None
-
-    def complete_commits(self, environ: Mapping[str, str]) -> dict[str, str] | None:
-        """``submodule_commits()`` when ``is_complete()``, else None: both answers from one
-        ``git submodule status`` (what a build asks after the sources step)."""
-        head, tag = self._head_and_tag(environ)
-        if head is None or head != tag:
-            return None
-        rows = self._complete_rows(environ)
-        return None if rows is None else {path: commit for _, commit, path in rows}
-
-    def _complete_rows(self, environ: Mapping[str, str]) -> list[tuple[str, str, str]] | None:
-        """The status rows when every submodule is at its recorded commit and checked out (HEAD known)."""
-        rows = self._status(environ, head_known=True)
-        if rows is None or any(flag != " " for flag, _, _ in rows):
-            return None
-        if not all(_checked_out(self.checkout / path) for _, _, path in rows):
-            return None
-        return rows
-
-    def lock(self) -> FileLock:
-        """A lock on the cache entry, to hold while the commands run: two syncs of one repository
-        (two tags, two recipes) take turns, and the second then finds a warm cache."""
-        self.git_cache.mkdir(parents=True, exist_ok=True)
-        return FileLock(f"{self.cache}.lock")
-
-
-def _gitlink_status(repo: Path, environ: Mapping[str, str], prefix: str = "") -> list[tuple[str, str, str]] | None:
-    """What ``git submodule status --recursive`` says, from one ``git ls-files --stage`` per
-    repository that has submodules and the submodules' HEAD files: flag " " (HEAD at the commit
-    the index records), "+" (another commit) or "-" (not initialised). None when a HEAD is not a
-    plain commit (a branch checked out), so the caller asks git itself."""
-    out = proc.probe(["git", "-C", str(repo), "ls-files", "--stage", "-z"], env=GIT_ENV.apply(environ))
-    if out is None:
-        return None
-    rows: list[tuple[str, str, str]] = []
-    for entry in out.split("\0"):
-        meta, _, path = entry.partition("\t")
-        fields = meta.split()
-        if len(fields) != 3 or fields[0] != "160000":
-            continue
-        commit, sub = fields[1], repo / path
-        git_dir = _git_dir(sub)
-        if git_dir is None:
-            rows.append(("-", commit, prefix + path))
-            continue
-        try:
-            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-        except OSError:
-            rows.append(("-", commit, prefix + path))
-            continue
-        if not re.fullmatch(r"[0-9a-f]{40,64}", head):
-            return None
-        rows.append((" " if head == commit else "+", head if head != commit else commit, prefix + path))
-        nested = _gitlink_status(sub, environ, f"{prefix}{path}/") if (sub / ".gitmodules").is_file() else []
-        if nested is None:
-            return None
-        rows.extend(nested)
-    return rows
-
-
-def _git_dir(worktree: Path) -> Path | None:
-    """The git dir of a submodule work tree (its ``.git`` file or directory), or None."""
-    gitfile = worktree / ".git"
-    if gitfile.is_dir():
-        return gitfile
-    try:
-        text = gitfile.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    git_dir = Path(text[len("gitdir:") :].strip())
-    return git_dir if git_dir.is_absolute() else worktree / git_dir
-
-
-def _checked_out(worktree: Path) -> bool:
-    """A submodule work tree whose git dir (named by its ``.git`` file) has an index: git checked it out."""
-    gitfile = worktree / ".git"
-    try:
-        text = gitfile.read_text(encoding="utf-8").strip()
-    except IsADirectoryError:
-        return (gitfile / "index").is_file()
-    except OSError:
-        return False
-    if not text.startswith("gitdir:"):
-        return False
-    git_dir = Path(text[len("gitdir:") :].strip())
-    return ((worktree / git_dir) if not git_dir.is_absolute() else git_dir).joinpath("index").is_file()
-
-
-def sync_commands(syncs: Sequence[SourceSync]) -> list[Command]:
-    """The commands of several syncs, in order (torch, then torchvision)."""
-    return [c for s in syncs for c in s.commands()]

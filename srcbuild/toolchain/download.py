@@ -30,8 +30,8 @@ from typing import IO
 
 from filelock import FileLock
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.errors import CacheIntegrityError, HostError, MirrorMissing
+from srcbuild.files import human_size, sha256_file
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
 MIRROR_VAR = "SRCBUILD_NVIDIA_MIRROR"
@@ -76,14 +76,6 @@ def mirrored_url(url: str, mirror: str | None) -> str:
     if "://" not in mirror:  # a plain directory: the same layout, read as file://
         mirror = Path(mirror).absolute().as_uri()
     return mirror.rstrip("/") + "/" + parsed.path.lstrip("/")
-
-
-def human_size(size: float) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
 
 
 class Progress:

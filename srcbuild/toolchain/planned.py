@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from srcbuild.files import human_size
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, MpiInstall
 from srcbuild.recipe.model import Recipe
-from srcbuild.toolchain.download import human_size
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.needs import Need, needs_for, uses_magma
 from srcbuild.toolchain.providers.base import Offer, Request

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from srcbuild.files import human_size
 from srcbuild.host.facts import HostFacts
 from srcbuild.recipe.model import Recipe
-from srcbuild.toolchain.download import human_size
 from srcbuild.toolchain.needs import Need, fetch_line, needs_for
 from srcbuild.toolchain.session import Session
 from srcbuild.toolchain.store import Toolchain

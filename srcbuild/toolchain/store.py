@@ -25,6 +25,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from srcbuild.files import write_atomic
 from srcbuild.toolchain.download import download_lock
 
 MANIFEST = ".srcbuild-toolchain.json"
@@ -211,9 +212,7 @@ class ToolchainStore:
                     "sources": [s.to_json() for s in made.sources],
                     "facts": dict(made.facts),
                 }
-                tmp_manifest = target / (MANIFEST + ".tmp")
-                tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-                tmp_manifest.replace(target / MANIFEST)
+                write_atomic(target / MANIFEST, json.dumps(manifest, indent=2) + "\n")
                 os.rename(target, final)
             except BaseException:
                 rmtree(target)

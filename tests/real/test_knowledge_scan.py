@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from srcbuild import tables
 from srcbuild.cli import main
-from srcbuild.knowledge import load
 from tests.real.artifacts import CUDNN_CU11_85, CUDNN_CU11_91, NVCC_CU11_118, TORCH_201_CU117, fetch
 
 pytestmark = [pytest.mark.real, pytest.mark.integration]
@@ -68,12 +68,12 @@ def test_what_the_binaries_state(scanned: tuple[int, dict[str, Any]]) -> None:
 
 def test_a_table_the_binary_contradicts_fails_the_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
-    shutil.copytree(load.DATA_DIR, data)
+    shutil.copytree(tables.DATA_DIR, data)
     cuda = data / "cuda.toml"
     text = cuda.read_text()
     row = text.index('version = "11.8"')
     cuda.write_text(text[:row] + text[row:].replace("max_gcc = 11", "max_gcc = 12", 1))
-    monkeypatch.setattr(load, "DATA_DIR", data)
+    monkeypatch.setattr(tables, "DATA_DIR", data)
     from srcbuild.knowledge import base
 
     base.load_knowledge.cache_clear()
@@ -82,3 +82,14 @@ def test_a_table_the_binary_contradicts_fails_the_check(tmp_path: Path, monkeypa
     finally:
         base.load_knowledge.cache_clear()
     assert code == 6
+
+
+def test_fetch_downloads_through_pip_and_reads_the_wheel(tmp_path: Path) -> None:
+    """--fetch PROJECT==VERSION: pip download into --dest, then the same reading (nvcc 11.8.89, 20 MB)."""
+    code, out = scan(
+        "--fetch", f"{NVCC_CU11_118.project}=={NVCC_CU11_118.version}", "--dest", str(tmp_path), "--check", "--json"
+    )
+    assert code == 0, out
+    (wheel,) = json.loads(out)["wheels"]
+    assert (wheel["file"], wheel["sha256"]) == (NVCC_CU11_118.filename, NVCC_CU11_118.sha256)
+    assert (tmp_path / NVCC_CU11_118.filename).is_file()

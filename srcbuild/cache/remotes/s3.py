@@ -3,8 +3,11 @@
 Objects use the local store's layout under the prefix:
 ``<prefix>/entries/<fp[:2]>/<fp>/<entry-key>/{<wheel>, build.log, manifest.json}``. The manifest
 is uploaded last (after its signature, ``manifest.json.sig``), so an entry is visible only once
-its wheel is complete; when any upload of an entry fails or is interrupted, the objects already
-written for it are deleted again, so no orphan stays behind. Each wheel is uploaded with its
+its wheel is complete and a reader never sees a half entry; when an upload of an entry fails or is
+interrupted by a signal, the objects already written for it are deleted again. A push killed
+outright (kill -9, a lost machine) cannot delete anything, so every push first sweeps the objects
+of entries that have no manifest and are older than ``ORPHAN_AGE`` (a younger one may be a
+concurrent push still uploading), and a push of the same entry overwrites its leftovers. Each wheel is uploaded with its
 SHA-256 (``ChecksumSHA256``) so a server that checks it (AWS S3 does; moto does not) rejects a copy
 damaged in flight, and every download is hashed again by ``srcbuild.cache.transfer``. Reads are
 bounded (``limits``): manifests and signatures by size, a wheel by the size its manifest states,
@@ -21,6 +24,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import itertools
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -41,6 +45,7 @@ from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, Srcbu
 
 DEFAULT_REGION = "us-east-1"
 TAG_NAME = "CACHEDIR.TAG"
+ORPHAN_AGE = 3600.0  # seconds: an entry without a manifest this old is a killed push, not a running one
 
 
 def split_s3_url(url: str) -> tuple[str, str]:
@@ -58,6 +63,7 @@ class S3Remote:
 
     def __init__(self, url: str, endpoint_url: str | None = None, client: Any = None) -> None:
         self.refused: list[tuple[str, str]] = []  # (entry, why) the last listing left out
+        self._swept = False  # orphans of killed pushes are swept once per command, before its first push
         self.url = url
         self.bucket, self.prefix = split_s3_url(url)
         self.endpoint_url = endpoint_url
@@ -235,8 +241,38 @@ class S3Remote:
         written.append(key)
         self._call(what, self.client.put_object, Bucket=self.bucket, Key=key, **kwargs)
 
+    def sweep_orphans(self, age: float = 3600.0) -> list[str]:
+        """Delete the objects of entry directories without a manifest, last written more than
+        ``age`` seconds ago (what a killed push left); the keys deleted."""
+        prefix = self._key("entries") + "/"
+        paginator = self.client.get_paginator("list_objects_v2")
+        groups: dict[str, list[tuple[str, float]]] = {}
+        listed = 0
+        for page in self._call("list entries", lambda: list(paginator.paginate(Bucket=self.bucket, Prefix=prefix))):
+            for item in page.get("Contents", []):
+                listed += 1
+                if listed > MAX_LISTED:
+                    return []
+                directory, _, _name = item["Key"].rpartition("/")
+                groups.setdefault(directory, []).append((item["Key"], item["LastModified"].timestamp()))
+        now = time.time()
+        swept: list[str] = []
+        for objects in groups.values():
+            if any(key.endswith("/" + MANIFEST_NAME) for key, _ in objects):
+                continue
+            if now - max(stamp for _, stamp in objects) < age:
+                continue
+            for key, _ in objects:
+                with contextlib.suppress(Exception):
+                    self.client.delete_object(Bucket=self.bucket, Key=key)
+                    swept.append(key)
+        return swept
+
     def push(self, entry: CacheEntry, signature: bytes | None = None) -> bool:
         manifest = entry.manifest
+        if not self._swept:
+            self._swept = True
+            self.sweep_orphans(ORPHAN_AGE)
         if self._has(manifest, signature):
             return False
         written: list[str] = []

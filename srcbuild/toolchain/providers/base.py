@@ -15,7 +15,8 @@ from typing import IO, Protocol
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
-from srcbuild.toolchain.download import Downloader, human_size
+from srcbuild.files import human_size
+from srcbuild.toolchain.download import Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
 from srcbuild.toolchain.store import Provisioned
 

@@ -21,8 +21,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.errors import HostError, StepFailed
+from srcbuild.files import sha256_file
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step

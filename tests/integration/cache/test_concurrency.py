@@ -63,7 +63,7 @@ def _killed_writer(root: str, wheel: str, manifest_text: str, ready: multiproces
         ready.set()
         time.sleep(60)  # killed here, in the middle of the write
 
-    store_module._copy_synced = half_copy  # type: ignore[assignment]
+    store_module.copy_synced = half_copy  # type: ignore[assignment]
     WheelCache(Path(root)).store(Path(wheel), Manifest.loads(manifest_text))
 
 

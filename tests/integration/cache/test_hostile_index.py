@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
+from srcbuild.files import sha256_file
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 pytestmark = pytest.mark.integration

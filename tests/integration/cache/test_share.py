@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -288,3 +289,53 @@ def test_install_miss_names_the_build_command(tmp_path: Path, fresh_venv: Path, 
         "hint: run `srcbuild torch --recipe kepler-cu92` to build it (the result is cached), "
         "or add the remote that has it with --remote"
     )
+
+
+def test_install_hands_pip_the_manifest_sha256_so_bit_rot_is_never_installed(
+    tmp_path: Path, fresh_venv: Path, capsys
+) -> None:
+    """A byte changed with the wheel's size and mtime kept (as disk bit rot does) passes the
+    lookup's stat check; pip's hash-checking mode refuses it (exit 7), and installs the intact one."""
+    recipe_file = host_python_recipe(tmp_path / "recipes")
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1", tag=host_tag(), payload=os.urandom(4096))
+    cache = tmp_path / "cache"
+    entry = WheelCache(cache).store(wheel, make_manifest(wheel, recipe, sass=(30,), platform=None))
+    install = ["install", "torch", "--recipe", str(recipe_file), "--into", str(fresh_venv), "--cache-dir", str(cache)]
+    stat = entry.wheel_path.stat()
+    entry.wheel_path.write_bytes(flip_byte(entry.wheel_path.read_bytes(), at=stat.st_size // 2))
+    os.utime(entry.wheel_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert main(install) == 7
+    err = capsys.readouterr().err
+    assert f"error: pip could not install {entry.manifest.wheel} into " in err
+    assert "THESE PACKAGES DO NOT MATCH THE HASHES" in err
+    assert pip_show_version(fresh_venv, "torch") is None
+    shutil.copyfile(wheel, entry.wheel_path)  # the intact bytes again
+    assert main(install) == 0, capsys.readouterr().err
+    assert pip_show_version(fresh_venv, "torch") == "1.7.1"
+
+
+def test_a_killed_s3_push_leaves_no_entry_and_no_orphan_after_the_next_push(
+    machine_a, tmp_path: Path, s3_bucket: str, moto_endpoint: str
+) -> None:
+    """What a push killed with -9 leaves (a wheel without its manifest) is no entry to a reader;
+    the next push of that entry overwrites it, and a push sweeps older leftovers of any entry."""
+    from srcbuild.cache.remotes.s3 import S3Remote
+
+    cache_a, _recipe_file, wheel = machine_a
+    (entry,) = WheelCache(cache_a).entries()
+    remote = S3Remote(f"s3://{s3_bucket}/w", endpoint_url=moto_endpoint)
+    client = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    m = entry.manifest
+    left = f"w/entries/{m.fingerprint[:2]}/{m.fingerprint}/{m.entry_key}/{m.wheel}"
+    other = f"w/entries/{m.fingerprint[:2]}/{m.fingerprint}/{'e' * 64}/torch-9.9.9-cp38-cp38-linux_x86_64.whl"
+    for key in (left, other):  # two killed pushes: each wrote its wheel, never its manifest
+        client.put_object(Bucket=s3_bucket, Key=key, Body=b"half")
+    assert remote.manifests() == []  # a reader sees no entry
+    assert remote.sweep_orphans(age=3600.0) == []  # too young: maybe a push still uploading
+    assert remote.push(entry, None)  # the same entry again: its leftover is overwritten
+    assert remote.sweep_orphans(age=0.0) == [other]  # an older leftover of another entry is swept
+    keys = sorted(o["Key"] for o in client.list_objects_v2(Bucket=s3_bucket)["Contents"])
+    assert [k.rsplit("/", 1)[1] for k in keys] == ["CACHEDIR.TAG", "manifest.json", wheel.name]
+    body = client.get_object(Bucket=s3_bucket, Key=left)["Body"].read()
+    assert body == entry.wheel_path.read_bytes()

@@ -11,11 +11,11 @@ from pathlib import Path
 import boto3
 import pytest
 
-from srcbuild.cache.key import sha256_file
 from srcbuild.cache.remotes.s3 import S3Remote
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.errors import HostError
+from srcbuild.files import sha256_file
 from tests.integration.cache.conftest import make_key
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 

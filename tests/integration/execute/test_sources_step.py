@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from srcbuild.sources import checkout as on_disk
 from tests.integration.execute.conftest import REPO_ROOT, Ran, Srcbuild
 
 pytestmark = pytest.mark.integration
@@ -108,8 +109,9 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
     import shutil
 
     from srcbuild.recipe.model import SourcePin
+    from srcbuild.sources.checkout import _STATUS_LINE, _gitlink_status
     from srcbuild.sources.mirrors import parse_mirror_args
-    from srcbuild.sources.sync import _STATUS_LINE, SourceSync, _gitlink_status
+    from srcbuild.sources.sync import SourceSync
     from tests.integration.sources import through_executor
     from tests.worlds.gitworld import make_world
 
@@ -132,7 +134,7 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
     rows = _gitlink_status(sync.checkout, os.environ)
     assert rows is not None and any(path.count("third_party") > 1 for _, _, path in rows)  # nested ones
     assert sorted(rows) == sorted(by_git())
-    assert sync.complete_commits(os.environ) == {path: commit for _, commit, path in rows}
+    assert on_disk.complete_commits(sync, os.environ) == {path: commit for _, commit, path in rows}
     first, second = sorted(path for _, _, path in rows if path.count("/") == 1)[:2]
     who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t"}
     subprocess.run(
@@ -146,4 +148,4 @@ def test_the_completeness_check_reads_what_git_submodule_status_says(tmp_path: P
     assert changed == sorted(by_git())
     flags = {path: flag for flag, _, path in changed}
     assert flags[first] == "+" and flags[second] == "-"
-    assert sync.complete_commits(os.environ) is None
+    assert on_disk.complete_commits(sync, os.environ) is None

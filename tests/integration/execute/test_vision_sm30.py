@@ -27,8 +27,8 @@ from rich.console import Console
 
 from srcbuild.errors import StepFailed
 from srcbuild.execute.executor import Executor, environ_for_build
+from srcbuild.execute.handlers import BuildContext
 from srcbuild.execute.run import prepare
-from srcbuild.execute.work import BuildContext
 from srcbuild.paths import Paths
 from srcbuild.plan import Plan
 from srcbuild.recipe import RecipeCatalog

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.errors import StepFailed
+from srcbuild.sources import checkout as on_disk
 from srcbuild.sources.patches import PatchSet
 from tests.integration.sources.through_executor import apply_patches, step_log
 
@@ -63,13 +64,13 @@ def test_series_checked_cumulatively_then_applied_once(
 ) -> None:
     labels = ["kepler/01-no-nccl.patch", "kepler/02-sm30.patch"]
     patches = PatchSet(checkout, series, labels)
-    assert not patches.applied(os.environ)
+    assert not on_disk.patches_applied(patches, os.environ)
     apply_patches(checkout, series, labels, tmp_path / "build")
-    assert patches.applied(os.environ)
+    assert on_disk.patches_applied(patches, os.environ)
     assert (checkout / "setup.py").read_text().endswith("use_nccl = False\nuse_sm30 = True\n")
-    assert set(patches.recorded(os.environ)) == {"kepler/01-no-nccl.patch", "kepler/02-sm30.patch"}
+    assert set(on_disk.recorded_patches(patches, os.environ)) == {"kepler/01-no-nccl.patch", "kepler/02-sm30.patch"}
     # a second run (a resumed build) has nothing to do and changes nothing: the step is skipped
-    assert not patches.pending(os.environ)
+    assert not on_disk.pending_patches(patches, os.environ)
     again = apply_patches(checkout, series, labels, tmp_path / "build")
     assert "skipped: every patch is already applied to the checkout" in again
     assert (checkout / "setup.py").read_text().count("use_sm30") == 1
@@ -91,7 +92,7 @@ def test_bad_second_patch_means_none_applied(checkout: Path, series: tuple[Path,
     )
     assert "patch does not apply" in log.read_text()
     assert (checkout / "setup.py").read_text() == SETUP
-    assert patches.recorded(os.environ) == {}
+    assert on_disk.recorded_patches(patches, os.environ) == {}
 
 
 def test_resumed_after_the_first_patch_applies_only_the_rest(
@@ -100,12 +101,12 @@ def test_resumed_after_the_first_patch_applies_only_the_rest(
     patches = PatchSet(checkout, series, ["01.patch", "02.patch"])
     # as if the build was interrupted right after recording patch 1
     apply_patches(checkout, series[:1], ["01.patch"], tmp_path / "first")
-    todo = patches.pending(os.environ)
+    todo = on_disk.pending_patches(patches, os.environ)
     assert todo.labels == ("02.patch",)
     assert [c.argv[-1] for c in todo.check_commands()] == [str(series[1])]
     out = apply_patches(checkout, series, ["01.patch", "02.patch"], tmp_path / "build")
     assert "already applied: 01.patch (their commands skip them)" in out
-    assert patches.applied(os.environ)
+    assert on_disk.patches_applied(patches, os.environ)
     assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
 
 
@@ -115,12 +116,12 @@ def test_rerunning_every_command_of_the_step_is_safe(checkout: Path, series: tup
     commands = patches.check_commands() + patches.apply_commands()
     for command in commands[:3]:  # both checks, then patch 1 applied and recorded: interrupted here
         subprocess.run(command.argv, cwd=command.cwd, check=True)
-    assert set(patches.recorded(os.environ)) == {"01.patch"}
+    assert set(on_disk.recorded_patches(patches, os.environ)) == {"01.patch"}
     for command in commands:  # the step again, from the start
         subprocess.run(command.argv, cwd=command.cwd, check=True)
     for command in commands:  # and once more, when everything is applied
         subprocess.run(command.argv, cwd=command.cwd, check=True)
-    assert patches.applied(os.environ)
+    assert on_disk.patches_applied(patches, os.environ)
     assert (checkout / "setup.py").read_text() == SETUP.replace("True", "False") + "use_sm30 = True\n"
 
 

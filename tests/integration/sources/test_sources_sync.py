@@ -19,6 +19,7 @@ import pytest
 from srcbuild.errors import StepFailed
 from srcbuild.plan.sources import sources_steps
 from srcbuild.recipe.model import SourcePin
+from srcbuild.sources import checkout as on_disk
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.sync import SourceSync
 from tests.integration.sources import through_executor
@@ -51,15 +52,15 @@ def first_sync(world: World, tmp_path_factory: pytest.TempPathFactory) -> Source
     """v1.0.0 of the full world synced once into a fresh work dir (shared by the tests that read it)."""
     work = tmp_path_factory.mktemp("first")
     sync = sync_for(world, work, "v1.0.0")
-    assert not sync.is_complete(os.environ)
+    assert not on_disk.is_complete(sync, os.environ)
     assert through_executor.sync(sync, work / "build") == world.tags["v1.0.0"]
     return sync
 
 
 def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync) -> None:
     sync = first_sync
-    assert sync.is_complete(os.environ)
-    commits = sync.submodule_commits(os.environ)
+    assert on_disk.is_complete(sync, os.environ)
+    commits = on_disk.submodule_commits(sync, os.environ)
     assert commits == dict(world.submodules["v1.0.0"])
     assert len(commits) == 36 + 5
     checkout = sync.checkout
@@ -73,7 +74,7 @@ def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync
         ["git", "-C", str(checkout), "remote", "get-url", "origin"], capture_output=True, text=True, check=True
     )
     assert origin.stdout.strip() == world.top_url
-    assert sync.pending_commands(os.environ) == []
+    assert on_disk.pending_commands(sync, os.environ) == []
 
 
 def own_pack_bytes(git_dir: Path, shared_with: Path) -> int:
@@ -93,7 +94,7 @@ def test_second_tag_fetches_only_what_is_new(world: World, first_sync: SourceSyn
     second = sync_for(world, work, "v1.1.0")
     assert second.cache == first.cache
     assert through_executor.sync(second, work / "second") == world.tags["v1.1.0"]
-    assert second.submodule_commits(os.environ) == dict(world.submodules["v1.1.0"])
+    assert on_disk.submodule_commits(second, os.environ) == dict(world.submodules["v1.1.0"])
     # the checkout borrows the top repository's objects from the cache and copies none
     assert (second.checkout / ".git/objects/info/alternates").read_text().strip() == str(first.cache / "objects")
     assert pack_bytes(second.checkout / ".git/objects") == 0
@@ -114,9 +115,9 @@ def test_submodule_new_to_the_cache_is_cloned_and_recorded(small_world: World, w
     shutil.copytree(first.cache / "modules/third_party/pybind11", first.cache / "modules/third_party/dropped")
     second = sync_for(small_world, work, "v2.0.0")
     through_executor.sync(second, work / "second")
-    assert second.submodule_commits(os.environ) == dict(small_world.submodules["v2.0.0"])
+    assert on_disk.submodule_commits(second, os.environ) == dict(small_world.submodules["v2.0.0"])
     assert (second.checkout / ".git/modules/third_party/dropped/HEAD").is_file()
-    assert second.is_complete(os.environ)
+    assert on_disk.is_complete(second, os.environ)
     log = step_log(work / "second", "sources").read_text()
     assert log.count("Cloning into") == 1 and "third_party/gloo'..." in log
     assert (gloo / "HEAD").is_file() and "bare = true" in (gloo / "config").read_text()
@@ -143,7 +144,7 @@ def test_without_a_mirror_rule_the_submodule_url_is_named(small_world: World, wo
     assert hint.startswith(f"no mirror rule covers {url}: pass --mirror gitee or --mirror https://github.com/=")
     assert hint.endswith(f"full output in {step_log(work / 'build', 'sources')}")
     assert err.value.exit_code == 5
-    assert not sync.is_complete(os.environ)
+    assert not on_disk.is_complete(sync, os.environ)
 
 
 def test_flat_namespace_mirror_map_end_to_end(small_world: World, work: Path) -> None:
@@ -159,7 +160,7 @@ def test_flat_namespace_mirror_map_end_to_end(small_world: World, work: Path) ->
     mapping.write_text(f'base = "file://{flat}/"\n' + "\n".join(rows))
     sync = sync_for(small_world, work, "v2.0.0", parse_mirror_args([str(mapping)], {}))
     assert through_executor.sync(sync, work / "build") == small_world.tags["v2.0.0"]
-    assert sync.submodule_commits(os.environ) == dict(small_world.submodules["v2.0.0"])
+    assert on_disk.submodule_commits(sync, os.environ) == dict(small_world.submodules["v2.0.0"])
 
 
 def test_pinned_commit_mismatch_names_both(small_world: World, work: Path) -> None:
@@ -177,7 +178,7 @@ def test_pinned_commit_mismatch_names_both(small_world: World, work: Path) -> No
         "otherwise the repository or mirror serves a different history: check --mirror"
     )
     right = sync_for(small_world, work, "v1.1.0", commit=actual)
-    assert right.verify_commit(os.environ) == actual
+    assert on_disk.verify_commit(right, os.environ) == actual
 
 
 def test_interrupted_submodule_update_continues(small_world: World, work: Path) -> None:
@@ -199,9 +200,9 @@ def test_interrupted_submodule_update_continues(small_world: World, work: Path) 
     # git clones every submodule it can before it stops; pybind11 is fetched, the others are not
     assert (broken.checkout / ".git/modules/third_party/pybind11/HEAD").is_file()
     assert not (broken.checkout / ".git/modules/third_party/fbgemm").exists()
-    assert not broken.is_complete(os.environ)
+    assert not on_disk.is_complete(broken, os.environ)
     sync = sync_for(small_world, work, "v1.0.0")
-    assert sync.pending_commands(os.environ) == sync.submodule_commands()
+    assert on_disk.pending_commands(sync, os.environ) == sync.submodule_commands()
     packs = broken.checkout / ".git/modules/third_party/pybind11/objects/pack"
     before = {p.name: p.stat().st_ino for p in packs.glob("*.pack")}
     assert before
@@ -209,8 +210,8 @@ def test_interrupted_submodule_update_continues(small_world: World, work: Path) 
     for command in sync.commands():
         done = subprocess.run(command.argv, cwd=command.cwd, env=command.env.apply(os.environ), capture_output=True)
         assert done.returncode == 0, done.stdout + done.stderr
-    assert sync.is_complete(os.environ)
-    assert sync.submodule_commits(os.environ) == dict(small_world.submodules["v1.0.0"])
+    assert on_disk.is_complete(sync, os.environ)
+    assert on_disk.submodule_commits(sync, os.environ) == dict(small_world.submodules["v1.0.0"])
     assert {p.name: p.stat().st_ino for p in packs.glob("*.pack")} == before  # kept, not cloned again
 
 
@@ -220,10 +221,10 @@ def test_leftovers_of_a_killed_clone_are_never_used(small_world: World, work: Pa
     (sync.partial / "junk").write_text("half a clone")
     sync.checkout.mkdir()
     (sync.checkout / "junk").write_text("not a checkout")
-    assert not sync.is_complete(os.environ)
-    assert sync.pending_commands(os.environ) == sync.commands()
+    assert not on_disk.is_complete(sync, os.environ)
+    assert on_disk.pending_commands(sync, os.environ) == sync.commands()
     through_executor.sync(sync, work / "build")
-    assert sync.is_complete(os.environ) and not (sync.checkout / "junk").exists() and not sync.partial.exists()
+    assert on_disk.is_complete(sync, os.environ) and not (sync.checkout / "junk").exists() and not sync.partial.exists()
 
 
 def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> None:
@@ -254,10 +255,10 @@ def test_killed_sync_then_rerun_completes(small_world: World, work: Path) -> Non
     assert child.poll() is None, "the sync finished before it could be interrupted"
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
-    assert not sync.is_complete(os.environ)
+    assert not on_disk.is_complete(sync, os.environ)
     through_executor.sync(sync, work / "build")
-    assert sync.is_complete(os.environ)
-    assert sync.submodule_commits(os.environ) == dict(world.submodules["v2.0.0"])
+    assert on_disk.is_complete(sync, os.environ)
+    assert on_disk.submodule_commits(sync, os.environ) == dict(world.submodules["v2.0.0"])
 
 
 def test_repository_without_submodules(tmp_path: Path) -> None:
@@ -267,7 +268,7 @@ def test_repository_without_submodules(tmp_path: Path) -> None:
     pin = SourcePin("v0.8.2", "https://github.com/pytorch/vision", tags["v0.8.2"])
     sync = SourceSync(pin, tmp_path / "src" / "vision", tmp_path / "cache", rules, jobs=2, label="torchvision")
     assert through_executor.sync(sync, tmp_path / "build") == tags["v0.8.2"]
-    assert sync.is_complete(os.environ) and sync.submodule_commits(os.environ) == {}
+    assert on_disk.is_complete(sync, os.environ) and on_disk.submodule_commits(sync, os.environ) == {}
     assert (sync.checkout / "setup.py").read_text() == "print('vision')\n"
     assert not (sync.cache / "modules").exists()
 
@@ -280,12 +281,12 @@ def test_submodule_cloned_but_never_checked_out_is_repaired(small_world: World, 
     for path in (sync.checkout / "third_party/fbgemm/third_party/asmjit").iterdir():
         if path.name != ".git":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
-    assert not sync.is_complete(os.environ)
-    assert sync.pending_commands(os.environ) == sync.submodule_commands()
+    assert not on_disk.is_complete(sync, os.environ)
+    assert on_disk.pending_commands(sync, os.environ) == sync.submodule_commands()
     out = through_executor.run_step(sources_steps(sync)[0], work / "again")
     total, left = len(sync.commands()), len(sync.submodule_commands())
     assert f"skipping {total - left} of {total} command(s)" in out
-    assert sync.is_complete(os.environ)
+    assert on_disk.is_complete(sync, os.environ)
     assert (sync.checkout / "third_party/fbgemm/third_party/asmjit/README.md").read_text() == "# asmjit/asmjit\n"
 
 
@@ -307,7 +308,8 @@ def test_two_syncs_share_a_cold_cache_at_the_same_time(small_world: World, work:
         t.join()
     assert errors == []
     for sync, tag in zip(syncs, ("v1.0.0", "v2.0.0")):
-        assert sync.is_complete(os.environ) and sync.submodule_commits(os.environ) == dict(small_world.submodules[tag])
+        assert on_disk.is_complete(sync, os.environ)
+        assert on_disk.submodule_commits(sync, os.environ) == dict(small_world.submodules[tag])
     assert (syncs[0].cache / "modules/third_party/fbgemm/HEAD").is_file()
     assert not list(syncs[0].cache.glob("modules.partial*"))
 
@@ -323,4 +325,4 @@ def test_rerun_replaces_a_patched_checkout(small_world: World, work: Path) -> No
             command.argv, cwd=command.cwd, env=command.env.apply(os.environ), check=True, capture_output=True
         )
     assert (sync.checkout / "version.txt").read_text() == "1.0.0\n"
-    assert not (sync.checkout / ".git/srcbuild-patches").exists() and sync.is_complete(os.environ)
+    assert not (sync.checkout / ".git/srcbuild-patches").exists() and on_disk.is_complete(sync, os.environ)

@@ -20,7 +20,8 @@ from srcbuild.execute.executor import Executor
 from srcbuild.plan.model import Plan, Step
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.resolve.model import ResolvedPatch
-from srcbuild.sources.patches import sha256_file
+from srcbuild.sources import checkout as on_disk
+from srcbuild.sources.patches import patch_sha256
 from srcbuild.sources.sync import SourceSync
 
 
@@ -52,12 +53,12 @@ def sync(source: SourceSync, build_root: Path) -> str:
     """The build's sources step for ``source``, then its commit check; returns the checked-out commit."""
     fetch, _check = sources_steps(source)
     run_step(fetch, build_root)
-    return source.verify_commit(os.environ)
+    return on_disk.verify_commit(source, os.environ)
 
 
 def apply_patches(checkout: Path, files: Sequence[Path], labels: Sequence[str], build_root: Path) -> str:
     """The build's patches step for these patch files (named by ``labels``); returns its output."""
-    resolved = tuple(ResolvedPatch(label, path, sha256_file(path)) for path, label in zip(files, labels))
+    resolved = tuple(ResolvedPatch(label, path, patch_sha256(path)) for path, label in zip(files, labels))
     step = patches_step(checkout, resolved)
     assert step is not None
     return run_step(step, build_root)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild import capability
+from srcbuild import capability, tables
 from srcbuild.advice.doctor import diagnose
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli import main
 from srcbuild.host.facts import GpuInfo, HostFacts
-from srcbuild.knowledge import load, load_knowledge
+from srcbuild.knowledge import load_knowledge
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 
@@ -79,7 +79,7 @@ source = "a test's made-up CUDA"
 
 def test_a_new_generation_is_a_data_only_change(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
-    shutil.copytree(load.DATA_DIR, data)
+    shutil.copytree(tables.DATA_DIR, data)
     for name, rows in (("capabilities", NEW_GENERATION), ("cuda", NEW_CUDA)):
         text = (data / f"{name}.toml").read_text()
         head, sep, tail = text.partition("\n[sources]")
@@ -87,7 +87,7 @@ def test_a_new_generation_is_a_data_only_change(tmp_path: Path, capsys: pytest.C
     load_knowledge.cache_clear()
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(load, "DATA_DIR", data)
+            patch.setattr(tables, "DATA_DIR", data)
             assert main(["compat", "--arch", "14.0", "--json"]) == 0
             window = json.loads(capsys.readouterr().out)
             assert (window["cc"], window["generation"]) == ("14.0", "Nextgen")

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.maintenance import entry_size, human_size, parse_size
+from srcbuild.cache.maintenance import entry_size, parse_size
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.errors import UsageError
+from srcbuild.files import human_size
 from tests.unit.cache.synthetic import PLATFORM, make_manifest, make_wheel
 
 
@@ -110,7 +111,7 @@ def test_index_command(filled: WheelCache, tmp_path: Path, capsys) -> None:
 def test_push_and_pull_by_recipe(filled: WheelCache, tmp_path: Path, capsys, monkeypatch) -> None:
     # --recipe computes the fingerprint for "this machine": the recorded machine the entries were
     # made for (PLATFORM), not the host running the test, whose C library may differ
-    monkeypatch.setattr("srcbuild.cache.key.host_platform_tag", lambda: PLATFORM)
+    monkeypatch.setattr("srcbuild.host.platform.host_platform_tag", lambda: PLATFORM)
     share = tmp_path / "share"
     share.mkdir()
     assert main(["cache", "push", "--unsigned", "--remote", str(share)]) == 0

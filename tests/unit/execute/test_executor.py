@@ -13,6 +13,7 @@ from rich.console import Console
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import Interrupted, StepFailed, UsageError
 from srcbuild.execute.executor import Executor
+from srcbuild.execute.runner import Runner
 from srcbuild.execute.state import BuildState
 from srcbuild.plan.actions import Action, SkipCondition
 from srcbuild.plan.model import Plan, Step
@@ -55,8 +56,9 @@ class Record(Action):
     def describe(self) -> str:
         return self.label
 
-    def run(self, ex: Executor, step: Step, log: Path) -> None:
-        ex.context(ex, step)
+
+def _record(ex: Runner, action: Action, step: Step, log: Path) -> None:
+    ex.context(ex, step)
 
 
 @dataclass(frozen=True)
@@ -64,8 +66,10 @@ class Already(SkipCondition):
     name: ClassVar[str] = "already"
     reason: ClassVar[str] = "it was done already"
 
-    def holds(self, ex: Executor) -> bool:
-        return True
+
+# the test actions' handlers, as srcbuild.execute.registry maps srcbuild's own
+HANDLERS = {Record: _record}
+SKIP_CHECKS = {Already: lambda ex, condition: True}
 
 
 def _step(step_id: str, skip_if: SkipCondition | None = None) -> Step:
@@ -73,7 +77,15 @@ def _step(step_id: str, skip_if: SkipCondition | None = None) -> Step:
 
 
 def _run(plan: Plan, rec: Recorder, resume: bool = False) -> Executor:
-    ex = Executor(plan, console=Console(file=io.StringIO()), environ={}, resume=resume, context=rec)
+    ex = Executor(
+        plan,
+        console=Console(file=io.StringIO()),
+        environ={},
+        resume=resume,
+        context=rec,
+        handlers=HANDLERS,
+        skip_checks=SKIP_CHECKS,
+    )
     ex.run()
     return ex
 
@@ -133,7 +145,11 @@ def test_skip_condition(tmp_path: Path) -> None:
 def test_finalizers_run_on_failure(tmp_path: Path) -> None:
     calls: list[str] = []
     ex = Executor(
-        _plan(tmp_path, _step("a")), console=Console(file=io.StringIO()), environ={}, context=Recorder(fail="a")
+        _plan(tmp_path, _step("a")),
+        console=Console(file=io.StringIO()),
+        environ={},
+        context=Recorder(fail="a"),
+        handlers=HANDLERS,
     )
     ex.finalizers.append(lambda: calls.append("restored"))
     with pytest.raises(StepFailed):
@@ -164,6 +180,8 @@ def test_steps_after_one_that_ran_again_run_again_on_resume(tmp_path: Path) -> N
     rec = Recorder()
     out = io.StringIO()
     plan = _plan(tmp_path, changed, _step("b"), _step("c"))
-    Executor(plan, console=Console(file=out, width=200), environ={}, resume=True, context=rec).run()
+    Executor(
+        plan, console=Console(file=out, width=200), environ={}, resume=True, context=rec, handlers=HANDLERS
+    ).run()
     assert rec.ran == ["a", "b", "c"]  # b was done, but a (say, install-torch) may have undone it
     assert "    done in an earlier run; runs again because step a ran before it" in out.getvalue()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from srcbuild.cache.key import ResolvedFacts, sha256_file
+from srcbuild.cache.key import ResolvedFacts
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import WheelCache
 from srcbuild.ext.install import candidates
 from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
+from srcbuild.files import sha256_file
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
 from tests.unit.cache.synthetic import make_wheel

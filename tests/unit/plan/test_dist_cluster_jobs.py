@@ -9,9 +9,9 @@ from pathlib import Path
 from srcbuild.paths import Paths
 from srcbuild.plan.render import render_settings
 from srcbuild.resolve import BuildHost, BuildOptions
-from srcbuild.resolve.host import probe_dist_cluster
 from srcbuild.resolve.inputs import DistCluster
 from srcbuild.resolve.model import Origin
+from srcbuild.resolve.probe import probe_dist_cluster
 from tests.unit.plan.conftest import load, plan_for
 
 SCHEDULER = "http://127.0.0.1:10600"
@@ -61,6 +61,12 @@ def test_the_probe_asks_only_a_scheduler_the_build_names(paths: Paths) -> None:
     assert probe_dist_cluster(BuildOptions(), Path("/usr/bin/sccache"), paths, {}) is None
     ccache = BuildOptions(dist_scheduler=SCHEDULER, compiler_cache="ccache")
     assert probe_dist_cluster(ccache, Path("/usr/bin/sccache"), paths, {}) is None
+    # a compiler cache named anywhere else than the command line is the same answer: nothing is asked
+    named = BuildOptions(dist_scheduler=SCHEDULER)
+    sccache = Path("/usr/bin/sccache")
+    assert probe_dist_cluster(named, sccache, paths, {"SRCBUILD_COMPILER_CACHE": "ccache"}) is None
+    assert probe_dist_cluster(named, sccache, paths, {"SRCBUILD_CCACHE": "0"}) is None
+    assert probe_dist_cluster(named, sccache, paths, {}, recipe_kind="ccache") is None
     unasked = probe_dist_cluster(BuildOptions(), None, paths, {"SRCBUILD_DIST_SCHEDULER": SCHEDULER})
     assert unasked == DistCluster(
         SCHEDULER, source="not asked: no sccache on PATH; scheduler from environment SRCBUILD_DIST_SCHEDULER"

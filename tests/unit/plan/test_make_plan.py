@@ -191,7 +191,7 @@ def test_settings_hash_follows_what_reaches_cmake(paths: Paths, host: BuildHost,
     other_cuda = plan_for(recipe, dataclasses.replace(options, cuda_home="/other/cuda"), host, paths, {})
     assert base.settings_hash() == fewer_jobs.settings_hash()  # MAX_JOBS does not reach CMake
     assert base.settings_hash() != other_cuda.settings_hash()
-    assert base.step("build-tree").action.arg["hash"] == base.settings_hash()  # type: ignore[union-attr]
+    assert base.step("build-tree").action.args()["hash"] == base.settings_hash()  # type: ignore[union-attr]
 
 
 def test_plan_is_pure_and_stable(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
@@ -209,7 +209,7 @@ def test_environment_step_without_a_backend_says_why(paths: Paths, host: BuildHo
     plan = plan_for(recipe, BuildOptions(), bare, paths, {"PATH": ""})
     step = plan.step("environment")
     assert step.title == "Build environment: Python 3.8 (no way to make it here)"
-    assert step.action is not None and step.action.description.startswith("cannot: no way to make a conda environment")
+    assert step.action is not None and step.action.describe().startswith("cannot: no way to make a conda environment")
 
 
 def test_environment_step_installs_from_the_recipes_lockfile(
@@ -230,8 +230,8 @@ def test_environment_step_installs_from_the_recipes_lockfile(
     with_rattler = dataclasses.replace(host, rattler=True)  # as probed: the planner imports nothing
     step = next(s for s in plan_for(recipe, no_env, with_rattler, paths, {}).steps if s.id == "environment")
     assert step.action is not None
-    assert step.action.arg["lockfile"] == str(lockfile)
-    assert f"install the exact packages of {lockfile} (no solve" in step.action.description
+    assert step.action.args()["lockfile"] == str(lockfile)
+    assert f"install the exact packages of {lockfile} (no solve" in step.action.describe()
 
 
 def test_planning_imports_no_optional_package(

@@ -8,7 +8,7 @@ from pathlib import Path
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, Resources
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.resolve.host import build_host
+from srcbuild.resolve.probe import build_host
 
 RECIPE = Path(__file__).resolve().parents[2] / "fixtures" / "recipes" / "world" / "world-kepler-cu118.toml"
 

@@ -35,9 +35,9 @@ def test_ls_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     lines = capsys.readouterr().out.splitlines()
     assert lines[2].strip(" ─") == ""
     assert [line.rstrip() for line in (lines[1], *lines[3:5])] == [
-        " name    version            provider   size     prefix",
-        " cuda    9.2                runfile    1.5 kB   cuda-9.2-runfile",
-        " cudnn   7.6.5.32-cuda9.2   nvidia     1.5 kB   cudnn-7.6.5.32-cuda9.2-nvidia",
+        " name    version            provider   size      prefix",
+        " cuda    9.2                runfile    1.5 KiB   cuda-9.2-runfile",
+        " cudnn   7.6.5.32-cuda9.2   nvidia     1.5 KiB   cudnn-7.6.5.32-cuda9.2-nvidia",
     ]
     assert all(len(line) <= 80 for line in lines)
     assert main(["toolchain", "ls", "--json"]) == 0

@@ -37,7 +37,7 @@ def test_which_provider_serves_which_cuda() -> None:
     assert (offer.provider, offer.version) == ("nvidia", "7.6.5.32-cuda9.2")
     assert choose(Request("cudnn", "8.5", cuda="11.8"), facts).origin.endswith("_cuda11-archive.tar.xz")
     cudnn910 = choose(Request("cudnn", "9.10", cuda="12.6"), facts)
-    assert (cudnn910.version, cudnn910.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (nvidia, 1.0 GB)")
+    assert (cudnn910.version, cudnn910.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (nvidia, 956.7 MiB)")
     assert cudnn910.origin.endswith("/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz")
     assert choose(Request("gcc", "7"), facts).origin == "conda-forge: gcc_linux-64 7.* gxx_linux-64 7.*"
     conda = choose(Request("cuda", "12.6"), facts, only="conda")
@@ -46,7 +46,7 @@ def test_which_provider_serves_which_cuda() -> None:
     assert offers_for(Request("cuda", "12.7"), facts, only="conda") == []  # NVIDIA published no 12.7
     redist = choose(Request("cuda", "11.8"), facts)
     assert redist.size is not None and 1_000_000_000 < redist.size < 1_500_000_000
-    assert redist.describe() == "CUDA 11.8 (redist, 1.3 GB)"
+    assert redist.describe() == "CUDA 11.8 (redist, 1.2 GiB)"
 
 
 def test_what_the_data_cannot_serve_is_said_plainly() -> None:
@@ -116,13 +116,13 @@ def test_progress_prints_plain_lines_every_ten_percent() -> None:
     from srcbuild.toolchain.download import Progress
 
     out = io.StringIO()
-    progress = Progress(out, "cuda.run", 1000, 0)
-    for done in range(0, 1001, 50):
+    progress = Progress(out, "cuda.run", 1024, 0)
+    for done in range(0, 1025, 32):
         progress.update(done)
     lines = out.getvalue().splitlines()
     assert len(lines) == 10
-    assert lines[0].startswith("cuda.run: 100 B of 1.0 kB (10%), ") and "/s, ETA " in lines[0]
-    assert lines[-1].startswith("cuda.run: 1.0 kB of 1.0 kB (100%)")
+    assert lines[0].startswith("cuda.run: 128 B of 1.0 KiB (12%), ") and "/s, ETA " in lines[0]
+    assert lines[-1].startswith("cuda.run: 1.0 KiB of 1.0 KiB (100%)")
 
 
 def test_a_preferred_provider_order_comes_first() -> None:

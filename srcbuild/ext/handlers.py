@@ -1,19 +1,21 @@
-"""What the extension build's own steps do when they run (``srcbuild.ext.actions`` calls these)."""
+"""What the extension build's own steps do when they run: ``EXT_HANDLERS`` maps each action of
+``srcbuild.ext.actions`` to its handler, next to the executor's own (``srcbuild.execute.registry``)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from srcbuild import __version__, proc
 from srcbuild.errors import VerificationFailed
-from srcbuild.execute.work import BuildContext, find_wheel
+from srcbuild.execute.dist import find_wheel
+from srcbuild.execute.handlers import BuildContext
+from srcbuild.execute.registry import Handler
+from srcbuild.execute.runner import Runner
+from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
 from srcbuild.findings import Finding, Severity
-
-if TYPE_CHECKING:
-    from srcbuild.execute.executor import Executor
 
 
 @dataclass
@@ -28,13 +30,13 @@ class ExtContext(BuildContext):
     nvcc_version: str | None = None
 
 
-def _ctx(ex: Executor) -> ExtContext:
+def _ctx(ex: Runner) -> ExtContext:
     ctx = ex.context
     assert isinstance(ctx, ExtContext)
     return ctx
 
 
-def preflight(ex: Executor) -> None:
+def preflight(ex: Runner) -> None:
     from srcbuild.ext.preflight import refusal
 
     ctx = _ctx(ex)
@@ -54,7 +56,7 @@ def preflight(ex: Executor) -> None:
         ex.console.print(f"    {len(findings)} finding(s), no errors")
 
 
-def verify(ex: Executor, dist: Path, pattern: str) -> None:
+def verify(ex: Runner, dist: Path, pattern: str) -> None:
     from srcbuild.verify.report import verify_wheel
 
     ctx = _ctx(ex)
@@ -76,11 +78,12 @@ def verify(ex: Executor, dist: Path, pattern: str) -> None:
     ex.console.print(f"    {wheel.name}: kernels match the recipe" if archs else f"    {wheel.name}: read")
 
 
-def cache(ex: Executor, dist: Path, pattern: str) -> None:
-    from srcbuild.cache.key import ResolvedFacts, sha256_file
+def cache(ex: Runner, dist: Path, pattern: str) -> None:
+    from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest, wheel_name_parts
     from srcbuild.cache.store import WheelCache
     from srcbuild.ext.key import ext_fingerprint
+    from srcbuild.files import sha256_file
     from srcbuild.host.toolchain import gcc_version
     from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
@@ -125,3 +128,10 @@ def cache(ex: Executor, dist: Path, pattern: str) -> None:
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
     ex.console.print(f"    stored {entry.wheel_path}")
+
+
+EXT_HANDLERS: dict[type, Handler] = {
+    ExtPreflight: lambda ex, action, step, log: preflight(ex),
+    VerifyExtWheel: lambda ex, action, step, log: verify(ex, action.dist, action.pattern),
+    CacheExtWheel: lambda ex, action, step, log: cache(ex, action.dist, action.pattern),
+}

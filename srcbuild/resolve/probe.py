@@ -29,10 +29,10 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
     """The host facts a build uses, taken from ``srcbuild.host.probe_host``'s answer."""
     import sys
 
-    from srcbuild.cache.key import host_platform_tag
     from srcbuild.envs.backends import conda_tools_on_path
     from srcbuild.envs.backends.rattler_backend import rattler_available
     from srcbuild.host.jobs import max_jobs
+    from srcbuild.host.platform import host_platform_tag
 
     major = recipe.toolchain.gcc.split(".")[0]
     gcc = facts.gcc(int(major)) if major.isdigit() else None
@@ -75,15 +75,22 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
 
 
 def probe_dist_cluster(
-    options: BuildOptions, sccache: Path | None, paths: Paths, environ: Mapping[str, str]
+    options: BuildOptions,
+    sccache: Path | None,
+    paths: Paths,
+    environ: Mapping[str, str],
+    recipe_kind: str | None = None,
 ) -> DistCluster | None:
     """The capacity of the sccache-dist scheduler the build names (None: it names none, or its
-    compiler cache cannot be sccache: resolve then says why). Raises ``HostError`` without the
-    client token (``SRCBUILD_DIST_TOKEN``)."""
+    compiler cache cannot be sccache: resolve then says why). The compiler cache is the one the
+    build names wherever it was said (``compiler_cache.named_kind``: the command line, the
+    environment, the recipe's ``compiler_cache``). Raises ``HostError`` without the client token
+    (``SRCBUILD_DIST_TOKEN``)."""
+    from srcbuild.compiler_cache import named_kind
     from srcbuild.compiler_cache.dist import probe_cluster
 
     scheduler = options.dist_scheduler or environ.get("SRCBUILD_DIST_SCHEDULER") or None
-    if scheduler is None or options.compiler_cache in ("ccache", "none"):
+    if scheduler is None or named_kind(options.compiler_cache, recipe_kind, environ)[0] not in ("auto", "sccache"):
         return None
     named = "command line --dist-scheduler" if options.dist_scheduler else origin(environ, "SRCBUILD_DIST_SCHEDULER")
     if sccache is None:
@@ -124,7 +131,9 @@ def probe_build_host(
     from dataclasses import replace
 
     sccache = shutil.which("sccache", path=environ.get("PATH", ""))
-    cluster = probe_dist_cluster(options, Path(sccache) if sccache else None, paths, environ)
+    cluster = probe_dist_cluster(
+        options, Path(sccache) if sccache else None, paths, environ, recipe.build.compiler_cache
+    )
     from srcbuild.resolve.portable import portable_choice, sysroot_gcc, sysroot_glibc
     from srcbuild.toolchain.facts import load_facts
     from srcbuild.toolchain.needs import needs_for

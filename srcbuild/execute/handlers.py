@@ -1,6 +1,8 @@
 """What the typed actions and skip conditions of ``srcbuild.plan.actions`` do when a build runs.
 
-Each function takes the executor (its console, its ``BuildContext``) and the action's own inputs;
+Each function takes the running executor (``srcbuild.execute.runner.Runner``: its console, its
+``BuildContext``) and the action's own inputs (``srcbuild.execute.registry`` maps each action type
+to its function);
 it prints what it finds and raises a ``SrcbuildError`` subclass when the build must stop. The
 sibling packages do the real work: ``srcbuild.resolve`` (the findings and the refusal),
 ``srcbuild.verify`` (the wheel's kernels), ``srcbuild.cache`` (the wheel store),
@@ -18,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.execute.dist import find_wheel
+from srcbuild.execute.runner import Runner
 from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
 from srcbuild.paths import Paths
@@ -25,10 +29,10 @@ from srcbuild.plan.actions import CheckLocalChanges, VerifySources
 from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
+from srcbuild.sources import checkout
 from srcbuild.sources.sync import GIT_ENV
 
 if TYPE_CHECKING:
-    from srcbuild.execute.executor import Executor
     from srcbuild.plan.actions import CheckBuildTree
     from srcbuild.sources.patches import PatchSet
     from srcbuild.sources.sync import SourceSync
@@ -57,13 +61,13 @@ class BuildContext:
         return self.resolved.paths
 
 
-def _ctx(ex: Executor) -> BuildContext:
+def _ctx(ex: Runner) -> BuildContext:
     ctx = ex.context
     assert isinstance(ctx, BuildContext)
     return ctx
 
 
-def preflight(ex: Executor, log: Path) -> None:
+def preflight(ex: Runner, log: Path) -> None:
     """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so.
     Every finding, notes included, is written to the step's ``log``."""
     from srcbuild.resolve import refusal
@@ -91,10 +95,10 @@ def preflight(ex: Executor, log: Path) -> None:
     ex.console.print(f"    {network_line(r)}", markup=False, highlight=False)
 
 
-def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
+def sync_sources(ex: Runner, sync: SourceSync, step: Step, log: Path) -> None:
     """Run the sources step's commands that are still pending, holding the object cache's lock.
 
-    The plan lists every command of a sync; ``SourceSync.done_count()`` says how many of them, from
+    The plan lists every command of a sync; ``checkout.done_count()`` says how many of them, from
     the first, the checkout on disk already reflects (all when it is complete, all but the
     submodule commands when it is at the tag); the rest run.
     """
@@ -102,7 +106,7 @@ def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
 
     from srcbuild.sources.diagnose import explain_git_failure
 
-    lock = sync.lock()
+    lock = checkout.lock(sync)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -110,7 +114,7 @@ def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
         lock.acquire()
     try:
         planned = list(step.commands)
-        done = planned[: sync.done_count(ex.environ)]
+        done = planned[: checkout.done_count(sync, ex.environ)]
         todo = planned[len(done) :]
         if done:
             why = (
@@ -133,12 +137,12 @@ def sync_sources(ex: Executor, sync: SourceSync, step: Step, log: Path) -> None:
         lock.release()
 
 
-def apply_patches(ex: Executor, patches: PatchSet, step: Step, log: Path) -> None:
+def apply_patches(ex: Runner, patches: PatchSet, step: Step, log: Path) -> None:
     """Refuse a checkout with patches the recipe no longer asks for (``PatchSet.pending``), then run
     the step's commands; a failed check or apply names the patch, git's words and the log."""
     from srcbuild.sources.patches import explain_patch_failure
 
-    todo = patches.pending(ex.environ)
+    todo = checkout.pending_patches(patches, ex.environ)
     if todo.labels != patches.labels:
         done = [label for label in patches.labels if label not in todo.labels]
         ex.console.print(f"    already applied: {', '.join(done)} (their commands skip them)", markup=False)
@@ -146,10 +150,10 @@ def apply_patches(ex: Executor, patches: PatchSet, step: Step, log: Path) -> Non
         ex.run_command(step, cmd, log, explain=lambda c, result: explain_patch_failure(c, result.tail, log))
 
 
-def verify_sources(ex: Executor, sync: SourceSync) -> None:
+def verify_sources(ex: Runner, sync: SourceSync) -> None:
     ctx = _ctx(ex)
-    commit = sync.verify_commit(ex.environ)
-    commits = sync.complete_commits(ex.environ)  # is_complete() and submodule_commits() from one git status
+    commit = checkout.verify_commit(sync, ex.environ)
+    commits = checkout.complete_commits(sync, ex.environ)  # is_complete() and submodule_commits(): one git status
     if commits is None:
         raise StepFailed(
             f"{ex.plan.checkout} is not complete: a submodule is missing or not at its recorded commit",
@@ -159,7 +163,7 @@ def verify_sources(ex: Executor, sync: SourceSync) -> None:
     ex.console.print(f"    {ex.plan.package} at {commit[:12]}, {len(commits)} submodule(s) checked out")
 
 
-def check_env(ex: Executor, prefix: Path, want: str) -> None:
+def check_env(ex: Runner, prefix: Path, want: str) -> None:
     python = prefix / "bin" / "python"
     kind = "conda" if (prefix / "conda-meta").is_dir() else "venv" if (prefix / "pyvenv.cfg").is_file() else None
     if kind is None or not python.exists():
@@ -182,7 +186,7 @@ def check_env(ex: Executor, prefix: Path, want: str) -> None:
     ex.console.print(f"    existing {kind} environment with Python {out.strip()} at {python}")
 
 
-def provision(ex: Executor, planned: tuple[Any, ...], log: Path) -> None:
+def provision(ex: Runner, planned: tuple[Any, ...], log: Path) -> None:
     """Fetch (or reuse) each planned toolchain prefix; downloads report their progress."""
     import sys
 
@@ -196,7 +200,7 @@ def provision(ex: Executor, planned: tuple[Any, ...], log: Path) -> None:
         ex.console.print(f"    {t.name} {t.version} ({t.provider}) {state}: {t.prefix}")
 
 
-def ensure_env(ex: Executor, log: Path) -> None:
+def ensure_env(ex: Runner, log: Path) -> None:
     """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
     from srcbuild.envs.backends import backend_for
     from srcbuild.envs.backends.base import CommandIO
@@ -219,7 +223,7 @@ def ensure_env(ex: Executor, log: Path) -> None:
     ex.console.print(f"    {backend.name} environment {made.prefix} ({state})")
 
 
-def _clean_build_tree(ex: Executor, cache: Path) -> None:
+def _clean_build_tree(ex: Runner, cache: Path) -> None:
     for cleanup in ex.plan.step("build").on_failure:
         result = proc.run(cleanup.argv, cwd=cleanup.cwd, env=ex.command_env(cleanup))
         if not result.ok:
@@ -229,7 +233,7 @@ def _clean_build_tree(ex: Executor, cache: Path) -> None:
         shutil.rmtree(stale_dir)
 
 
-def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
+def check_build_tree(ex: Runner, action: CheckBuildTree) -> None:
     """Reuse the build tree when it was configured with these settings; clean it when they
     changed, and when the last build failed in it and this one is not ``--resume``/``--keep-build``."""
     digest, hash_file, cache = action.digest, action.hash_file, action.cache
@@ -249,16 +253,16 @@ def check_build_tree(ex: Executor, action: CheckBuildTree) -> None:
     hash_file.write_text(digest + "\n")
 
 
-def _local_changes(ex: Executor, action: CheckLocalChanges) -> Any:
+def _local_changes(ex: Runner, action: CheckLocalChanges) -> Any:
     from srcbuild.sources.localdiff import local_changes
 
-    submodules = sorted(action.sync.submodule_commits(ex.environ))
+    submodules = sorted(checkout.submodule_commits(action.sync, ex.environ))
     return local_changes(
         action.sync.checkout, action.patches, submodules, tag=action.sync.pin.tag, environ=ex.environ
     )
 
 
-def check_local_changes(ex: Executor, action: CheckLocalChanges) -> None:
+def check_local_changes(ex: Runner, action: CheckLocalChanges) -> None:
     ctx = _ctx(ex)
     changes = _local_changes(ex, action)
     ctx.local_changes = changes
@@ -283,7 +287,7 @@ def _cc_read(config: Any, env: dict[str, str]) -> Any:
     return kind.parse_stats(out)
 
 
-def compiler_cache_start(ex: Executor, config: Any, log: Path) -> None:
+def compiler_cache_start(ex: Runner, config: Any, log: Path) -> None:
     """Start the compiler cache with the build's settings (sccache: its own server) and keep its counters."""
     from srcbuild.compiler_cache import kind_module
 
@@ -306,7 +310,7 @@ def compiler_cache_start(ex: Executor, config: Any, log: Path) -> None:
     ex.console.print(f"    {config.label()} ready")
 
 
-def compiler_cache_stats(ex: Executor, config: Any) -> None:
+def compiler_cache_stats(ex: Runner, config: Any) -> None:
     """Put this build's hits and misses in the result; stop sccache's server."""
     from srcbuild.compiler_cache import kind_module
 
@@ -319,14 +323,7 @@ def compiler_cache_stats(ex: Executor, config: Any) -> None:
     ex.console.print(f"    compiler cache {stats.summary()}")
 
 
-def find_wheel(dist: Path, pattern: str) -> Path:
-    found = sorted(dist.glob(pattern), key=lambda p: p.stat().st_mtime)
-    if not found:
-        raise StepFailed(f"the build made no wheel matching {dist / pattern}", "read the build step's log")
-    return found[-1]
-
-
-def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
+def verify_wheel(ex: Runner, dist: Path, pattern: str) -> None:
     from srcbuild.verify.report import verify_wheel as verify
 
     ctx = _ctx(ex)
@@ -361,7 +358,7 @@ def verify_wheel(ex: Executor, dist: Path, pattern: str) -> None:
             ex.console.print(f"    not older because of {listed(report.extra['manylinux_held_back_by'])}")
 
 
-def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
+def cache_wheel(ex: Runner, dist: Path, pattern: str) -> None:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
@@ -376,7 +373,7 @@ def cache_wheel(ex: Executor, dist: Path, pattern: str) -> None:
         ctx.source_commit = head.strip() if head else None
         check = ex.plan.step("sources-check").action
         assert isinstance(check, VerifySources)
-        ctx.submodule_commits = check.sync.submodule_commits(ex.environ)
+        ctx.submodule_commits = checkout.submodule_commits(check.sync, ex.environ)
     # modifications found before the build count even if undone since; otherwise look now (a
     # resumed build skips the earlier step, and the sources may have been edited in between)
     changes = ctx.local_changes if ctx.local_changes is not None and ctx.local_changes.modified else None
@@ -426,7 +423,7 @@ def _provisioned(r: ResolvedBuild) -> dict[str, str]:
     return {f"provisioned.{t.name}": str(t.path) for t in r.toolchains if t.provider is Provider.PROVISIONED}
 
 
-def _container_image(ex: Executor) -> dict[str, str]:
+def _container_image(ex: Runner) -> dict[str, str]:
     """The devel image a `srcbuild container build` runs this build in (its id), else nothing."""
     from srcbuild.container import BUILD_IMAGE_VAR
 
@@ -451,7 +448,7 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
     return cuda.version or nvcc_version(cuda.path / "bin" / "nvcc")
 
 
-def torch_wheel(ex: Executor, dest: Path) -> None:
+def torch_wheel(ex: Runner, dest: Path) -> None:
     ctx = _ctx(ex)
     assert ctx.build_torch is not None
     wheel = ctx.build_torch()

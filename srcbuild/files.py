@@ -1,0 +1,91 @@
+"""Files written whole or not at all, and their sha256: the leaf every package uses.
+
+- ``sha256_file``: a file's sha256 (hex), read in 1 MiB blocks.
+- ``write_atomic``: write into a temporary name in the target's
+  directory, then rename it into place, so a reader sees the old file or the new one, never part
+  of one. The temporary name is unique per writer and removed when the write fails. New files get
+  ``mode`` (default 0o666, less the umask, like ``open``); ``sync`` flushes the data to disk
+  before the rename.
+- ``write_synced`` / ``copy_synced`` / ``fsync_dir``: the pieces a writer that renames whole
+  directories into place needs (``cache.store``).
+- ``human_size``: a byte count in binary units (``1.5 KiB``), as ``--max-size`` reads them.
+
+Precedent: cibuildwheel keeps its file helpers in one module (pypa/cibuildwheel:
+cibuildwheel/util/file.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+_BLOCK = 1 << 20
+
+
+def sha256_file(path: Path, chunk: int = _BLOCK) -> str:
+    """The sha256 (hex) of the file at ``path``; ``OSError`` when it cannot be read."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _temporary(path: Path, mode: int) -> tuple[Path, int]:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+
+
+def write_atomic(path: Path, data: bytes | str, *, mode: int = 0o666, sync: bool = False) -> None:
+    """Write ``data`` (text is UTF-8) to ``path`` through a temporary name renamed into place."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp, fd = _temporary(path, mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_synced(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` (in place) and flush it to disk."""
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def copy_synced(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` (in place) and flush it to disk."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        shutil.copyfileobj(fin, fout, _BLOCK)
+        fout.flush()
+        os.fsync(fout.fileno())
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename into it) to disk; ignored where the system refuses."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def human_size(size: float) -> str:
+    """``1536`` -> ``1.5 KiB``: binary units, one decimal, bytes whole."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
