@@ -44,6 +44,12 @@ def ls_command(work_dir: str | None, cache_dir: str | None, as_json: bool) -> in
         ("name", "version", "provider", "size", "prefix"),
         ((e.name, e.version, e.provider, human_size(e.size), e.prefix.name) for e in entries),
     )
+    for entry in entries:
+        if "sass" in entry.facts:  # cuDNN and NCCL: the kernels read from their libraries
+            ptx = entry.facts.get("ptx", "")
+            sass = entry.facts["sass"].replace(",", ", ") or "none"
+            also = f"; PTX {ptx.replace(',', ', ')}" if ptx else ""
+            echo_text(f"{entry.name} {entry.version} ({entry.provider}) kernels: SASS {sass}{also}\n")
     echo_text(f"in {session.store.root}\n")
     return 0
 
@@ -69,10 +75,17 @@ def _report(outcome: Outcome, seconds: float) -> str:
 @toolchain_group.command("install")
 @click.argument("tool", required=False, type=click.Choice(TOOL_NAMES))
 @click.argument("version", required=False)
-@click.option("--from", "provider", help="The provider to use: redist, runfile, debian, nvidia, conda, source.")
+@click.option(
+    "--from", "provider", help="The provider to use: redist, runfile, debian, pypi, nvidia, conda, source."
+)
 @click.option("--cuda", "cuda", help="The CUDA version cuDNN or NCCL is for (e.g. 9.2).")
 @click.option("--mpi", "flavour", default="openmpi", show_default=True, help="openmpi or mpich, for `mpi`.")
-@click.option("--arch", "archs", multiple=True, help="A compute capability NCCL is built for (repeat).")
+@click.option(
+    "--arch",
+    "archs",
+    multiple=True,
+    help="A compute capability cuDNN or NCCL must run on (NCCL from source is built for it; repeat).",
+)
 @click.option(
     "--sysroot",
     "sysroot",

@@ -28,7 +28,7 @@ from srcbuild.host.gpu import probe_gpus
 from srcbuild.host.locate import Runner, which_in
 from srcbuild.host.mpi import list_mpi
 from srcbuild.host.system import conda_env_dirs, find_conda, probe_docker, probe_resources
-from srcbuild.host.toolchain import find_cudnn, find_nccl, list_cuda, list_gcc
+from srcbuild.host.toolchain import CONTRACT_VAR, find_cudnn, find_nccl, list_cuda, list_gcc
 from srcbuild.paths import Paths
 from srcbuild.toolchain.homes import ProvisionedDirs, provisioned_dirs
 
@@ -113,4 +113,5 @@ def probe_host(
         docker=docker,
         resources=_guarded("resources", lambda: probe_resources(paths.work_dir, root), missing),
         missing=tuple(missing),
+        cuda_contract="warn" if env.get(CONTRACT_VAR, "").strip().lower() == "warn" else "error",
     )

@@ -68,6 +68,11 @@ class CudaToolkit:
     home: Path
     nvcc: Path
     source: str  # "CUDA_HOME", "/usr/local/cuda-*", "PATH", "conda env"
+    missing: tuple[str, ...] = ()  # components of the complete-home contract it lacks ("cusparse")
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
 
     @property
     def release(self) -> str:
@@ -142,13 +147,18 @@ class HostFacts:
     docker: DockerInfo | None = None
     resources: Resources | None = None
     missing: tuple[str, ...] = field(default=())
+    cuda_contract: str = "error"  # SRCBUILD_CUDA_CONTRACT: "warn" lets an incomplete CUDA home build
 
     def gcc(self, major: int) -> GccInstall | None:
         return next((g for g in self.gccs if g.major == major), None)
 
     def cuda_toolkit(self, pinned: str) -> CudaToolkit | None:
-        """The first toolkit whose nvcc reports ``pinned`` ("9.2" accepts 9.2.148)."""
-        return next((t for t in self.cuda_toolkits if version_matches(pinned, t.version)), None)
+        """The toolkit whose nvcc reports ``pinned`` ("9.2" accepts 9.2.148): the one ``CUDA_HOME``
+        (``CUDA_PATH``, ``CUDA_ROOT``) names, else the first complete one, else the first (which the
+        preflight refuses, naming what it lacks)."""
+        matching = [t for t in self.cuda_toolkits if version_matches(pinned, t.version)]
+        named = [t for t in matching if t.source in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")]
+        return next(iter(named), next((t for t in matching if t.complete), matching[0] if matching else None))
 
     def cudnn_version(self, pinned: str) -> HeaderVersion | None:
         """The first cuDNN whose header reports ``pinned`` ("8.5" accepts 8.5.0)."""

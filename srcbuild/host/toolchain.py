@@ -20,11 +20,16 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, version_matches
 from srcbuild.host.locate import Runner, is_executable, path_dirs, read_text, under, unique_paths, which_in
+from srcbuild.knowledge.cuda_components import components_for
 
 _NVCC_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _GCC_NAME_RE = re.compile(r"^gcc-(\d+)$")
 _DEFINE_RE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\d+)", re.MULTILINE)
 GCC_DIRS = ("/usr/bin", "/usr/local/bin")
+TARGET_DIR = Path("targets") / "x86_64-linux"
+# "warn": a CUDA home lacking part of the complete-home contract is a warning, not an error (a home
+# you know serves your build, e.g. an extension that includes no torch CUDA header).
+CONTRACT_VAR = "SRCBUILD_CUDA_CONTRACT"
 CUDNN_INCLUDE_DIRS = ("/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/local/include")
 
 
@@ -102,7 +107,7 @@ def list_cuda(
             continue
         if source == "PATH" and any(t.version == version for t in toolkits):
             continue  # e.g. /usr/local/bin/nvcc exec'ing /usr/local/cuda-13.0/bin/nvcc
-        toolkits.append(CudaToolkit(version, home, nvcc, source))
+        toolkits.append(CudaToolkit(version, home, nvcc, source, missing_components(home, version)))
     return toolkits
 
 
@@ -114,8 +119,39 @@ def find_cuda(
     for home, nvcc, source in _nvcc_candidates(environ, root, release):
         found = nvcc_version(nvcc, run)
         if found is not None and cuda_matches(version, found):
-            return CudaToolkit(found, home, nvcc, source)
+            return CudaToolkit(found, home, nvcc, source, missing_components(home, found))
     return None
+
+
+def _home_include_dirs(home: Path) -> tuple[Path, ...]:
+    return (home / "include", home / TARGET_DIR / "include", home / "extras" / "CUPTI" / "include")
+
+
+def _home_library_dirs(home: Path) -> tuple[Path, ...]:
+    return (
+        home / "lib64",
+        home / "lib",
+        home / TARGET_DIR / "lib",
+        home / "lib" / "x86_64-linux-gnu",  # a distribution's toolkit in /usr
+        home / "extras" / "CUPTI" / "lib64",
+    )
+
+
+def missing_components(home: Path, version: str) -> tuple[str, ...]:
+    """The components of the complete-home contract (``knowledge/data/cuda_components.toml``) that
+    the CUDA home ``home`` of ``version`` lacks: a header not in its include directories, or a
+    library without its linker name (``libcublas.so``) in its library directories."""
+    includes = _home_include_dirs(home)
+    libraries = _home_library_dirs(home)
+    missing = []
+    for component in components_for(version):
+        headers_ok = all(
+            any((d / name).is_file() for d in includes for name in header.split("|")) for header in component.headers
+        )
+        libraries_ok = all(any((d / f"lib{lib}.so").exists() for d in libraries) for lib in component.libraries)
+        if not (headers_ok and libraries_ok) and component.name not in missing:
+            missing.append(component.name)
+    return tuple(missing)
 
 
 def gcc_version(gcc: Path, run: Runner = proc.probe) -> str | None:

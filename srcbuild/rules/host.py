@@ -16,6 +16,8 @@ from srcbuild.findings import Finding, Severity
 from srcbuild.host.facts import CudaToolkit, HostFacts, version_matches
 from srcbuild.host.jobs import GIB, PER_JOB_GIB, RESERVE_GIB, max_jobs
 from srcbuild.host.jobs import SOURCE as JOBS_SOURCE
+from srcbuild.host.toolchain import CONTRACT_VAR
+from srcbuild.knowledge.cuda_components import components_for
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_reference
@@ -131,6 +133,52 @@ def check_cuda(recipe: Recipe, host: HostFacts) -> list[Finding]:
                 f"CUDA_HOME, /usr/local/cuda-{release}, /usr/local/cuda or on PATH (CUDA found here: {found})"
             ),
             fix=_provision_hint(recipe) + _cuda_hint(pinned),
+            field="toolchain.cuda",
+        )
+    ]
+
+
+def _complete_command(toolkit: CudaToolkit) -> str:
+    """The command that provisions a complete home of the toolkit's release (``srcbuild toolchain
+    install`` remakes a provisioned home that is incomplete, and the probe prefers a complete one)."""
+    provisioned = toolkit.source.startswith("srcbuild toolchain ")
+    key = toolkit.source.removeprefix("srcbuild toolchain ") if provisioned else ""
+    provider = key.rsplit("-", 1)[-1] if provisioned else ""
+    how = f" --from {provider}" if provider else ""
+    return f"srcbuild toolchain install cuda {toolkit.release}{how}"
+
+
+def check_cuda_complete(recipe: Recipe, host: HostFacts) -> list[Finding]:
+    """The CUDA home the build uses must hold every component of the complete-home contract."""
+    pinned = recipe.toolchain.cuda
+    toolkit = host.cuda_toolkit(pinned) if pinned else None
+    if toolkit is None or toolkit.complete:
+        return []
+    by_name = {c.name: c for c in components_for(toolkit.version)}
+    parts = []
+    for name in toolkit.missing:
+        component = by_name.get(name)
+        if component is not None:
+            parts.append(f"{name} ({', '.join(h.split('|')[0] for h in component.headers)}; {component.needed_by})")
+        else:
+            parts.append(name)
+    command = _complete_command(toolkit)
+    named = toolkit.source in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")
+    unset = f", once you `unset {toolkit.source}`" if named else ""
+    warn = host.cuda_contract == "warn"
+    return [
+        Finding(
+            rule="host-cuda-incomplete",
+            severity=Severity.WARNING if warn else Severity.ERROR,
+            message=(
+                f"the CUDA {toolkit.release} home {toolkit.home} lacks what a torch build compiles: "
+                + "; ".join(parts)
+            ),
+            source="srcbuild/knowledge/data/cuda_components.toml",
+            fix=(
+                f"run `{command}` (a complete home from NVIDIA's packages, which srcbuild then uses{unset}); "
+                f"or `export {CONTRACT_VAR}=warn` if your build includes none of these"
+            ),
             field="toolchain.cuda",
         )
     ]
@@ -252,6 +300,7 @@ def host_findings(recipe: Recipe, host: HostFacts, paths: Paths) -> list[Finding
     """Every way this machine falls short of ``recipe``, all at once (empty when it can build)."""
     return [
         *check_cuda(recipe, host),
+        *check_cuda_complete(recipe, host),
         *check_gcc(recipe, host),
         *check_cudnn(recipe, host),
         *check_mpi(recipe, host),

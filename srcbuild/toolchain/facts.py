@@ -87,8 +87,44 @@ class CudnnArchive:
 
 @dataclass(frozen=True)
 class Wheel:
+    """A wheel of the package index pinned by requirement (``name==version``), sha256 and size."""
+
     requirement: str
     sha256: str
+    size: int | None = None
+
+    @property
+    def project(self) -> str:
+        return self.requirement.split("==", 1)[0].strip()
+
+    @property
+    def version(self) -> str:
+        return self.requirement.split("==", 1)[1].strip() if "==" in self.requirement else ""
+
+
+@dataclass(frozen=True)
+class IndexWheel:
+    """A cuDNN or NCCL wheel of the package index (``pypi.toml``): pinned, with the kernels read from it."""
+
+    tool: str  # "cudnn" | "nccl"
+    version: str  # "8.5.0.96"
+    cuda: str  # the CUDA major it is built for: "11"
+    requirement: str  # "nvidia-cudnn-cu11==8.5.0.96"
+    filename: str
+    sha256: str
+    size: int | None
+    package: str  # where in the wheel: "nvidia/cudnn"
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    source: str
+
+    def serves(self, cuda: str) -> bool:
+        return cuda.split(".")[0] == self.cuda
+
+    @property
+    def key_version(self) -> str:
+        """The store key's version: ``8.5.0.96-cuda11``."""
+        return f"{self.version}-cuda{self.cuda}"
 
 
 @dataclass(frozen=True)
@@ -162,6 +198,13 @@ class ToolchainFacts:
     magma: CondaTool | None = None
     nccl: tuple[NcclSource, ...] = ()
     sysroot: CondaSysroot | None = None
+    index_wheels: tuple[IndexWheel, ...] = ()
+
+    def index_wheel_for(self, tool: str, version: str, cuda: str) -> IndexWheel | None:
+        """The first ``pypi.toml`` row of ``tool`` matching the pin ``version`` built for ``cuda``'s major."""
+        return next(
+            (w for w in self.index_wheels if w.tool == tool and matches(version, w.version) and w.serves(cuda)), None
+        )
 
     def runfile_for(self, version: str) -> Runfile | None:
         return next((r for r in self.runfiles if matches(version, r.version)), None)
@@ -248,13 +291,29 @@ def parse_dir(directory: Path) -> ToolchainFacts:
             tuple(str(c) for c in d.get("components", ("main",))),
             str(d.get("keyring", "")),
             tuple(str(p) for p in d.get("packages", ())),
-            tuple(Wheel(str(w["requirement"]), str(w["sha256"])) for w in d.get("wheels", ())),
+            tuple(Wheel(str(w["requirement"]), str(w["sha256"]), _size(w.get("size"))) for w in d.get("wheels", ())),
             _size(d.get("download_size")),
             str(d.get("source", "")),
         )
         for d in _read(directory, "debian.toml").get("debian", [])
     )
     conda = _read(directory, "conda.toml")
+    index_wheels = tuple(
+        IndexWheel(
+            tool=str(w["tool"]),
+            version=str(w["version"]),
+            cuda=str(w["cuda"]),
+            requirement=str(w["requirement"]),
+            filename=str(w["filename"]),
+            sha256=str(w["sha256"]),
+            size=_size(w.get("size")),
+            package=str(w.get("package", "")),
+            sass=tuple(str(a) for a in w.get("sass", ())),
+            ptx=tuple(str(a) for a in w.get("ptx", ())),
+            source=str(w.get("source", "")),
+        )
+        for w in _read(directory, "pypi.toml").get("wheel", [])
+    )
     nccl = tuple(
         NcclSource(str(n["tag"]), str(n["repo"]), str(n.get("lowest_cc", "")), str(n.get("source", "")))
         for n in _read(directory, "nccl.toml").get("nccl", [])
@@ -270,6 +329,7 @@ def parse_dir(directory: Path) -> ToolchainFacts:
         magma=_conda(conda["magma"]) if "magma" in conda else None,
         nccl=nccl,
         sysroot=_sysroot(conda["sysroot"]) if "sysroot" in conda else None,
+        index_wheels=index_wheels,
     )
 
 
@@ -299,6 +359,7 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
         magma=next((p.magma for p in parts if p.magma is not None), None),
         nccl=tuple(n for p in parts for n in p.nccl),
         sysroot=next((p.sysroot for p in parts if p.sysroot is not None), None),
+        index_wheels=tuple(w for p in parts for w in p.index_wheels),
     )
 
 

@@ -66,8 +66,8 @@ def requests_for(recipe: Recipe, sysroot: str | None = None) -> list[Request]:
     out: list[Request] = []
     if tc.cuda:
         out.append(Request("cuda", tc.cuda))
-        if tc.cudnn:
-            out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda))
+        if tc.cudnn:  # the archs: its kernels are read and must run on the recipe's GPUs
+            out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda, archs=tuple(str(cc) for cc in recipe.gpu.arch)))
         if uses_magma(recipe):
             out.append(Request("magma", tc.cuda, cuda=tc.cuda, archs=tuple(str(cc) for cc in recipe.gpu.arch)))
     out.append(Request("gcc", tc.gcc, sysroot=sysroot))

@@ -10,15 +10,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from srcbuild.capability import ComputeCapability
 from srcbuild.errors import HostError, UsageError
+from srcbuild.host.toolchain import missing_components
 from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.kernels import check_runs, recorded, scan_prefix
 from srcbuild.toolchain.providers import PROVIDERS, offers_for
 from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
 from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
+from srcbuild.verify.kernels import covers
 
 # Providers whose files do not come through the Downloader (which refuses them itself when offline):
 # conda channels, apt, git.
-FETCHING_ITSELF = ("conda", "debian", "source")
+FETCHING_ITSELF = ("conda", "debian", "pypi", "source")
+KERNEL_TOOLS = ("cudnn", "nccl")  # their libraries' kernels are read after every fetch
 
 
 @dataclass(frozen=True)
@@ -45,8 +50,17 @@ def choose(request: Request, facts: ToolchainFacts, only: str | None = None, pre
     return offers[0]
 
 
+def incomplete(entry: Toolchain) -> tuple[str, ...]:
+    """The components of the complete-home contract a provisioned CUDA home lacks (one made before
+    its route laid them in); empty for every other tool."""
+    if entry.name != "cuda":
+        return ()
+    return missing_components(entry.prefix, entry.facts.get("nvcc") or entry.version)
+
+
 def existing(request: Request, store: ToolchainStore, only: str | None = None) -> Toolchain | None:
-    """A provisioned prefix that already serves ``request`` (any provider unless ``only``)."""
+    """A provisioned prefix that already serves ``request`` (any provider unless ``only``); a CUDA
+    home lacking part of the complete-home contract does not."""
     if request.tool == "cudnn":
         for entry in store.entries():
             if entry.name == "cudnn" and entry.provider == (only or entry.provider):
@@ -57,8 +71,23 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
     name = (request.flavour or "openmpi") if request.tool == "mpi" else request.tool
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
-        return store.find("nccl", f"{request.version}-sm{archs}", only)
-    return store.find(name, request.store_version, only)
+        built = store.find("nccl", f"{request.version}-sm{archs}", only)
+        if built is not None or only not in (None, "pypi"):
+            return built
+        major = (request.cuda or "").split(".")[0]
+        for entry in store.entries():
+            version, _, cuda = entry.version.partition("-cuda")
+            ours = entry.name == "nccl" and entry.provider == "pypi" and cuda == major
+            if ours and version.startswith(request.version) and _runs_on(entry, request.archs):
+                return entry
+        return None
+    found = store.find(name, request.store_version, only)
+    return None if found is not None and incomplete(found) else found
+
+
+def _runs_on(entry: Toolchain, archs: tuple[str, ...]) -> bool:
+    kernels = recorded(entry.facts)
+    return kernels is not None and all(covers(kernels, ComputeCapability.parse(a)) for a in archs)
 
 
 def provision(
@@ -71,6 +100,7 @@ def provision(
 ) -> Outcome:
     found = existing(request, store, only)
     if found is not None:
+        check_kernels(request, found, facts)
         return Outcome(found, True, None)
     offer = choose(request, facts, only, prefer)
     provider = PROVIDERS[offer.provider]
@@ -81,7 +111,31 @@ def provision(
         )
 
     def create(target: Path, final: Path) -> Provisioned:
-        return provider.provision(offer, facts, target, final, ctx)
+        made = provider.provision(offer, facts, target, final, ctx)
+        if request.tool not in KERNEL_TOOLS:
+            return made
+        return Provisioned(made.sources, {**made.facts, **scan_prefix(target).facts()})
+
+    stale = store.find(offer.name, offer.version, offer.provider)
+    if stale is not None and stale.version == offer.version and incomplete(stale):
+        if ctx.stream is not None:
+            print(f"{stale.prefix} lacks {', '.join(incomplete(stale))}: provisioning it again", file=ctx.stream)
+        store.remove(stale.name, stale.version, stale.provider)
 
     toolchain, reused = store.ensure(offer.name, offer.version, offer.provider, create)
+    check_kernels(request, toolchain, facts)
     return Outcome(toolchain, reused, offer)
+
+
+def check_kernels(request: Request, toolchain: Toolchain, facts: ToolchainFacts) -> None:
+    """Refuse (exit 3) a cuDNN or NCCL whose libraries hold no kernel for one of the request's GPUs."""
+    if request.tool not in KERNEL_TOOLS or not request.archs:
+        return
+    kernels = recorded(toolchain.facts)
+    if kernels is None:
+        scanned = scan_prefix(toolchain.prefix)
+        kernels, libraries = scanned.kernels, scanned.libraries
+    else:
+        libraries = tuple(n for n in toolchain.facts.get("kernel_libraries", "").split(",") if n)
+    version = toolchain.facts.get(request.tool) or toolchain.version
+    check_runs(request.tool, version, toolchain.prefix, kernels, libraries, request.archs, facts)

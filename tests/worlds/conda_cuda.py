@@ -6,8 +6,9 @@ the home's), a ``bin/nvcc.profile`` that looks for headers and libraries under
 ``targets/x86_64-linux/`` (as the profile of NVIDIA's own installs does) and the rest of the
 compiler (ptxas, fatbinary, cudafe++, nvlink, nvvm/) as links to the home's files;
 ``cuda-cudart-dev`` holds the home's headers and libcudart under ``targets/x86_64-linux/``;
-``cuda-cuobjdump`` links the home's cuobjdump. ``cuda-libraries-dev``, ``cuda-nvtx`` and
-``cuda-cupti`` are there so the provider's specs solve; the home has nothing of theirs to carry.
+``cuda-cuobjdump`` links the home's cuobjdump; ``cuda-libraries-dev`` links the home's other
+libraries (cuBLAS, cuSPARSE, ...: a complete home's). ``cuda-nvtx`` and ``cuda-cupti`` are there
+so the provider's specs solve.
 
 ``magma_package(cuda, work)`` is the pytorch channel's ``magma-cudaXY`` as torch's FindMAGMA sees
 it: ``include/magma.h`` and a ``lib/libmagma.so`` compiled here with the host's gcc.
@@ -33,11 +34,12 @@ LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/targets/x86_64-linux/lib/stubs" "-L$(TO
 COMPILER_LINKS = ("ptxas", "fatbinary", "cudafe++", "nvlink", "bin2c", "cu++filt", "nvprune", "crt")
 
 
-def _tree(root: Path, under: str) -> tuple[dict[str, bytes], dict[str, str]]:
-    """Every file below ``root`` as ``under/<relative path>``: contents, and links as links."""
+def _tree(root: Path, under: str, pattern: str = "*") -> tuple[dict[str, bytes], dict[str, str]]:
+    """Every file below ``root`` matching ``pattern`` as ``under/<relative path>``: contents, and
+    links as links."""
     files: dict[str, bytes] = {}
     links: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
+    for path in sorted(root.rglob(pattern)):
         name = f"{under}/{path.relative_to(root)}"
         if path.is_symlink():
             links[name] = str(path.readlink())
@@ -58,12 +60,20 @@ def cuda_channel_packages(home: Path, nvcc_version: str = "11.8.89") -> list[Fak
         },
     )
     headers, header_links = _tree(home / "include", f"{TARGET}/include")
-    libs, lib_links = _tree(home / "lib", f"{TARGET}/lib")
+    libs, lib_links = _tree(home / "lib", f"{TARGET}/lib", "libcudart*")  # not the home's cuBLAS & co.
     cudart = FakePackage(
         "cuda-cudart-dev", nvcc_version, files={**headers, **libs}, symlinks={**header_links, **lib_links}
     )
     cuobjdump = FakePackage("cuda-cuobjdump", "11.8.86", symlinks={"bin/cuobjdump": str(home / "bin" / "cuobjdump")})
-    libraries = FakePackage("cuda-libraries-dev", f"{release}.0", depends=(f"cuda-cudart-dev {release}.*",))
+    # cuBLAS, cuSPARSE, ... as links to the home's own files (a complete home carries them)
+    library_links = {
+        f"{TARGET}/lib/{path.name}": str(path.resolve())
+        for path in sorted((home / "lib").glob("lib*.so*"))
+        if not path.name.startswith("libcudart")
+    }
+    libraries = FakePackage(
+        "cuda-libraries-dev", f"{release}.0", depends=(f"cuda-cudart-dev {release}.*",), symlinks=library_links
+    )
     nvtx = FakePackage("cuda-nvtx", "11.8.86")
     cupti = FakePackage("cuda-cupti", "11.8.87")
     return [nvcc, cudart, cuobjdump, libraries, nvtx, cupti]

@@ -9,7 +9,7 @@
   archive that honours ``--silent --toolkit --toolkitpath=DIR`` (and refuses ``--driver``), with the
   toolkit as a tar.gz payload after the script;
 - ``compute/redist/cudnn/v7.6.5/cudnn-11.8-linux-x64-v7.6.5.32.tgz``: the legacy cuDNN layout
-  (``cuda/include/cudnn.h``, ``cuda/lib64/libcudnn.so*``; the library is the home's libcudart).
+  (``cuda/include/cudnn.h``, ``cuda/lib64/libcudnn.so*``; the library an ELF with SASS for 3.0 to 7.0).
 
 and a data directory (for ``SRCBUILD_TOOLCHAIN_DATA``) recording their URLs and sha256.
 ``SiteServer`` serves ``root`` with HTTP range requests, counts the bytes it sends per path, can
@@ -27,6 +27,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.worlds.cuda_home import make_home
+from tests.worlds.wheels import fatbin_container, write_elf
 
 NV = "https://developer.download.nvidia.com/"
 RUNFILE_PATH = "compute/cuda/11.8.0/local_installers/cuda_11.8.0_linux.run"
@@ -101,6 +104,8 @@ def build_site(root: Path, cuda_home: Path, data_dir: Path) -> Site:
         ),
         "cuda_cudart": ("11.8.89", {**libs, **headers}),
         "cuda_cuobjdump": ("11.8.86", {"bin/cuobjdump": home / "bin" / "cuobjdump"}),
+        # stand-ins for cccl, cuBLAS, cuSPARSE, ...: the files the complete-home contract asks for
+        "cuda_libraries": ("11.8.89", _contract_stubs(root / ".libs-src")),
     }
     manifest: dict[str, object] = {"release_date": "2022-10-03"}
     rows = []
@@ -140,16 +145,24 @@ def build_site(root: Path, cuda_home: Path, data_dir: Path) -> Site:
     header = root / ".cudnn-src" / "cudnn.h"
     header.parent.mkdir(parents=True, exist_ok=True)
     header.write_text(_cudnn_header())
-    cudart = sorted((home / "lib").glob("libcudart.so.*.*"))[-1]
+    # a shared object carrying SASS for 3.0, 3.5, 5.0-7.0 (cuDNN 7.6.5's own list) for the kernel check
+    library = root / ".cudnn-src" / "libcudnn.so.7.6.5"
+    write_elf(library, fatbin_container([("sass", sm) for sm in (30, 35, 50, 52, 60, 61, 70)]))
     write(
         CUDNN_PATH,
-        _tar({"include/cudnn.h": header, "lib64/libcudnn.so.7.6.5": cudart}, "cuda", "w:gz"),
+        _tar({"include/cudnn.h": header, "lib64/libcudnn.so.7.6.5": library}, "cuda", "w:gz"),
     )
     (data_dir / "cudnn_archives.toml").write_text(
         f'[[cudnn]]\nversion = "7.6.5.32"\ncuda = "11.8"\nurl = "{NV}{CUDNN_PATH}"\n'
         f'sha256 = "{files[CUDNN_PATH]}"\nlayout = "legacy"\nsource = "test site"\n'
     )
     return Site(root, data_dir, files)
+
+
+def _contract_stubs(stub: Path) -> dict[str, Path]:
+    make_home(stub, "11.8", skip=("cudart",))
+    members = sorted(p for p in stub.rglob("*") if p.is_file() or p.is_symlink())
+    return {str(p.relative_to(stub)).replace("lib64/", "lib/", 1): p for p in members}  # NVIDIA's layout
 
 
 @dataclass

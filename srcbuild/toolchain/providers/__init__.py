@@ -17,14 +17,20 @@ from srcbuild.toolchain.providers.conda import CondaProvider
 from srcbuild.toolchain.providers.cudnn import CudnnProvider
 from srcbuild.toolchain.providers.debian import DebianProvider
 from srcbuild.toolchain.providers.nccl import NcclProvider
+from srcbuild.toolchain.providers.pypi import PypiProvider
 from srcbuild.toolchain.providers.redist import RedistProvider
 from srcbuild.toolchain.providers.runfile import RunfileProvider
 
-# Tried in this order: NVIDIA's own archives first (checksums from NVIDIA), then the distribution.
+# Tried in this order. CUDA: NVIDIA's own archives first (checksums from NVIDIA), then the
+# distribution. cuDNN and NCCL: NVIDIA's wheels on the package index first (the index pip is
+# configured with, a site's mirror of it included, is reachable where NVIDIA's login-walled cuDNN
+# archive and GitHub may not be; the same sha256 pinning), then NVIDIA's cuDNN archives, conda, and
+# NCCL built from source (for GPUs the NCCL wheel has no kernels for, e.g. compute capability 3.0).
 PROVIDERS: dict[str, Provider] = {
     "redist": RedistProvider(),
     "runfile": RunfileProvider(),
     "debian": DebianProvider(),
+    "pypi": PypiProvider(),
     "nvidia": CudnnProvider(),
     "conda": CondaProvider(),
     "source": NcclProvider(),

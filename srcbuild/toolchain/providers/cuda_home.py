@@ -16,7 +16,7 @@ from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
-from srcbuild.host.toolchain import parse_nvcc_version
+from srcbuild.host.toolchain import missing_components, parse_nvcc_version
 
 # $(_HERE_) is nvcc's own bin directory: the home works wherever it is moved.
 NVCC_PROFILE = """TOP              = $(_HERE_)/..
@@ -42,6 +42,16 @@ def check_nvcc(home: Path, expect: str, what: str) -> str:
             "rerun with --debug and report the log; nothing was installed",
         )
     return found
+
+
+def check_complete(home: Path, version: str, what: str) -> None:
+    """A StepFailed naming each component of the complete-home contract that ``home`` lacks."""
+    missing = missing_components(home, version)
+    if missing:
+        raise StepFailed(
+            f"{what} lacks {', '.join(missing)} (srcbuild/knowledge/data/cuda_components.toml); nothing was installed",
+            "rerun with --debug and report the log",
+        )
 
 
 def copy_tree(src: Path, dest: Path) -> None:

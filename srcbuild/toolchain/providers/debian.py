@@ -7,10 +7,13 @@ with ``dpkg-deb -x`` (no maintainer scripts, no root) and assembled into the lay
     bin/      nvcc, cudafe++, ptxas, fatbinary, nvlink, nvprune, cuobjdump, bin2c, nvdisasm, cu++filt,
               crt/, nvcc.profile (relocatable)
     nvvm/     bin/cicc, lib64/libnvvm.so*, libdevice/libdevice.10.bc
-    include/  the runtime headers of NVIDIA's PyPI wheels (pip --require-hashes)
-    lib/      libcudart.so*
+    include/  the headers of NVIDIA's component wheels (pip --require-hashes): the runtime, cccl
+              (thrust, cub), cuBLAS, cuSPARSE, cuSOLVER, cuRAND, cuFFT, NVTX, NVRTC, CUPTI
+    lib/      libcudart.so* and the wheels' libraries, each with its linker name (libcublas.so)
+    lib64     -> lib
 
-The home works only if its own nvcc reports the expected version; otherwise nothing is installed.
+The home is installed only if its own nvcc reports the expected version and it holds every
+component of the complete-home contract (``knowledge/data/cuda_components.toml``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from srcbuild.files import sha256_file
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
-from srcbuild.toolchain.providers.cuda_home import NVCC_PROFILE, check_nvcc
+from srcbuild.toolchain.providers.cuda_home import NVCC_PROFILE, check_complete, check_nvcc
 from srcbuild.toolchain.store import Provisioned, Source
 
 TOOLS_IN_BIN = (
@@ -95,6 +98,7 @@ class DebianProvider:
         sources += [Source(f"pip:{w.name}", sha256_file(w), w.stat().st_size) for w in wheels]
         _assemble(root, wheels, scratch / "wheels-x", target)
         nvcc = check_nvcc(target, release_of(route.expect), "the Debian CUDA home")
+        check_complete(target, nvcc, "the Debian CUDA home")
         shutil.rmtree(scratch, ignore_errors=True)
         return Provisioned(tuple(sources), {"nvcc": nvcc, "mirror": mirror, "suite": route.suite})
 
@@ -109,7 +113,7 @@ class DebianProvider:
         )
         argv = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
         argv += ["--require-hashes", "-r", str(requirements), "-d", str(wheel_dir)]
-        run_step(argv, ctx, "pip download of the CUDA runtime headers")
+        run_step(argv, ctx, f"pip download of {len(route.wheels)} NVIDIA component wheels")
         return sorted(wheel_dir.glob("*.whl"))
 
 
@@ -147,10 +151,27 @@ def _assemble(root: Path, wheels: list[Path], unpacked: Path, home: Path) -> Non
     if libdevice is None:
         raise StepFailed("neither the packages nor the wheels hold libdevice.10.bc", "rerun with --debug")
     shutil.copy2(libdevice, home / "nvvm" / "libdevice" / "libdevice.10.bc")
-    for include in ("nvidia/cuda_runtime/include", "nvidia/cuda_nvcc/include"):
-        if (unpacked / include).is_dir():
-            shutil.copytree(unpacked / include, home / "include", dirs_exist_ok=True)
+    for component in sorted((unpacked / "nvidia").iterdir()) if (unpacked / "nvidia").is_dir() else ():
+        if (component / "include").is_dir():
+            shutil.copytree(component / "include", home / "include", dirs_exist_ok=True, ignore=_NOT_CUDA)
+        if (component / "lib").is_dir() and component.name not in ("cuda_runtime", "cuda_nvcc"):
+            shutil.copytree(component / "lib", home / "lib", dirs_exist_ok=True, ignore=_NOT_CUDA)
+    link_linker_names(home / "lib")
+    if not (home / "lib64").exists():
+        (home / "lib64").symlink_to("lib")  # where torch's CMake (FindCUDA) and cpp_extension look first
     (home / "bin" / "nvcc.profile").write_text(NVCC_PROFILE, encoding="utf-8")
+
+
+_NOT_CUDA = shutil.ignore_patterns("__init__.py", "__pycache__")
+
+
+def link_linker_names(lib_dir: Path) -> None:
+    """``libcublas.so`` -> ``libcublas.so.11`` for each versioned library that lacks its linker name
+    (the wheels ship only the versioned file; the linker and CMake's find_library look for the name)."""
+    for versioned in sorted(lib_dir.glob("lib*.so.*")):
+        linker = lib_dir / (versioned.name.split(".so.", 1)[0] + ".so")
+        if not linker.exists() and not linker.is_symlink():
+            linker.symlink_to(versioned.name)
 
 
 def _copy_keep_links(src: Path, dest: Path) -> None:

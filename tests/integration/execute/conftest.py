@@ -139,7 +139,10 @@ def srcbuild_118(world: World, build_venv: Path, cuda118_home: Path, gcc11: Path
 
 @pytest.fixture
 def srcbuild_130(world: World, build_venv: Path, cuda13_home: Path) -> Srcbuild:
-    return Srcbuild(srcbuild_env(cuda13_home), world, build_venv)
+    # This machine's CUDA 13 holds nvcc and cudart only (no cuBLAS, cuSPARSE, ...): a real torch
+    # build stops there, the fixture torch includes none of those headers, so the complete-home
+    # contract is a warning for these builds.
+    return Srcbuild({**srcbuild_env(cuda13_home), "SRCBUILD_CUDA_CONTRACT": "warn"}, world, build_venv)
 
 
 def wheel_names(directory: Path) -> Sequence[str]:

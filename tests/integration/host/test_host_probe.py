@@ -16,6 +16,7 @@ from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.rules.host import host_findings
 from tests.conftest import require_tool
+from tests.worlds.cuda_home import make_home
 
 pytestmark = pytest.mark.integration
 
@@ -81,6 +82,7 @@ def test_fixture_tree_with_its_own_tools(tmp_path: Path) -> None:
     )
     (home / "bin/nvcc").write_text(script)
     (home / "include/cudnn.h").write_text("#define CUDNN_MAJOR 7\n#define CUDNN_MINOR 6\n#define CUDNN_PATCHLEVEL 5\n")
+    make_home(home, "9.2")  # the headers and libraries a torch build needs (the complete-home contract)
     bindir = tmp_path / "usr/bin"
     bindir.mkdir(parents=True)
     (bindir / "gcc-7").write_text("#!/bin/sh\necho 7.5.0\n")
@@ -102,6 +104,11 @@ def test_fixture_tree_with_its_own_tools(tmp_path: Path) -> None:
     paths = Paths.resolve(environ=os.environ)
     findings = host_findings(RecipeCatalog(paths).load("kepler-cu92"), host, paths)
     assert [f.rule for f in findings] == ["host-jobs"]
+    (home / "include" / "cusparse.h").unlink()
+    host = probe_host(environ=env, root=tmp_path, work_dir=tmp_path / "work")
+    assert host.cuda_toolkits[0].missing == ("cusparse",)
+    findings = host_findings(RecipeCatalog(paths).load("kepler-cu92"), host, paths)
+    assert [f.rule for f in findings] == ["host-cuda-incomplete", "host-jobs"]
 
 
 def test_preflight_kepler_cu92_on_this_machine(gcc11: Path) -> None:

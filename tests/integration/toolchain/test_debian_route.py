@@ -8,6 +8,7 @@ from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.host.facts import HostFacts
+from srcbuild.host.toolchain import missing_components
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.toolchain.needs import needs_for
@@ -24,6 +25,11 @@ def test_cuda_from_debian_packages_builds_for_kepler(debian_cuda118: Toolchain, 
     assert debian_cuda118.facts["nvcc"] == "11.8.89" and debian_cuda118.facts["mirror"] == configured_mirror()
     assert {s.url.split("_")[0] for s in debian_cuda118.sources} >= {"apt:nvidia-cuda-toolkit", "apt:libnvvm4"}
     assert all(len(s.sha256) == 64 for s in debian_cuda118.sources)
+    # NVIDIA's component wheels complete it: every header and library a torch build needs
+    assert missing_components(home, "11.8.89") == ()
+    cublas = "pip:nvidia_cublas_cu11-11.11.3.6-py3-none-manylinux2014_x86_64.whl"
+    assert cublas in {s.url for s in debian_cuda118.sources}
+    assert (home / "lib64" / "libcusparse.so").resolve() == home / "lib" / "libcusparse.so.11"
 
     (tmp_path / "k.cu").write_text(KERNEL)
     argv = [str(home / "bin" / "nvcc"), "-ccbin", str(gcc11.with_name("g++-11")), "-c", "k.cu", "-o", "k.o"]

@@ -62,7 +62,7 @@ def test_install_needs_a_tool_and_a_version(capsys: pytest.CaptureFixture[str]) 
     assert main(["toolchain", "install"]) == 2
     assert capsys.readouterr().err == "error: say what to provision\nhint: srcbuild toolchain install cuda 11.8\n"
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "apt"]) == 2
-    assert "error: --from apt: no such provider (valid: redist, runfile, debian, nvidia, conda, source)" in (
+    assert "error: --from apt: no such provider (valid: redist, runfile, debian, pypi, nvidia, conda, source)" in (
         capsys.readouterr().err
     )
     assert main(["toolchain", "install", "cudnn", "7.6"]) == 2

@@ -35,7 +35,10 @@ def test_which_provider_serves_which_cuda() -> None:
     assert choose(Request("cuda", "11.8"), facts).provider == "redist"
     offer = choose(Request("cudnn", "7.6", cuda="9.2"), facts)
     assert (offer.provider, offer.version) == ("nvidia", "7.6.5.32-cuda9.2")
-    assert choose(Request("cudnn", "8.5", cuda="11.8"), facts).origin.endswith("_cuda11-archive.tar.xz")
+    from_index = choose(Request("cudnn", "8.5", cuda="11.8"), facts)  # the package index comes first
+    assert (from_index.provider, from_index.version) == ("pypi", "8.5.0.96-cuda11")
+    assert from_index.origin == "nvidia-cudnn-cu11==8.5.0.96 from the package index"
+    assert choose(Request("cudnn", "8.5", cuda="11.8"), facts, only="nvidia").origin.endswith("_cuda11-archive.tar.xz")
     cudnn910 = choose(Request("cudnn", "9.10", cuda="12.6"), facts)
     assert (cudnn910.version, cudnn910.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (nvidia, 956.7 MiB)")
     assert cudnn910.origin.endswith("/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz")
@@ -57,7 +60,7 @@ def test_what_the_data_cannot_serve_is_said_plainly() -> None:
         "CUDA 8.0: srcbuild's data has no way to provision it with any provider (providers for cuda: redist, "
         "runfile, debian, conda)"
     )
-    with pytest.raises(UsageError, match="valid: redist, runfile, debian, nvidia, conda, source"):
+    with pytest.raises(UsageError, match="valid: redist, runfile, debian, pypi, nvidia, conda, source"):
         provider_by_name("apt")
     assert offers_for(Request("cuda", "9.2"), facts, only="redist") == []
 

@@ -28,7 +28,7 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
     ]
     assert [s.command() for s in planned.steps] == [
         "srcbuild toolchain install cuda 9.2 --from runfile",
-        "srcbuild toolchain install cudnn 7.6 --from nvidia --cuda 9.2",
+        "srcbuild toolchain install cudnn 7.6 --from nvidia --cuda 9.2 --arch 3.0",
         "srcbuild toolchain install gcc 7 --from conda",
     ]
     assert planned.magma_home is None  # magma-cuda92 has no kernels a compute capability 3.0 GPU runs
