@@ -30,7 +30,7 @@ if ! make_venv; then
     echo "hint: as root: apt-get install -y $package; then rerun: bash $here/install.sh" >&2
     exit 4
   fi
-  echo "installing $package (needed for python3 -m venv) with: ${sudo[*]} apt-get install -y $package"
+  echo "installing $package (needed for python3 -m venv) with: ${sudo[*]:+${sudo[*]} }apt-get install -y $package"
   "${sudo[@]}" apt-get update -qq
   "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$package" >/dev/null
   if ! make_venv; then

@@ -7,6 +7,8 @@
   output is not a terminal.
 - Text: lines of prose or ``name: value`` (``doctor``, ``recommend``, ``plan``) are wrapped by
   ``wrap_text``: a long line continues on the next, indented two more columns than its start.
+  A command meant to be pasted is never broken inside (whole on a line of its own, or continued
+  with `` \\``), and URLs and paths are never split: a word longer than the line stands alone.
 - Verbosity: ``-q`` (errors and results only), default (one line per command saying what it
   does), ``-v`` (the raw commands too). Set once by the command line, read by whoever prints.
 """
@@ -14,9 +16,9 @@
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import sys
-import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -119,22 +121,139 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
     return result
 
 
+# The first word of a command meant to be pasted (after a "label: " or at the start of a line).
+COMMAND_WORDS = frozenset(
+    (
+        *("srcbuild", "pip", "pip3", "python", "python3", "apt-get", "apt", "sudo", "dnf", "yum", "conda"),
+        *("mamba", "micromamba", "uv", "export", "eval", "curl", "wget", "git", "bash", "tar", "mv", "rm"),
+        *("ln", "cp", "mkdir", "chmod", "podman", "docker", "nvidia-smi", "nvidia-ctk", "lspci", "systemctl"),
+        *("update-alternatives", "ulimit", "ssh-keygen"),
+    )
+)
+_PYTHON = re.compile(r"python3\.\d+$")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*$")
+
+
+def is_command_start(words: Sequence[str]) -> bool:
+    """Whether ``words`` begin a shell command: a command word (``srcbuild``, ``pip``, ``sudo``, a
+    path ending in ``/srcbuild``, ``python3.9``), after any ``VAR=value`` assignments."""
+    rest = list(words)
+    while rest and _ASSIGNMENT.match(rest[0]) and len(rest) > 1:
+        rest = rest[1:]
+    if not rest:
+        return False
+    first = rest[0]
+    return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith("/srcbuild")
+
+
+def shell_words(text: str) -> list[str]:
+    """``text`` split at spaces, a quoted part ('...' or "...") kept in one word with its spaces."""
+    words: list[str] = []
+    quote = ""
+    for piece in text.split(" "):
+        if quote:
+            words[-1] += " " + piece
+        elif piece:
+            words.append(piece)
+        else:
+            continue
+        for char in piece:
+            if quote and char == quote:
+                quote = ""
+            elif not quote and char in "'\"":
+                quote = char
+    return words
+
+
+def command_span(words: Sequence[str]) -> tuple[int, int] | None:
+    """Where the command in a line's ``words`` begins and ends, or None: after ``$``, after the
+    first ``label:`` followed by a command word, or from the start of a line without a label; it
+    ends before a parenthesis that follows it (a note on the command)."""
+    if len(words) > 1 and words[0] == "$":
+        return 1, len(words)
+    starts = [i for i in range(1, len(words)) if words[i - 1].endswith(":") and is_command_start(words[i:])]
+    if not starts and is_command_start(words) and not any(word.endswith(":") for word in words):
+        starts = [0]
+    if not starts:
+        return None
+    end = next((j for j in range(starts[0] + 1, len(words)) if words[j].startswith("(")), len(words))
+    return starts[0], end
+
+
+def command_lines(words: Sequence[str], indent: str, width: int) -> list[str]:
+    """A command on lines of at most ``width`` columns where it can be: whole on one line when it
+    fits, else continued with `` \\`` between words (a word is never split; one longer than the
+    line stands alone on its line)."""
+    whole = indent + " ".join(words)
+    if len(whole) <= width:
+        return [whole]
+    lines: list[str] = []
+    current = indent
+    more = indent + "  "
+    for word in words:
+        start = current in (indent, more)
+        if not start and len(current) + 1 + len(word) + 2 > width:
+            lines.append(current + " \\")
+            current = more
+            start = True
+        current = current + word if start else current + " " + word
+    lines.append(current)
+    return lines
+
+
+def _prose(body: str, indent: str, more: str, width: int) -> list[str]:
+    """``body`` wrapped at spaces, never inside a word (a URL or path longer than the line stands
+    alone); a `...` command stays on one line, or when longer than a line continues with `` \\``
+    between its words, so that what is between the backticks still pastes."""
+    units: list[tuple[str, int]] = []  # (text, the span it belongs to; 0: none)
+    glue = False  # the last piece ended without a space: the next word continues its unit
+    for number, piece in enumerate(re.split(r"(`[^`]*`)", body)):
+        if not piece:
+            continue
+        span = piece.startswith("`") and piece.endswith("`") and len(piece) > 1
+        words = shell_words(piece) if span else piece.split()
+        if span and (len(piece) + len(more) <= width or len(words) == 1):
+            words = [piece]
+        part = number if span and len(words) > 1 else 0
+        for index, word in enumerate(words):
+            if index == 0 and units and (glue or (not span and not piece[0].isspace())):
+                units[-1] = (units[-1][0] + word, units[-1][1])
+            else:
+                units.append((word, part))
+        glue = not piece[-1].isspace() and not span
+    lines: list[str] = []
+    current, span = indent, 0
+    for text, part in units:
+        fresh = current.strip() == ""
+        limit = width - 2 if part else width  # room for " \\" inside a command
+        if not fresh and len(current) + 1 + len(text) > limit:
+            lines.append(current + (" \\" if part and part == span else ""))
+            current, fresh = more, True
+        current = current + text if fresh else current + " " + text
+        span = part
+    lines.append(current)
+    return [line for line in lines if line.strip()] or [indent + body]
+
+
 def wrap_line(line: str, width: int = DEFAULT_WIDTH) -> list[str]:
     """``line`` in pieces of at most ``width`` columns; the pieces after the first are indented two
-    columns more than the line (a word longer than that is folded, as a table cell is)."""
+    columns more than the line. A command meant to be pasted (``label: srcbuild ...``, ``pip install
+    ...``) is never broken inside: it goes whole on a line of its own, or continues with `` \\``;
+    URLs, paths and `...` are never split."""
     if len(line) <= width:
         return [line]
     body = line.lstrip(" ")
     indent = " " * (len(line) - len(body))
     more = indent + "  " if len(indent) + 2 < width // 2 else indent
-    return textwrap.wrap(
-        body,
-        width=width,
-        initial_indent=indent,
-        subsequent_indent=more,
-        break_on_hyphens=False,
-        drop_whitespace=True,
-    ) or [line[:width]]
+    words = shell_words(body)
+    span = command_span(words)
+    if span is not None:
+        start, end = span
+        label = _prose(" ".join(words[:start]), indent, more, width) if start else []
+        at = more if start else indent
+        tail = _prose(" ".join(words[end:]), more, more, width) if end < len(words) else []
+        return label + command_lines(words[start:end], at, width) + tail
+    return _prose(body, indent, more, width)
 
 
 def wrap_text(text: str, width: int = DEFAULT_WIDTH) -> str:
@@ -176,12 +295,16 @@ __all__ = [
     "OutputSettings",
     "Verbosity",
     "as_text",
+    "command_lines",
+    "command_span",
     "configure",
     "echo_text",
+    "is_command_start",
     "make_console",
     "output_width",
     "print_lines",
     "print_table",
+    "shell_words",
     "table",
     "wrap_line",
     "wrap_text",

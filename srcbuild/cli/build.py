@@ -26,7 +26,7 @@ from srcbuild.cli.common import (
     resume_command,
 )
 from srcbuild.cli.mirror_dir import mirror_dir_option
-from srcbuild.console import make_console, output_width, wrap_text
+from srcbuild.console import echo_text, make_console, output_width, wrap_text
 from srcbuild.errors import SrcbuildError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
@@ -278,7 +278,7 @@ def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool,
     stop = refusal(prepared.resolved)
     if stop is not None:
         for finding in shown:
-            click.echo(finding.render(), err=True)
+            echo_text(finding.render() + "\n", stderr=True)
         raise stop
     width = output_width(sys.stdout, command_environ())
     if shown and fmt == "text":  # the shell script carries them as comments, the JSON as "findings"

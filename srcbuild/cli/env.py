@@ -7,6 +7,7 @@ exactly what that backend would do. ``env create`` makes (or reuses) it. ``env r
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -17,7 +18,7 @@ import click
 
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
-from srcbuild.console import make_console, print_lines, table
+from srcbuild.console import echo_text, make_console, print_lines, table
 from srcbuild.envs import (
     BACKEND_NAMES,
     EnvBackend,
@@ -86,7 +87,7 @@ def _spec(recipe: Recipe, channels: tuple[str, ...], alias: str | None, mirrors:
 
 @click.group("env")
 def env_group() -> None:
-    """Show, create and remove a recipe's build environment."""
+    """Show, create and remove a recipe's build environment; make a Python to run wheels."""
 
 
 @env_group.command("show")
@@ -277,4 +278,36 @@ def lock_env(
     if spec.pip:
         click.echo(f"note: pip packages are installed by requirement, not locked: {' '.join(spec.pip)}", err=True)
     click.echo(display_path(target))
+    return 0
+
+
+@env_group.command("runtime")
+@click.option("--python", "python", required=True, metavar="X.Y", help="The Python version, e.g. 3.7.")
+@click.option("--into", "into", required=True, metavar="DIR", help="A new directory for it.")
+@click.option(
+    "--backend",
+    type=click.Choice(["venv", "rattler"]),
+    default=None,
+    help="venv of the system's pythonX.Y, or conda-forge's Python through rattler (default: venv when there is one).",
+)
+@path_options
+@json_option
+def runtime_env(
+    python: str, into: str, backend: str | None, work_dir: str | None, cache_dir: str | None, as_json: bool
+) -> int:
+    """Make a Python of any version at DIR for running wheels (not for building)."""
+    from srcbuild.envs.runtime import make_runtime
+
+    paths = resolve_paths(work_dir, cache_dir)
+    target = Path(into).expanduser().absolute()
+    made = make_runtime(python, target, paths.work_dir, command_environ(), backend)
+    if as_json:
+        print_json(made.to_json())
+        return 0
+    quoted = shlex.quote(str(made.prefix))
+    echo_text(
+        f"made Python {made.version} at {made.prefix} ({made.route})\n"
+        f"use it: {shlex.quote(str(made.python))} -m pip install PACKAGES\n"
+        f"or: srcbuild install torch --recipe R --into {quoted}\n"
+    )
     return 0

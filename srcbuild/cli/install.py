@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -12,6 +13,7 @@ from srcbuild.cache.store import WheelCache
 from srcbuild.cli.cache import open_remotes, remote_options, trust_option
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
+from srcbuild.errors import UsageError
 from srcbuild.recipe import RecipeCatalog
 
 
@@ -20,6 +22,11 @@ from srcbuild.recipe import RecipeCatalog
 @click.option("--recipe", "recipe_name", required=True, help="Recipe name or file.")
 @click.option("--into", default=None, help="Environment prefix to install into [default: the active venv/conda env].")
 @click.option("--python", "python", default=None, help="Interpreter to install for (instead of --into).")
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Make --into first when it holds no Python: the recipe's Python (srcbuild env runtime).",
+)
 @click.option("--dry-run", is_flag=True, help="Find and check the wheel, but do not install it.")
 @click.option("--no-deps", is_flag=True, help="Install the wheel alone, not the packages it depends on.")
 @click.option("--index-url", default=None, help="Index pip resolves the dependencies from [default: pip's own].")
@@ -36,6 +43,7 @@ def install_cmd(
     recipe_name: str,
     into: str | None,
     python: str | None,
+    create: bool,
     dry_run: bool,
     no_deps: bool,
     index_url: str | None,
@@ -53,6 +61,16 @@ def install_cmd(
     An extension (srcbuild ext) is the one built against the torch the target environment has."""
     paths = resolve_paths(work_dir, cache_dir)
     recipe = RecipeCatalog(paths).load(recipe_name)
+    if create:
+        if not into:
+            raise UsageError("--create needs --into DIR", "e.g. --into ~/venvs/old-gpu --create")
+        into = str(Path(into).expanduser().absolute())
+        if not (Path(into) / "bin" / "python").exists():
+            from srcbuild.envs.runtime import make_runtime
+
+            made = make_runtime(recipe.toolchain.python, Path(into), paths.work_dir, command_environ())
+            if not as_json:
+                echo_text(f"made Python {made.version} at {made.prefix} ({made.route})\n", stderr=True)
     cache = WheelCache(paths.cache_dir)
     if package not in ("torch", "torchvision"):
         from srcbuild.ext.install import check_name, install_ext
@@ -84,7 +102,7 @@ def install_cmd(
         print_json(result.to_json())
         return 0
     for finding in result.findings:
-        click.echo(finding.render(), err=True)
+        echo_text(finding.render() + "\n", stderr=True)
     origin = "the local cache" if result.origin == "local" else result.origin
     verb = "installed" if result.installed else "would install"
     echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")

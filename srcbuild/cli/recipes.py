@@ -13,11 +13,12 @@ import click
 
 from srcbuild.capability import generation
 from srcbuild.cli.common import command_environ, complete_recipe, json_option, print_json, resolve_paths
-from srcbuild.console import echo_text, make_console, output_width, print_table
+from srcbuild.console import SETTINGS, Verbosity, echo_text, make_console, output_width, print_table
 from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.files import write_atomic
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.recipe.catalog import recipe_reference
 from srcbuild.recipe.load import display_path
 
 _GPU_NAMES = re.compile(r"^(?P<names>.*?) \((?:[^()]*)compute capability[^()]*\)")
@@ -178,9 +179,14 @@ def check_recipes(recipes: tuple[str, ...], as_json: bool) -> int:
             {"recipe": recipe.name, "ok": not errors, "error": error, "findings": [f.to_json() for f in findings]}
         )
         notes = sum(f.severity is Severity.INFO for f in findings)
-        rendered[recipe.name] = [f.render() for f in findings if f.severity is not Severity.INFO]
-        if notes:
-            rendered[recipe.name].append(f"{notes} note{'s' if notes > 1 else ''} on what srcbuild handles (--json)")
+        verbose = SETTINGS.verbosity is Verbosity.VERBOSE
+        rendered[recipe.name] = [f.render() for f in findings if verbose or f.severity is not Severity.INFO]
+        if notes and not verbose:
+            shown = recipe_reference(recipe)
+            rendered[recipe.name].append(
+                f"{notes} note{'s' if notes > 1 else ''} on what srcbuild handles; to read them: "
+                f"srcbuild -v recipes check {shown}"
+            )
     if as_json:
         print_json(results)
     else:
@@ -244,5 +250,13 @@ def new_recipe(name: str, base_name: str, directory: str | None) -> int:
     target_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(target, starter_text(name, base, base.path.read_text(encoding="utf-8")))
     RecipeCatalog(paths).load(str(target))  # it loads, or the error names the line
-    click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shlex.quote(str(target))}")
+    shown = shlex.quote(display_path(target))
+    click.echo(f"wrote {display_path(target)}; check it with: srcbuild recipes check {shown}")
+    click.echo(f"use it by its path: srcbuild plan torch --recipe {shown}")
+    if any(d.resolve() == target_dir.resolve() for d in paths.recipe_dirs):
+        click.echo(f"or by its name: srcbuild plan torch --recipe {shlex.quote(name)}")
+    else:
+        where = shlex.quote(str(target_dir.resolve()))
+        click.echo(f"or by its name, with its directory on the recipe path: export SRCBUILD_RECIPES_PATH={where}")
+
     return 0

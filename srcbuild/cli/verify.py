@@ -124,7 +124,8 @@ def failure_of(report: VerifyReport) -> Optional[VerificationFailed]:
     if not errors:
         return None
     first = errors[0]
-    more = f" (and {len(errors) - 1} more problems above)" if len(errors) > 1 else ""
+    others = len(errors) - 1
+    more = f" (and {others} more problem{'s' if others > 1 else ''} above)" if others else ""
     return VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
 
 

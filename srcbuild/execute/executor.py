@@ -31,6 +31,7 @@ from srcbuild.execute.progress import NinjaProgress
 from srcbuild.execute.registry import HANDLERS, SKIP_CHECKS, Handler, SkipCheck, handler_for, skip_check_for
 from srcbuild.execute.result import BuildResult, StepOutcome
 from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
+from srcbuild.execute.steplog import tee_console
 from srcbuild.plan.actions import Action, SkipCondition
 from srcbuild.plan.model import Plan, Step
 from srcbuild.resolve.variables import NOT_INHERITED
@@ -105,6 +106,10 @@ class Executor:
         self.console.print(f"[dim]    log: {log}[/dim]", highlight=False)
         if self.resume and self.state.is_done(step):
             self.console.print(f"    done in an earlier run; runs again because step {self._first_run} ran before it")
+        with tee_console(self.console, log, f"==> [{index}/{total}] {step.title}"):
+            self._run_started_step(step, log)
+
+    def _run_started_step(self, step: Step, log: Path) -> None:
         started = time.monotonic()
         if step.skip_if is not None and skip_check_for(step.skip_if, self.skip_checks)(self, step.skip_if):
             self.console.print(f"    skipped: {step.skip_if.reason}")
@@ -130,7 +135,9 @@ class Executor:
                 f"interrupted{proc.stopped_by()} during step {step.id}; the build tree and the log ({log}) are kept",
                 f"continue with: srcbuild {self.plan.package} --recipe {self.plan.recipe} --resume",
             ) from None
-        except SrcbuildError:
+        except SrcbuildError as exc:
+            with log.open("a", encoding="utf-8", errors="replace") as handle:  # the failure, in its log too
+                handle.write(f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else ""))
             self.state.mark(step, FAILED, log)
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "failed", time.monotonic() - started, str(log)))

@@ -67,11 +67,14 @@ def _ctx(ex: Runner) -> BuildContext:
     return ctx
 
 
-def preflight(ex: Runner) -> None:
-    """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so."""
+def preflight(ex: Runner, log: Path) -> None:
+    """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so.
+    Every finding, notes included, is written to the step's ``log``."""
     from srcbuild.resolve import refusal
 
     r = _ctx(ex).resolved
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write("".join(f.render() + "\n" for f in r.findings))
     for f in r.findings:
         if f.severity is not Severity.INFO:
             ex.console.print(f.render(), markup=False, highlight=False)
@@ -84,7 +87,12 @@ def preflight(ex: Runner) -> None:
     stop = refusal(r)
     if stop is not None:
         raise stop
-    ex.console.print(f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors")
+    ex.console.print(
+        f"    {len(r.rule_findings)} rule finding(s), {len(r.host_findings)} host finding(s), no errors (all in {log})"
+    )
+    from srcbuild.resolve.network import network_line
+
+    ex.console.print(f"    {network_line(r)}", markup=False, highlight=False)
 
 
 def sync_sources(ex: Runner, sync: SourceSync, step: Step, log: Path) -> None:

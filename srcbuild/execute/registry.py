@@ -21,7 +21,7 @@ Handler = Callable[[Runner, Any, Step, Path], None]
 SkipCheck = Callable[[Runner, Any], bool]
 
 HANDLERS: dict[type[a.Action], Handler] = {
-    a.Preflight: lambda ex, action, step, log: handlers.preflight(ex),
+    a.Preflight: lambda ex, action, step, log: handlers.preflight(ex, log),
     a.TorchWheel: lambda ex, action, step, log: handlers.torch_wheel(ex, action.dest),
     a.SyncSources: lambda ex, action, step, log: handlers.sync_sources(ex, action.sync, step, log),
     a.VerifySources: lambda ex, action, step, log: handlers.verify_sources(ex, action.sync),

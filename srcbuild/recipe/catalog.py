@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import RecipeError
-from srcbuild.paths import Paths
+from srcbuild.paths import Paths, catalog_dir
 from srcbuild.recipe.load import RecipeLoader, display_path
 from srcbuild.recipe.model import Recipe
 
@@ -83,6 +83,14 @@ class RecipeCatalog:
     def load_all(self) -> list[Recipe]:
         """Every reachable recipe that loads; a broken file only fails the commands that name it."""
         return self.scan()[0]
+
+
+def recipe_reference(recipe: Recipe) -> str:
+    """How a hint names ``recipe`` without a catalog at hand: its name for a recipe of the built-in
+    catalog, else the path of its file as given (shell-quoted), so the command works when pasted."""
+    if recipe.path is None or recipe.path.resolve().parent == catalog_dir().resolve():
+        return shlex.quote(recipe.name)
+    return shlex.quote(display_path(recipe.path))
 
 
 def recipe_argument(recipe: Recipe, paths: Paths) -> str:

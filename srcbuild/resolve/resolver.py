@@ -11,7 +11,7 @@ knowledge base) but runs no program and probes nothing: the host facts come in a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,18 @@ from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_gl
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
 from srcbuild.resolve.variables import Toolset, wheel_version
+from srcbuild.toolchain.download import human_size
 from srcbuild.toolchain.facts import DATA_VAR
+
+
+def _origin(tool: str, provisioning: Sequence[Any], found: str) -> str:
+    """Where a tool of the build comes from: ``found``, or the planned provisioning (route, size)."""
+    for planned in provisioning:
+        offer = planned.offer
+        if offer.request.tool == tool:
+            size = f", {human_size(offer.size)}" if offer.size else ""
+            return f"{offer.request.label}: will be provisioned ({offer.provider}{size})"
+    return found
 
 
 def resolve(
@@ -67,6 +78,7 @@ def resolve(
         max_jobs_reason=settings.max_jobs_reason,
         ccache=settings.ccache,
         launcher_env=tuple(launcher_env(settings.compiler_cache)),
+        cudnn_origin=_origin("cudnn", host.provisioning, "cuDNN found on this host"),
     )
     # The compiler goes last so its bin dir ends up first on PATH.
     env_changes = package_variables(spec)(recipe, tools, knowledge).extend(

@@ -88,6 +88,7 @@ class Toolset:
     ccache: str | None  # the compiler launcher (sccache or ccache)
     launcher_env: tuple[tuple[str, str, str], ...] = ()  # (name, value, origin) of the compiler cache
     magma_home: str | None = None  # a provisioned MAGMA prefix (magma-cudaXY of the pytorch channel)
+    cudnn_origin: str = "cuDNN found on this host"  # or "will be provisioned (route, size)"
 
 
 def wheel_version(recipe: Recipe, tag: str) -> str:
@@ -108,8 +109,8 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     env = env.set("USE_CUDNN", "1" if cudnn else "0", "toolchain.cudnn")
     if cudnn and tools.cudnn_root:
         include, lib = str(Path(tools.cudnn_root) / "include"), str(Path(tools.cudnn_root) / "lib64")
-        env = env.set("CUDNN_INCLUDE_DIR", include, "toolchain.cudnn (cuDNN found on this host)")
-        env = env.set("CUDNN_LIB_DIR", lib, "toolchain.cudnn (cuDNN found on this host)")
+        env = env.set("CUDNN_INCLUDE_DIR", include, f"toolchain.cudnn ({tools.cudnn_origin})")
+        env = env.set("CUDNN_LIB_DIR", lib, f"toolchain.cudnn ({tools.cudnn_origin})")
         if facts.reads_variable("CUDNN_LIBRARY", era):
             env = env.set("CUDNN_LIBRARY", lib, "toolchain.cudnn (1.2+ reads CUDNN_LIBRARY)")
     if cuda and tools.magma_home:

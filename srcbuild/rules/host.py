@@ -20,6 +20,7 @@ from srcbuild.host.toolchain import CONTRACT_VAR
 from srcbuild.knowledge.cuda_components import components_for
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.catalog import recipe_reference
 
 # Free disk in the work dir. Below DISK_MIN_GIB a build cannot finish ("you ran out of disk space ...
 # Ideally 5 GB of space", pytorch/pytorch#2046, for a 2017 tree); below DISK_WARN_GIB it may not:
@@ -72,7 +73,8 @@ def _gcc_hint(major: int) -> str:
 
 def _provision_hint(recipe: Recipe) -> str:
     """The command that fetches what the recipe pins into srcbuild's own prefixes (no root)."""
-    return f"run `srcbuild toolchain install --recipe {recipe.name}` (fetches it into a private prefix); or "
+    command = f"srcbuild toolchain install --recipe {recipe_reference(recipe)}"
+    return f"run `{command}` (fetches it into a private prefix); or "
 
 
 def check_gcc(recipe: Recipe, host: HostFacts) -> list[Finding]:
@@ -231,7 +233,7 @@ def check_mpi(recipe: Recipe, host: HostFacts) -> list[Finding]:
     if mpi.implementation == "openmpi":
         where = APT_OPENMPI.get(mpi.version or "")
         apt = "`sudo apt-get install libopenmpi-dev openmpi-bin`" + (
-            f" (Open MPI {mpi.version} is in {where})" if where else ""
+            f" (Open MPI {mpi.version} is in {where} only)" if where else ""
         )
     else:
         apt = "`sudo apt-get install libmpich-dev mpich`"
@@ -243,7 +245,8 @@ def check_mpi(recipe: Recipe, host: HostFacts) -> list[Finding]:
                 f"{wanted} (mpi.version) is not installed: no mpicc and mpicxx of it on PATH or under MPI_HOME "
                 f"(MPI found here: {found})"
             ),
-            fix=f"install it with {apt}, or set MPI_HOME to an installation of {wanted} (its bin/ holds mpicc)",
+            fix=_provision_hint(recipe)
+            + f"install it with {apt}, or set MPI_HOME to an installation of {wanted} (its bin/ holds mpicc)",
             field="mpi",
         )
     ]

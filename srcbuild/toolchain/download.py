@@ -30,7 +30,7 @@ from typing import IO
 
 from filelock import FileLock
 
-from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, MirrorMissing
+from srcbuild.errors import CacheIntegrityError, HostError, MirrorMissing
 from srcbuild.files import human_size, sha256_file
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
@@ -73,6 +73,8 @@ def mirrored_url(url: str, mirror: str | None) -> str:
     parsed = urllib.parse.urlparse(url)
     if parsed.hostname not in NVIDIA_HOSTS:
         return url
+    if "://" not in mirror:  # a plain directory: the same layout, read as file://
+        mirror = Path(mirror).absolute().as_uri()
     return mirror.rstrip("/") + "/" + parsed.path.lstrip("/")
 
 
@@ -230,14 +232,16 @@ class Downloader:
             raise self._failed(url, f"connection closed after {human_size(done)} of {human_size(total)}")
         return fetched
 
-    def _failed(self, url: str, why: str) -> EnvironmentError_ | MirrorMissing:
+    def _failed(self, url: str, why: str) -> HostError | MirrorMissing:
         if self.mirror_dir:
             return MirrorMissing(
                 f"{Path(urllib.parse.urlparse(url).path).name} is not in the mirror {self.mirror_dir} ({url}: {why})",
                 f"add it on a connected machine: srcbuild mirror create {self.mirror_dir} --recipe RECIPE",
             )
         where = f"the mirror in {MIRROR_VAR}" if self.mirror else f"{MIRROR_VAR} is not set"
-        return EnvironmentError_(
+        path = urllib.parse.urlparse(url).path
+        return HostError(
             f"download failed: {url}: {why} ({where})",
-            f"run the same command again to resume, or set {MIRROR_VAR}=URL to a mirror of NVIDIA's downloads",
+            f"run the same command again to resume; or put the file in a directory under the same path "
+            f"(DIR{path}) and set {MIRROR_VAR}=DIR (a directory, file:///DIR/ or an http(s) URL with that layout)",
         )

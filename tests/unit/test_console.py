@@ -76,13 +76,32 @@ def test_plain_progress_line() -> None:
 
 def test_a_long_line_continues_indented_two_more_columns() -> None:
     line = "  CUDA 10.2: run `srcbuild toolchain install --recipe kepler-cu102` (fetches it into a private prefix)"
-    assert out.wrap_line(line, 40) == [
-        "  CUDA 10.2: run `srcbuild toolchain",
-        "    install --recipe kepler-cu102`",
+    assert out.wrap_line(line, 60) == [  # `...` is never broken: it moves whole to the next line
+        "  CUDA 10.2: run",
+        "    `srcbuild toolchain install --recipe kepler-cu102`",
         "    (fetches it into a private prefix)",
     ]
     assert out.wrap_line("short", 40) == ["short"]
-    assert out.wrap_line("x" * 50, 40) == ["x" * 40, "  " + "x" * 10]  # a word too long is folded
+    assert out.wrap_line("x" * 50, 40) == ["x" * 50]  # a word too long (a URL, a path) stands whole
+
+
+def test_a_command_is_never_broken_inside() -> None:
+    line = "  no build needed: pip install torch==1.3.0+cu101 -f https://download.pytorch.org/whl/torch_stable.html"
+    assert out.wrap_line(line, 60) == [
+        "  no build needed:",
+        "    pip install torch==1.3.0+cu101 -f \\",
+        "      https://download.pytorch.org/whl/torch_stable.html",
+    ]
+    quoted = 'fix: srcbuild recommend --gpu "GeForce GT 750M" --mpi --json --paste lspci-of-the-laptop.txt'
+    assert out.wrap_line(quoted, 40) == [
+        "fix:",
+        "  srcbuild recommend --gpu \\",
+        '    "GeForce GT 750M" --mpi --json \\',
+        "    --paste lspci-of-the-laptop.txt",
+    ]
+    assert out.wrap_line("hint: make sure the wheel has SASS for your GPU, or install a newer driver", 30)[0] == (
+        "hint: make sure the wheel has"  # prose after a label stays prose
+    )
     assert out.wrap_text("a b\n\n" + "word " * 20, 30) == (
         "a b\n\nword word word word word word\n  word word word word word\n  word word word word word\n"
         "  word word word word"

@@ -68,4 +68,7 @@ def test_venv_hint_names_the_recipes_python(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError) as info:
         target_python(str(tmp_path / "my env"), None, {}, version="3.12")
-    assert info.value.hint == f"create one first: python3.12 -m venv '{tmp_path / 'my env'}'; or pass --python"
+    assert info.value.hint == (
+        f"make one with Python 3.12: srcbuild env runtime --python 3.12 --into '{tmp_path / 'my env'}' "
+        "(or add --create to this command); or pass --python"
+    )

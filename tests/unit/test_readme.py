@@ -49,7 +49,7 @@ def test_readme_leads_with_install_and_the_main_job_then_the_tests() -> None:
     block = head.split("```bash\n")[1].split("```")[0]
     commands = [line for line in block.splitlines() if line and not line.startswith("#")]
     assert commands == [
-        "bash install.sh && ~/.srcbuild/bin/srcbuild torch --recipe kepler-cu92",
+        "bash install.sh && ~/.srcbuild/bin/srcbuild torch --recipe kepler-cu102",
         "bash tests/run.sh",
     ]
     for script in ("install.sh", "tests/run.sh", "tests/setup.sh"):
@@ -68,3 +68,21 @@ def test_every_documented_command_parses(command: DocCommand) -> None:
     except click.ClickException as exc:
         pytest.fail(f"{command.where}: {exc.format_message()}")
     assert names, command.where
+
+
+def test_the_quick_start_uses_one_recipe_the_one_recommend_gives(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+    import re
+
+    from srcbuild.cli import main
+
+    quick = README.split("\n## Quick start")[1].split("```bash\n")[1].split("```")[0]
+    head = README.split("\n## ")[0]
+    gpu = re.search(r'recommend --gpu "([^"]+)"', quick)
+    assert gpu is not None
+    assert main(["recommend", "--gpu", gpu.group(1), "--json"]) == 0
+    recommended = json.loads(capsys.readouterr().out)["gpus"][0]["recommended"]
+    named = set(re.findall(r"--recipe (\S+)", quick + head))
+    assert named == {recommended}

@@ -295,7 +295,9 @@ def host_python_packages() -> list[FakePackage]:
         files={"pyvenv.cfg": cfg.encode(), f"lib/python{short}/site-packages/README.txt": b"site-packages\n"},
         symlinks={"bin/python": str(base), f"bin/python{short}": str(base)},
     )
-    bundled = sorted((Path(ensurepip.__file__).parent / "_bundled").glob("pip-*.whl"))[-1]
+    # CPython bundles pip's wheel with ensurepip; Debian and Ubuntu ship it in python3-pip-whl
+    places = (Path(ensurepip.__file__).parent / "_bundled", Path("/usr/share/python-wheels"))
+    bundled = sorted(wheel for place in places for wheel in place.glob("pip-*.whl"))[-1]
     pip_version = bundled.name.split("-")[1]
     site = f"lib/python{short}/site-packages/"
     with zipfile.ZipFile(bundled) as wheel:

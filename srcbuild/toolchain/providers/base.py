@@ -106,8 +106,15 @@ def run_step(
     argv: list[str], ctx: Context, what: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
 ) -> None:
     """Run one provisioning command through ``proc``; a failure names the step and the log."""
+    from srcbuild.console import SETTINGS, Verbosity
+
+    verbose = SETTINGS.verbosity is Verbosity.VERBOSE  # the raw command with -v; one line of what it does otherwise
+    if ctx.stream is not None and not verbose and SETTINGS.verbosity is not Verbosity.QUIET:
+        print(f"  {what}", file=ctx.stream, flush=True)
     try:
-        result = proc.run(argv, cwd=cwd, env=env or ctx.environ, log_path=ctx.log_path, echo=ctx.stream)
+        result = proc.run(
+            argv, cwd=cwd, env=env or ctx.environ, log_path=ctx.log_path, echo=ctx.stream if verbose else None
+        )
     except FileNotFoundError:
         raise StepFailed(
             f"{what}: {argv[0]} is not installed", f"install {argv[0]} and run the same command again"

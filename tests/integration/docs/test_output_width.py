@@ -19,7 +19,7 @@ import pytest
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.cli.verify import render_smoke
-from srcbuild.console import make_console
+from srcbuild.console import make_console, shell_words
 from srcbuild.verify.smoke import SmokeCheck, SmokeReport
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 from tests.worlds.wheels import fatbin_container, write_elf, write_wheel
@@ -76,7 +76,13 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 
 def _too_wide(text: str) -> list[str]:
-    return [line for line in text.splitlines() if len(line) > WIDTH]
+    """Lines over 80 columns, but for one word that must not be split (a URL, a path, a quoted
+    shell argument), which stands alone on its line (before a `` \\`` when a command goes on)."""
+    return [
+        line
+        for line in text.splitlines()
+        if len(line) > WIDTH and len(shell_words(line.strip().removesuffix(" \\"))) > 1
+    ]
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=" ".join)

@@ -81,15 +81,28 @@ def test_a_download_cut_off_half_way_resumes_with_the_rest(
 ) -> None:
     size = (nvidia_site.root / RUNFILE_PATH).stat().st_size
     site_server.state.cut_after[RUNFILE_PATH] = size // 2
-    assert main(["toolchain", "install", "cuda", "11.8", "--from", "runfile"]) == 8
+    assert main(["toolchain", "install", "cuda", "11.8", "--from", "runfile"]) == 4  # a resource missing
     err = capsys.readouterr().err
     assert f"error: download failed: {site_server.url}{RUNFILE_PATH}: " in err
-    assert "hint: run the same command again to resume, or set SRCBUILD_NVIDIA_MIRROR=URL" in err
+    assert "hint: run the same command again to resume; or put the file in a directory under the same path" in err
+    assert f"(DIR/{RUNFILE_PATH.lstrip('/')}) and set SRCBUILD_NVIDIA_MIRROR=DIR" in err
     first = site_server.state.sent[RUNFILE_PATH]
     assert main(["toolchain", "install", "cuda", "11.8", "--from", "runfile"]) == 0
     second = site_server.state.sent[RUNFILE_PATH] - first
     assert first + second == size and second <= size - size // 2 + (1 << 20)
     assert site_server.state.requests[-1] == (RUNFILE_PATH, f"bytes={size - second}-")
+
+
+@pytest.mark.parametrize("form", ["directory", "file-url"])
+def test_a_plain_directory_or_file_url_is_a_mirror(
+    form: str, nvidia_site: Site, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The layout the hint shows: NVIDIA's paths under a directory, given as is or as file:///DIR/."""
+    mirror = str(nvidia_site.root) if form == "directory" else nvidia_site.root.as_uri() + "/"
+    monkeypatch.setenv("SRCBUILD_NVIDIA_MIRROR", mirror)
+    monkeypatch.setenv("SRCBUILD_TOOLCHAIN_DATA", str(nvidia_site.data_dir))
+    assert main(["toolchain", "install", "cuda", "11.8", "--from", "runfile"]) == 0, capsys.readouterr().err
+    assert _nvcc_release(_toolchains() / "cuda-11.8-runfile") == "Cuda compilation tools, release 11.8, V11.8.89"
 
 
 def test_offline_uses_only_what_is_provisioned(site_server: SiteServer, capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,7 +169,7 @@ def test_without_access_kepler_cu92_stops_at_the_first_download_in_one_line(
         closed = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     monkeypatch.setenv("SRCBUILD_NVIDIA_MIRROR", closed)
     monkeypatch.delenv("SRCBUILD_TOOLCHAIN_DATA", raising=False)  # the built-in data: CUDA 9.2's runfile
-    assert main(["toolchain", "install", "--recipe", "kepler-cu92"]) == 8
+    assert main(["toolchain", "install", "--recipe", "kepler-cu92"]) == 4
     err = capsys.readouterr().err.splitlines()
     url = f"{closed}compute/cuda/9.2/Prod2/local_installers/cuda_9.2.148_396.37_linux"
     [line] = [e for e in err if e.startswith("error: ")]

@@ -96,7 +96,8 @@ def test_mpi_of_another_version_is_a_miss(paths: Paths) -> None:
         "(MPI found here: Open MPI 4.1.4 (/usr/bin/mpicc))"
     )
     assert mpi.fix == (
-        "install it with `sudo apt-get install libopenmpi-dev openmpi-bin` (Open MPI 4.0 is in Ubuntu 20.04), "
+        "run `srcbuild toolchain install --recipe kepler-cu92-mpi` (fetches it into a private prefix); or "
+        "install it with `sudo apt-get install libopenmpi-dev openmpi-bin` (Open MPI 4.0 is in Ubuntu 20.04 only), "
         "or set MPI_HOME to an installation of Open MPI 4.0 (its bin/ holds mpicc)"
     )
 

@@ -66,8 +66,12 @@ def test_pascal_and_volta_get_the_last_cu126_wheel_then_the_recipe_for_215(
 
     assert main(["compat", "--gpu", "Tesla V100"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    wheel = lines.index("No build needed: pip install torch==2.14.1 torchvision==0.29.1 --index-url")
-    assert lines[wheel + 2] == "Newer torch 2.15.0: srcbuild torch --recipe volta-cu126"
+    wheel = lines.index("No build needed:")  # the command whole below it, continued with " \\"
+    assert lines[wheel + 1 : wheel + 3] == [
+        "  pip install torch==2.14.1 torchvision==0.29.1 --index-url \\",
+        "    https://download.pytorch.org/whl/cu126",
+    ]
+    assert lines[wheel + 3] == "Newer torch 2.15.0: srcbuild torch --recipe volta-cu126"
     assert main(["recommend", "--gpu", "GeForce GTX 1080", "--json"]) == 0
     (gpu,) = json.loads(capsys.readouterr().out)["gpus"]
     assert gpu["lead"] == "wheel" and gpu["recommended"] == "pascal-cu126"

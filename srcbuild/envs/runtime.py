@@ -1,0 +1,117 @@
+"""A Python of any version for running what srcbuild recommends or builds (``srcbuild env runtime``).
+
+Where the machine has that Python (``python3.7`` on PATH), the runtime is a venv of it; otherwise
+the embedded rattler backend solves ``python X.Y.*`` and ``pip`` from conda-forge (or its mirror,
+``SRCBUILD_CHANNEL_MIRRORS``/``SRCBUILD_CHANNEL_ALIAS``) and installs them into the directory.
+Either way the result has ``bin/python`` with pip, ready for a ``pip install`` line or for
+``srcbuild install --into DIR``. The directory is made under a temporary name and renamed into
+place, so a failure leaves nothing half-made.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from srcbuild import proc
+from srcbuild.errors import EnvironmentError_, HostError, UsageError
+
+CHANNEL = "conda-forge"
+_VERSION = re.compile(r"^3\.\d{1,2}$")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A Python made for running wheels: where it is, its version and how it was made."""
+
+    prefix: Path
+    version: str  # "3.7.12", as the interpreter reports it
+    route: str  # "venv of /usr/bin/python3.7" or "conda-forge (rattler)"
+
+    @property
+    def python(self) -> Path:
+        return self.prefix / "bin" / "python"
+
+    def to_json(self) -> dict[str, str]:
+        return {"prefix": str(self.prefix), "python": str(self.python), "version": self.version, "route": self.route}
+
+
+def runtime_command(python: str, into: str) -> str:
+    """The command that makes a Python ``python`` at ``into`` (for hints)."""
+    return f"srcbuild env runtime --python {python} --into {into}"
+
+
+def check_version(python: str) -> str:
+    if not _VERSION.match(python):
+        raise UsageError(f"--python {python!r} is not a Python version like 3.7", "give MAJOR.MINOR, e.g. --python 3.7")
+    return python
+
+
+def make_runtime(
+    python: str, into: Path, work_dir: Path, environ: Mapping[str, str], backend: str | None = None
+) -> Runtime:
+    """Make a Python ``python`` (``3.7``) at ``into``: a venv of the system's ``python3.7`` when there
+    is one (and ``backend`` is not ``rattler``), else conda-forge's through rattler."""
+    check_version(python)
+    if into.exists() and any(into.iterdir()):
+        if (into / "bin" / "python").exists():
+            raise UsageError(
+                f"{into} holds a Python already", f"use it as it is, or remove it first: rm -r {into}"
+            )
+        raise UsageError(f"{into} exists and is not empty", "give a new directory to --into")
+    system = shutil.which(f"python{python}", path=environ.get("PATH"))
+    if system is not None and proc.probe([system, "-c", "import venv"]) is None:
+        system = None  # a shim or a broken install: not a Python of that version here
+    if backend == "venv" and system is None:
+        raise HostError(f"python{python} is not installed here", "leave out --backend venv to make it with rattler")
+    into.parent.mkdir(parents=True, exist_ok=True)
+    tmp = into.with_name(f".{into.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        if system is not None and backend != "rattler":
+            route = f"venv of {system}"
+            done = proc.run([system, "-m", "venv", str(tmp)])
+            if not done.ok:
+                last = next((line for line in reversed(done.tail) if line.strip()), "")
+                raise EnvironmentError_(
+                    f"{system} -m venv failed: {last}",
+                    f"install its venv package (python{python}-venv), or: "
+                    f"{runtime_command(python, str(into))} --backend rattler",
+                )
+        else:
+            route = f"{CHANNEL} (rattler)"
+            _from_conda(python, tmp, into, work_dir, environ)
+        if into.exists():
+            into.rmdir()  # empty, checked above
+        tmp.rename(into)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    asked = [str(into / "bin" / "python"), "-c", "import platform; print(platform.python_version())"]
+    version = (proc.probe(asked) or "").strip()
+    return Runtime(into, version or python, route)
+
+
+def _from_conda(python: str, target: Path, final: Path, work_dir: Path, environ: Mapping[str, str]) -> None:
+    from srcbuild.envs.backends.rattler_backend import rattler_available
+    from srcbuild.envs.channels import routing_from
+    from srcbuild.toolchain.providers.conda import solve_and_install
+
+    if not rattler_available():
+        raise HostError(
+            f"python{python} is not installed here and the embedded backend (py-rattler) is missing",
+            f"install python{python} with your package manager, or install py-rattler (Python >= 3.10)",
+        )
+    url = routing_from(environ=environ).base_url(CHANNEL)
+    try:
+        solve_and_install([f"python {python}.*", "pip"], [url], target, final, work_dir / "conda", CHANNEL)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise EnvironmentError_(
+            f"making Python {python} from {url} failed: {first}",
+            "check the network or set SRCBUILD_CHANNEL_MIRRORS=conda-forge=URL to a mirror of the channel",
+        ) from None
