@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from srcbuild.plan.actions import CheckBuildTree
     from srcbuild.sources.patches import PatchSet
     from srcbuild.sources.sync import SourceSync
+    from srcbuild.verify.report import VerifyReport
 
 
 @dataclass
@@ -337,17 +338,7 @@ def verify_wheel(ex: Runner, dist: Path, pattern: str) -> None:
 
         report = replace(report, findings=(*report.findings, *check_portable(wheel, portable.glibc)))
     ctx.report = report
-    for row in report.coverage_rows():
-        verdict = "runs" if row.get("runs") else "does NOT run"
-        ex.console.print(f"    compute capability {row.get('cc')}: {verdict} ({row.get('via') or 'no kernels'})")
-    for f in report.findings:
-        if f.severity is not Severity.INFO:
-            ex.console.print(f.render(), markup=False, highlight=False)
-    if not report.ok:
-        raise VerificationFailed(
-            f"{wheel.name} does not hold what recipe {ctx.recipe.name} asks for: {report.errors[0].message}",
-            report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
-        )
+    show_verification(ex, report, wheel, ctx.recipe.name)
     ex.console.print(f"    {wheel.name}: kernels match the recipe")
     if portable is not None:
         needed = report.extra.get("glibc_needed") or "no versioned symbol"
@@ -457,3 +448,18 @@ def torch_wheel(ex: Runner, dest: Path) -> None:
     dest.mkdir(parents=True)
     shutil.copy2(wheel, dest / wheel.name)
     ex.console.print(f"    torch wheel: {wheel}")
+
+
+def show_verification(ex: Runner, report: VerifyReport, wheel: Path, recipe_name: str) -> None:
+    """Print a built wheel's kernel coverage and findings; raise VerificationFailed when it fails."""
+    for row in report.coverage_rows():
+        verdict = "runs" if row.get("runs") else "does NOT run"
+        ex.console.print(f"    compute capability {row.get('cc')}: {verdict} ({row.get('via') or 'no kernels'})")
+    for f in report.findings:
+        if f.severity is not Severity.INFO:
+            ex.console.print(f.render(), markup=False, highlight=False)
+    if not report.ok:
+        raise VerificationFailed(
+            f"{wheel.name} does not hold what recipe {recipe_name} asks for: {report.errors[0].message}",
+            report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
+        )

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild import __version__, proc
-from srcbuild.errors import VerificationFailed
 from srcbuild.execute.dist import find_wheel
-from srcbuild.execute.handlers import BuildContext
+from srcbuild.execute.handlers import BuildContext, show_verification
 from srcbuild.execute.registry import Handler
 from srcbuild.execute.runner import Runner
 from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
@@ -64,17 +63,7 @@ def verify(ex: Runner, dist: Path, pattern: str) -> None:
     archs = list(ctx.recipe.gpu.arch) if ctx.ext.cuda else []
     report = verify_wheel(wheel, None, archs)
     ctx.report = report
-    for row in report.coverage_rows():
-        verdict = "runs" if row.get("runs") else "does NOT run"
-        ex.console.print(f"    compute capability {row.get('cc')}: {verdict} ({row.get('via') or 'no kernels'})")
-    for f in report.findings:
-        if f.severity is not Severity.INFO:
-            ex.console.print(f.render(), markup=False, highlight=False)
-    if not report.ok:
-        raise VerificationFailed(
-            f"{wheel.name} does not hold what recipe {ctx.recipe.name} asks for: {report.errors[0].message}",
-            report.errors[0].fix or "the wheel was not cached; see srcbuild verify for the full report",
-        )
+    show_verification(ex, report, wheel, ctx.recipe.name)
     ex.console.print(f"    {wheel.name}: kernels match the recipe" if archs else f"    {wheel.name}: read")
 
 
