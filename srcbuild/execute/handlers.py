@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from srcbuild import proc
 from srcbuild.command import Command
+from srcbuild.console import print_lines
 from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
 from srcbuild.execute.dist import find_wheel
 from srcbuild.execute.runner import Runner
@@ -76,9 +77,8 @@ def preflight(ex: Runner, log: Path) -> None:
     r = _ctx(ex).resolved
     with log.open("a", encoding="utf-8") as handle:
         handle.write("".join(f.render() + "\n" for f in r.findings))
-    for f in r.findings:
-        if f.severity is not Severity.INFO:
-            ex.console.print(f.render(), markup=False, highlight=False)
+    # wrapped as `srcbuild plan` wraps them, so both show the same lines
+    print_lines([f.render() for f in r.findings if f.severity is not Severity.INFO], ex.console)
     errors = r.errors
     if r.options.ignore_preflight and errors:
         ex.console.print(
