@@ -136,11 +136,14 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*$")
 
 def is_command_start(words: Sequence[str]) -> bool:
     """Whether ``words`` begin a shell command: a command word (``srcbuild``, ``pip``, ``sudo``, a
-    path ending in ``/srcbuild``, ``python3.9``), after any ``VAR=value`` assignments."""
+    path ending in ``/srcbuild``, ``python3.9``), after any ``VAR=value`` assignments; words with a
+    word ending in ``:`` after the first are prose, not a command."""
     rest = list(words)
     while rest and _ASSIGNMENT.match(rest[0]) and len(rest) > 1:
         rest = rest[1:]
     if not rest:
+        return False
+    if any(word.endswith(":") for word in rest[1:]):  # prose ("srcbuild will fetch: CUDA 9.2 ...")
         return False
     first = rest[0]
     return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith("/srcbuild")

@@ -19,7 +19,6 @@ from pathlib import Path
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import IncompatibleError
 from srcbuild.toolchain.facts import ToolchainFacts
-from srcbuild.verify.fatbin import count_entries
 from srcbuild.verify.kernels import Kernels, covers, sm_list, sm_text
 
 LABELS = {"cudnn": "cuDNN", "nccl": "NCCL"}
@@ -59,6 +58,8 @@ def _libraries(prefix: Path) -> list[Path]:
 def scan_prefix(prefix: Path) -> Scanned:
     """Read the kernels of every shared library of ``prefix`` (``VerificationFailed`` for a library
     that is not ELF)."""
+    from srcbuild.verify.fatbin import count_entries  # read only after a fetch, not at import
+
     total = Kernels()
     holding = []
     for library in _libraries(prefix):

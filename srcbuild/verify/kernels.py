@@ -19,10 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.knowledge.build_facts import load_build_facts
-from srcbuild.verify.fatbin import FatbinEntry
+
+if TYPE_CHECKING:
+    from srcbuild.verify.fatbin import FatbinEntry
 
 
 @dataclass(frozen=True)
