@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import require_tool
+from tests.conftest import require_tool
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,9 @@ def _download_wheel(artifact: Artifact, into: Path) -> Path | None:
         argv += ["--platform", platform]
     if python_tag.startswith("cp") and abi_tag != "none":
         argv += ["--python-version", python_tag[2:], "--implementation", "cp", "--abi", abi_tag]
-    # A constraints file in pip's configuration may cap a version this pin names exactly.
-    env = {**os.environ, "PIP_CONSTRAINT": ""}
+    # A constraints file in pip's configuration may cap a version this pin names exactly (an empty
+    # one replaces it; an empty value does not).
+    env = {**os.environ, "PIP_CONSTRAINT": os.devnull}
     subprocess.run(argv, check=True, env=env, capture_output=True, text=True)
     path = into / artifact.filename
     return path if path.exists() else None

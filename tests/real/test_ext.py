@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from artifacts import TORCH_201_CU117, TORCH_SCATTER_212_SDIST, Artifact, fetch
-from conftest import require_tool
 
 from srcbuild.verify.wheel import measure_wheel
+from tests.conftest import require_tool
+from tests.real.artifacts import TORCH_201_CU117, TORCH_SCATTER_212_SDIST, Artifact, fetch
 
 pytestmark = [pytest.mark.real, pytest.mark.integration]
 

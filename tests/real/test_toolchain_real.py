@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from artifacts import TORCH_201_CU117, fetch
-from conftest import require_tool
 
 from srcbuild.host.toolchain import missing_components
+from tests.conftest import require_tool
+from tests.real.artifacts import TORCH_201_CU117, fetch
 
 pytestmark = [pytest.mark.real, pytest.mark.integration]
 
