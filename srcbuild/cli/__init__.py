@@ -217,24 +217,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             full = DiskFull(f"a filesystem is full ({exc.strerror})", "free space (`df -h` shows where), then retry")
         if full is not None:
             return _fail(full.message, full.hint, full.exit_code, as_json)
-        if debug:
-            traceback.print_exc()
-        return _fail(
-            f"internal error: {type(exc).__name__}: {exc}",
-            "this is a bug in srcbuild; rerun with --debug and report the traceback",
-            INTERNAL_ERROR,
-            as_json,
-        )
+        return _internal_error(exc, debug, as_json)
     except Exception as exc:
-        if debug:
-            traceback.print_exc()
-        return _fail(
-            f"internal error: {type(exc).__name__}: {exc}",
-            "this is a bug in srcbuild; rerun with --debug and report the traceback",
-            INTERNAL_ERROR,
-            as_json,
-        )
+        return _internal_error(exc, debug, as_json)
     return result if isinstance(result, int) else 0
+
+
+def _internal_error(exc: Exception, debug: bool, as_json: bool) -> int:
+    """Report an exception no step turned into its own message: exit 70, the traceback with --debug."""
+    if debug:
+        traceback.print_exc()
+    return _fail(
+        f"internal error: {type(exc).__name__}: {exc}",
+        "this is a bug in srcbuild; rerun with --debug and report the traceback",
+        INTERNAL_ERROR,
+        as_json,
+    )
 
 
 def entrypoint() -> None:
