@@ -178,7 +178,8 @@ def prepare_ext(
     cuda = recipe.toolchain.cuda is not None
     env = ext_variables(base, knowledge)
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
-    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root)
+    digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
+    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest)
     cuda_tool = base.toolchain("cuda")
     nvcc = cuda_tool.version if cuda else None
     release = load_knowledge().cuda(nvcc) if nvcc else None
