@@ -139,7 +139,7 @@ def prepare_ext(
     from srcbuild.cache.key import python_abi_tag
     from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import ext_findings
+    from srcbuild.ext.preflight import ext_findings, range_findings
     from srcbuild.knowledge import load_knowledge
 
     if torch.wheel and torch.version:
@@ -185,7 +185,8 @@ def prepare_ext(
         python_abi=python_abi_tag(recipe.toolchain.python), gcc=recipe.toolchain.gcc,
         cuda=recipe.toolchain.cuda, platform=base.platform,
     )
-    findings = (*recipe_findings(base), *findings)
+    findings = (*recipe_findings(base), *findings, *range_findings(knowledge, sdist.version if sdist else None,
+                                                                     identity))
     return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
 
 
