@@ -48,10 +48,10 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     paths = resolve_paths(work_dir, cache_dir)
     if containers["containers"]:
         return doctor_containers(paths, as_json, **containers)
-    host = probe_host(work_dir=paths.work_dir, environ=command_environ())
-    recipes = RecipeCatalog(paths).load_all()
-    report = diagnose(load_knowledge(), host, recipes, paths)
     environ = command_environ()
+    host = probe_host(work_dir=paths.work_dir, environ=environ)
+    recipes = RecipeCatalog(paths).load_all()
+    report = diagnose(load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")))
 
     def sysroot_of(recipe: Recipe) -> str | None:
         return recipe_sysroot(recipe, environ)
