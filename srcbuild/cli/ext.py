@@ -60,7 +60,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
 
     The extension's sdist (or git source) is compiled with the recipe's toolchain and archs,
     verified and cached. The wheel's path is the last line (one line per extension with --all)."""
-    from srcbuild.ext.run import run_ext
+    from srcbuild.pipeline import run_ext
     from srcbuild.recipe import RecipeCatalog
 
     if build_all == (requirement is not None):

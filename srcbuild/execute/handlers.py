@@ -12,7 +12,6 @@ sibling packages do the real work: ``srcbuild.resolve`` (the findings and the re
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +45,7 @@ class BuildContext:
     steps measured along the way."""
 
     resolved: ResolvedBuild
-    build_torch: Callable[[], Path] | None = None  # torchvision: get (or build) the torch wheel
+    torch_wheel: Path | None = None  # torchvision: the wheel torch's pipeline returned (srcbuild.pipeline)
     fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
     report: Any = None  # the VerifyReport of the built wheel
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
@@ -440,9 +439,10 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
 
 
 def torch_wheel(ex: Runner, dest: Path) -> None:
-    ctx = _ctx(ex)
-    assert ctx.build_torch is not None
-    wheel = ctx.build_torch()
+    """Copy the torch wheel torch's pipeline returned (it ran before this step) into ``dest``."""
+    wheel = _ctx(ex).torch_wheel
+    if wheel is None:  # a srcbuild bug: the pipeline runs torch's build before this step
+        raise StepFailed("no torch wheel was built or found for this step", "report this as a srcbuild bug")
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)

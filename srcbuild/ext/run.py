@@ -1,10 +1,11 @@
-"""One extension build from start to end: resolve, find the torch, look in the cache, execute.
+"""An extension build up to its plan: resolve, find the torch, find the source, key it, plan it.
 
 ``prepare_ext`` does everything before the plan: the recipe's torch build is resolved (host probe
 included), the torch is found (the recipe's own wheel in the cache, a file, a version fetched from
 the index pip is configured with, or the environment's) and read, the sdist is looked up, the
 preflight findings and the cache key are computed. ``srcbuild plan ext`` prints the plan it makes;
-``run_ext`` looks the key up in the cache and otherwise hands that plan to the executor.
+``srcbuild.pipeline.run_ext`` looks the key up in the cache and otherwise hands that plan to the
+executor.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from packaging import tags
-from rich.console import Console
 
 from srcbuild import proc
 from srcbuild.errors import NotFoundError, UsageError
@@ -29,6 +29,7 @@ from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildOptions, ResolvedBuild
+from srcbuild.resolve.prepare import resolve_on_host
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,6 @@ def prepare_ext(
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
     from srcbuild.cache.key import python_abi_tag
-    from srcbuild.execute.run import prepare
     from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
     from srcbuild.ext.plan import make_ext_plan
     from srcbuild.ext.preflight import ext_findings
@@ -133,7 +133,7 @@ def prepare_ext(
             f"--env builds against the torch installed in {options.env_prefix}, and {torch.describe()} names another",
             "pass --env alone, or drop --env",
         )
-    base = prepare(recipe, replace(options, package="torch"), paths, environ).resolved
+    base = resolve_on_host(recipe, replace(options, package="torch"), paths, environ)
     memo = paths.work_dir / "torch-identity"
     if options.env_prefix:
         identity = from_environment(Path(options.env_prefix), dict(environ))
@@ -182,48 +182,3 @@ def recipe_findings(base: ResolvedBuild) -> tuple[Finding, ...]:
     """The host findings and the recipe rule findings an extension build shares with torch's."""
     rules = tuple(f for f in base.rule_findings if f.field in EXT_RULE_FIELDS)
     return (*rules, *base.host_findings)
-
-
-def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console, resume: bool = False) -> Any:
-    """Build the prepared extension (or take it from the cache); a BuildResult with the wheel."""
-    from srcbuild.cache.store import WheelCache
-    from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
-    from srcbuild.execute.registry import HANDLERS
-    from srcbuild.ext.handlers import EXT_HANDLERS, ExtContext
-    from srcbuild.plan.render import settings_table
-
-    b, plan = prepared.build, prepared.plan
-    console.print(f"[bold]srcbuild ext {b.label} (recipe {plan.recipe})[/bold]")
-    console.print(f"torch: {prepared.identity.describe()}", markup=False, highlight=False)
-    console.print(settings_table(plan.settings))
-    cache = WheelCache(b.base.paths.cache_dir)
-    fp = prepared.fingerprint
-    archs = list(b.recipe.gpu.arch) if b.cuda else []
-
-    def hit() -> Any:
-        entry = cache.lookup(fp, archs)
-        if entry is None:
-            return None
-        console.print(f"cache hit: {entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
-        return BuildResult(plan, wheel=entry.wheel_path, cached=True)
-
-    if not resume:
-        found = hit()
-        if found is not None:
-            return found
-    with cache.build_lock(fp):
-        if not resume:
-            found = hit()
-            if found is not None:
-                return found
-        ctx = ExtContext(resolved=b.base, ext=b, identity=prepared.identity, ext_findings=prepared.findings,
-                         inputs=prepared.inputs, nvcc_version=prepared.nvcc_version)
-        executor = Executor(
-            plan,
-            console=console,
-            environ=environ_for_build(environ),
-            resume=resume,
-            context=ctx,
-            handlers={**HANDLERS, **EXT_HANDLERS},
-        )
-        return executor.run()

@@ -28,8 +28,8 @@ from rich.console import Console
 from srcbuild.errors import StepFailed
 from srcbuild.execute.executor import Executor, environ_for_build
 from srcbuild.execute.handlers import BuildContext
-from srcbuild.execute.run import prepare
 from srcbuild.paths import Paths
+from srcbuild.pipeline import prepare
 from srcbuild.plan import Plan
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.resolve import BuildOptions, ResolvedBuild
@@ -58,7 +58,7 @@ def _run_until_build(sb: Srcbuild, plan: Plan, wheel: Path, resolved: ResolvedBu
     """Run ``plan`` (cut after its build step) with the real executor; the console's text."""
     steps = plan.steps[: plan.step_ids.index("build") + 1]
     out = io.StringIO()
-    ctx = BuildContext(resolved=resolved, build_torch=lambda: wheel)
+    ctx = BuildContext(resolved=resolved, torch_wheel=wheel)
     executor = Executor(
         dataclasses.replace(plan, steps=steps),
         console=Console(file=out, width=200, highlight=False, soft_wrap=True),
