@@ -19,12 +19,13 @@ from typing import Any
 from packaging import tags
 
 from srcbuild import proc
-from srcbuild.errors import NotFoundError, UsageError
+from srcbuild.errors import MirrorMissing, NotFoundError, UsageError
 from srcbuild.ext.knowledge import knowledge_for
 from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
-from srcbuild.ext.source import ExtRequest, find_sdist, pip_indexes
+from srcbuild.ext.source import ExtRequest, Sdist, find_sdist, pip_indexes
 from srcbuild.ext.torch import TorchIdentity, from_environment, from_wheel
 from srcbuild.findings import Finding
+from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
 from srcbuild.recipe import Recipe
@@ -111,6 +112,21 @@ def _wheel_version(path: Path) -> str:
     return str(parse_wheel_filename(path.name)[1])
 
 
+def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
+    """The request's sdist on pip's indexes; with ``--mirror-dir`` (the mirror's index alone) one
+    it lacks is named with the ``mirror create`` option that adds it."""
+    try:
+        return find_sdist(request, pip_indexes(sys.executable, environ))
+    except NotFoundError as exc:
+        if not environ.get(MIRROR_DIR_VAR):
+            raise
+        raise MirrorMissing(
+            f"the sdist of {request} is not in the mirror {environ[MIRROR_DIR_VAR]}'s package index ({exc.message})",
+            f"add it on a connected machine: srcbuild mirror create {environ[MIRROR_DIR_VAR]} --ext {request}",
+            {"create_options": ["--ext", str(request)]},
+        ) from None
+
+
 def prepare_ext(
     recipe: Recipe,
     request: ExtRequest,
@@ -123,7 +139,7 @@ def prepare_ext(
     from srcbuild.cache.key import python_abi_tag
     from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import ext_findings
+    from srcbuild.ext.preflight import ext_findings, range_findings
     from srcbuild.knowledge import load_knowledge
 
     if torch.wheel and torch.version:
@@ -150,7 +166,7 @@ def prepare_ext(
         assert choice.wheel is not None
         identity = replace(from_wheel(choice.wheel, memo), origin=choice.origin)
     knowledge = knowledge_for(request.name)
-    sdist = None if request.is_git else find_sdist(request, pip_indexes(sys.executable, environ))
+    sdist = None if request.is_git else _find_sdist(request, environ)
     cuda = recipe.toolchain.cuda is not None
     env = ext_variables(base, knowledge)
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
@@ -169,7 +185,8 @@ def prepare_ext(
         python_abi=python_abi_tag(recipe.toolchain.python), gcc=recipe.toolchain.gcc,
         cuda=recipe.toolchain.cuda, platform=base.platform,
     )
-    findings = (*recipe_findings(base), *findings)
+    findings = (*recipe_findings(base), *findings, *range_findings(knowledge, sdist.version if sdist else None,
+                                                                     identity))
     return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
 
 
