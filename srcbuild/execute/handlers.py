@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import print_lines
-from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, StepFailed, VerificationFailed
 from srcbuild.execute.dist import find_wheel
+from srcbuild.execute.result import CachedWheel
 from srcbuild.execute.runner import Runner
 from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
@@ -46,7 +47,7 @@ class BuildContext:
     steps measured along the way."""
 
     resolved: ResolvedBuild
-    build_torch: Callable[[], Path] | None = None  # torchvision: get (or build) the torch wheel
+    build_torch: Callable[[], CachedWheel] | None = None  # torchvision: get (or build) the torch wheel
     fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
     report: Any = None  # the VerifyReport of the built wheel
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
@@ -404,6 +405,7 @@ def cache_wheel(ex: Runner, dist: Path, pattern: str) -> None:
     build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
+    ex.result.cached_wheel = CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key)
     ex.console.print(f"    stored {entry.wheel_path}")
 
 
@@ -440,14 +442,30 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
 
 
 def torch_wheel(ex: Runner, dest: Path) -> None:
+    """Copy the recipe's torch wheel (from the cache, built first when missing) into ``dest``,
+    hashing the bytes as they are copied: a wheel that differs from its manifest's sha256 (bit rot
+    that kept the file's size and mtime, which the lookup's quick check trusts) is never built on."""
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.files import copy_hashed
+
     ctx = _ctx(ex)
     assert ctx.build_torch is not None
     wheel = ctx.build_torch()
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    shutil.copy2(wheel, dest / wheel.name)
-    ex.console.print(f"    torch wheel: {wheel}")
+    target = dest / wheel.path.name
+    got = copy_hashed(wheel.path, target)
+    if got != wheel.sha256:
+        target.unlink()
+        moved = WheelCache(ctx.paths.cache_dir).move_aside(wheel.path.parent)
+        where = f"moved aside to {moved}" if moved else f"remove {wheel.path.parent}"
+        raise CacheIntegrityError(
+            f"torch wheel {wheel.path.name} of cache entry {wheel.entry[:12]} has sha256 {got}, "
+            f"its manifest says {wheel.sha256}; the entry is damaged ({where})",
+            "run the same command again: torch is then pulled or rebuilt, and torchvision built against it",
+        )
+    ex.console.print(f"    torch wheel: {wheel.path} (sha256 checked)")
 
 
 def show_verification(ex: Runner, report: VerifyReport, wheel: Path, recipe_name: str) -> None:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import filelock
 from rich.console import Console
 
 from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
 from srcbuild.execute.handlers import BuildContext
+from srcbuild.execute.result import CachedWheel
 from srcbuild.paths import Paths
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
@@ -99,7 +99,13 @@ def run_build(
             return None
         where = "" if found.origin == "local" else f" from {found.origin}"
         console.print(f"cache hit{where}: {found.entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
-        return BuildResult(plan, wheel=found.entry.wheel_path, cached=True)
+        entry = found.entry
+        return BuildResult(
+            plan,
+            wheel=entry.wheel_path,
+            cached=True,
+            cached_wheel=CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key),
+        )
 
     if not resume:
         found = hit()
@@ -119,10 +125,10 @@ def run_build(
         if plan.package == "torchvision":
             torch_options = replace(options, package="torch")
 
-            def build_torch() -> Path:
+            def build_torch() -> CachedWheel:
                 result = run_build(recipe, torch_options, paths, environ, console, resume=False)
-                assert result.wheel is not None
-                return result.wheel
+                assert result.cached_wheel is not None  # a finished build stored its wheel
+                return result.cached_wheel
 
             ctx.build_torch = build_torch
         executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
