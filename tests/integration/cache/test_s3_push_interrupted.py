@@ -54,7 +54,8 @@ def start_push(tmp_path: Path, cache: Path, bucket: str, endpoint: str, at: str)
     marker, go = tmp_path / f"held-{time.monotonic_ns()}", tmp_path / f"go-{time.monotonic_ns()}"
     argv = [sys.executable, str(STALLED_PUSH), str(marker), str(go), at, "--"]
     argv += ["cache", "push", "--unsigned", "--remote", f"s3://{bucket}/w", "--s3-endpoint-url", endpoint]
-    proc = subprocess.Popen([*argv, "--cache-dir", str(cache)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    argv += ["--cache-dir", str(cache)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     while not marker.exists():
         assert proc.poll() is None, proc.communicate()[0]
@@ -64,10 +65,8 @@ def start_push(tmp_path: Path, cache: Path, bucket: str, endpoint: str, at: str)
 
 
 def push(cache: Path, bucket: str, endpoint: str) -> int:
-    return main(
-        ["cache", "push", "--unsigned", "--remote", f"s3://{bucket}/w", "--s3-endpoint-url", endpoint]
-        + ["--cache-dir", str(cache)]
-    )
+    remote = ["--remote", f"s3://{bucket}/w", "--s3-endpoint-url", endpoint]
+    return main(["cache", "push", "--unsigned", *remote, "--cache-dir", str(cache)])
 
 
 @pytest.mark.parametrize(
