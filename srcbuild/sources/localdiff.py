@@ -16,8 +16,9 @@ turn an edited file back into the pinned one. A file whose bytes differ only as 
 own ``.gitattributes`` converts them on checkout (``*.bat text eol=crlf`` in torch) is not an
 edit: such files are checked out again in a private repository that borrows the objects and has
 no local attributes, no filters and no user configuration, and compared byte for byte. Untracked
-files count unless the tree's own ``.gitignore`` files cover them (``.git/info/exclude`` and
-``core.excludesFile`` are local and do not hide a file the build could glob). HEAD must be the
+files count unless the pinned tree's own ``.gitignore`` files cover them (``.git/info/exclude``,
+``core.excludesFile`` and a ``.gitignore`` added to the working tree, which may ignore itself,
+are local and do not hide a file the build could glob). HEAD must be the
 tag's commit: a local commit is a modification (listed as ``HEAD (at X, not Y)``) even when its
 files are undone. Each submodule, at every depth, is compared the same way with the commit its
 parent's pinned tree records. Every git call runs with ``GIT_NO_REPLACE_OBJECTS=1``: a ``git
@@ -212,6 +213,8 @@ def _repo_changes(
         # core.excludesFile are local, so a file they hide still reaches the build)
         others = ["ls-files", "--others", "--exclude-per-directory=.gitignore"]
         untracked = _lines(_git(repo, [*base, *others], genv, "untracked"))
+        pinned_ignores = {path for _m, _o, path in entries if path.rsplit("/", 1)[-1] == ".gitignore"}
+        untracked += _ignored_locally(repo, pinned_ignores - set(names), work, genv)
     oids = {path: oid for _mode, oid, path in entries}
     material = bytearray(f"{rel}\0{head}\0".encode())
     for name in names:
@@ -220,6 +223,37 @@ def _repo_changes(
     for name in sorted(untracked):
         material += f"{name}\0{_content_digest(repo / name)}\n".encode()
     return moved + [prefix + n for n in names] + [prefix + n for n in untracked], bytes(material)
+
+
+def _ignored_locally(repo: Path, pinned: set[str], work: str, env: Mapping[str, str]) -> list[str]:
+    """Untracked files that only a ``.gitignore`` outside the pinned tree hides (one that ignores
+    itself and the files next to it): each ignored path's deciding pattern must come from a
+    ``.gitignore`` of the pinned tree (``pinned``, unmodified ones), else its files count."""
+    listed = ["ls-files", "-z", "--others", "--ignored", "--directory", "--exclude-per-directory=.gitignore"]
+    ignored = [p for p in _git(repo, listed, env, "ignored files").split("\0") if p]
+    if not ignored:
+        return []
+    paths = Path(work) / "ignored"
+    paths.write_bytes(b"".join(os.fsencode(p) + b"\0" for p in ignored))
+    out = proc.probe(
+        ["git", "-C", str(repo), "check-ignore", "--no-index", "-v", "-z", "--stdin"],
+        env=env,
+        timeout=GIT_TIMEOUT,
+        ok_codes=(0, 1),
+        stdin=paths,
+    )
+    fields = (out or "").split("\0")
+    found: set[str] = set()
+    for at in range(0, len(fields) - 3, 4):
+        source, path = fields[at], fields[at + 3]
+        if source in pinned:
+            continue
+        if path.endswith("/"):
+            inside = _git(repo, ["ls-files", "-z", "--others", "--", path], env, f"files under {path}")
+            found.update(p for p in inside.split("\0") if p)
+        else:
+            found.add(path)
+    return sorted(found)
 
 
 def _content_digest(path: Path) -> str:

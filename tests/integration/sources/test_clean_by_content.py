@@ -178,6 +178,12 @@ def eol_in_info_attributes(co: Path) -> None:
     assert git(co, "status", "--porcelain").strip() == ""
 
 
+def untracked_hidden_by_its_own_gitignore(co: Path) -> None:
+    (co / "csrc" / "extra.c").write_text("int extra(void) { return 2; }\n")
+    (co / "csrc" / ".gitignore").write_text("*\n")  # ignores itself and its neighbours
+    assert git(co, "status", "--porcelain").strip() == ""
+
+
 CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {
     "assume-unchanged": (assume_unchanged, {FILE}),
     "skip-worktree": (skip_worktree, {FILE}),
@@ -186,6 +192,10 @@ CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {
     "submodule-assume-unchanged": (submodule_assume_unchanged, {f"{SUB}/kernel.cu"}),
     "submodule-local-commit": (submodule_local_commit, {f"{SUB}/kernel.cu"}),
     "untracked-hidden-by-info-exclude": (excluded_untracked, {"csrc/extra.c"}),
+    "untracked-hidden-by-its-own-gitignore": (
+        untracked_hidden_by_its_own_gitignore,
+        {"csrc/extra.c", "csrc/.gitignore"},
+    ),
     "clean-filter-in-info-attributes": (clean_filter_in_info_attributes, {FILE}),
     "clean-filter-in-core-attributesfile": (clean_filter_in_attributes_file, {FILE}),
     "clean-filter-in-tree-gitattributes": (clean_filter_in_tree_attributes, {FILE, "csrc/.gitattributes"}),
