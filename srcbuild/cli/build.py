@@ -157,7 +157,7 @@ def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
 
 
 def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
-    from srcbuild.execute.run import run_build
+    from srcbuild.pipeline import run_build
 
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
@@ -254,7 +254,7 @@ def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool,
     The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
     missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
     """
-    from srcbuild.execute.run import prepare
+    from srcbuild.pipeline import prepare
 
     fmt = "json" if as_json else fmt
     if package == "ext" or requirement is not None:

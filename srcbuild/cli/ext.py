@@ -15,6 +15,7 @@ import click
 
 from srcbuild.cli.build import _options, build_options, copy_wheel, output_dir_option
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
+from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console, output_width, wrap_text
 from srcbuild.errors import UsageError
 from srcbuild.findings import Severity
@@ -50,6 +51,7 @@ def _prepare(requirement: str, kw: dict[str, Any]) -> Any:
 @click.command("ext")
 @click.argument("requirement", metavar="NAME[==VERSION]|git+URL@REF", required=False)
 @build_options
+@mirror_dir_option(lambda kw: ())
 @torch_options
 @click.option("--all", "build_all", is_flag=True, help="Build every extension the recipe lists ([[extensions]]).")
 @click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
@@ -60,7 +62,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
 
     The extension's sdist (or git source) is compiled with the recipe's toolchain and archs,
     verified and cached. The wheel's path is the last line (one line per extension with --all)."""
-    from srcbuild.ext.run import run_ext
+    from srcbuild.pipeline import run_ext
     from srcbuild.recipe import RecipeCatalog
 
     if build_all == (requirement is not None):

@@ -79,12 +79,16 @@ def install_cmd(
             cache, recipe, check_name(package),
             target_python(into, python, command_environ(), version=recipe.toolchain.python),
             command_environ(), echo=None if as_json else sys.stderr, dry_run=dry_run, no_deps=no_deps,
+            remotes=open_remotes(remotes, s3_endpoint_url),
+            trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
         )
         if as_json:
             print_json(done.to_json())
         else:
             verb = "installed" if done.installed else "would install"
-            echo_text(f"{verb} {done.wheel.name} (built against torch {done.torch}) into {done.python}\n")
+            origin = "the local cache" if done.origin == "local" else done.origin
+            echo_text(f"{verb} {done.wheel.name} (built against torch {done.torch}) from {origin} into "
+                      f"{done.python}\n")
         return 0
     result = install(
         cache,

@@ -39,8 +39,16 @@ def mirror_group() -> None:
     "--package",
     "packages",
     multiple=True,
-    type=click.Choice(PACKAGE_NAMES),
-    help="Only these packages' sources (repeatable) [default: every package the recipe pins].",
+    type=click.Choice((*PACKAGE_NAMES, "ext")),
+    help="Only these packages' sources (repeatable; ext: the recipe's [[extensions]]) "
+    "[default: every package the recipe pins].",
+)
+@click.option(
+    "--ext",
+    "exts",
+    multiple=True,
+    metavar="NAME[==VERSION]",
+    help="An extension's sdist and its build requirements (repeatable), for srcbuild ext.",
 )
 @click.option(
     "--mirror",
@@ -53,7 +61,21 @@ def mirror_group() -> None:
     default=None,
     help="The toolchain of a portable build [recipe [build] portable, env SRCBUILD_PORTABLE].",
 )
-@click.option("--no-env", is_flag=True, help="Leave out the build environment's conda packages.")
+@click.option("--no-env", is_flag=True, help="Leave out the build environment's conda and pip packages.")
+@click.option(
+    "--env-backend",
+    type=click.Choice(("conda", "mamba", "micromamba", "rattler", "venv")),
+    default=None,
+    help="The backend the other machine makes the environment with: venv takes every package from "
+    "pip, the others from conda [env SRCBUILD_ENV_BACKEND; default: conda packages].",
+)
+@click.option(
+    "--skip",
+    "skips",
+    multiple=True,
+    type=click.Choice(("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")),
+    help="Leave out this toolchain piece (repeatable): the other machine has it.",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be gathered and its size from the data; fetch nothing.")
 @path_options
 @json_option
@@ -62,23 +84,25 @@ def create_command(
     recipes: tuple[str, ...],
     packages: tuple[str, ...],
     mirrors: tuple[str, ...],
+    exts: tuple[str, ...],
     portable: bool | None,
     no_env: bool,
+    env_backend: str | None,
+    skips: tuple[str, ...],
     dry_run: bool,
     work_dir: str | None,
     cache_dir: str | None,
     as_json: bool,
 ) -> int:
     """Write into DIRECTORY what the recipes' builds download: bare git mirrors of the pinned tags
-    with their submodules, NVIDIA's toolchain downloads, the patches and the build environment's
-    conda packages as local channels, with a manifest (sha256, size, origin). A second run adds
-    only what is missing."""
-    from srcbuild.envs.spec import env_spec_for
+    with their submodules, the toolchain's downloads (NVIDIA's archives, Debian packages, index
+    wheels, conda packages), the patches, the build environment's conda packages as local
+    channels and its pip packages as a simple index, with a manifest (sha256, size, origin). A
+    second run adds only what is missing."""
+    from srcbuild.cli.mirror_targets import make_target
     from srcbuild.mirror.create import create_mirror
-    from srcbuild.mirror.gather import needs_of
     from srcbuild.mirror.layout import is_url
     from srcbuild.recipe import RecipeCatalog
-    from srcbuild.resolve.portable import recipe_sysroot
     from srcbuild.sources.mirrors import parse_mirror_args
     from srcbuild.toolchain.facts import load_facts
     from srcbuild.toolchain.providers import provider_order
@@ -93,15 +117,13 @@ def create_command(
     catalog = RecipeCatalog(paths)
     facts = load_facts(environ)
     prefer = provider_order(environ)
-    from srcbuild.mirror.create import Target
-
+    backend = env_backend or environ.get("SRCBUILD_ENV_BACKEND") or None
     targets = []
     for name in recipes:
         recipe = catalog.load(name)
         wanted = packages or tuple(p for p in PACKAGE_NAMES if getattr(recipe, p, None) is not None)
-        sysroot = recipe_sysroot(recipe, environ, portable)
-        env = None if no_env else env_spec_for(recipe, environ=environ)
-        targets.append(Target(recipe.name, wanted, needs_of(recipe, wanted, facts, prefer, sysroot), env))
+        choice = (portable, None if no_env else (backend or "conda"), skips)
+        targets.append(make_target(recipe, wanted, exts, choice, facts, prefer, environ, dry_run))
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
@@ -141,8 +163,19 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                     "repos": [{"url": r.url, "tag": r.tag, "why": r.why} for r in t.needs.repos],
                     "downloads": [{"url": d.url, "size": d.size, "why": d.why} for d in t.needs.downloads],
                     "patches": [p.name for p in t.needs.patches],
+                    "index_wheels": [f.to_json() for f in t.needs.index],
+                    "debian": [{"suite": r.suite, "packages": list(r.packages)} for r in t.needs.debian],
+                    "toolchain_conda": [{"channel": c.channel, "specs": list(c.specs), "why": c.why}
+                                        for c in t.needs.conda],
+                    "pip": [{"requirements": list(p.requirements), "python": p.python, "why": p.why} for p in t.pip],
                     "not_mirrored": list(t.needs.not_mirrored),
-                    "estimate": {"downloads": e.downloads, "repos_at_most": e.repos, "unknown": list(e.unknown)},
+                    "estimate": {
+                        "downloads": e.downloads,
+                        "repos_at_most": e.repos,
+                        "index_wheels": e.index,
+                        "debian": e.debian,
+                        "unknown": list(e.unknown),
+                    },
                 }
                 for t, e in rows
             ]
@@ -159,15 +192,34 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                 last_why = download.why
             size = human_size(download.size) if download.size else "size unknown"
             click.echo(f"    {download.url.rsplit('/', 1)[-1]} ({size})")
+        for route in target.needs.debian:
+            click.echo(_fill(f"Debian {route.suite}: {' '.join(route.packages)}"))
+        if target.needs.index:
+            click.echo("  package index wheels:")
+            for wheel in target.needs.index:
+                size = human_size(wheel.size) if wheel.size else "size unknown"
+                click.echo(f"    {wheel.requirement} ({size})")
+        for piece in target.needs.conda:
+            click.echo(_fill(f"{piece.why}: conda {piece.channel} {' '.join(piece.specs)}"))
+        for pip_set in target.pip:
+            click.echo(_fill(f"pip ({pip_set.why}): {' '.join(pip_set.requirements)}"))
         for patch in target.needs.patches:
             click.echo(f"  patch {patch.name}")
         for line in target.needs.not_mirrored:
-            click.echo(textwrap.fill(f"not mirrored: {line}", 79, initial_indent="  ", subsequent_indent="    "))
-        click.echo(
-            f"  estimate: {human_size(est.downloads)} of downloads + at most {human_size(est.repos)} of git"
-            + (f"; {len(est.unknown)} sizes unknown" if est.unknown else "")
-        )
+            click.echo(_fill(f"not mirrored: {line}"))
+        parts = [f"{human_size(est.downloads)} from NVIDIA"]
+        if est.index:
+            parts.append(f"{human_size(est.index)} of index wheels")
+        if est.debian:
+            parts.append(f"{human_size(est.debian)} of Debian packages")
+        parts.append(f"at most {human_size(est.repos)} of git")
+        click.echo(_fill(f"estimate: {' + '.join(parts)}" + (f"; {len(est.unknown)} sizes unknown" if est.unknown
+                                                             else "")))
     return 0
+
+
+def _fill(text: str) -> str:
+    return textwrap.fill(text, 79, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False)
 
 
 @mirror_group.command("verify")

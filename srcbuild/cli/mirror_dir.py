@@ -34,6 +34,15 @@ def create_command(base: str, recipe: str | None, packages: tuple[str, ...]) -> 
     return shlex.join(argv)
 
 
+def with_details(add: str, details: dict[str, Any]) -> str:
+    """The ``mirror create`` command with what the missing piece needs: a variable set before it
+    (``SRCBUILD_TOOLCHAIN_PROVIDERS=debian``) and options after it (``--env-backend venv``)."""
+    options = [str(o) for o in details.pop("create_options", [])]
+    prefix = str(details.pop("create_prefix", ""))
+    command = " ".join([add, *(shlex.quote(o) for o in options)])
+    return f"{prefix} {command}" if prefix else command
+
+
 def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, ...]) -> str:
     """Check the mirror serves the recipe's packages and set the command's environment to it;
     return the ``mirror create`` command that adds what it lacks."""
@@ -75,7 +84,7 @@ def mirror_dir_option(packages: Callable[[dict[str, Any]], tuple[str, ...]]) -> 
             try:
                 return func(*args, **kw)
             except MirrorMissing as exc:
-                exc.hint = f"add it on a connected machine: {add}"
+                exc.hint = f"add it on a connected machine: {with_details(add, exc.details)}"
                 raise
 
         option = click.option(

@@ -142,13 +142,19 @@ def _virtual_packages(specs: list[tuple[str, str, str]]) -> list[object]:
 
 
 def solve_spec(
-    spec: EnvSpec, repodata_cache: Path, log_path: Path | None = None, for_this_host: bool = True
+    spec: EnvSpec,
+    repodata_cache: Path,
+    log_path: Path | None = None,
+    for_this_host: bool = True,
+    specs: Sequence[str] | None = None,
 ) -> list[LockedPackage]:
     """Solve the spec's conda packages; an unsatisfiable spec is an EnvironmentError_ in plain words.
 
     ``for_this_host`` solves for this machine's virtual packages; ``False`` (lockfiles) for the
-    portable defaults.
+    portable defaults. ``specs`` replaces the spec's own match specs (a toolchain piece's packages
+    on the spec's channels, for a mirror).
     """
+    wanted = list(spec.conda_specs if specs is None else specs)
     import rattler
     from rattler.exceptions import SolverError
 
@@ -162,7 +168,7 @@ def solve_spec(
         return list(
             await rattler.solve(
                 sources=channels,
-                specs=list(spec.conda_specs),
+                specs=wanted,
                 gateway=gateway,
                 platforms=[spec.platform, "noarch"],  # type: ignore[list-item]
                 virtual_packages=_virtual_packages(virtual),  # type: ignore[arg-type]
@@ -174,8 +180,8 @@ def solve_spec(
     try:
         records = asyncio.run(run())
     except SolverError as exc:
-        log_line(log_path, f"solver report for {list(spec.conda_specs)}:\n{exc}")
-        why = explain_solve_error(str(exc), spec.channels, spec.conda_specs)
+        log_line(log_path, f"solver report for {wanted}:\n{exc}")
+        why = explain_solve_error(str(exc), spec.channels, wanted)
         raise EnvironmentError_(f"environment cannot be solved: {why.message}", why.hint) from None
     except Exception as exc:  # rattler raises its own exception types for fetch/parse failures
         log_line(log_path, f"repodata fetch failed: {type(exc).__name__}: {exc}")

@@ -15,7 +15,8 @@ continues it and ninja rebuilds only what is left; a new build without ``--resum
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ class Executor:
         self.state = self._initial_state()
         self.finalizers: list[Any] = []  # callables run at the end, also on failure (compiler restore)
         self._first_run: str | None = None  # the first step this run executed (not resumed, not skipped)
+        self._next = 0  # the index of the next step to run
 
     def _initial_state(self) -> BuildState:
         if not self.resume:
@@ -82,16 +84,38 @@ class Executor:
         return self.plan.logs_dir / f"{index:02d}-{step.id}.log"
 
     def run(self) -> BuildResult:
+        """Run every step of the plan, in order; the finalizers run at the end, also on failure."""
+        with self.running():
+            self.run_steps()
+        return self.result
+
+    @contextmanager
+    def running(self) -> Iterator[BuildResult]:
+        """A run in parts (``run_steps`` up to a step, then the rest): the old logs go first
+        (unless ``--resume``); the finalizers run when the block ends, also on failure."""
         if not self.resume and self.plan.logs_dir.exists():
             for old in self.plan.logs_dir.glob("*.log"):
                 old.unlink()
         try:
-            for index, step in enumerate(self.plan.steps, 1):
-                self._run_step(index, step)
+            yield self.result
         finally:
             for finalize in reversed(self.finalizers):
                 finalize()
-        return self.result
+
+    def run_steps(self, until: str | None = None) -> None:
+        """Run the steps not run yet, in order, stopping before step ``until`` (None: to the end)."""
+        while self._next < len(self.plan.steps):
+            step = self.plan.steps[self._next]
+            if step.id == until:
+                return
+            self._next += 1
+            self._run_step(self._next, step)
+
+    def pending(self, step_id: str) -> bool:
+        """Whether step ``step_id``, run next, would do its work (False: done in an earlier run and
+        resumed, because no step before it ran again in this one)."""
+        step = self.plan.step(step_id)
+        return not (self.resume and self.state.is_done(step) and self._first_run is None)
 
     def _run_step(self, index: int, step: Step) -> None:
         total = len(self.plan.steps)

@@ -12,7 +12,6 @@ sibling packages do the real work: ``srcbuild.resolve`` (the findings and the re
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,7 +46,7 @@ class BuildContext:
     steps measured along the way."""
 
     resolved: ResolvedBuild
-    build_torch: Callable[[], CachedWheel] | None = None  # torchvision: get (or build) the torch wheel
+    torch_wheel: CachedWheel | None = None  # torchvision: the wheel torch's pipeline returned (srcbuild.pipeline)
     fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
     report: Any = None  # the VerifyReport of the built wheel
     source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
@@ -442,15 +441,16 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
 
 
 def torch_wheel(ex: Runner, dest: Path) -> None:
-    """Copy the recipe's torch wheel (from the cache, built first when missing) into ``dest``,
+    """Copy the torch wheel torch's pipeline returned (it ran before this step) into ``dest``,
     hashing the bytes as they are copied: a wheel that differs from its manifest's sha256 (bit rot
     that kept the file's size and mtime, which the lookup's quick check trusts) is never built on."""
     from srcbuild.cache.store import WheelCache
     from srcbuild.files import copy_hashed
 
     ctx = _ctx(ex)
-    assert ctx.build_torch is not None
-    wheel = ctx.build_torch()
+    wheel = ctx.torch_wheel
+    if wheel is None:  # a srcbuild bug: the pipeline runs torch's build before this step
+        raise StepFailed("no torch wheel was built or found for this step", "report this as a srcbuild bug")
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)

@@ -3,22 +3,31 @@ recipe against the very torch the environment has.
 
 The environment's torch is read (version and ``torch.version.cuda``) and the newest cache entry
 is chosen whose key names this extension, this recipe, that torch version and the environment's
-Python ABI, and whose measured kernels serve the recipe's archs. pip installs it with a
-constraints file pinning the environment's torch, so pip never replaces it.
+Python ABI, and whose measured kernels serve the recipe's archs: first in the local cache, then
+in each remote in order (the same remotes and signatures as torch wheels: a remote entry is
+pulled only when a trusted signer vouches for it, and its wheel only when its sha256 matches,
+``cache.transfer.pull_entry``). pip installs the wheel in hash-checking mode (the manifest's
+sha256, as ``srcbuild install torch`` does), then its dependencies with a constraints file
+pinning the environment's torch, so pip never replaces it.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from srcbuild import proc
-from srcbuild.cache.store import CacheEntry, WheelCache, serves
-from srcbuild.errors import EnvironmentError_, NotFoundError, StepFailed, UsageError
+from srcbuild.cache.install import hashed_requirement, pip_install_argv, wheel_requires
+from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.remotes import CacheRemote
+from srcbuild.cache.signing import TrustPolicy
+from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
+from srcbuild.cache.transfer import pull_entry
+from srcbuild.errors import CacheIntegrityError, EnvironmentError_, NotFoundError, SrcbuildError, StepFailed, UsageError
 from srcbuild.ext.key import KIND
 from srcbuild.ext.knowledge import normalize
 from srcbuild.recipe import Recipe
@@ -37,10 +46,11 @@ class ExtInstall:
     python: Path
     torch: str
     installed: bool
+    origin: str = "local"  # "local" or the remote's URL
 
     def to_json(self) -> dict[str, Any]:
         return {"package": self.name, "recipe": self.recipe, "wheel": str(self.wheel), "python": str(self.python),
-                "torch": self.torch, "installed": self.installed}
+                "torch": self.torch, "installed": self.installed, "origin": self.origin}
 
 
 def env_torch(python: Path, environ: Mapping[str, str]) -> dict[str, Any]:
@@ -58,18 +68,50 @@ def env_torch(python: Path, environ: Mapping[str, str]) -> dict[str, Any]:
     return data
 
 
+def wanted(m: Manifest, name: str, recipe: Recipe, torch_version: str, abi: str) -> bool:
+    """Whether ``m`` is ``name`` built for ``recipe`` against ``torch_version`` for ``abi``, with kernels
+    for the recipe's archs (and not from modified sources)."""
+    inputs = m.key_inputs
+    requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
+    return (
+        inputs.get("kind") == KIND and inputs.get("package") == name and m.recipe.get("name") == recipe.name
+        and inputs.get("torch") == torch_version and inputs.get("python_abi") == abi and serves(m, requested)
+        and not m.modified
+    )
+
+
 def candidates(cache: WheelCache, name: str, recipe: Recipe, torch_version: str, abi: str) -> list[CacheEntry]:
     """Entries of ``name`` built for ``recipe`` against ``torch_version`` for ``abi``, newest first."""
-    requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
-    out = []
-    for entry in cache.entries():
-        m, inputs = entry.manifest, entry.manifest.key_inputs
-        if inputs.get("kind") != KIND or inputs.get("package") != name or m.recipe.get("name") != recipe.name:
-            continue
-        if inputs.get("torch") != torch_version or inputs.get("python_abi") != abi or not serves(m, requested):
-            continue
-        out.append(entry)
+    out = [e for e in cache.entries() if wanted(e.manifest, name, recipe, torch_version, abi)]
     return sorted(out, key=lambda e: e.manifest.created, reverse=True)
+
+
+def pull_from_remotes(
+    cache: WheelCache,
+    remotes: Sequence[CacheRemote],
+    name: str,
+    recipe: Recipe,
+    torch_version: str,
+    abi: str,
+    trust: TrustPolicy,
+    warn: Warn | None = warn_stderr,
+) -> tuple[CacheEntry, str] | tuple[None, SrcbuildError | None]:
+    """The newest wanted entry of the first remote that has one, pulled into ``cache`` (signature and
+    sha256 checked); else (None, the first refusal). An unreadable remote is a warning."""
+    refused: SrcbuildError | None = None
+    for remote in remotes:
+        try:
+            found = [m for m in remote.manifests() if wanted(m, name, recipe, torch_version, abi)]
+        except SrcbuildError as exc:
+            if warn is not None:
+                warn(f"remote {remote.url} skipped: {exc.message}")
+            continue
+        for manifest in sorted(found, key=lambda m: m.created, reverse=True):
+            try:
+                return pull_entry(cache, remote, manifest, trust), remote.url
+            except SrcbuildError as exc:
+                refused = refused or exc
+    return None, refused
 
 
 def install_ext(
@@ -81,35 +123,67 @@ def install_ext(
     echo: IO[str] | None = None,
     dry_run: bool = False,
     no_deps: bool = False,
+    remotes: Sequence[CacheRemote] = (),
+    trust: TrustPolicy | None = None,
+    warn: Warn | None = warn_stderr,
 ) -> ExtInstall:
+    """Find (locally, then in ``remotes``), check and install the extension built against ``python``'s torch."""
     project = normalize(name)
     torch = env_torch(python, environ)
-    found = candidates(cache, project, recipe, str(torch["version"]), str(torch["abi"]))
-    if not found:
+    version, abi = str(torch["version"]), str(torch["abi"])
+    found = candidates(cache, project, recipe, version, abi)
+    entry: CacheEntry | None = found[0] if found else None
+    origin = "local"
+    if entry is None and remotes:
+        policy = trust or TrustPolicy.resolve(environ=environ)
+        entry, got = pull_from_remotes(cache, remotes, project, recipe, version, abi, policy, warn)
+        if entry is None and isinstance(got, SrcbuildError):
+            raise got  # a remote had it, but nobody may vouch for it or it arrived damaged
+        origin = got if isinstance(got, str) else origin
+    if entry is None:
+        where = str(cache.root) + "".join(f", {r.url}" for r in remotes)
         raise NotFoundError(
-            f"no cached {project} of recipe {recipe.name} built against torch {torch['version']} "
-            f"for {torch['abi']} in {cache.root}",
-            f"build it: srcbuild ext {project} --recipe {recipe.path or recipe.name} "
-            f"--env {python.parent.parent}",
+            f"no cached {project} of recipe {recipe.name} built against torch {version} for {abi} in {where}",
+            f"build it: srcbuild ext {project} --recipe {recipe.path or recipe.name} --env {python.parent.parent}"
+            + ("" if remotes else ", or add the remote that has it with --remote"),
         )
-    entry = found[0]
     entry.check()  # a wheel changed on disk since it was stored is never installed
     if dry_run:
-        return ExtInstall(project, recipe.name, entry.wheel_path, python, str(torch["version"]), False)
+        return ExtInstall(project, recipe.name, entry.wheel_path, python, version, False, origin)
+    _pip_install(python, entry, version, no_deps, environ, echo)
+    return ExtInstall(project, recipe.name, entry.wheel_path, python, version, True, origin)
+
+
+def _pip_install(
+    python: Path, entry: CacheEntry, torch: str, no_deps: bool, environ: Mapping[str, str], echo: IO[str] | None
+) -> None:
+    """The wheel in pip's hash-checking mode, then its dependencies with torch pinned."""
+    manifest = entry.manifest
     with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as tmp:
+        requirements = Path(tmp) / "requirements.txt"
+        requirements.write_text(hashed_requirement(manifest, entry.wheel_path), encoding="utf-8")
+        result = proc.run(pip_install_argv(python, requirements), env=environ, echo=echo)
+        if not result.ok:
+            tail = "\n".join(result.tail[-5:])
+            mismatch = any("THESE PACKAGES DO NOT MATCH THE HASHES" in line for line in result.tail)
+            raise (CacheIntegrityError if mismatch else StepFailed)(
+                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+                "the cached wheel changed after it was stored: `srcbuild cache verify --remove` drops it"
+                if mismatch else "read pip's message above; the cached wheel itself is intact",
+            )
+        requires = [] if no_deps else wheel_requires(entry.wheel_path, manifest.wheel)
+        if not requires:
+            return
         constraints = Path(tmp) / "constraints.txt"
-        constraints.write_text(f"torch=={torch['version']}\n", encoding="utf-8")
+        constraints.write_text(f"torch=={torch}\n", encoding="utf-8")
         argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-c", str(constraints)]
-        if no_deps:
-            argv.append("--no-deps")
-        result = proc.run([*argv, str(entry.wheel_path)], env=environ, echo=echo)
+        result = proc.run([*argv, *requires], env=environ, echo=echo)
     if not result.ok:
         tail = "\n".join(result.tail[-5:])
         raise StepFailed(
-            f"pip could not install {entry.manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
-            "read pip's message above; the cached wheel itself is intact",
+            f"pip installed {manifest.wheel} but not its dependencies (exit {result.returncode}):\n{tail}",
+            "read pip's message above (add --no-deps to install the wheel without its dependencies)",
         )
-    return ExtInstall(project, recipe.name, entry.wheel_path, python, str(torch["version"]), True)
 
 
 def check_name(name: str) -> str:

@@ -2,7 +2,9 @@
 
 Each row says which build variables and setup.py options a known extension needs for a CUDA
 build without a GPU in the machine (and for a CPU-only one), with the upstream file that states
-it. A package without a row gets ``GENERIC``: FORCE_CUDA=1 for a CUDA build, nothing else, and
+it, and the torch versions each release supports where upstream states them (``torch``: the
+release's version -> a PEP 440 specifier of torch versions, with ``torch_source``). A package
+without a row gets ``GENERIC``: FORCE_CUDA=1 for a CUDA build, nothing else, and
 torch.utils.cpp_extension reads TORCH_CUDA_ARCH_LIST either way.
 """
 
@@ -14,6 +16,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -45,6 +50,17 @@ class ExtensionKnowledge:
     requires: tuple[str, ...]  # other extensions it builds against (built first)
     source: str
     known: bool = True
+    torch: tuple[tuple[str, str], ...] = ()  # (release, torch specifier) where upstream states it
+    torch_source: str = ""
+    switches: tuple[tuple[str, str], ...] = ()  # (variable, what it does) a recipe's [build] env may set
+
+    def torch_range(self, release: str) -> str | None:
+        """The torch versions ``release`` supports (a specifier such as ``>=1.4.0``), None when unstated."""
+        try:
+            wanted = Version(release)
+        except InvalidVersion:
+            return None
+        return next((spec for rel, spec in self.torch if Version(rel) == wanted), None)
 
     def env(self, cuda: bool) -> tuple[tuple[str, str], ...]:
         return self.cuda_env if cuda else self.cpu_env
@@ -63,6 +79,9 @@ class ExtensionKnowledge:
             "cpu_options": list(self.cpu_options),
             "requires": list(self.requires),
             "source": self.source,
+            "torch": dict(self.torch),
+            "torch_source": self.torch_source,
+            "switches": dict(self.switches),
         }
 
 
@@ -103,9 +122,29 @@ def _strings(row: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(values)
 
 
+def _torch(row: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    table = row.get("torch", {})
+    if not isinstance(table, dict):
+        raise ExtensionDataError(f"{where}: torch must be a table of \"RELEASE\" = \"SPECIFIER\" strings")
+    if table and not (isinstance(row.get("torch_source"), str) and row["torch_source"]):
+        raise ExtensionDataError(f"{where}: torch_source is required with torch (where upstream states the ranges)")
+    out = []
+    for release, spec in table.items():
+        try:
+            Version(release)
+            SpecifierSet(spec)
+        except (InvalidVersion, InvalidSpecifier, TypeError):
+            raise ExtensionDataError(
+                f"{where}: torch.{release!r} = {spec!r} must map a release to a torch specifier (\">=1.4.0\")"
+            ) from None
+        out.append((release, spec))
+    return tuple(out)
+
+
 def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, ExtensionKnowledge]:
     """The rows of a parsed extensions.toml, by normalized name."""
-    known = {"name", "module", "cuda_env", "cpu_env", "cuda_options", "cpu_options", "requires", "source"}
+    known = {"name", "module", "cuda_env", "cpu_env", "cuda_options", "cpu_options", "requires", "source", "torch",
+             "torch_source", "switches"}
     rows: dict[str, ExtensionKnowledge] = {}
     for i, row in enumerate(data.get("extension", [])):
         where = f"{path.name}: [[extension]] #{i + 1}"
@@ -127,6 +166,9 @@ def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, Extens
             cpu_options=_strings(row, "cpu_options", where),
             requires=tuple(normalize(r) for r in _strings(row, "requires", where)),
             source=row["source"],
+            torch=_torch(row, where),
+            torch_source=str(row.get("torch_source", "")),
+            switches=_env(row, "switches", where),
         )
     return rows
 

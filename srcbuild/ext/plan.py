@@ -17,7 +17,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.source import is_commit
-from srcbuild.plan.make import _compiler_step, _environment_step, _provision_step
+from srcbuild.plan.make import compiler_step, environment_step, provision_step
 from srcbuild.plan.model import Plan, Step
 from srcbuild.plan.vision import supported_arches_step
 
@@ -59,9 +59,9 @@ def make_ext_plan(b: ExtBuild) -> Plan:
         )
     ]
     if r.provisioning:
-        steps.append(_provision_step(r))
-    steps.append(_compiler_step(r))
-    steps.append(_environment_step(r))
+        steps.append(provision_step(r))
+    steps.append(compiler_step(r))
+    steps.append(environment_step(r))
     if b.torch.wheel is not None:
         steps.append(Step(
             id="install-torch",

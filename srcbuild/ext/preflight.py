@@ -10,6 +10,9 @@
   torch's own kernels miss loads, but every torch operation on that GPU fails with "no kernel image"
   (a warning: the extension itself is what was asked for).
 - A CPU recipe with a CUDA torch builds a CPU-only extension (a warning).
+- The extension release must support that torch where upstream states which torch versions it
+  supports (``ext.knowledge``'s ``torch`` ranges, with their sources): outside the range is an
+  error naming both; a release (or a package) with no stated range is a warning.
 
 Each check is a ``Finding``; ``refusal`` turns the errors into the build's exit code (3).
 """
@@ -18,8 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from packaging.specifiers import SpecifierSet
+from packaging.version import InvalidVersion, Version
+
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import IncompatibleError
+from srcbuild.ext.knowledge import ExtensionKnowledge
 from srcbuild.ext.torch import TorchIdentity
 from srcbuild.findings import Finding, Severity
 from srcbuild.verify.kernels import coverage, sm_text
@@ -109,6 +116,36 @@ def ext_findings(
             field="gpu.arch",
         ))
     return tuple(out)
+
+
+def range_findings(knowledge: ExtensionKnowledge, release: str | None, torch: TorchIdentity) -> tuple[Finding, ...]:
+    """Whether ``knowledge.name`` ``release`` supports ``torch``, where upstream states it."""
+    what = f"{knowledge.name} {release}" if release else f"{knowledge.name} (a git source: its release is not known)"
+    spec = knowledge.torch_range(release) if release else None
+    if spec is None:
+        return (Finding(
+            "ext-torch-range-unknown", Severity.WARNING,
+            f"srcbuild knows no torch range upstream states for {what}: whether it builds against torch "
+            f"{torch.version} is found out by compiling",
+            fix="check the extension's README or setup.py for the torch versions it supports",
+        ),)
+    try:
+        inside = Version(torch.public_version) in SpecifierSet(spec)
+    except InvalidVersion:
+        inside = True  # a torch version packaging cannot read is not judged here
+    if inside:
+        return (Finding(
+            "ext-torch-range", Severity.INFO,
+            f"{what} supports torch {spec}, and torch {torch.version} is in that range",
+            source=knowledge.torch_source,
+        ),)
+    return (Finding(
+        "ext-torch-range", Severity.ERROR,
+        f"{what} supports torch {spec}, and torch {torch.version} is outside that range",
+        source=knowledge.torch_source,
+        fix=f"build against a torch in {spec}, or pick the {knowledge.name} release made for torch "
+        f"{torch.public_version}",
+    ),)
 
 
 def refusal(findings: Sequence[Finding], ignore: bool = False) -> IncompatibleError | None:

@@ -1,10 +1,11 @@
-"""One extension build from start to end: resolve, find the torch, look in the cache, execute.
+"""An extension build up to its plan: resolve, find the torch, find the source, key it, plan it.
 
 ``prepare_ext`` does everything before the plan: the recipe's torch build is resolved (host probe
 included), the torch is found (the recipe's own wheel in the cache, a file, a version fetched from
 the index pip is configured with, or the environment's) and read, the sdist is looked up, the
 preflight findings and the cache key are computed. ``srcbuild plan ext`` prints the plan it makes;
-``run_ext`` looks the key up in the cache and otherwise hands that plan to the executor.
+``srcbuild.pipeline.run_ext`` looks the key up in the cache and otherwise hands that plan to the
+executor.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from packaging import tags
-from rich.console import Console
 
 from srcbuild import proc
-from srcbuild.errors import NotFoundError, UsageError
+from srcbuild.errors import MirrorMissing, NotFoundError, UsageError
 from srcbuild.ext.knowledge import knowledge_for
 from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
-from srcbuild.ext.source import ExtRequest, find_sdist, pip_indexes
+from srcbuild.ext.source import ExtRequest, Sdist, find_sdist, pip_indexes
 from srcbuild.ext.torch import TorchIdentity, from_environment, from_wheel
 from srcbuild.findings import Finding
+from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildOptions, ResolvedBuild
+from srcbuild.resolve.prepare import resolve_on_host
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,21 @@ def _wheel_version(path: Path) -> str:
     return str(parse_wheel_filename(path.name)[1])
 
 
+def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
+    """The request's sdist on pip's indexes; with ``--mirror-dir`` (the mirror's index alone) one
+    it lacks is named with the ``mirror create`` option that adds it."""
+    try:
+        return find_sdist(request, pip_indexes(sys.executable, environ))
+    except NotFoundError as exc:
+        if not environ.get(MIRROR_DIR_VAR):
+            raise
+        raise MirrorMissing(
+            f"the sdist of {request} is not in the mirror {environ[MIRROR_DIR_VAR]}'s package index ({exc.message})",
+            f"add it on a connected machine: srcbuild mirror create {environ[MIRROR_DIR_VAR]} --ext {request}",
+            {"create_options": ["--ext", str(request)]},
+        ) from None
+
+
 def prepare_ext(
     recipe: Recipe,
     request: ExtRequest,
@@ -120,10 +137,9 @@ def prepare_ext(
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
     from srcbuild.cache.key import python_abi_tag
-    from srcbuild.execute.run import prepare
     from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import ext_findings
+    from srcbuild.ext.preflight import ext_findings, range_findings
     from srcbuild.knowledge import load_knowledge
 
     if torch.wheel and torch.version:
@@ -133,7 +149,7 @@ def prepare_ext(
             f"--env builds against the torch installed in {options.env_prefix}, and {torch.describe()} names another",
             "pass --env alone, or drop --env",
         )
-    base = prepare(recipe, replace(options, package="torch"), paths, environ).resolved
+    base = resolve_on_host(recipe, replace(options, package="torch"), paths, environ)
     memo = paths.work_dir / "torch-identity"
     if options.env_prefix:
         identity = from_environment(Path(options.env_prefix), dict(environ))
@@ -150,7 +166,7 @@ def prepare_ext(
         assert choice.wheel is not None
         identity = replace(from_wheel(choice.wheel, memo), origin=choice.origin)
     knowledge = knowledge_for(request.name)
-    sdist = None if request.is_git else find_sdist(request, pip_indexes(sys.executable, environ))
+    sdist = None if request.is_git else _find_sdist(request, environ)
     cuda = recipe.toolchain.cuda is not None
     env = ext_variables(base, knowledge)
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
@@ -169,7 +185,8 @@ def prepare_ext(
         python_abi=python_abi_tag(recipe.toolchain.python), gcc=recipe.toolchain.gcc,
         cuda=recipe.toolchain.cuda, platform=base.platform,
     )
-    findings = (*recipe_findings(base), *findings)
+    findings = (*recipe_findings(base), *findings, *range_findings(knowledge, sdist.version if sdist else None,
+                                                                     identity))
     return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
 
 
@@ -182,48 +199,3 @@ def recipe_findings(base: ResolvedBuild) -> tuple[Finding, ...]:
     """The host findings and the recipe rule findings an extension build shares with torch's."""
     rules = tuple(f for f in base.rule_findings if f.field in EXT_RULE_FIELDS)
     return (*rules, *base.host_findings)
-
-
-def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console, resume: bool = False) -> Any:
-    """Build the prepared extension (or take it from the cache); a BuildResult with the wheel."""
-    from srcbuild.cache.store import WheelCache
-    from srcbuild.execute.executor import BuildResult, Executor, environ_for_build
-    from srcbuild.execute.registry import HANDLERS
-    from srcbuild.ext.handlers import EXT_HANDLERS, ExtContext
-    from srcbuild.plan.render import settings_table
-
-    b, plan = prepared.build, prepared.plan
-    console.print(f"[bold]srcbuild ext {b.label} (recipe {plan.recipe})[/bold]")
-    console.print(f"torch: {prepared.identity.describe()}", markup=False, highlight=False)
-    console.print(settings_table(plan.settings))
-    cache = WheelCache(b.base.paths.cache_dir)
-    fp = prepared.fingerprint
-    archs = list(b.recipe.gpu.arch) if b.cuda else []
-
-    def hit() -> Any:
-        entry = cache.lookup(fp, archs)
-        if entry is None:
-            return None
-        console.print(f"cache hit: {entry.wheel_path.name} (fingerprint {fp[:12]}); nothing to build")
-        return BuildResult(plan, wheel=entry.wheel_path, cached=True)
-
-    if not resume:
-        found = hit()
-        if found is not None:
-            return found
-    with cache.build_lock(fp):
-        if not resume:
-            found = hit()
-            if found is not None:
-                return found
-        ctx = ExtContext(resolved=b.base, ext=b, identity=prepared.identity, ext_findings=prepared.findings,
-                         inputs=prepared.inputs, nvcc_version=prepared.nvcc_version)
-        executor = Executor(
-            plan,
-            console=console,
-            environ=environ_for_build(environ),
-            resume=resume,
-            context=ctx,
-            handlers={**HANDLERS, **EXT_HANDLERS},
-        )
-        return executor.run()

@@ -5,12 +5,16 @@ The recipe's environment (``envs.spec.env_spec_for``) is solved for the portable
 (``--channel-mirror``, ``SRCBUILD_CHANNEL_ALIAS``) and checked against the solve's sha256 and md5,
 and put at its channel's path; rattler's indexer then writes each subdir's ``repodata.json``.
 With ``--mirror-dir`` the channel alias is ``DIR/conda``, so every named channel is read there.
+
+The toolchain's conda pieces (gcc, MPI, MAGMA, CUDA from the nvidia channel) go the same way:
+their match specs solved on their channel (``specs``), so the ``conda`` provider finds them there.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
@@ -33,13 +37,19 @@ def channel_path(url: str) -> str | None:
 
 
 def mirror_env(
-    root: Path, spec: EnvSpec, work: Path, log_path: Path | None, echo: IO[str] | None
+    root: Path,
+    spec: EnvSpec,
+    work: Path,
+    log_path: Path | None,
+    echo: IO[str] | None,
+    specs: Sequence[str] | None = None,
 ) -> dict[str, Entry]:
-    """Fetch the solved packages into ``root/conda``; the manifest rows of the files it added."""
+    """Fetch the solved packages (of ``specs`` on the spec's channels when given) into
+    ``root/conda``; the manifest rows of the files it added."""
     added: dict[str, Entry] = {}
     if not spec.conda_specs:
         return added
-    packages = solve_spec(spec, work / "repodata", log_path, for_this_host=False)
+    packages = solve_spec(spec, work / "repodata", log_path, for_this_host=False, specs=specs)
     for package in packages:
         rel = channel_path(package.url)
         if rel is None:

@@ -3,8 +3,10 @@ what is missing, and write its manifest.
 
 The git part is ``gitrepos.GitMirror``; downloads go through the toolchain's ``Downloader`` (its
 resume, sha256 check and ``SRCBUILD_NVIDIA_MIRROR``) and are moved to their place under
-``nvidia/``; patches are copied under ``patches/``. The manifest keeps every file's sha256, size
-and origin; a file already there with the size and sha256 its manifest row records is kept.
+``nvidia/``; patches are copied under ``patches/``; conda packages (the build environment's and
+the toolchain's) are ``conda``'s, pip's files ``pypi``'s and the Debian packages ``debian``'s.
+The manifest keeps every file's sha256, size and origin; a file already there with the size and
+sha256 its manifest row records is kept.
 """
 
 from __future__ import annotations
@@ -21,14 +23,29 @@ from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_
 from srcbuild.files import sha256_file
 from srcbuild.mirror.conda import CONDA, index_channels, mirror_env
+from srcbuild.mirror.debian import mirror_debian
 from srcbuild.mirror.gather import Needs
 from srcbuild.mirror.gitrepos import GitMirror
-from srcbuild.mirror.layout import PATCHES, base_of, nvidia_path
+from srcbuild.mirror.layout import DEBIAN, PATCHES, PYPI, base_of, nvidia_path
 from srcbuild.mirror.manifest import Entry, Manifest, read_manifest
+from srcbuild.mirror.pypi import SIMPLE, PipSet, build_requirements, index_pypi, mirror_pip
 from srcbuild.sources.mirrors import MirrorRules
 from srcbuild.toolchain.download import NVIDIA_HOSTS, Artifact, Downloader
+from srcbuild.toolchain.facts import DebianRoute
+from srcbuild.toolchain.index_files import IndexFile
+from srcbuild.toolchain.providers.apt import configured_mirror
 
 PARTIAL = ".partial"  # downloads in progress (resumed by the next run); not part of the mirror
+
+
+@dataclass(frozen=True)
+class SdistFile:
+    """An extension's sdist on the index, with the sha256 the index states."""
+
+    project: str  # normalized: "torch-scatter"
+    filename: str
+    url: str
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,10 @@ class Target:
     packages: tuple[str, ...]
     needs: Needs
     env: EnvSpec | None = None  # the build environment whose conda packages the mirror holds
+    pip: tuple[PipSet, ...] = ()  # what pip installs: the environment's requirements, extensions' sdists
+    toolchain_conda: tuple[tuple[EnvSpec, tuple[str, ...]], ...] = ()  # (its channel and routing, specs)
+    sdists: tuple[SdistFile, ...] = ()  # extensions' sdists (their build requirements follow)
+    python: str | None = None  # the recipe's Python: the build requirements' wheels are for it
 
 
 @dataclass
@@ -47,7 +68,7 @@ class CreateReport:
     added_files: int = 0
     added_bytes: int = 0
     kept_files: int = 0
-    sizes: dict[str, int] = field(default_factory=dict)  # "git", "nvidia", "patches" -> bytes
+    sizes: dict[str, int] = field(default_factory=dict)  # "git", "nvidia", "pypi", ... -> bytes
     total: int = 0
     seconds: float = 0.0
     not_mirrored: list[str] = field(default_factory=list)
@@ -67,6 +88,34 @@ class CreateReport:
 
 def _files_under(root: Path, top: Path) -> list[tuple[str, Path]]:
     return [(p.relative_to(root).as_posix(), p) for p in sorted(top.rglob("*")) if p.is_file()]
+
+
+def _holds_route(manifest: Manifest, route: DebianRoute) -> bool:
+    """The mirror holds the route's InRelease and a .deb of each of its packages."""
+    if f"{DEBIAN}/dists/{route.suite}/InRelease" not in manifest.files:
+        return False
+    names = {rel.rsplit("/", 1)[-1].split("_", 1)[0] for rel in manifest.files if rel.endswith(".deb")}
+    return all(package in names for package in route.packages)
+
+
+def _mirror_route(
+    root: Path, route: DebianRoute, environ: Mapping[str, str], log_path: Path | None, stream: IO[str] | None
+) -> dict[str, Entry]:
+    archive = configured_mirror()
+    if archive is None:
+        raise EnvironmentError_(
+            f"Debian {route.suite}'s packages are wanted and this machine's apt names no Debian mirror",
+            "make the mirror on a Debian machine, or choose another CUDA provider "
+            "(SRCBUILD_TOOLCHAIN_PROVIDERS=redist)",
+        )
+    return mirror_debian(root, route, archive, root / PARTIAL / "debian", environ, log_path=log_path, echo=stream)
+
+
+def _index_set(manifest: Manifest, files: Sequence[IndexFile], why: str) -> PipSet | None:
+    """The toolchain's index wheels the mirror lacks, as one hash-checked ``pip download``."""
+    have = {e.sha256 for rel, e in manifest.files.items() if rel.startswith(SIMPLE + "/")}
+    wanted = tuple(f.hashed_requirement for f in files if f.sha256 not in have)
+    return PipSet(wanted, hashed=True, why=why) if wanted else None
 
 
 def create_mirror(
@@ -116,6 +165,30 @@ def create_mirror(
             except EnvironmentError_ as exc:
                 exc.hint = f"{exc.hint}; or leave the environment out with --no-env"
                 raise
+        for spec, specs in target.toolchain_conda:
+            try:
+                manifest.files.update(mirror_env(root, spec, root / PARTIAL / "conda", log_path, stream, specs))
+            except EnvironmentError_ as exc:
+                exc.hint = f"{exc.hint}; or leave that piece out with --skip TOOL (the other machine has it)"
+                raise
+        for route in target.needs.debian:
+            if not _holds_route(manifest, route):
+                manifest.files.update(_mirror_route(root, route, environ, log_path, stream))
+        index = _index_set(manifest, target.needs.index, f"the toolchain of {target.recipe}")
+        sets = [index] if index else []
+        for sdist in target.sdists:
+            rel = f"{SIMPLE}/{sdist.project}/{sdist.filename}"
+            kept = manifest.files.get(rel)
+            if not (kept and kept.sha256 == sdist.sha256 and (root / rel).is_file()):
+                fetched = downloader.fetch(Artifact(sdist.url, sdist.sha256, None))
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(fetched.path, root / rel)
+                manifest.files[rel] = Entry(sdist.sha256, (root / rel).stat().st_size, sdist.url)
+            requires = build_requirements(root / rel)
+            if requires:
+                sets.append(PipSet(requires, python=target.python, why=f"the build requirements of {sdist.filename}"))
+        for pip_set in [*sets, *target.pip]:
+            manifest.files.update(mirror_pip(root, pip_set, root / PARTIAL / "pip", environ, log_path, stream))
         report.not_mirrored += [line for line in target.needs.not_mirrored if line not in report.not_mirrored]
         made = manifest.made_for.setdefault(target.recipe, [])
         made += [p for p in target.packages if p not in made]
@@ -132,6 +205,10 @@ def create_mirror(
         origin = "git " + prefix[len("git/") : -1]
         for rel, path in _files_under(root, changed):
             manifest.files[rel] = Entry(sha256_file(path), path.stat().st_size, origin)
+    for rel in [r for r in manifest.files if r.startswith(SIMPLE + "/") and r.endswith("index.html")]:
+        del manifest.files[rel]  # written anew from the files below
+    if any(r.startswith(PYPI + "/") for r in manifest.files):
+        manifest.files.update(index_pypi(root, manifest.files))
     manifest.git_hosts = sorted({*manifest.git_hosts, *(h for h in git.hosts if h)})
     manifest.write(root)
     shutil.rmtree(root / PARTIAL, ignore_errors=True)

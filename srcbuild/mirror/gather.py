@@ -2,9 +2,11 @@
 
 ``needs_of(recipe, packages, facts)`` answers with the git repositories at their pinned tags, the
 toolchain downloads (NVIDIA's runfiles, redist archives and cuDNN archives, with the sha256 and
-size the data records, chosen as a build chooses: ``toolchain.provision.choose``) and the patches.
-A toolchain piece whose provider fetches through another tool (conda packages, Debian's apt) is
-listed in ``not_mirrored`` with what to do instead: a mirror never claims to hold what it lacks.
+size the data records, chosen as a build chooses: ``toolchain.provision.choose``), the package
+index wheels the toolchain takes (the ``pypi`` provider's cuDNN and NCCL, the Debian route's
+NVIDIA component wheels), the Debian route's packages, the conda packages of the ``conda``
+provider's pieces (gcc, MPI, MAGMA, CUDA) and the patches. A piece no provider can serve is listed
+in ``not_mirrored``: a mirror never claims to hold what it lacks.
 
 Every pin the recipe makes is listed, whatever this machine has: the mirror is for another one.
 ``estimate`` adds the sizes the data knows (``data/git_sizes.toml`` for repositories).
@@ -21,9 +23,11 @@ from srcbuild.errors import HostError
 from srcbuild.recipe.model import Recipe
 from srcbuild.recipe.packages import package_spec
 from srcbuild.toolchain.download import NVIDIA_HOSTS
-from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts
+from srcbuild.toolchain.index_files import IndexFile
 from srcbuild.toolchain.needs import requests_for
 from srcbuild.toolchain.providers.base import Offer
+from srcbuild.toolchain.providers.conda import channel_and_specs
 from srcbuild.toolchain.provision import choose
 
 if sys.version_info >= (3, 11):
@@ -57,30 +61,67 @@ class Patch:
 
 
 @dataclass(frozen=True)
+class CondaPiece:
+    """A toolchain piece the ``conda`` provider installs: its channel and match specs."""
+
+    channel: str
+    specs: tuple[str, ...]
+    why: str  # "gcc 7 (conda)"
+
+
+@dataclass(frozen=True)
 class Needs:
     repos: tuple[Repo, ...]
     downloads: tuple[Download, ...]
     patches: tuple[Patch, ...]
     not_mirrored: tuple[str, ...]  # one line each: the piece, and why
+    index: tuple[IndexFile, ...] = ()  # wheels of the package index (sha256-pinned)
+    debian: tuple[DebianRoute, ...] = ()  # Debian packages apt fetches
+    conda: tuple[CondaPiece, ...] = ()  # conda packages of toolchain pieces
 
 
-def downloads_of(offer: Offer, facts: ToolchainFacts) -> tuple[list[Download], list[Repo]] | None:
-    """The files an offer's provider downloads, or None when it fetches through another tool."""
+@dataclass(frozen=True)
+class Fetches:
+    """What one offer's provider fetches."""
+
+    downloads: tuple[Download, ...] = ()
+    repos: tuple[Repo, ...] = ()
+    index: tuple[IndexFile, ...] = ()
+    debian: tuple[DebianRoute, ...] = ()
+    conda: tuple[CondaPiece, ...] = ()
+
+
+def fetches_of(offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+    """What an offer's provider fetches, or None when the data does not say."""
     request, why = offer.request, offer.describe()
     if offer.provider == "runfile":
         runfile = facts.runfile_for(request.version)
-        return ([Download(runfile.url, runfile.sha256, runfile.size, why)], []) if runfile else None
+        return Fetches(downloads=(Download(runfile.url, runfile.sha256, runfile.size, why),)) if runfile else None
     if offer.provider == "redist":
         redist = facts.redist_for(request.version)
         if redist is None:
             return None
-        return [Download(redist.url(c), c.sha256, c.size, why) for c in redist.components], []
+        return Fetches(downloads=tuple(Download(redist.url(c), c.sha256, c.size, why) for c in redist.components))
     if offer.provider == "nvidia" and request.cuda:
         archive = facts.cudnn_for(request.version, request.cuda)
-        return ([Download(archive.url, archive.sha256, archive.size, why)], []) if archive else None
+        return Fetches(downloads=(Download(archive.url, archive.sha256, archive.size, why),)) if archive else None
     if offer.provider == "source":
         nccl = next((n for n in facts.nccl if n.tag.lstrip("v").startswith(request.version)), None)
-        return ([], [Repo(nccl.repo, nccl.tag, None, why)]) if nccl else None
+        return Fetches(repos=(Repo(nccl.repo, nccl.tag, None, why),)) if nccl else None
+    if offer.provider == "pypi" and request.cuda:
+        wheel = facts.index_wheel_for(request.tool, request.version, request.cuda)
+        if wheel is None:
+            return None
+        return Fetches(index=(IndexFile(request.tool, wheel.requirement, wheel.sha256, wheel.size, wheel.filename),))
+    if offer.provider == "debian":
+        route = facts.debian_for(request.version)
+        if route is None:
+            return None
+        wheels = tuple(IndexFile("cuda", w.requirement, w.sha256, w.size) for w in route.wheels)
+        return Fetches(index=wheels, debian=(route,))
+    if offer.provider == "conda":
+        found = channel_and_specs(request, facts)
+        return Fetches(conda=(CondaPiece(found[0], found[1], why),)) if found else None
     return None
 
 
@@ -90,32 +131,43 @@ def needs_of(
     facts: ToolchainFacts,
     prefer: Sequence[str] = (),
     sysroot: str | None = None,
+    skip: Sequence[str] = (),
 ) -> Needs:
+    """What ``recipe``'s builds of ``packages`` fetch; the toolchain pieces in ``skip`` (the other
+    machine has them) are named in ``not_mirrored``."""
     repos = []
     for name in packages:
         spec = package_spec(name)
         pin = spec.pin(recipe)
         repos.append(Repo(pin.repo, pin.tag, pin.commit, name))
     downloads: list[Download] = []
+    index: list[IndexFile] = []
+    debian: list[DebianRoute] = []
+    conda: list[CondaPiece] = []
     not_mirrored: list[str] = []
     for request in requests_for(recipe, sysroot):
+        if request.tool in skip:
+            not_mirrored.append(f"{request.label}: left out (--skip {request.tool})")
+            continue
         try:
             offer = choose(request, facts, prefer=prefer)
         except HostError as exc:
             if request.tool != "magma":  # optional: torch builds without it
                 not_mirrored.append(f"{request.label}: {exc.message}")
             continue
-        got = downloads_of(offer, facts)
+        got = fetches_of(offer, facts)
         if got is None:
-            not_mirrored.append(
-                f"{offer.describe()}: fetched by the {offer.provider} provider's own tool; "
-                "install it on the target machine"
-            )
+            not_mirrored.append(f"{offer.describe()}: srcbuild's data names no files for it")
             continue
-        downloads += [d for d in got[0] if not any(d.url == o.url for o in downloads)]
-        repos += got[1]
+        downloads += [d for d in got.downloads if not any(d.url == o.url for o in downloads)]
+        repos += got.repos
+        index += [f for f in got.index if f not in index]
+        debian += [r for r in got.debian if r not in debian]
+        conda += got.conda
     patches = tuple(Patch(name, Path(path)) for name, path in zip(recipe.build.patches, recipe.build.patch_files))
-    return Needs(tuple(repos), tuple(downloads), patches, tuple(not_mirrored))
+    return Needs(
+        tuple(repos), tuple(downloads), patches, tuple(not_mirrored), tuple(index), tuple(debian), tuple(conda)
+    )
 
 
 def on_nvidia_site(download: Download) -> bool:
@@ -131,18 +183,29 @@ def git_sizes(path: Path = SIZES_FILE) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class Estimate:
-    downloads: int  # bytes the data records for the toolchain downloads
+    downloads: int  # bytes the data records for the toolchain downloads from NVIDIA's site
     repos: int  # bytes the data records for the repositories (an upper bound)
     unknown: tuple[str, ...]  # what the data has no size for
+    index: int = 0  # bytes of the package-index wheels the toolchain takes
+    debian: int = 0  # bytes of the Debian packages (the route's size less its wheels)
 
     @property
     def total(self) -> int:
-        return self.downloads + self.repos
+        return self.downloads + self.repos + self.index + self.debian
 
 
 def estimate(needs: Needs) -> Estimate:
     sizes = git_sizes()
     unknown = [f"{d.url} ({d.why})" for d in needs.downloads if d.size is None]
+    unknown += [f"{f.requirement} (package index)" for f in needs.index if f.size is None]
+    index = sum(f.size or 0 for f in needs.index)
+    debian = 0
+    for route in needs.debian:
+        if route.download_size is None:
+            unknown.append(f"Debian {route.suite}: {' '.join(route.packages)}")
+        else:
+            debian += max(route.download_size - sum(w.size or 0 for w in route.wheels), 0)
+    unknown += [f"{piece.why}: {' '.join(piece.specs)} (the channel's solve)" for piece in needs.conda]
     repos = 0
     seen = set()
     for repo in needs.repos:
@@ -155,4 +218,4 @@ def estimate(needs: Needs) -> Estimate:
         else:
             unknown.append(f"{repo.url} ({repo.why})")
     downloads = sum(d.size or 0 for d in needs.downloads)
-    return Estimate(downloads, repos, tuple(unknown))
+    return Estimate(downloads, repos, tuple(unknown), index, debian)

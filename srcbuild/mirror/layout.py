@@ -11,19 +11,27 @@ a USB disk) and when any static HTTP server serves it::
                                             git's "dumb" HTTP protocol (git update-server-info)
     DIR/nvidia/<path>                       NVIDIA's downloads at their paths on NVIDIA's site
     DIR/patches/<name>                      the recipes' patches, by the names recipes give them
-    DIR/conda/<channel>/<subdir>/           the build environment's conda packages, with repodata.json
+    DIR/conda/<channel>/<subdir>/           the build environment's conda packages and the toolchain's
+                                            (gcc, MPI, MAGMA), with repodata.json
+    DIR/pypi/simple/<project>/              a PEP 503 index: the build environment's pip packages,
+                                            NVIDIA's wheels the toolchain takes, extensions' sdists
+    DIR/debian/                             an apt repository: the archive's signed InRelease, the
+                                            Packages files apt checks against it, the .debs in pool/
 
 ``mirror_dir_settings`` turns a mirror directory (a path or an ``http(s)://`` URL) into the
 settings every other piece already reads: git mirror rules (``SRCBUILD_MIRROR``), the mirror of
 NVIDIA's site (``SRCBUILD_NVIDIA_MIRROR``), the conda channel alias (``SRCBUILD_CHANNEL_ALIAS``,
-every channel mirror cleared) and the patch path. Pure: it reads nothing.
+every channel mirror cleared), pip's index (``PIP_INDEX_URL``, with pip's configuration files,
+extra indexes and find-links dropped for the command), the Debian archive
+(``SRCBUILD_DEBIAN_MIRROR``) and the patch path. Pure: it reads nothing.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 
 MANIFEST = "manifest.json"
@@ -31,6 +39,9 @@ GIT = "git"
 NVIDIA = "nvidia"
 PATCHES = "patches"
 CONDA = "conda"
+PYPI = "pypi"
+DEBIAN = "debian"
+DEBIAN_VAR = "SRCBUILD_DEBIAN_MIRROR"
 DIR_VAR = "SRCBUILD_MIRROR_DIR"
 
 # The prefixes a --mirror-dir maps onto DIR/git/: every spelling of a remote URL but git@HOST:
@@ -111,6 +122,21 @@ def mirror_dir_settings(location: str, hosts: Iterable[str]) -> dict[str, str]:
         "SRCBUILD_NVIDIA_MIRROR": file_url(base) + NVIDIA + "/",
         "SRCBUILD_CHANNEL_ALIAS": file_url(base) + CONDA,
         "SRCBUILD_CHANNEL_MIRRORS": "",
-        "PIP_NO_INDEX": "1",  # pip packages are not in the mirror: pip must not reach an index either
+        # pip: the mirror's index and nothing else (no configuration file, extra index or find-links)
+        "PIP_INDEX_URL": file_url(base) + PYPI + "/simple/",
+        "PIP_EXTRA_INDEX_URL": "",
+        "PIP_FIND_LINKS": "",
+        "PIP_NO_INDEX": "0",
+        "PIP_CONFIG_FILE": os.devnull,
+        DEBIAN_VAR: file_url(base) + DEBIAN,
     }
     return out
+
+
+def missing_requirement(tail: Sequence[str]) -> str | None:
+    """The requirement pip names in "No matching distribution found for X", if it does."""
+    marker = "No matching distribution found for "
+    for line in reversed(tail):
+        if marker in line:
+            return line.split(marker, 1)[1].strip()
+    return None

@@ -47,14 +47,14 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     if r.package.needs_torch_wheel:
         steps.append(_torch_wheel_step(r))
     if r.provisioning:  # the compiler step registers a provisioned gcc: it must exist by then
-        steps.append(_provision_step(r))
-    steps.append(_compiler_step(r))
+        steps.append(provision_step(r))
+    steps.append(compiler_step(r))
     sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
     steps.extend(sources_steps(sources))
     patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:
         steps.append(patch)
-    steps.append(_environment_step(r))
+    steps.append(environment_step(r))
     if r.package.needs_torch_wheel:
         steps.append(_install_torch_step(r))
         # compute capability 3.0: after the install
@@ -127,7 +127,7 @@ def _preflight_step(r: ResolvedBuild) -> Step:
     )
 
 
-def _provision_step(r: ResolvedBuild) -> Step:
+def provision_step(r: ResolvedBuild) -> Step:
     what = ", ".join(p.offer.request.label for p in r.provisioning)
     return Step(
         id="provision",
@@ -138,7 +138,7 @@ def _provision_step(r: ResolvedBuild) -> Step:
     )
 
 
-def _compiler_step(r: ResolvedBuild) -> Step:
+def compiler_step(r: ResolvedBuild) -> Step:
     c = r.compiler
     commands = selection_commands(c.tree, c.gcc, c.gxx, c.major)
     if c.system:
@@ -159,7 +159,7 @@ def _compiler_step(r: ResolvedBuild) -> Step:
     return Step(id="compiler", title=title, why=why, commands=commands)
 
 
-def _environment_step(r: ResolvedBuild) -> Step:
+def environment_step(r: ResolvedBuild) -> Step:
     env = r.environment
     prefix, python = env.prefix, env.python
     q = shlex.quote

@@ -104,9 +104,13 @@ def _env_table(value: object) -> str | None:
 # -fplugin, -B, -specs). Everything else (PATH, LD_PRELOAD, PYTHONPATH,
 # NVCC_PREPEND_FLAGS, CCACHE_PREFIX, PIP_*, GCONV_PATH, HOME ...) may be set only with
 # [build] allow_env_override = true, and the compatibility check then warns, naming each.
+# The extension switches srcbuild/ext/data/extensions.toml documents with their setup.py
+# (FORCE_ONLY_CUDA, FORCE_ONLY_CPU: which of torch-scatter's libraries are built; MMCV_WITH_OPS)
+# are build switches too.
 BUILD_ENV_PREFIXES = ("USE_", "BUILD_", "TORCH_", "TORCHVISION_", "CMAKE_")
 BUILD_ENV_NAMES = frozenset(
-    {"MAX_JOBS", "FORCE_CUDA", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH"}
+    {"MAX_JOBS", "FORCE_CUDA", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH",
+     "FORCE_ONLY_CUDA", "FORCE_ONLY_CPU", "MMCV_WITH_OPS"}
 )
 _CMAKE_LOADS_CODE = re.compile(
     r"CMAKE_(TOOLCHAIN_FILE|PROJECT_(\w+_)?INCLUDE(_BEFORE)?|\w*LAUNCHER\w*|\w*COMPILER\w*"

@@ -15,7 +15,8 @@ from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.envs.prefix import BuildEnv
 from srcbuild.envs.spec import EnvSpec
-from srcbuild.errors import EnvironmentError_, HostError
+from srcbuild.errors import EnvironmentError_, HostError, MirrorMissing
+from srcbuild.mirror.layout import DIR_VAR, missing_requirement
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,12 @@ def run_checked(command: Command, log_path: Path | None, what: str, io: CommandI
     except FileNotFoundError:
         raise HostError(f"{command.argv[0]} is not installed", "install it, or choose another backend") from None
     if not result.ok:
+        lacking = missing_requirement(result.tail) if io.environ.get(DIR_VAR) else None
+        if lacking is not None:
+            raise MirrorMissing(
+                f"{what}: the pip package {lacking} is not in the mirror {io.environ[DIR_VAR]}'s package index",
+                f"add it on a connected machine: srcbuild mirror create {io.environ[DIR_VAR]} --recipe RECIPE",
+            )
         last = next((line for line in reversed(result.tail) if line.strip()), "no output")
         where = f"; full output in {log_path}" if log_path else ""
         raise EnvironmentError_(

@@ -15,7 +15,7 @@ from srcbuild.command import Command
 from srcbuild.envs.backends.base import CommandIO, pip_command, run_checked
 from srcbuild.envs.prefix import BuildEnv, EnvStore, env_changes_for
 from srcbuild.envs.spec import EnvSpec
-from srcbuild.errors import UsageError
+from srcbuild.errors import MirrorMissing, UsageError
 
 
 def host_python_version() -> str:
@@ -60,7 +60,13 @@ class VenvBackend:
 
         def create(target: Path, final: Path) -> None:
             for command in self.commands(spec, final):
-                run_checked(command, log_path, "pip install" if "pip" in command.argv[1:3] else "python -m venv", io)
+                try:
+                    run_checked(
+                        command, log_path, "pip install" if "pip" in command.argv[1:3] else "python -m venv", io
+                    )
+                except MirrorMissing as exc:  # a venv takes every package from pip: a mirror made for one
+                    exc.details["create_options"] = ["--env-backend", "venv"]
+                    raise
 
         prefix, reused = store.ensure(
             key,

@@ -54,6 +54,21 @@ def configured_mirror(apt_root: Path = APT_ROOT) -> str | None:
     return mirror_from(pairs)
 
 
+def mirror_options(root: Path) -> tuple[str, ...]:
+    """apt's options for a mirror directory's snapshot of an archive (``srcbuild mirror create``):
+    only the Packages.xz files it holds (no by-hash paths, translations or the system's extra
+    index targets from apt.conf.d), and no expiry date on the snapshot; the InRelease signature,
+    the Packages files and every .deb are still checked."""
+    return (
+        "-o", f"Dir::Etc::Parts={root / 'etc' / 'none'}",
+        "-o", "Acquire::By-Hash=no",
+        "-o", "Acquire::Languages=none",
+        "-o", "Acquire::GzipIndexes=false",
+        "-o", "Acquire::CompressionTypes::Order::=xz",
+        "-o", "Acquire::Check-Valid-Until=false",
+    )
+
+
 @dataclass(frozen=True)
 class PrivateApt:
     """apt-get with its sources, lists and cache all under ``root``."""
@@ -63,6 +78,7 @@ class PrivateApt:
     suite: str
     components: Sequence[str]
     keyring: str
+    extra: tuple[str, ...] = ()  # more -o options (a mirror directory's: see MIRROR_OPTIONS)
 
     @property
     def sources_line(self) -> str:
@@ -83,7 +99,7 @@ class PrivateApt:
             ("Dir::Cache", self.root / "cache"),
         ):
             out += ["-o", f"{key}={value}"]
-        return out
+        return [*out, *self.extra]
 
     def update_argv(self) -> list[str]:
         return ["apt-get", *self.options(), "-qq", "update"]

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from srcbuild import proc
-from srcbuild.errors import StepFailed
+from srcbuild.errors import MirrorMissing, StepFailed
 from srcbuild.files import human_size
+from srcbuild.mirror.layout import DIR_VAR, missing_requirement
 from srcbuild.toolchain.download import Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
 from srcbuild.toolchain.store import Provisioned
@@ -122,4 +123,10 @@ def run_step(
     if not result.ok:
         last = next((line for line in reversed(result.tail) if line.strip()), "")
         where = f"see {ctx.log_path}" if ctx.log_path else "rerun with --debug"
+        lacking = missing_requirement(result.tail) if ctx.environ.get(DIR_VAR) else None
+        if lacking is not None:
+            raise MirrorMissing(
+                f"{what}: {lacking} is not in the mirror {ctx.environ[DIR_VAR]}'s package index",
+                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+            )
         raise StepFailed(f"{what} failed (exit {result.returncode}): {last}".rstrip(": "), where)

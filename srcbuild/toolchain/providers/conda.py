@@ -36,7 +36,8 @@ from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.envs.channels import routing_from
-from srcbuild.errors import EnvironmentError_, StepFailed
+from srcbuild.errors import EnvironmentError_, MirrorMissing, StepFailed
+from srcbuild.mirror.layout import DIR_VAR
 from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import check_nvcc, link_targets_layout
@@ -72,6 +73,14 @@ def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[st
     if request.tool == "magma":
         return tool.specs(nodot=release_of(request.cuda or request.version).replace(".", ""))
     return tool.specs(version=request.version)
+
+
+def channel_and_specs(request: Request, facts: ToolchainFacts) -> tuple[str, tuple[str, ...]] | None:
+    """The channel and match specs this provider installs for ``request`` (a mirror gathers them)."""
+    tool = _tool_for(request, facts)
+    if tool is None or (request.sysroot and facts.sysroot is None):
+        return None
+    return tool.channel, _specs(request, tool, facts)
 
 
 def solve_and_install(
@@ -143,7 +152,16 @@ class CondaProvider:
         routing = routing_from(environ=ctx.environ)
         specs = _specs(offer.request, tool, facts)
         url = routing.base_url(tool.channel)
-        sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
+        try:
+            sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
+        except EnvironmentError_ as exc:
+            if not ctx.environ.get(DIR_VAR):
+                raise
+            raise MirrorMissing(
+                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {ctx.environ[DIR_VAR]}'s "
+                f"{tool.channel} channel ({exc.message})",
+                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+            ) from None
         facts_out: dict[str, str] = {}
         if offer.request.tool == "gcc":
             facts_out = _link_gcc(target, tool.triplet, offer.request.version.split(".")[0])

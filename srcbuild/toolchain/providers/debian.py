@@ -24,10 +24,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-from srcbuild.errors import HostError, StepFailed
+from srcbuild.errors import HostError, MirrorMissing, StepFailed
 from srcbuild.files import sha256_file
+from srcbuild.mirror.layout import DEBIAN_VAR, DIR_VAR
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
-from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror
+from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror, mirror_options
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.providers.cuda_home import NVCC_PROFILE, check_complete, check_nvcc
 from srcbuild.toolchain.store import Provisioned, Source
@@ -75,18 +76,30 @@ class DebianProvider:
     def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
         route = facts.debian_for(offer.request.version)
         assert route is not None
-        mirror = offer.details.get("mirror") or configured_mirror(self.apt_root)
+        in_mirror = ctx.environ.get(DEBIAN_VAR) if ctx.environ.get(DIR_VAR) else None
+        mirror = in_mirror or offer.details.get("mirror") or configured_mirror(self.apt_root)
         if not mirror:
             raise HostError("no Debian mirror is configured in /etc/apt", "use --from redist or --from runfile")
         scratch = ctx.work_dir / f"debian-{route.suite}"
-        apt = PrivateApt(scratch / "apt", mirror, route.suite, route.components, route.keyring)
+        extra = mirror_options(scratch / "apt") if in_mirror else ()
+        apt = PrivateApt(scratch / "apt", mirror, route.suite, route.components, route.keyring, extra)
         apt.prepare()
         debs = scratch / "debs"
         if debs.exists():
             shutil.rmtree(debs)
         debs.mkdir(parents=True)
-        run_step(apt.update_argv(), ctx, "apt-get update (private sources list)")
-        run_step(apt.download_argv(route.packages), ctx, "apt-get download", cwd=debs)
+        try:
+            run_step(apt.update_argv(), ctx, "apt-get update (private sources list)")
+            run_step(apt.download_argv(route.packages), ctx, "apt-get download", cwd=debs)
+        except StepFailed as exc:
+            if not in_mirror:
+                raise
+            raise MirrorMissing(
+                f"Debian {route.suite}'s {', '.join(route.packages)} are not in the mirror {ctx.environ[DIR_VAR]} "
+                f"({exc.message})",
+                "add them on a connected machine: SRCBUILD_TOOLCHAIN_PROVIDERS=debian srcbuild mirror create",
+                {"create_prefix": "SRCBUILD_TOOLCHAIN_PROVIDERS=debian"},
+            ) from None
         root = scratch / "root"
         if root.exists():
             shutil.rmtree(root)

@@ -29,9 +29,9 @@ from srcbuild.errors import StepFailed
 from srcbuild.execute.executor import Executor, environ_for_build
 from srcbuild.execute.handlers import BuildContext
 from srcbuild.execute.result import CachedWheel
-from srcbuild.execute.run import prepare
 from srcbuild.files import sha256_file
 from srcbuild.paths import Paths
+from srcbuild.pipeline import prepare
 from srcbuild.plan import Plan
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.resolve import BuildOptions, ResolvedBuild
@@ -60,7 +60,7 @@ def _run_until_build(sb: Srcbuild, plan: Plan, wheel: Path, resolved: ResolvedBu
     """Run ``plan`` (cut after its build step) with the real executor; the console's text."""
     steps = plan.steps[: plan.step_ids.index("build") + 1]
     out = io.StringIO()
-    ctx = BuildContext(resolved=resolved, build_torch=lambda: CachedWheel(wheel, sha256_file(wheel), "stand-in"))
+    ctx = BuildContext(resolved=resolved, torch_wheel=CachedWheel(wheel, sha256_file(wheel), "stand-in"))
     executor = Executor(
         dataclasses.replace(plan, steps=steps),
         console=Console(file=out, width=200, highlight=False, soft_wrap=True),

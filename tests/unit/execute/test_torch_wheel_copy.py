@@ -27,14 +27,13 @@ from tests.unit.cache.synthetic import catalog_recipe, make_manifest, make_wheel
 
 def _run_torch_wheel_step(tmp_path: Path, cache: WheelCache, dest: Path) -> str:
     """The torch-wheel step of a torchvision plan, run by the executor with the real handler; the
-    torch wheel is what a lookup of the cache returns (the build's cache hit)."""
+    torch wheel is what torch's pipeline hands back on a cache hit (its lookup checked it quickly)."""
     paths = Paths.resolve(work_dir=tmp_path / "work", cache_dir=cache.root, environ={})
     resolved = dataclasses.replace(resolve_unprobed(catalog_recipe(), "torchvision"), paths=paths)
 
-    def build_torch() -> CachedWheel:
-        (entry,) = cache.entries()
-        entry.check_fast()  # what the lookup checks: size and mtime against the stamp
-        return CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key)
+    (entry,) = cache.entries()
+    entry.check_fast()  # what the lookup checks: size and mtime against the stamp
+    torch = CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key)
 
     plan = Plan(
         package="torchvision",
@@ -48,7 +47,7 @@ def _run_torch_wheel_step(tmp_path: Path, cache: WheelCache, dest: Path) -> str:
         dist_dir=tmp_path / "src" / "dist",
     )
     out = io.StringIO()
-    ctx = BuildContext(resolved=resolved, build_torch=build_torch)
+    ctx = BuildContext(resolved=resolved, torch_wheel=torch)
     Executor(plan, console=Console(file=out, width=200), environ={}, context=ctx).run()
     return out.getvalue()
 

@@ -30,6 +30,15 @@ def test_mmcv_and_apex_carry_their_switches() -> None:
     assert knowledge_for("apex").options(cuda=True) == ("--cpp_ext", "--cuda_ext")
 
 
+def test_stated_torch_ranges_have_sources() -> None:
+    scatter = knowledge_for("torch-scatter")
+    assert scatter.torch_range("2.1.2") == ">=1.4.0" and scatter.torch_range("2.0.9") is None
+    audio = knowledge_for("torchaudio")
+    assert audio.torch_range("2.0.2") == "==2.0.1" and audio.torch_range("2.11.0") == ">=2.11"
+    for row in load_rows().values():
+        assert bool(row.torch) == bool(row.torch_source), row.name
+
+
 def test_an_unknown_package_takes_the_generic_path() -> None:
     row = knowledge_for("My.Ext")
     assert not row.known
@@ -47,6 +56,10 @@ def test_an_unknown_package_takes_the_generic_path() -> None:
         ({"name": "x", "module": "x", "source": "s", "cuda_env": {"A": 1}}, "cuda_env must be a table"),
         ({"name": "x", "module": "x", "source": "s", "oops": 1}, "unknown key 'oops'"),
         ({"name": "x", "module": "x", "source": "s", "cuda_options": "--a"}, "cuda_options must be an array"),
+        ({"name": "x", "module": "x", "source": "s", "torch": {"1.0": ">=2"}}, "torch_source is required"),
+        ({"name": "x", "module": "x", "source": "s", "torch": {"1.0": "two"}, "torch_source": "s"},
+         "must map a release to a torch specifier"),
+        ({"name": "x", "module": "x", "source": "s", "torch": ["1.0"], "torch_source": "s"}, "torch must be a table"),
     ],
 )
 def test_a_malformed_row_names_the_file_and_row(row: dict[str, object], words: str) -> None:

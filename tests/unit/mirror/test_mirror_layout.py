@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from srcbuild.errors import UsageError
 from srcbuild.mirror.gather import Download, Needs, Repo, estimate, needs_of
 from srcbuild.mirror.gitrepos import resolve_relative
-from srcbuild.mirror.layout import base_of, git_path, mirror_dir_settings, nvidia_path
+from srcbuild.mirror.layout import base_of, git_path, mirror_dir_settings, missing_requirement, nvidia_path
 from srcbuild.mirror.manifest import Entry, Manifest, parse_manifest, read_manifest, verify
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
@@ -124,5 +125,40 @@ def test_a_catalog_recipe_needs_its_sources_and_nvidia_downloads() -> None:
         ("https://github.com/pytorch/vision", "v0.20.1"),
     ]
     assert needs.downloads and all(nvidia_path(d.url, NVIDIA_HOSTS) for d in needs.downloads)
-    assert any(line.startswith("gcc 11 (conda)") for line in needs.not_mirrored)
+    assert [(c.channel, c.why) for c in needs.conda] == [("conda-forge", "gcc 11 (conda)")]
+    assert "gcc_linux-64 11.*" in needs.conda[0].specs
+    assert [f.requirement for f in needs.index] == ["nvidia-cudnn-cu11==8.5.0.96"]  # the pypi provider's cuDNN
+    assert not needs.not_mirrored
     assert json.dumps([d.url for d in needs.downloads])  # plain data
+
+
+def test_skipped_pieces_are_named_and_the_debian_route_brings_its_packages_and_wheels() -> None:
+    recipe = RecipeCatalog(Paths.resolve(environ={})).load("kepler-k80-cu118")
+    facts = load_facts({})
+    needs = needs_of(recipe, ("torch",), facts, prefer=("debian",), skip=("gcc",))
+    assert needs.not_mirrored == ("gcc 11: left out (--skip gcc)",)
+    route = facts.debian_for("11.8")
+    assert route is not None and needs.debian == (route,) and not needs.downloads
+    assert {f.requirement for f in needs.index} == {w.requirement for w in route.wheels} | {
+        "nvidia-cudnn-cu11==8.5.0.96"
+    }
+    est = estimate(needs)
+    wheels = sum(w.size or 0 for w in route.wheels)
+    assert est.debian == (route.download_size or 0) - wheels and est.index == wheels + 557141533
+    assert est.total == est.downloads + est.repos + est.index + est.debian
+
+
+def test_mirror_dir_points_pip_at_the_mirror_index_alone(tmp_path: Path) -> None:
+    settings = mirror_dir_settings(str(tmp_path / "m"), [])
+    assert settings["PIP_INDEX_URL"] == f"file://{tmp_path}/m/pypi/simple/"
+    assert (settings["PIP_EXTRA_INDEX_URL"], settings["PIP_FIND_LINKS"], settings["PIP_NO_INDEX"]) == ("", "", "0")
+    assert settings["PIP_CONFIG_FILE"] == os.devnull
+    assert settings["SRCBUILD_DEBIAN_MIRROR"] == f"file://{tmp_path}/m/debian"
+    assert mirror_dir_settings("http://lab/m", [])["PIP_INDEX_URL"] == "http://lab/m/pypi/simple/"
+
+
+def test_pip_names_the_requirement_it_lacks() -> None:
+    tail = ["ERROR: Could not find a version that satisfies the requirement numpy<2 (from versions: none)",
+            "ERROR: No matching distribution found for numpy<2"]
+    assert missing_requirement(tail) == "numpy<2"
+    assert missing_requirement(["ERROR: something else"]) is None

@@ -1,0 +1,71 @@
+"""What ``srcbuild mirror create`` gathers for one recipe: its packages' sources and toolchain
+(``mirror.gather.needs_of``), the build environment in the form the other machine's backend
+installs (conda packages, or every package from pip for a venv), the toolchain's conda pieces on
+their channels, and the extensions' sdists (found on the index pip is configured with, as
+``srcbuild ext`` finds them)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+
+from srcbuild.mirror.create import SdistFile, Target
+from srcbuild.mirror.pypi import PipSet
+from srcbuild.recipe.model import Recipe
+from srcbuild.toolchain.facts import ToolchainFacts
+
+Choice = tuple[bool | None, str | None, Sequence[str]]  # (portable, env backend or None: no env, skipped tools)
+
+
+def make_target(
+    recipe: Recipe,
+    packages: tuple[str, ...],
+    exts: Sequence[str],
+    choice: Choice,
+    facts: ToolchainFacts,
+    prefer: Sequence[str],
+    environ: Mapping[str, str],
+    dry_run: bool,
+) -> Target:
+    from srcbuild.envs.channels import routing_from
+    from srcbuild.envs.spec import EnvSpec, env_spec_for
+    from srcbuild.mirror.gather import needs_of
+    from srcbuild.resolve.portable import recipe_sysroot
+
+    portable, backend, skips = choice
+    sysroot = recipe_sysroot(recipe, environ, portable)
+    needs = needs_of(recipe, tuple(p for p in packages if p != "ext"), facts, prefer, sysroot, skip=skips)
+    env = None
+    pip: list[PipSet] = []
+    if backend is not None:
+        spec = env_spec_for(recipe, environ=environ)
+        requirements = spec.as_pip_only().pip if backend == "venv" else spec.pip
+        env = None if backend == "venv" else spec
+        if requirements:
+            why = f"the build environment of {recipe.name}"
+            pip.append(PipSet(tuple(requirements), python=spec.python, why=why))
+    routing = routing_from(environ=environ)
+    toolchain_conda = tuple(
+        (EnvSpec(recipe.toolchain.python, channels=(piece.channel,), routing=routing, cuda=recipe.toolchain.cuda),
+         piece.specs)
+        for piece in needs.conda
+    )
+    wanted = [*exts, *(e.requirement for e in recipe.extensions if "ext" in packages)]
+    sdists = () if dry_run else tuple(_sdist(r, environ) for r in wanted if not r.startswith("git+"))
+    if dry_run:
+        pip += [PipSet((r,), python=recipe.toolchain.python, why="an extension's sdist") for r in wanted
+                if not r.startswith("git+")]
+    gits = [r for r in wanted if r.startswith("git+")]
+    if gits:
+        from dataclasses import replace
+
+        lines = tuple(f"{r}: an extension's git source is not mirrored yet; use its sdist" for r in gits)
+        needs = replace(needs, not_mirrored=(*needs.not_mirrored, *lines))
+    return Target(recipe.name, packages, needs, env, tuple(pip), toolchain_conda, sdists, recipe.toolchain.python)
+
+
+def _sdist(requirement: str, environ: Mapping[str, str]) -> SdistFile:
+    from srcbuild.ext.source import find_sdist, parse_requirement, pip_indexes
+
+    found = find_sdist(parse_requirement(requirement), pip_indexes(sys.executable, environ))
+    return SdistFile(found.name, found.filename, found.url, found.sha256)
