@@ -131,12 +131,14 @@ COMMAND_WORDS = frozenset(
     )
 )
 _PYTHON = re.compile(r"python3\.\d+$")
+# a program named by its path: srcbuild in its venv, the Python (and pip) of an environment
+_PROGRAM_PATHS = ("/srcbuild", "/bin/python", "/bin/python3", "/bin/pip")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*$")
 
 
 def is_command_start(words: Sequence[str]) -> bool:
     """Whether ``words`` begin a shell command: a command word (``srcbuild``, ``pip``, ``sudo``, a
-    path ending in ``/srcbuild``, ``python3.9``), after any ``VAR=value`` assignments; words with a
+    path ending in ``/srcbuild`` or ``/bin/python``, ``python3.9``), after any ``VAR=value`` assignments; words with a
     word ending in ``:`` after the first are prose, not a command."""
     rest = list(words)
     while rest and _ASSIGNMENT.match(rest[0]) and len(rest) > 1:
@@ -146,7 +148,7 @@ def is_command_start(words: Sequence[str]) -> bool:
     if any(word.endswith(":") for word in rest[1:]):  # prose ("srcbuild will fetch: CUDA 9.2 ...")
         return False
     first = rest[0]
-    return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith("/srcbuild")
+    return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith(_PROGRAM_PATHS)
 
 
 def shell_words(text: str) -> list[str]:

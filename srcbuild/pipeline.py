@@ -153,9 +153,10 @@ def run_build(
     resume: bool = False,
 ) -> BuildResult:
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
-    from srcbuild.cache.key import build_fingerprint, key_inputs
+    from srcbuild.cache.key import build_fingerprint
     from srcbuild.execute.executor import Executor, environ_for_build
     from srcbuild.execute.handlers import BuildContext
+    from srcbuild.execute.records import TorchBuilt
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
     plan, resolved = prepared.plan, prepared.resolved
@@ -178,7 +179,7 @@ def run_build(
                 return found
         elif _finished(plan):
             return _already_done(plan, decision, console)
-        ctx = BuildContext(resolved=resolved, fingerprint_inputs=key_inputs(resolved))
+        ctx = BuildContext(resolved=resolved)
         executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
         if plan.system_alternatives:
             _guard_system_selection(executor, resolved)
@@ -189,7 +190,9 @@ def run_build(
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
                     torch = run_build(recipe, replace(options, package="torch"), paths, environ, console)
-                    ctx.torch_wheel = torch.cached_wheel  # with its recorded sha256, checked as it is copied
+                    cached = torch.cached_wheel  # with its recorded sha256, checked as it is copied
+                    if cached is not None:
+                        executor.records.add(TorchBuilt(cached.path, cached.sha256, cached.entry))
             executor.run_steps()
         return executor.result
 

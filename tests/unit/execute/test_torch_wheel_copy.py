@@ -17,7 +17,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.errors import CacheIntegrityError
 from srcbuild.execute.executor import Executor
 from srcbuild.execute.handlers import BuildContext
-from srcbuild.execute.result import CachedWheel
+from srcbuild.execute.records import TorchBuilt
 from srcbuild.paths import Paths
 from srcbuild.plan.actions import TorchWheel
 from srcbuild.plan.model import Plan, Step
@@ -33,7 +33,7 @@ def _run_torch_wheel_step(tmp_path: Path, cache: WheelCache, dest: Path) -> str:
 
     (entry,) = cache.entries()
     entry.check_fast()  # what the lookup checks: size and mtime against the stamp
-    torch = CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key)
+    torch = TorchBuilt(entry.wheel_path, entry.manifest.sha256, entry.key)  # what srcbuild.pipeline records
 
     plan = Plan(
         package="torchvision",
@@ -47,8 +47,9 @@ def _run_torch_wheel_step(tmp_path: Path, cache: WheelCache, dest: Path) -> str:
         dist_dir=tmp_path / "src" / "dist",
     )
     out = io.StringIO()
-    ctx = BuildContext(resolved=resolved, torch_wheel=torch)
-    Executor(plan, console=Console(file=out, width=200), environ={}, context=ctx).run()
+    executor = Executor(plan, console=Console(file=out, width=200), environ={}, context=BuildContext(resolved=resolved))
+    executor.records.add(torch)
+    executor.run()
     return out.getvalue()
 
 
