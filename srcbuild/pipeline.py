@@ -110,7 +110,7 @@ class CacheDecision:
     def hit(self) -> BuildResult | None:
         """The cached wheel as a finished build's result, or None: it must be built."""
         from srcbuild.cache.install import find_wheel
-        from srcbuild.execute.result import BuildResult
+        from srcbuild.execute.result import BuildResult, CachedWheel
 
         console = self.console
 
@@ -135,7 +135,13 @@ class CacheDecision:
         console.print(
             f"cache hit{where}: {found.entry.wheel_path.name} (fingerprint {self.fingerprint[:12]}); nothing to build"
         )
-        return BuildResult(self.plan, wheel=found.entry.wheel_path, cached=True)
+        entry = found.entry
+        return BuildResult(
+            self.plan,
+            wheel=entry.wheel_path,
+            cached=True,
+            cached_wheel=CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key),
+        )
 
 
 def run_build(
@@ -184,8 +190,9 @@ def run_build(
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
                     torch = run_build(recipe, replace(options, package="torch"), paths, environ, console)
-                    if torch.wheel is not None:
-                        executor.records.add(TorchBuilt(torch.wheel))
+                    cached = torch.cached_wheel  # with its recorded sha256, checked as it is copied
+                    if cached is not None:
+                        executor.records.add(TorchBuilt(cached.path, cached.sha256, cached.entry))
             executor.run_steps()
         return executor.result
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import print_lines
-from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, StepFailed, VerificationFailed
 from srcbuild.execute.dist import find_wheel
 from srcbuild.execute.records import (
     CompilerCacheCounted,
@@ -33,6 +33,7 @@ from srcbuild.execute.records import (
     WheelStored,
     WheelVerified,
 )
+from srcbuild.execute.result import CachedWheel
 from srcbuild.execute.runner import Runner
 from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
@@ -424,6 +425,7 @@ def cache_wheel(ex: Runner, action: CacheWheel) -> WheelStored:
     kept = build_log if build_log is not None and build_log.is_file() else None
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, kept)
     ex.result.wheel = entry.wheel_path
+    ex.result.cached_wheel = CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key)
     ex.console.print(f"    stored {entry.wheel_path}")
     return WheelStored(entry.wheel_path)
 
@@ -461,17 +463,32 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
 
 
 def torch_wheel(ex: Runner, dest: Path) -> TorchWheelCopied:
-    """Copy the torch wheel torch's pipeline returned (it ran before this step) into ``dest``."""
+    """Copy the torch wheel torch's pipeline returned (it ran before this step) into ``dest``,
+    hashing the bytes as they are copied: a wheel that differs from its manifest's sha256 (bit rot
+    that kept the file's size and mtime, which the lookup's quick check trusts) is never built on."""
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.files import copy_hashed
+
     built = ex.records.get(TorchBuilt)
-    if built is None:  # a srcbuild bug: the pipeline runs torch's build before this step
+    if built is None or not built.sha256:  # a srcbuild bug: the pipeline runs torch's build before this step
         raise StepFailed("no torch wheel was built or found for this step", "report this as a srcbuild bug")
     wheel = built.wheel
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    shutil.copy2(wheel, dest / wheel.name)
-    ex.console.print(f"    torch wheel: {wheel}")
-    return TorchWheelCopied(wheel, dest / wheel.name)
+    target = dest / wheel.name
+    got = copy_hashed(wheel, target)
+    if got != built.sha256:
+        target.unlink()
+        moved = WheelCache(_ctx(ex).paths.cache_dir).move_aside(wheel.parent)
+        where = f"moved aside to {moved}" if moved else f"remove {wheel.parent}"
+        raise CacheIntegrityError(
+            f"torch wheel {wheel.name} of cache entry {built.entry[:12]} has sha256 {got}, "
+            f"its manifest says {built.sha256}; the entry is damaged ({where})",
+            "run the same command again: torch is then pulled or rebuilt, and torchvision built against it",
+        )
+    ex.console.print(f"    torch wheel: {wheel} (sha256 checked)")
+    return TorchWheelCopied(wheel, target)
 
 
 def show_verification(ex: Runner, report: VerifyReport, wheel: Path, recipe_name: str) -> None:

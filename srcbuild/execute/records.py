@@ -84,13 +84,15 @@ class TorchBuilt(Record):
 
     kind: ClassVar[str] = "torch-built"
     wheel: Path
+    sha256: str = ""  # what the wheel's cache entry records: the torch-wheel step checks its copy
+    entry: str = ""  # the cache entry's key
 
     def fields(self) -> dict[str, Any]:
-        return {"wheel": str(self.wheel)}
+        return {"wheel": str(self.wheel), "sha256": self.sha256, "entry": self.entry}
 
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> TorchBuilt:
-        return cls(Path(data["wheel"]))
+        return cls(Path(data["wheel"]), str(data.get("sha256") or ""), str(data.get("entry") or ""))
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from srcbuild.errors import StepFailed
 from srcbuild.execute.executor import Executor, environ_for_build
 from srcbuild.execute.handlers import BuildContext
 from srcbuild.execute.records import TorchBuilt
+from srcbuild.files import sha256_file
 from srcbuild.paths import Paths
 from srcbuild.pipeline import prepare
 from srcbuild.plan import Plan
@@ -65,7 +66,8 @@ def _run_until_build(sb: Srcbuild, plan: Plan, wheel: Path, resolved: ResolvedBu
         environ=environ_for_build(sb.env),
         context=BuildContext(resolved=resolved),
     )
-    executor.records.add(TorchBuilt(wheel))  # what srcbuild.pipeline does after torch's own pipeline
+    # what srcbuild.pipeline does after torch's own pipeline (the wheel's sha256 as its entry records it)
+    executor.records.add(TorchBuilt(wheel, sha256_file(wheel), "stand-in"))
     try:
         executor.run()
     except StepFailed as exc:
