@@ -10,11 +10,10 @@ configuration for both:
   ``git clone --recursive``. The goal was "at least 10x faster"; it cannot be met on this world,
   because a sync of a tag must write that tag's files, and writing them alone (the "checkout
   floor": ``git checkout-index -a`` of the top repository and of every submodule into a fresh
-  directory, no transfer at all) costs more than a tenth of a clone (each run prints the floor, and a clone as a multiple of
-  it). The goal is
-  now stated against that floor: a warm second tag costs at most 2x the floor (what srcbuild adds
-  to writing the files, fetching the new commits and checking them, is at most the floor
-  again), and the ratio to a clone is printed beside it.
+  directory, no transfer at all) costs more than a tenth of a clone (each run prints the floor,
+  and a clone as a multiple of it). The goal is now stated against that floor: a warm second
+  tag costs at most 2x the floor (what srcbuild adds to writing the files, fetching the new
+  commits and checking them, is at most the floor again); the ratio to a clone is printed beside.
 
 Each case runs over two links: ``local`` (file:// URLs on this disk: transfers cost almost
 nothing, so this measures per-process overhead) and ``network`` (``githttp.py``: git's smart HTTP
