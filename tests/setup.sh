@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . /etc/os-release
 export DEBIAN_FRONTEND=noninteractive
+step=$SECONDS
+took() { echo "$1: done in $((SECONDS - step))s"; step=$SECONDS; }
 packages=(gcc g++ make gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
           bubblewrap python3-venv python3-pip-whl openssh-client pkg-config xz-utils
           podman runc debootstrap)
@@ -36,10 +38,12 @@ else
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${available[@]}" >/dev/null
   fi
 fi
+took apt
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
+took .venv
 
 # The CUDA 11.8 toolkit the tests use, provisioned by srcbuild itself into a private prefix
 # (nothing on the system changes; a second run reuses it). On Debian it comes from the non-free
@@ -51,6 +55,7 @@ if [ "${ID:-}" = debian ]; then route=(--from debian); else route=(); fi
 if ! .venv/bin/srcbuild toolchain install cuda 11.8 "${route[@]}"; then
   echo "CUDA 11.8: not provisioned (see above); the tests that need it skip"
 fi
+took "CUDA 11.8"
 
 # A CUDA 13.0 nvcc (sm_75 and newer) for the tests that compare a current toolkit: NVIDIA's
 # component wheels, hash-checked, unpacked with pip into a private directory (a second run reuses it).
@@ -71,3 +76,4 @@ elif mkdir -p "$HOME/.cache/srcbuild-ci" && unpack=$(mktemp -d "$cuda13.XXXXXX")
 else
   echo "CUDA 13.0: not installed (see above); the tests that need it skip"
 fi
+took "CUDA 13.0"
