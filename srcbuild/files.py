@@ -8,6 +8,8 @@
   before the rename.
 - ``write_synced`` / ``copy_synced`` / ``fsync_dir``: the pieces a writer that renames whole
   directories into place needs (``cache.store``).
+- ``copy_hashed``: copy a file and hash the bytes it copied, so a copy out of a store is checked
+  against the recorded sha256 without a second read.
 - ``human_size``: a byte count in binary units (``1.5 KiB``), as ``--max-size`` reads them.
 
 Precedent: cibuildwheel keeps its file helpers in one module (pypa/cibuildwheel:
@@ -70,6 +72,18 @@ def copy_synced(src: Path, dst: Path) -> None:
         shutil.copyfileobj(fin, fout, _BLOCK)
         fout.flush()
         os.fsync(fout.fileno())
+
+
+def copy_hashed(src: Path, dst: Path) -> str:
+    """Copy ``src`` to ``dst`` (created or truncated) and return the sha256 of the bytes copied:
+    one read of the file both copies and checks it."""
+    digest = hashlib.sha256()
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        for block in iter(lambda: fin.read(_BLOCK), b""):
+            digest.update(block)
+            fout.write(block)
+    shutil.copystat(src, dst)
+    return digest.hexdigest()
 
 
 def fsync_dir(path: Path) -> None:

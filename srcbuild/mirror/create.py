@@ -193,7 +193,7 @@ def create_mirror(
         made = manifest.made_for.setdefault(target.recipe, [])
         made += [p for p in target.packages if p not in made]
     git.finish()
-    if any(t.env is not None for t in targets) and (root / CONDA).is_dir():
+    if any(t.env is not None or t.toolchain_conda for t in targets) and (root / CONDA).is_dir():
         index_channels(root)
         for rel, path in _files_under(root, root / CONDA):  # the indexes it wrote (the packages are listed)
             if rel not in manifest.files or path.name.startswith("repodata"):
