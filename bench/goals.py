@@ -17,7 +17,7 @@ about 15-25 minutes on 2 cores; ``--only`` picks benchmarks by name.
 A goal the machine's load decides (wall time on a shared machine) says so in its note: the CPU
 seconds beside it do not depend on the neighbours.
 
-    python bench/goals.py [--only startup,install,...] [--log FILE]
+    python bench/goals.py [--only startup,install,...] [--fewer] [--log FILE]
 """
 
 from __future__ import annotations
@@ -45,10 +45,18 @@ BENCHES: dict[str, tuple[str, list[str]]] = {
     "source_sync": ("bench_source_sync.py", ["--repeat", "1"]),
     "overhead": ("bench_overhead.py", ["--rounds", "3", "--large-ops", "8", "--large-rounds", "2"]),
 }
+# --fewer: one round each where a benchmark repeats (a loaded machine, little time)
+FEWER: dict[str, list[str]] = {
+    "startup": ["--runs", "3"],
+    "install": ["--rounds", "1", "--sizes", "0.01,100,500"],
+    "lookup": ["--sizes", "100,10000,100000", "--repeat", "10"],
+    "overhead": ["--rounds", "1", "--large-ops", "8", "--large-rounds", "1"],
+}
 
 
-def run_bench(name: str, log: Path) -> tuple[list[dict[str, object]], int, float]:
+def run_bench(name: str, log: Path, fewer: bool = False) -> tuple[list[dict[str, object]], int, float]:
     script, quick = BENCHES[name]
+    quick = FEWER.get(name, quick) if fewer else quick
     env = dict(os.environ)
     if name == "overhead" and "CUDA_HOME" not in env and CUDA_118.is_dir():
         env["CUDA_HOME"] = str(CUDA_118)
@@ -75,6 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(BENCHES), help=f"comma-separated: {', '.join(BENCHES)}")
     parser.add_argument("--log", type=Path, default=None, help="where each benchmark's own output goes")
+    parser.add_argument("--fewer", action="store_true", help="one round where a benchmark repeats (a loaded machine)")
     args = parser.parse_args()
     names = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in names if n not in BENCHES]
@@ -85,7 +94,7 @@ def main() -> int:
     rows: list[dict[str, object]] = []
     for name in names:
         print(f"running {name} (load average {os.getloadavg()[0]:.1f}) ...", flush=True)
-        found, code, elapsed = run_bench(name, log)
+        found, code, elapsed = run_bench(name, log, args.fewer)
         if not found:
             rows.append({"metric": f"{name}: no figures (exit {code}; see {log})", "met": False})
         rows.extend(found)
