@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "proc",
         "files",
         "paths",
+        "precedence",
         "tables",
         "capability",
         "config",
