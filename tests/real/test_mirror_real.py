@@ -93,6 +93,7 @@ def test_cudnn_and_an_extension_sdist_come_from_the_mirror_alone(tmp_path: Path)
     files = json.loads((made_at / "manifest.json").read_text())["files"]
     assert files[f"pypi/simple/nvidia-cudnn-cu11/{CUDNN_CU11_85.filename}"]["sha256"] == CUDNN_CU11_85.sha256
     assert files["pypi/simple/torch-scatter/torch_scatter-2.1.2.tar.gz"]["sha256"] == TORCH_SCATTER_212_SDIST.sha256
+    assert json.loads((made_at / "manifest.json").read_text())["providers"] == ["pypi"]
     mirror = tmp_path / "moved"
     made_at.rename(mirror)  # a plain move: a mirror works wherever it lands
     lacking = tmp_path / "lacking"  # the same recipe with cuDNN left out
@@ -215,8 +216,8 @@ def test_cuda_from_the_debian_route_is_provisioned_from_the_mirror_alone(tmp_pat
     files = json.loads((mirror / "manifest.json").read_text())["files"]
     assert sum(1 for p in files if p.endswith(".deb")) == 4 and sum(1 for p in files if p.endswith(".whl")) == 11
     offline = {**env, "SRCBUILD_TOOLCHAIN_DIR": str(tmp_path / "toolchains")}
-    done = srcbuild(["toolchain", "install", "cuda", "11.8", "--from", "debian", "--mirror-dir", str(mirror)], offline,
-                    offline=True)
+    # no --from: the mirror's manifest names the Debian route, which is then tried first
+    done = srcbuild(["toolchain", "install", "cuda", "11.8", "--mirror-dir", str(mirror)], offline, offline=True)
     assert done.returncode == 0, done.stdout + done.stderr
     home = tmp_path / "toolchains" / "cuda-11.8-debian"
     assert missing_components(home, "11.8.89") == ()
