@@ -22,13 +22,11 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from rich import box
-from rich.console import Console, RenderableType
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported by what draws with it: a command printing plain lines never loads it
+    from rich.console import Console, RenderableType
+    from rich.table import Table
 
 MAX_WIDTH = 160
 DEFAULT_WIDTH = 80
@@ -90,6 +88,8 @@ def make_console(stderr: bool = False, file: IO[str] | None = None, progress: bo
 
     A ``progress`` console (a build's steps and commands) does not wrap long lines and prints
     nothing with ``-q``: the result and the errors are printed by the command itself."""
+    from rich.console import Console
+
     stream = file or (sys.stderr if stderr else sys.stdout)
     color = color_wanted(stream, SETTINGS.environ)
     return Console(
@@ -108,6 +108,11 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[obj
 
     The first column, which names the row, and columns of short values (versions, sizes) are
     never wrapped, so that the space goes to the columns of prose."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
     cells = [["-" if cell is None or cell == "" else str(cell) for cell in row] for row in rows]
     result = Table(
         title=escape(title) if title else None, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False
@@ -131,12 +136,14 @@ COMMAND_WORDS = frozenset(
     )
 )
 _PYTHON = re.compile(r"python3\.\d+$")
+# a program named by its path: srcbuild in its venv, the Python (and pip) of an environment
+_PROGRAM_PATHS = ("/srcbuild", "/bin/python", "/bin/python3", "/bin/pip")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*$")
 
 
 def is_command_start(words: Sequence[str]) -> bool:
     """Whether ``words`` begin a shell command: a command word (``srcbuild``, ``pip``, ``sudo``, a
-    path ending in ``/srcbuild``, ``python3.9``), after any ``VAR=value`` assignments; words with a
+    path ending in ``/srcbuild`` or ``/bin/python``, ``python3.9``), after any ``VAR=value`` assignments; words with a
     word ending in ``:`` after the first are prose, not a command."""
     rest = list(words)
     while rest and _ASSIGNMENT.match(rest[0]) and len(rest) > 1:
@@ -146,7 +153,7 @@ def is_command_start(words: Sequence[str]) -> bool:
     if any(word.endswith(":") for word in rest[1:]):  # prose ("srcbuild will fetch: CUDA 9.2 ...")
         return False
     first = rest[0]
-    return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith("/srcbuild")
+    return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith(_PROGRAM_PATHS)
 
 
 def shell_words(text: str) -> list[str]:
@@ -282,6 +289,8 @@ def print_lines(lines: Iterable[str], console: Console) -> None:
 
 def as_text(renderable: RenderableType, width: int = DEFAULT_WIDTH) -> str:
     """``renderable`` (a table) as plain text of at most ``width`` columns, for a result built as a string."""
+    from rich.console import Console
+
     buffer = io.StringIO()
     Console(file=buffer, width=width, highlight=False, no_color=True, color_system=None).print(renderable)
     return buffer.getvalue()

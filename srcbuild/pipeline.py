@@ -110,7 +110,7 @@ class CacheDecision:
     def hit(self) -> BuildResult | None:
         """The cached wheel as a finished build's result, or None: it must be built."""
         from srcbuild.cache.install import find_wheel
-        from srcbuild.execute.result import BuildResult
+        from srcbuild.execute.result import BuildResult, CachedWheel
 
         console = self.console
 
@@ -135,7 +135,13 @@ class CacheDecision:
         console.print(
             f"cache hit{where}: {found.entry.wheel_path.name} (fingerprint {self.fingerprint[:12]}); nothing to build"
         )
-        return BuildResult(self.plan, wheel=found.entry.wheel_path, cached=True)
+        entry = found.entry
+        return BuildResult(
+            self.plan,
+            wheel=entry.wheel_path,
+            cached=True,
+            cached_wheel=CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key),
+        )
 
 
 def run_build(
@@ -147,9 +153,10 @@ def run_build(
     resume: bool = False,
 ) -> BuildResult:
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
-    from srcbuild.cache.key import build_fingerprint, key_inputs
+    from srcbuild.cache.key import build_fingerprint
     from srcbuild.execute.executor import Executor, environ_for_build
     from srcbuild.execute.handlers import BuildContext
+    from srcbuild.execute.records import TorchBuilt
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
     plan, resolved = prepared.plan, prepared.resolved
@@ -172,7 +179,7 @@ def run_build(
                 return found
         elif _finished(plan):
             return _already_done(plan, decision, console)
-        ctx = BuildContext(resolved=resolved, fingerprint_inputs=key_inputs(resolved))
+        ctx = BuildContext(resolved=resolved)
         executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
         if plan.system_alternatives:
             _guard_system_selection(executor, resolved)
@@ -183,7 +190,9 @@ def run_build(
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
                     torch = run_build(recipe, replace(options, package="torch"), paths, environ, console)
-                    ctx.torch_wheel = torch.wheel
+                    cached = torch.cached_wheel  # with its recorded sha256, checked as it is copied
+                    if cached is not None:
+                        executor.records.add(TorchBuilt(cached.path, cached.sha256, cached.entry))
             executor.run_steps()
         return executor.result
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from srcbuild.advice.fit import FITS, NEEDS_DRIVER, NO, RecipeFit, coverage, judge_all, rank, rule_errors
+from srcbuild.advice.python import PythonToMake, python_to_make
 from srcbuild.advice.window import OfficialWheel, Window, version, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.host.facts import DriverInfo, GpuInfo
@@ -48,6 +49,7 @@ class GpuAdvice:
     recipes: tuple[RecipeFit, ...]
     want_mpi: bool = False
     readings: tuple[GpuAdvice, ...] = ()  # an ambiguous name: the advice for each GPU it may be
+    python_here: frozenset[str] | None = None  # the machine's Python versions (None: not looked at)
 
     @property
     def official(self) -> OfficialWheel | None:
@@ -63,6 +65,11 @@ class GpuAdvice:
         return fitting[0] if fitting else None
 
     @property
+    def make_python(self) -> PythonToMake | None:
+        """The Python to make first when the official wheel is the answer and none here runs it."""
+        return python_to_make(self.official, self.python_here) if self.lead == "wheel" else None
+
+    @property
     def lead(self) -> str:
         """What to do first: "wheel" (pip install), "recipe" (build), or "" (nothing fits)."""
         if self.official is not None and not self.want_mpi:
@@ -76,6 +83,7 @@ class GpuAdvice:
             "window": self.window.to_json() if self.window else None,
             "lead": self.lead,
             "pip": self.official.pip if self.official and self.lead == "wheel" else None,
+            "make_python": self.make_python.to_json() if self.make_python else None,
             "recommended": self.best.recipe if self.best else None,
             "recipes": [r.to_json() for r in self.recipes],
             "readings": [r.to_json() for r in self.readings],
@@ -115,18 +123,27 @@ def advise(
     driver: DriverInfo | None,
     recipes: Sequence[Recipe],
     want_mpi: bool = False,
+    python_here: frozenset[str] | None = None,
 ) -> GpuAdvice:
     """The window of one GPU and the verdict of every recipe on it (the same verdict ``compat`` shows)."""
     if gpu.cc is None:
         readings = tuple(
-            advise(kb, dataclasses.replace(gpu, cc=cc, chip=chips, candidates=()), count, driver, recipes, want_mpi)
+            advise(
+                kb,
+                dataclasses.replace(gpu, cc=cc, chip=chips, candidates=()),
+                count,
+                driver,
+                recipes,
+                want_mpi,
+                python_here,
+            )
             for cc, chips in _readings(kb, gpu)
         )
-        return GpuAdvice(gpu, count, None, (), want_mpi, readings)
+        return GpuAdvice(gpu, count, None, (), want_mpi, readings, python_here)
     version_ = driver.version if driver else None
     window = window_for(kb, gpu.cc, version_)
     fits = judge_all(kb, recipes, gpu.cc, version_, window.last_branch, window.official)
-    return GpuAdvice(gpu, count, window, fits, want_mpi)
+    return GpuAdvice(gpu, count, window, fits, want_mpi, python_here=python_here)
 
 
 def _readings(kb: KnowledgeBase, gpu: GpuInfo) -> list[tuple[ComputeCapability, str]]:
@@ -147,11 +164,15 @@ def recommend(
     origin: str,
     want_mpi: bool = False,
     notes: Sequence[str] = (),
+    python_here: frozenset[str] | None = None,
 ) -> Recommendation:
-    """Advice for each distinct GPU model in ``gpus``."""
+    """Advice for each distinct GPU model in ``gpus``; ``python_here`` (this machine's Python
+    versions) adds how to make the Python an official wheel needs when none of them runs it."""
     groups: dict[tuple[str, str | None, str | None], list[GpuInfo]] = {}
     for gpu in gpus:
         groups.setdefault((gpu.name, str(gpu.cc) if gpu.cc else None, gpu.pci_id), []).append(gpu)
-    advice = tuple(advise(kb, members[0], len(members), driver, recipes, want_mpi) for members in groups.values())
+    advice = tuple(
+        advise(kb, members[0], len(members), driver, recipes, want_mpi, python_here) for members in groups.values()
+    )
     found = () if gpus else ("no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE",)
     return Recommendation(origin, driver, advice, (*found, *notes), kb.checked, kb.newest_known_torch)

@@ -31,6 +31,8 @@ def answer_lines(advice: GpuAdvice) -> list[str]:
             f"Python {official.python}{via})"
         )
         lines.extend(f"  caveat: {c}" for c in official.caveats)
+        if advice.make_python is not None:
+            lines.extend(f"  {line}" for line in advice.make_python.lines())
         if best is not None:
             newer = f"for torch {best.torch} (newer than the official wheel) build"
             lines.append(f"{newer}: {best.recipe} ({best.summary})")

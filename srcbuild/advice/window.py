@@ -88,6 +88,8 @@ class OfficialWheel:
     torchvision: str | None = None
     python: str = ""  # "3.10 to 3.14"
     pip: str | None = None  # the command that installs it
+    python_min: str = ""  # "3.10"
+    python_max: str = ""  # "3.14"
     caveats: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -261,6 +263,8 @@ def _described(kb: KnowledgeBase, wheel: OfficialWheel, row: TorchRelease, cc: C
         wheel,
         torchvision=torchvision,
         python=f"{row.python_min} to {row.python_max}",
+        python_min=row.python_min,
+        python_max=row.python_max,
         pip=kb.pip_command(wheel.torch, torchvision, wheel.cuda_tag),
         caveats=tuple(c.message for c in kb.caveats(wheel.torch, wheel.cuda_tag, cc)),
     )

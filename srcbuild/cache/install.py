@@ -29,7 +29,6 @@ from typing import Any
 
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
-from srcbuild.cache.key import build_fingerprint
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
@@ -52,12 +51,12 @@ from srcbuild.recipe.catalog import recipe_argument
 def request_fingerprint(
     recipe: Recipe, package: str, environ: Mapping[str, str], platform_tag: str | None = None
 ) -> str:
-    """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under: the same
-    ``build_fingerprint`` of the same resolve, with no host probe (no host fact but the platform
-    enters the key; of ``environ``, only the settings ``resolve_unprobed`` names)."""
-    from srcbuild.resolve.resolver import resolve_unprobed
+    """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under, computed from
+    what the key counts alone (``resolve.request``: no resolve, no host probe; of ``environ``, only
+    whether the build is portable and where the toolchain data lies)."""
+    from srcbuild.resolve.request import request_fingerprint as from_request
 
-    return build_fingerprint(resolve_unprobed(recipe, package, platform_tag, environ))
+    return from_request(recipe, package, environ, platform_tag)
 
 
 def target_python(

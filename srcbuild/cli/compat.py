@@ -18,10 +18,12 @@ import click
 from rich.console import Console
 
 from srcbuild.advice.fit import RecipeFit, judge_all
+from srcbuild.advice.python import PythonToMake, python_to_make
 from srcbuild.advice.window import Window, version, window_for
 from srcbuild.capability import ComputeCapability
-from srcbuild.cli.common import json_option, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
 from srcbuild.console import make_console, print_lines, table
+from srcbuild.envs.runtime import pythons_here
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.host.identify import models_by_name
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
@@ -64,14 +66,26 @@ def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_jso
     cc, label, ids = answers[0]
     window = window_for(kb, cc)
     fits = judge_all(kb, _catalog(), cc, None, window.last_branch, window.official)
+    make = _python_to_make(window)
     if as_json:
-        print_json(compat_json(window, fits, label, ids))
+        print_json(compat_json(window, fits, label, ids, make))
     else:
-        render(window, fits, label, ids, make_console())
+        render(window, fits, label, ids, make_console(), make)
     return 0
 
 
-def compat_json(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...]) -> dict[str, Any]:
+def _python_to_make(window: Window) -> PythonToMake | None:
+    """How to make the Python the official wheel needs, when none on this machine's PATH runs it."""
+    return python_to_make(window.official, pythons_here(command_environ().get("PATH")))
+
+
+def compat_json(
+    window: Window,
+    fits: tuple[RecipeFit, ...],
+    gpu: str,
+    pci_ids: tuple[str, ...],
+    make: PythonToMake | None = None,
+) -> dict[str, Any]:
     official = window.official
     return {
         "cc": str(window.cc),
@@ -89,6 +103,7 @@ def compat_json(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: 
         "newest_torch_reported_source": window.reported_source or None,
         "official_wheel": f"torch {official.torch} {official.cuda_tag}" if official else None,
         "official": official.to_json() if official else None,
+        "make_python": make.to_json() if make else None,
         "last_driver_branch": window.last_branch,
         "last_driver_cuda": window.last_branch_cuda,
         "last_cuda": window.last_cuda,
@@ -178,7 +193,7 @@ def _ambiguous(kb: KnowledgeBase, name: str, models: Sequence[GpuModel], as_json
         cc, label, ids = _from_models(group)
         window = window_for(kb, cc)
         fits = judge_all(kb, catalog, cc, None, window.last_branch, window.official)
-        answers.append((window, fits, label, ids))
+        answers.append((window, fits, label, ids, _python_to_make(window)))
     choices = " or ".join(
         f"`srcbuild compat --pci-id {m.pci_id_labels[0]}` ({m.chip})" for m in models if m.pci_id_labels
     )
@@ -205,16 +220,23 @@ def _ambiguous(kb: KnowledgeBase, name: str, models: Sequence[GpuModel], as_json
             ((m.name, m.chip, str(m.cc), " ".join(m.pci_id_labels)) for m in models),
         )
     )
-    for window, fits, label, ids in answers:
+    for window, fits, label, ids, make in answers:
         console.print()
         console.rule(f"if it is {label}", characters="-")
-        render(window, fits, label, ids, console)
+        render(window, fits, label, ids, console, make)
     console.print()
     print_lines([f"To tell which: {hint}"], console)
     return 0
 
 
-def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple[str, ...], console: Console) -> None:
+def render(
+    window: Window,
+    fits: tuple[RecipeFit, ...],
+    gpu: str,
+    pci_ids: tuple[str, ...],
+    console: Console,
+    make: PythonToMake | None = None,
+) -> None:
     """The window as text: a headline, the CUDA table, the torch/driver summary and the recipes."""
     head = f"{gpu}: " if gpu else ""
     ids = f" [PCI {' '.join(pci_ids)}]" if pci_ids else ""
@@ -255,6 +277,8 @@ def render(window: Window, fits: tuple[RecipeFit, ...], gpu: str, pci_ids: tuple
     if official is not None and official.pip:
         lines.append(f"No build needed: {official.pip}")
         lines.extend(f"  caveat: {c}" for c in official.caveats)
+        if make is not None:
+            lines.extend(f"  {line}" for line in make.lines())
     newer = _newer_recipe(fits, official.torch if official is not None else None)
     if newer is not None:
         lines.append(f"Newer torch {newer.torch}: srcbuild torch --recipe {newer.recipe}")

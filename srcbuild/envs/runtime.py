@@ -10,6 +10,7 @@ place, so a failure leaves nothing half-made.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from srcbuild.errors import EnvironmentError_, HostError, UsageError
 
 CHANNEL = "conda-forge"
 _VERSION = re.compile(r"^3\.\d{1,2}$")
+_INTERPRETER = re.compile(r"^python(3\.\d{1,2})$")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,36 @@ class Runtime:
 def runtime_command(python: str, into: str) -> str:
     """The command that makes a Python ``python`` at ``into`` (for hints)."""
     return f"srcbuild env runtime --python {python} --into {into}"
+
+
+def pythons_here(path: str | None) -> frozenset[str]:
+    """The Python versions (``"3.11"``) with an interpreter ``python3.N`` in a directory of ``path``
+    (a ``PATH`` value): what ``env runtime`` would make a venv of, and what a pip command runs with.
+
+    Only an executable that is (or links to) an ELF file counts: a version manager's shim is a
+    script that fails unless that version is selected, so it is not a Python of that version."""
+    found: set[str] = set()
+    for folder in (path or os.defpath).split(os.pathsep):
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            m = _INTERPRETER.match(name)
+            if m and m.group(1) not in found and _is_program(os.path.join(folder or ".", name)):
+                found.add(m.group(1))
+    return frozenset(found)
+
+
+def _is_program(path: str) -> bool:
+    """Whether ``path`` is an executable ELF file (after its links), not a script."""
+    if not os.access(path, os.X_OK):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def check_version(python: str) -> str:

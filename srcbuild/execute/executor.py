@@ -29,12 +29,13 @@ from srcbuild.console import Verbosity
 from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
 from srcbuild.execute.diagnose import diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
+from srcbuild.execute.records import Record, Records
 from srcbuild.execute.registry import HANDLERS, SKIP_CHECKS, Handler, SkipCheck, handler_for, skip_check_for
 from srcbuild.execute.result import BuildResult, StepOutcome
 from srcbuild.execute.state import DONE, FAILED, INTERRUPTED, RUNNING, SKIPPED, BuildState
 from srcbuild.execute.steplog import tee_console
 from srcbuild.plan.actions import Action, SkipCondition
-from srcbuild.plan.model import Plan, Step
+from srcbuild.plan.model import Plan, Step, step_log
 from srcbuild.resolve.variables import NOT_INHERITED
 
 TAIL_LINES = 25
@@ -62,6 +63,7 @@ class Executor:
         self.resume = resume
         self.context = context
         self.result = BuildResult(plan)
+        self.records = Records()  # what the steps found, read by later steps (execute.records)
         self.previous = None if resume else BuildState.load(plan.state_path)  # what the last run left
         self.state = self._initial_state()
         self.finalizers: list[Any] = []  # callables run at the end, also on failure (compiler restore)
@@ -81,7 +83,7 @@ class Executor:
         return state
 
     def log_path(self, index: int, step: Step) -> Path:
-        return self.plan.logs_dir / f"{index:02d}-{step.id}.log"
+        return step_log(self.plan.logs_dir, index, step.id)
 
     def run(self) -> BuildResult:
         """Run every step of the plan, in order; the finalizers run at the end, also on failure."""
@@ -123,6 +125,10 @@ class Executor:
         # what it did (a new environment, a reinstalled torch) may have undone the later step's work.
         if self.resume and self.state.is_done(step) and self._first_run is None:
             self.console.print(f"[dim]==> [{index}/{total}] {step.title}: done in an earlier run[/dim]")
+            stored = self.state.steps[step.id].record
+            found = Record.from_json(stored) if stored is not None else None
+            if found is not None:  # what it found then, read from the state file
+                self.records.add(found)
             self.result.outcomes.append(StepOutcome(step.id, "resumed", 0.0))
             return
         log = self.log_path(index, step)
@@ -145,9 +151,12 @@ class Executor:
             self._first_run = step.id
         self.state.mark(step, RUNNING, log)
         self._save()
+        record: Record | None = None
         try:
             if step.action is not None:
-                handler_for(step.action, self.handlers)(self, step.action, step, log)
+                record = handler_for(step.action, self.handlers)(self, step.action, step, log)
+                if record is not None:
+                    self.records.add(record)
             if step.action is None or not step.action.runs_commands:
                 for cmd in step.commands:
                     self.run_command(step, cmd, log)
@@ -166,7 +175,7 @@ class Executor:
             self._save()
             self.result.outcomes.append(StepOutcome(step.id, "failed", time.monotonic() - started, str(log)))
             raise
-        self.state.mark(step, DONE, log)
+        self.state.mark(step, DONE, log, record.to_json() if record is not None else None)
         self._save()
         self.result.outcomes.append(StepOutcome(step.id, "done", time.monotonic() - started, str(log)))
 

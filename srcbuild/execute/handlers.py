@@ -19,21 +19,36 @@ from typing import TYPE_CHECKING, Any
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import print_lines
-from srcbuild.errors import EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, StepFailed, VerificationFailed
 from srcbuild.execute.dist import find_wheel
+from srcbuild.execute.records import (
+    CompilerCacheCounted,
+    CompilerCacheStarted,
+    Done,
+    LocalChangesFound,
+    PreflightPassed,
+    SourcesChecked,
+    TorchBuilt,
+    TorchWheelCopied,
+    WheelStored,
+    WheelVerified,
+)
+from srcbuild.execute.result import CachedWheel
 from srcbuild.execute.runner import Runner
 from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
 from srcbuild.paths import Paths
-from srcbuild.plan.actions import CheckLocalChanges, VerifySources
+from srcbuild.plan.actions import CheckLocalChanges
 from srcbuild.plan.model import Step
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.sources import checkout
-from srcbuild.sources.sync import GIT_ENV
 
 if TYPE_CHECKING:
-    from srcbuild.plan.actions import CheckBuildTree
+    from srcbuild.compiler_cache import CompilerCacheConfig
+    from srcbuild.compiler_cache.model import CacheStats
+    from srcbuild.plan.actions import CacheWheel, CheckBuildTree
+    from srcbuild.sources.localdiff import LocalChanges
     from srcbuild.sources.patches import PatchSet
     from srcbuild.sources.sync import SourceSync
     from srcbuild.verify.report import VerifyReport
@@ -41,17 +56,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class BuildContext:
-    """What the handlers need besides the plan: the resolved build it was made from, and what the
-    steps measured along the way."""
+    """What the handlers need besides the plan and the records of earlier steps (``ex.records``):
+    the resolved build the plan was made from."""
 
     resolved: ResolvedBuild
-    torch_wheel: Path | None = None  # torchvision: the wheel torch's pipeline returned (srcbuild.pipeline)
-    fingerprint_inputs: Any = None  # srcbuild.cache.key.FingerprintInputs
-    report: Any = None  # the VerifyReport of the built wheel
-    source_commit: str | None = None  # measured by the sources-check step, recorded by the cache step
-    submodule_commits: dict[str, str] | None = None
-    local_changes: Any = None  # srcbuild.sources.localdiff.LocalChanges found before the build
-    compiler_cache_before: Any = None  # srcbuild.compiler_cache.CacheStats when the build started
 
     @property
     def recipe(self) -> Recipe:
@@ -68,7 +76,7 @@ def _ctx(ex: Runner) -> BuildContext:
     return ctx
 
 
-def preflight(ex: Runner, log: Path) -> None:
+def preflight(ex: Runner, log: Path) -> PreflightPassed:
     """Show the resolved build's rule and host findings; stop with ``refusal``'s error when they say so.
     Every finding, notes included, is written to the step's ``log``."""
     from srcbuild.resolve import refusal
@@ -83,7 +91,7 @@ def preflight(ex: Runner, log: Path) -> None:
         ex.console.print(
             f"    --ignore-preflight: going on despite {len(errors)} error(s); expect the build to fail as they say"
         )
-        return
+        return PreflightPassed(len(errors))
     stop = refusal(r)
     if stop is not None:
         raise stop
@@ -93,9 +101,10 @@ def preflight(ex: Runner, log: Path) -> None:
     from srcbuild.resolve.network import network_line
 
     ex.console.print(f"    {network_line(r)}", markup=False, highlight=False)
+    return PreflightPassed()
 
 
-def sync_sources(ex: Runner, sync: SourceSync, step: Step, log: Path) -> None:
+def sync_sources(ex: Runner, sync: SourceSync, step: Step, log: Path) -> Done:
     """Run the sources step's commands that are still pending, holding the object cache's lock.
 
     The plan lists every command of a sync; ``checkout.done_count()`` says how many of them, from
@@ -135,9 +144,10 @@ def sync_sources(ex: Runner, sync: SourceSync, step: Step, log: Path) -> None:
             ex.run_command(step, cmd, log, explain=explain)
     finally:
         lock.release()
+    return Done()
 
 
-def apply_patches(ex: Runner, patches: PatchSet, step: Step, log: Path) -> None:
+def apply_patches(ex: Runner, patches: PatchSet, step: Step, log: Path) -> Done:
     """Refuse a checkout with patches the recipe no longer asks for (``PatchSet.pending``), then run
     the step's commands; a failed check or apply names the patch, git's words and the log."""
     from srcbuild.sources.patches import explain_patch_failure
@@ -148,10 +158,12 @@ def apply_patches(ex: Runner, patches: PatchSet, step: Step, log: Path) -> None:
         ex.console.print(f"    already applied: {', '.join(done)} (their commands skip them)", markup=False)
     for cmd in step.commands:
         ex.run_command(step, cmd, log, explain=lambda c, result: explain_patch_failure(c, result.tail, log))
+    return Done()
 
 
-def verify_sources(ex: Runner, sync: SourceSync) -> None:
-    ctx = _ctx(ex)
+def verify_sources(ex: Runner, sync: SourceSync) -> SourcesChecked:
+    """The checkout's commit is the pin's and every submodule is at its recorded commit: both
+    recorded for the cache's manifest."""
     commit = checkout.verify_commit(sync, ex.environ)
     commits = checkout.complete_commits(sync, ex.environ)  # is_complete() and submodule_commits(): one git status
     if commits is None:
@@ -159,11 +171,11 @@ def verify_sources(ex: Runner, sync: SourceSync) -> None:
             f"{ex.plan.checkout} is not complete: a submodule is missing or not at its recorded commit",
             "fetch through a mirror (--mirror gitee or --mirror PREFIX=REPLACEMENT) and rerun",
         )
-    ctx.source_commit, ctx.submodule_commits = commit, commits
     ex.console.print(f"    {ex.plan.package} at {commit[:12]}, {len(commits)} submodule(s) checked out")
+    return SourcesChecked(commit, tuple(sorted(commits.items())))
 
 
-def check_env(ex: Runner, prefix: Path, want: str) -> None:
+def check_env(ex: Runner, prefix: Path, want: str) -> Done:
     python = prefix / "bin" / "python"
     kind = "conda" if (prefix / "conda-meta").is_dir() else "venv" if (prefix / "pyvenv.cfg").is_file() else None
     if kind is None or not python.exists():
@@ -184,9 +196,10 @@ def check_env(ex: Runner, prefix: Path, want: str) -> None:
             f"pass an environment with Python {want}, or leave out --env to let srcbuild create one",
         )
     ex.console.print(f"    existing {kind} environment with Python {out.strip()} at {python}")
+    return Done()
 
 
-def provision(ex: Runner, planned: tuple[Any, ...], log: Path) -> None:
+def provision(ex: Runner, planned: tuple[Any, ...], log: Path) -> Done:
     """Fetch (or reuse) each planned toolchain prefix; downloads report their progress."""
     import sys
 
@@ -198,9 +211,10 @@ def provision(ex: Runner, planned: tuple[Any, ...], log: Path) -> None:
         t = outcome.toolchain
         state = "reused" if outcome.reused else "provisioned"
         ex.console.print(f"    {t.name} {t.version} ({t.provider}) {state}: {t.prefix}")
+    return Done()
 
 
-def ensure_env(ex: Runner, log: Path) -> None:
+def ensure_env(ex: Runner, log: Path) -> Done:
     """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
     from srcbuild.envs.backends import backend_for
     from srcbuild.envs.backends.base import CommandIO
@@ -221,10 +235,12 @@ def ensure_env(ex: Runner, log: Path) -> None:
         link.symlink_to(made.prefix, target_is_directory=True)
     state = "reused" if made.reused else f"made in {made.seconds:.1f}s"
     ex.console.print(f"    {backend.name} environment {made.prefix} ({state})")
+    return Done()
 
 
-def _clean_build_tree(ex: Runner, cache: Path) -> None:
-    for cleanup in ex.plan.step("build").on_failure:
+def _clean_build_tree(ex: Runner, action: CheckBuildTree) -> None:
+    cache = action.cache
+    for cleanup in action.cleanup:
         result = proc.run(cleanup.argv, cwd=cleanup.cwd, env=ex.command_env(cleanup))
         if not result.ok:
             raise StepFailed(f"cleaning the stale build tree failed ({cleanup.shell()})", "remove build/ by hand")
@@ -233,7 +249,7 @@ def _clean_build_tree(ex: Runner, cache: Path) -> None:
         shutil.rmtree(stale_dir)
 
 
-def check_build_tree(ex: Runner, action: CheckBuildTree) -> None:
+def check_build_tree(ex: Runner, action: CheckBuildTree) -> Done:
     """Reuse the build tree when it was configured with these settings; clean it when they
     changed, and when the last build failed in it and this one is not ``--resume``/``--keep-build``."""
     digest, hash_file, cache = action.digest, action.hash_file, action.cache
@@ -243,41 +259,39 @@ def check_build_tree(ex: Runner, action: CheckBuildTree) -> None:
     if cache.is_file() and stored != digest:
         why = "no record of its settings" if stored is None else f"settings hash {stored} != {digest}"
         ex.console.print(f"    {cache} was configured with other settings ({why}): cleaning it first")
-        _clean_build_tree(ex, cache)
+        _clean_build_tree(ex, action)
     elif failed_before and cache.parent.exists():
         ex.console.print("    the last build failed in this tree: starting from setup.py clean (--resume continues it)")
-        _clean_build_tree(ex, cache)
+        _clean_build_tree(ex, action)
     elif cache.is_file():
         ex.console.print("    the existing build tree was configured with these settings: reusing it")
     hash_file.parent.mkdir(parents=True, exist_ok=True)
     hash_file.write_text(digest + "\n")
+    return Done()
 
 
-def _local_changes(ex: Runner, action: CheckLocalChanges) -> Any:
+def _local_changes(ex: Runner, sync: SourceSync, patches: tuple[Path, ...]) -> LocalChanges:
     from srcbuild.sources.localdiff import local_changes
 
-    submodules = sorted(checkout.submodule_commits(action.sync, ex.environ))
-    return local_changes(
-        action.sync.checkout, action.patches, submodules, tag=action.sync.pin.tag, environ=ex.environ
-    )
+    submodules = sorted(checkout.submodule_commits(sync, ex.environ))
+    return local_changes(sync.checkout, patches, submodules, tag=sync.pin.tag, environ=ex.environ)
 
 
-def check_local_changes(ex: Runner, action: CheckLocalChanges) -> None:
-    ctx = _ctx(ex)
-    changes = _local_changes(ex, action)
-    ctx.local_changes = changes
+def check_local_changes(ex: Runner, action: CheckLocalChanges) -> LocalChangesFound:
+    changes = _local_changes(ex, action.sync, action.patches)
     if not changes.modified:
         ex.console.print("    the checkout is the tag plus the recipe's patches: no local modifications")
-        return
+        return LocalChangesFound(changes)
     ex.console.print(
         f"    warning: {len(changes.files)} locally modified file(s): {changes.summary()}; the wheel is "
         "cached as modified (cache push needs --allow-modified)",
         markup=False,
         highlight=False,
     )
+    return LocalChangesFound(changes)
 
 
-def _cc_read(config: Any, env: dict[str, str]) -> Any:
+def _cc_read(config: CompilerCacheConfig, env: dict[str, str]) -> CacheStats:
     from srcbuild.compiler_cache import kind_module
 
     kind = kind_module(config.kind)
@@ -287,7 +301,7 @@ def _cc_read(config: Any, env: dict[str, str]) -> Any:
     return kind.parse_stats(out)
 
 
-def compiler_cache_start(ex: Runner, config: Any, log: Path) -> None:
+def compiler_cache_start(ex: Runner, config: CompilerCacheConfig, log: Path) -> CompilerCacheStarted:
     """Start the compiler cache with the build's settings (sccache: its own server) and keep its counters."""
     from srcbuild.compiler_cache import kind_module
 
@@ -306,24 +320,27 @@ def compiler_cache_start(ex: Runner, config: Any, log: Path) -> None:
         if not result.ok:
             said = "; ".join(line for line in result.tail[-3:] if line.strip())
             raise StepFailed(f"{config.kind} did not start: {said}", f"read {log}, or build with --compiler-cache none")
-    _ctx(ex).compiler_cache_before = _cc_read(config, env)
+    before = _cc_read(config, env)
     ex.console.print(f"    {config.label()} ready")
+    return CompilerCacheStarted(before)
 
 
-def compiler_cache_stats(ex: Runner, config: Any) -> None:
+def compiler_cache_stats(ex: Runner, config: CompilerCacheConfig) -> CompilerCacheCounted:
     """Put this build's hits and misses in the result; stop sccache's server."""
     from srcbuild.compiler_cache import kind_module
 
     env = ex.plan.env.apply(ex.environ)
-    stats = _cc_read(config, env).minus(_ctx(ex).compiler_cache_before)
+    started = ex.records.get(CompilerCacheStarted)
+    stats = _cc_read(config, env).minus(started.before if started is not None else None)
     stop = kind_module(config.kind).stop_argv(config)
     if stop is not None:
         proc.probe(stop, env=env, timeout=60)
     ex.result.compiler_cache = {**stats.to_json(), "url": config.url, "dist_scheduler": config.dist_scheduler}
     ex.console.print(f"    compiler cache {stats.summary()}")
+    return CompilerCacheCounted(stats)
 
 
-def verify_wheel(ex: Runner, dist: Path, pattern: str) -> None:
+def verify_wheel(ex: Runner, dist: Path, pattern: str) -> WheelVerified:
     from srcbuild.verify.report import verify_wheel as verify
 
     ctx = _ctx(ex)
@@ -336,7 +353,6 @@ def verify_wheel(ex: Runner, dist: Path, pattern: str) -> None:
         from srcbuild.verify.checks import check_portable
 
         report = replace(report, findings=(*report.findings, *check_portable(wheel, portable.glibc)))
-    ctx.report = report
     show_verification(ex, report, wheel, ctx.recipe.name)
     ex.console.print(f"    {wheel.name}: kernels match the recipe")
     if portable is not None:
@@ -346,46 +362,51 @@ def verify_wheel(ex: Runner, dist: Path, pattern: str) -> None:
             from srcbuild.verify.manylinux import listed
 
             ex.console.print(f"    not older because of {listed(report.extra['manylinux_held_back_by'])}")
+    kernels = report.kernels
+    sass, ptx = (tuple(sorted(kernels.sass)), tuple(sorted(kernels.ptx))) if kernels is not None else ((), ())
+    return WheelVerified(wheel, sass, ptx)
 
 
-def cache_wheel(ex: Runner, dist: Path, pattern: str) -> None:
-    from srcbuild.cache.key import ResolvedFacts
+def cache_wheel(ex: Runner, action: CacheWheel) -> WheelStored:
+    """Store the wheel with its manifest: the key's inputs, and what the earlier steps measured
+    (their records: the commits, local modifications found before the build, the kernels)."""
+    from srcbuild.cache.key import ResolvedFacts, key_inputs
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
     from srcbuild.execute.retag import portable_record
     from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
     ctx = _ctx(ex)
-    wheel = find_wheel(dist, pattern)
-    kernels = ctx.report.kernels if ctx.report is not None else None
-    if ctx.source_commit is None or ctx.submodule_commits is None:  # sources-check ran in an earlier run
-        head = proc.probe(["git", "-C", str(ex.plan.checkout), "rev-parse", "HEAD"], env=GIT_ENV.apply(ex.environ))
-        ctx.source_commit = head.strip() if head else None
-        check = ex.plan.step("sources-check").action
-        assert isinstance(check, VerifySources)
-        ctx.submodule_commits = checkout.submodule_commits(check.sync, ex.environ)
-    # modifications found before the build count even if undone since; otherwise look now (a
-    # resumed build skips the earlier step, and the sources may have been edited in between)
-    changes = ctx.local_changes if ctx.local_changes is not None and ctx.local_changes.modified else None
-    if changes is None:
-        look = ex.plan.step("local-changes").action
-        assert isinstance(look, CheckLocalChanges)
-        changes = _local_changes(ex, look)
-    if changes.modified:
+    wheel = find_wheel(action.dist, action.pattern)
+    verified = ex.records.get(WheelVerified)
+    sources = ex.records.get(SourcesChecked)
+    if sources is None:  # a state file of a run that kept no records
+        raise StepFailed(
+            f"the state file {ex.plan.state_path} holds no record of the sources check",
+            "run the same command without --resume",
+        )
+    # modifications found before the build count even if undone since; otherwise look now (the
+    # sources may have been edited during the build, or between a failed run and its --resume)
+    before = ex.records.get(LocalChangesFound)
+    changes = before.changes if before is not None and before.changes.modified else None
+    if changes is None and action.sync is not None:
+        changes = _local_changes(ex, action.sync, action.patches)
+    if changes is not None and changes.modified:
         ex.console.print(f"    built from modified sources: {changes.summary()}", markup=False, highlight=False)
+    modified = changes if changes is not None and changes.modified else None
     gcc = _measured_gcc(ctx.resolved)
     nvcc = _measured_nvcc(ctx.resolved)
     measured = ResolvedFacts.create(
-        source_commit=ctx.source_commit,
-        submodule_commits=ctx.submodule_commits,
+        source_commit=sources.commit,
+        submodule_commits=dict(sources.submodules),
         gcc_version=gcc,
         nvcc_version=nvcc,
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch),
-        extra={**({"source_diff": changes.diff_sha256} if changes.modified else {}), **_container_image(ex)} or None,
+        extra={**({"source_diff": modified.diff_sha256} if modified else {}), **_container_image(ex)} or None,
     )
     manifest = Manifest.create(
         wheel,
-        ctx.fingerprint_inputs,
+        key_inputs(ctx.resolved),
         measured,
         recipe=ctx.recipe.to_json(),
         toolchain={
@@ -393,17 +414,20 @@ def cache_wheel(ex: Runner, dist: Path, pattern: str) -> None:
             "cuda": nvcc or ctx.recipe.toolchain.cuda or "none",
             **_provisioned(ctx.resolved),
         },
-        sass=sorted(kernels.sass) if kernels is not None else (),
-        ptx=sorted(kernels.ptx) if kernels is not None else (),
+        sass=verified.sass if verified is not None else (),
+        ptx=verified.ptx if verified is not None else (),
         local_version=ctx.recipe.local_version(),
-        changes=changes.to_json() if changes.modified else None,
+        changes=modified.to_json() if modified else None,
         glibc_needed=glibc_text(wheel_glibc(wheel)),
         portable=portable_record(ctx.resolved, wheel),
     )
-    build_log = ex.log_path(ex.plan.step_ids.index("build") + 1, ex.plan.step("build"))
-    entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
+    build_log = action.build_log
+    kept = build_log if build_log is not None and build_log.is_file() else None
+    entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, kept)
     ex.result.wheel = entry.wheel_path
+    ex.result.cached_wheel = CachedWheel(entry.wheel_path, entry.manifest.sha256, entry.key)
     ex.console.print(f"    stored {entry.wheel_path}")
+    return WheelStored(entry.wheel_path)
 
 
 def _provisioned(r: ResolvedBuild) -> dict[str, str]:
@@ -438,16 +462,33 @@ def _measured_nvcc(r: ResolvedBuild) -> str | None:
     return cuda.version or nvcc_version(cuda.path / "bin" / "nvcc")
 
 
-def torch_wheel(ex: Runner, dest: Path) -> None:
-    """Copy the torch wheel torch's pipeline returned (it ran before this step) into ``dest``."""
-    wheel = _ctx(ex).torch_wheel
-    if wheel is None:  # a srcbuild bug: the pipeline runs torch's build before this step
+def torch_wheel(ex: Runner, dest: Path) -> TorchWheelCopied:
+    """Copy the torch wheel torch's pipeline returned (it ran before this step) into ``dest``,
+    hashing the bytes as they are copied: a wheel that differs from its manifest's sha256 (bit rot
+    that kept the file's size and mtime, which the lookup's quick check trusts) is never built on."""
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.files import copy_hashed
+
+    built = ex.records.get(TorchBuilt)
+    if built is None or not built.sha256:  # a srcbuild bug: the pipeline runs torch's build before this step
         raise StepFailed("no torch wheel was built or found for this step", "report this as a srcbuild bug")
+    wheel = built.wheel
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    shutil.copy2(wheel, dest / wheel.name)
-    ex.console.print(f"    torch wheel: {wheel}")
+    target = dest / wheel.name
+    got = copy_hashed(wheel, target)
+    if got != built.sha256:
+        target.unlink()
+        moved = WheelCache(_ctx(ex).paths.cache_dir).move_aside(wheel.parent)
+        where = f"moved aside to {moved}" if moved else f"remove {wheel.parent}"
+        raise CacheIntegrityError(
+            f"torch wheel {wheel.name} of cache entry {built.entry[:12]} has sha256 {got}, "
+            f"its manifest says {built.sha256}; the entry is damaged ({where})",
+            "run the same command again: torch is then pulled or rebuilt, and torchvision built against it",
+        )
+    ex.console.print(f"    torch wheel: {wheel} (sha256 checked)")
+    return TorchWheelCopied(wheel, target)
 
 
 def show_verification(ex: Runner, report: VerifyReport, wheel: Path, recipe_name: str) -> None:

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.execute import handlers, retag
+from srcbuild.execute.records import Record
 from srcbuild.execute.runner import Runner
 from srcbuild.plan import actions as a
 from srcbuild.plan.model import Step
 from srcbuild.sources import checkout
 
-Handler = Callable[[Runner, Any, Step, Path], None]
+Handler = Callable[[Runner, Any, Step, Path], Record | None]
 SkipCheck = Callable[[Runner, Any], bool]
 
 HANDLERS: dict[type[a.Action], Handler] = {
@@ -35,7 +36,7 @@ HANDLERS: dict[type[a.Action], Handler] = {
     a.CompilerCacheStats: lambda ex, action, step, log: handlers.compiler_cache_stats(ex, action.config),
     a.VerifyWheel: lambda ex, action, step, log: handlers.verify_wheel(ex, action.dist, action.pattern),
     a.RetagWheel: lambda ex, action, step, log: retag.retag_wheel(ex, action.dist, action.pattern, action.python, log),
-    a.CacheWheel: lambda ex, action, step, log: handlers.cache_wheel(ex, action.dist, action.pattern),
+    a.CacheWheel: lambda ex, action, step, log: handlers.cache_wheel(ex, action),
 }
 
 SKIP_CHECKS: dict[type[a.SkipCondition], SkipCheck] = {

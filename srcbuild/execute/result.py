@@ -11,6 +11,17 @@ from srcbuild.plan.model import Plan
 
 
 @dataclass(frozen=True)
+class CachedWheel:
+    """A wheel as its cache entry records it: where it lies, the sha256 its manifest states, and
+    the entry's key. Whoever copies the wheel out checks the bytes it copies against ``sha256``
+    (the lookup trusts a wheel whose size and mtime are unchanged since it was last hashed)."""
+
+    path: Path
+    sha256: str
+    entry: str
+
+
+@dataclass(frozen=True)
 class StepOutcome:
     id: str
     status: str  # done / skipped / resumed (done earlier) / failed / interrupted
@@ -28,6 +39,7 @@ class BuildResult:
     plan: Plan
     wheel: Path | None = None
     cached: bool = False  # the wheel came from the cache; nothing was built
+    cached_wheel: CachedWheel | None = None  # the wheel's cache entry (its recorded sha256)
     outcomes: list[StepOutcome] = field(default_factory=list)
     diagnoses: list[Diagnosis] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

@@ -13,6 +13,7 @@ from rich.console import Console
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.errors import SrcbuildError
+from srcbuild.execute.records import Records
 from srcbuild.execute.result import BuildResult
 from srcbuild.execute.state import BuildState
 from srcbuild.plan.model import Plan, Step
@@ -26,6 +27,7 @@ class Runner(Protocol):
     environ: dict[str, str]
     context: Any
     result: BuildResult
+    records: Records  # what earlier steps found (this run's, or the resumed run's state file)
     previous: BuildState | None
 
     def command_env(self, cmd: Command) -> dict[str, str]: ...

@@ -31,6 +31,7 @@ class StepRecord:
     started: float = 0.0
     ended: float = 0.0
     log: str = ""
+    record: dict[str, Any] | None = None  # what the step's handler found (execute.records), for --resume
 
 
 @dataclass
@@ -63,7 +64,7 @@ class BuildState:
         rec = self.steps.get(step.id)
         return rec is not None and rec.status in (DONE, SKIPPED) and rec.hash == step_hash(step)
 
-    def mark(self, step: Step, status: str, log: Path | None = None) -> None:
+    def mark(self, step: Step, status: str, log: Path | None = None, record: dict[str, Any] | None = None) -> None:
         rec = self.steps.get(step.id)
         now = time.time()
         if rec is None or status == RUNNING:
@@ -74,6 +75,8 @@ class BuildState:
             rec.ended = now
         if log is not None:
             rec.log = str(log)
+        if status == RUNNING or record is not None:
+            rec.record = record
         self.steps[step.id] = rec
 
     def failed_step(self) -> str | None:

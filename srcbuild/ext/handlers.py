@@ -6,14 +6,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from srcbuild import __version__, proc
 from srcbuild.execute.dist import find_wheel
 from srcbuild.execute.handlers import BuildContext, show_verification
+from srcbuild.execute.records import PreflightPassed, WheelStored, WheelVerified
 from srcbuild.execute.registry import Handler, SkipCheck
 from srcbuild.execute.runner import Runner
 from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
+from srcbuild.ext.key import ExtKeyInputs
+from srcbuild.ext.resolve import ExtBuild
+from srcbuild.ext.torch import TorchIdentity
 from srcbuild.findings import Finding, Severity
 
 
@@ -22,10 +25,10 @@ class ExtContext(BuildContext):
     """An extension build's context: the recipe's torch build (``resolved``) plus what the
     extension adds."""
 
-    ext: Any = None  # srcbuild.ext.resolve.ExtBuild
-    identity: Any = None  # srcbuild.ext.torch.TorchIdentity
+    ext: ExtBuild
+    identity: TorchIdentity
+    inputs: ExtKeyInputs
     ext_findings: tuple[Finding, ...] = ()  # the recipe's host and toolchain findings, then the torch's
-    inputs: Any = None  # srcbuild.ext.key.ExtKeyInputs
     nvcc_version: str | None = None
 
 
@@ -35,7 +38,7 @@ def _ctx(ex: Runner) -> ExtContext:
     return ctx
 
 
-def preflight(ex: Runner) -> None:
+def preflight(ex: Runner) -> PreflightPassed:
     from srcbuild.ext.preflight import refusal
 
     ctx = _ctx(ex)
@@ -53,21 +56,24 @@ def preflight(ex: Runner) -> None:
         ex.console.print(f"    --ignore-preflight: going on despite {errors} error(s)")
     else:
         ex.console.print(f"    {len(findings)} finding(s), no errors")
+    return PreflightPassed(errors)
 
 
-def verify(ex: Runner, dist: Path, pattern: str) -> None:
+def verify(ex: Runner, dist: Path, pattern: str) -> WheelVerified:
     from srcbuild.verify.report import verify_wheel
 
     ctx = _ctx(ex)
     wheel = find_wheel(dist, pattern)
     archs = list(ctx.recipe.gpu.arch) if ctx.ext.cuda else []
     report = verify_wheel(wheel, None, archs)
-    ctx.report = report
     show_verification(ex, report, wheel, ctx.recipe.name)
     ex.console.print(f"    {wheel.name}: kernels match the recipe" if archs else f"    {wheel.name}: read")
+    kernels = report.kernels
+    sass, ptx = (tuple(sorted(kernels.sass)), tuple(sorted(kernels.ptx))) if kernels is not None else ((), ())
+    return WheelVerified(wheel, sass, ptx)
 
 
-def cache(ex: Runner, dist: Path, pattern: str) -> None:
+def cache(ex: Runner, dist: Path, pattern: str) -> WheelStored:
     from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest, wheel_name_parts
     from srcbuild.cache.store import WheelCache
@@ -91,7 +97,7 @@ def cache(ex: Runner, dist: Path, pattern: str) -> None:
         arch=tuple(str(cc) for cc in ctx.recipe.gpu.arch) if b.cuda else (),
         extra={"torch": ctx.identity.identity},
     )
-    kernels = ctx.report.kernels if ctx.report is not None else None
+    verified = ex.records.get(WheelVerified)
     package, version = wheel_name_parts(wheel.name)
     manifest = Manifest(
         package=package,
@@ -104,8 +110,8 @@ def cache(ex: Runner, dist: Path, pattern: str) -> None:
         recipe=ctx.recipe.to_json(),
         toolchain={"gcc": gcc or ctx.recipe.toolchain.gcc, "cuda": ctx.nvcc_version or "none",
                    "torch": ctx.identity.version},
-        sass=tuple(sorted(kernels.sass)) if kernels is not None else (),
-        ptx=tuple(sorted(kernels.ptx)) if kernels is not None else (),
+        sass=verified.sass if verified is not None else (),
+        ptx=verified.ptx if verified is not None else (),
         local_version=ctx.recipe.local_version(),
         size=wheel.stat().st_size,
         created=time.time(),
@@ -117,6 +123,7 @@ def cache(ex: Runner, dist: Path, pattern: str) -> None:
     entry = WheelCache(ctx.paths.cache_dir).store(wheel, manifest, build_log if build_log.is_file() else None)
     ex.result.wheel = entry.wheel_path
     ex.console.print(f"    stored {entry.wheel_path}")
+    return WheelStored(entry.wheel_path)
 
 
 EXT_HANDLERS: dict[type, Handler] = {

@@ -190,10 +190,11 @@ def create_mirror(
         for pip_set in [*sets, *target.pip]:
             manifest.files.update(mirror_pip(root, pip_set, root / PARTIAL / "pip", environ, log_path, stream))
         report.not_mirrored += [line for line in target.needs.not_mirrored if line not in report.not_mirrored]
+        manifest.providers += [p for _, p in target.needs.providers if p not in manifest.providers]
         made = manifest.made_for.setdefault(target.recipe, [])
         made += [p for p in target.packages if p not in made]
     git.finish()
-    if any(t.env is not None for t in targets) and (root / CONDA).is_dir():
+    if any(t.env is not None or t.toolchain_conda for t in targets) and (root / CONDA).is_dir():
         index_channels(root)
         for rel, path in _files_under(root, root / CONDA):  # the indexes it wrote (the packages are listed)
             if rel not in manifest.files or path.name.startswith("repodata"):

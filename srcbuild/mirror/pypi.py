@@ -58,6 +58,7 @@ class PipSet:
     python: str | None = None  # "3.8": wheels for that Python; None: the Python running srcbuild
     hashed: bool = False  # each line carries --hash=sha256:...; no dependencies, wheels only
     why: str = ""  # "the build environment of kepler-cu92", "the toolchain of kepler-cu92"
+    exact: bool = False  # an exact pin the user named (torch==2.0.1): pip's configured constraints are lifted
 
 
 def project_of(filename: str) -> str | None:
@@ -114,7 +115,8 @@ def mirror_pip(
         print(f"  pip download: {pip_set.why or ', '.join(pip_set.requirements)}", file=echo, flush=True)
     argv = download_argv(pip_set, requirements, dest)
     try:
-        result = proc.run(argv, env=environ, log_path=log_path)
+        env = {**environ, "PIP_CONSTRAINT": ""} if pip_set.exact else environ
+        result = proc.run(argv, env=env, log_path=log_path)
     except FileNotFoundError:
         raise HostError(f"{argv[0]} is not installed", "reinstall srcbuild") from None
     if not result.ok:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from srcbuild.command import Command
 from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
@@ -187,6 +188,7 @@ class CheckBuildTree(Action):
     hash_file: Path
     cache: Path
     shell_lines: tuple[str, ...] = ()
+    cleanup: tuple[Command, ...] = ()  # what cleans a stale tree (the build step's own cleanup)
 
     def describe(self) -> str:
         return f"compare the settings hash {self.digest} with the one stored beside the build tree; clean on a mismatch"
@@ -288,6 +290,9 @@ class CacheWheel(Action):
     dist: Path
     pattern: str
     cache_dir: Path
+    sync: SourceSync | None = None  # the checkout, looked at again for edits made during the build
+    patches: tuple[Path, ...] = ()
+    build_log: Path | None = None  # stored beside the wheel
 
     def describe(self) -> str:
         return f"store the wheel and its manifest under {self.cache_dir}"

@@ -29,7 +29,7 @@ from srcbuild.plan.actions import (
     VerifyWheel,
 )
 from srcbuild.plan.compiler import selection_commands
-from srcbuild.plan.model import Plan, Step, settings_hash
+from srcbuild.plan.model import Plan, Step, logs_dir, settings_hash, step_log
 from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
 from srcbuild.resolve import ResolvedBuild
@@ -62,12 +62,14 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         if arches is not None:
             steps.append(arches)
     cmake = cmake_settings(r.env_changes)
-    steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake))
+    clean = _clean_command(r.checkout, r.python, r.env_changes)
+    steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake, clean))
     steps.append(_local_changes_step(r, sources))
     cc = r.compiler_cache
     if cc.enabled:
         steps.append(_compiler_cache_step(cc, start=True))
-    steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version))
+    steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version, clean))
+    build_log = step_log(logs_dir(r.build_root), len(steps), "build")
     if cc.enabled:
         steps.append(_compiler_cache_step(cc, start=False))
     wheels = f"{package}-{r.version}-*.whl"
@@ -96,7 +98,9 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
             id="cache",
             title="Store the wheel in the cache",
             why="a later build of the same inputs (and torchvision's build) reuses it without compiling",
-            action=CacheWheel(r.dist_dir, wheels, r.paths.cache_dir),
+            action=CacheWheel(
+                r.dist_dir, wheels, r.paths.cache_dir, sources, tuple(p.path for p in r.applied_patches), build_log
+            ),
         )
     )
     return Plan(
@@ -265,7 +269,9 @@ def _install_torch_step(r: ResolvedBuild) -> Step:
     )
 
 
-def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tuple[str, str], ...]) -> Step:
+def _build_tree_step(
+    checkout: Path, root: Path, python: Path, cmake: tuple[tuple[str, str], ...], cleanup: Command
+) -> Step:
     digest = settings_hash(cmake)
     hash_file = root / SETTINGS_HASH_FILE
     cache = checkout / "build" / "CMakeCache.txt"
@@ -280,7 +286,7 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, cmake: tuple[tupl
         title="Check the build tree is not stale",
         why="CMake reads its settings only on the first configure: a build/CMakeCache.txt made with other "
         "settings is cleaned instead of silently reused",
-        action=CheckBuildTree(digest, hash_file, cache, shell),
+        action=CheckBuildTree(digest, hash_file, cache, shell, (cleanup,)),
     )
 
 
@@ -310,8 +316,11 @@ def _local_changes_step(r: ResolvedBuild, sync: SourceSync) -> Step:
     )
 
 
-def _build_step(package: str, checkout: Path, python: Path, env: EnvChanges, version: str) -> Step:
-    clean = Command((str(python), "setup.py", "clean"), "remove the failed build's outputs", cwd=checkout, env=env)
+def _clean_command(checkout: Path, python: Path, env: EnvChanges) -> Command:
+    return Command((str(python), "setup.py", "clean"), "remove the failed build's outputs", cwd=checkout, env=env)
+
+
+def _build_step(package: str, checkout: Path, python: Path, env: EnvChanges, version: str, clean: Command) -> Step:
     return Step(
         id="build",
         title=f"Build {package} {version}",

@@ -27,6 +27,16 @@ def settings_hash(cmake_settings: tuple[tuple[str, str], ...]) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def logs_dir(build_root: Path) -> Path:
+    """Where the steps of a plan working in ``build_root`` write their logs."""
+    return build_root / "logs"
+
+
+def step_log(logs: Path, index: int, step_id: str) -> Path:
+    """The log file of the ``index``-th step (from 1) of a plan: ``logs/03-build.log``."""
+    return logs / f"{index:02d}-{step_id}.log"
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a build: commands to run, an internal action, or an action that decides which of
@@ -82,7 +92,7 @@ class Plan:
 
     @property
     def logs_dir(self) -> Path:
-        return self.build_root / "logs"
+        return logs_dir(self.build_root)
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:

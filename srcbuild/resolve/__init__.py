@@ -7,19 +7,43 @@
 
 from __future__ import annotations
 
-from srcbuild.resolve.inputs import BuildHost, BuildOptions
-from srcbuild.resolve.model import (
-    CompilerChoice,
-    Origin,
-    Provider,
-    ResolvedBuild,
-    ResolvedEnv,
-    ResolvedPatch,
-    Setting,
-    Toolchain,
-)
-from srcbuild.resolve.packages import PACKAGE_NAMES, PACKAGES, PackageSpec, package_spec
-from srcbuild.resolve.resolver import refusal, resolve
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from srcbuild.resolve.inputs import BuildHost, BuildOptions
+    from srcbuild.resolve.model import (
+        CompilerChoice,
+        Origin,
+        Provider,
+        ResolvedBuild,
+        ResolvedEnv,
+        ResolvedPatch,
+        Setting,
+        Toolchain,
+    )
+    from srcbuild.resolve.packages import PACKAGE_NAMES, PACKAGES, PackageSpec, package_spec
+    from srcbuild.resolve.resolver import refusal, resolve
+
+# Each name from the module that holds it, imported on first use (PEP 562): a module of the package
+# (``resolve.request``, what a cache lookup keys on) is imported without the whole resolver.
+_OFFERS = {
+    **dict.fromkeys(("BuildHost", "BuildOptions"), "srcbuild.resolve.inputs"),
+    **dict.fromkeys(
+        (
+            "CompilerChoice",
+            "Origin",
+            "Provider",
+            "ResolvedBuild",
+            "ResolvedEnv",
+            "ResolvedPatch",
+            "Setting",
+            "Toolchain",
+        ),
+        "srcbuild.resolve.model",
+    ),
+    **dict.fromkeys(("PACKAGE_NAMES", "PACKAGES", "PackageSpec", "package_spec"), "srcbuild.resolve.packages"),
+    **dict.fromkeys(("refusal", "resolve"), "srcbuild.resolve.resolver"),
+}
 
 __all__ = [
     "PACKAGES",
@@ -39,3 +63,11 @@ __all__ = [
     "refusal",
     "resolve",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _OFFERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_OFFERS[name]), name)

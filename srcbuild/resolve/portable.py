@@ -9,56 +9,31 @@ is configured ``--with-sysroot`` into its own prefix, so it needs no flag. A dis
 links the machine's glibc and is refused with a finding; a conda gcc that already has that
 sysroot beside it (an activated conda environment) is accepted.
 
-Precedence: default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` (or the config
-file's ``portable``) < ``--portable``. Pure: the host's answer comes in as a ``toolchain.needs.Need``.
+Precedence (decided with the build's other settings, ``srcbuild.resolve.decide.portable_choice``):
+default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` (or the config file's
+``portable``) < ``--portable``. Pure: the host's answer comes in as a ``toolchain.needs.Need``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from srcbuild.config import env_bool, origin
 from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.recipe import Recipe
+from srcbuild.resolve.decide import portable_choice
 from srcbuild.resolve.inputs import BuildOptions, SysrootGcc
 
-PORTABLE_VAR = "SRCBUILD_PORTABLE"
 PEP600 = "https://peps.python.org/pep-0600/"
-
-
-@dataclass(frozen=True)
-class PortableChoice:
-    """Whether the build is portable and where that came from."""
-
-    on: bool
-    source: str
-
-
-def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str]) -> PortableChoice:
-    """default < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` < ``--portable``."""
-    choice = PortableChoice(False, "default")
-    if recipe.build.portable is not None:
-        name = recipe.path.name if recipe.path else recipe.name
-        choice = PortableChoice(recipe.build.portable, f"recipe {name} [build.portable]")
-
-    from_env = env_bool(environ, PORTABLE_VAR)
-    if from_env is not None:
-        choice = PortableChoice(from_env, origin(environ, PORTABLE_VAR))
-    if options.portable is not None:
-        flag = "--portable" if options.portable else "--no-portable"
-        choice = PortableChoice(options.portable, f"command line {flag}")
-    return choice
 
 
 def recipe_sysroot(recipe: Recipe, environ: Mapping[str, str], portable: bool | None = None) -> str | None:
     """The sysroot glibc a build of ``recipe`` compiles against ("2.17"), None when it is not
     portable: for the commands that provision or report what a recipe needs (``toolchain install
     --recipe``, ``doctor``), decided as a build decides it (``portable`` is ``--portable``)."""
-    if not portable_choice(recipe, BuildOptions(portable=portable), environ).on:
+    if not portable_choice(recipe, BuildOptions(portable=portable), environ).value:
         return None
     return sysroot_glibc(environ)
 

@@ -1,4 +1,8 @@
-"""``resolve_on_host``: probe this machine for a build, then resolve it, in one call.
+"""``resolve_on_host``: decide the settings, probe this machine, plan provisioning, resolve.
+
+The settings are decided first (``srcbuild.resolve.decide``: default < recipe < config file <
+environment < command line), so the probe reads them instead of deciding them again; provisioning
+is planned from the probe's answer (``srcbuild.resolve.provisioning``); ``resolve`` gets both.
 
 The probe mostly waits for programs (nvcc, gcc, mpicc), so it runs in a thread while this one
 loads the knowledge base and runs the caller's ``meanwhile``. The build's orchestrator
@@ -11,9 +15,11 @@ from collections.abc import Callable, Mapping
 
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
+from srcbuild.resolve.decide import decide
 from srcbuild.resolve.inputs import BuildOptions
 from srcbuild.resolve.model import ResolvedBuild
 from srcbuild.resolve.probe import probe_build_host
+from srcbuild.resolve.provisioning import with_provisioning
 from srcbuild.resolve.resolver import resolve
 
 
@@ -32,5 +38,7 @@ def resolve_on_host(
         if meanwhile is not None:
             meanwhile()
 
-    host = probe_build_host(recipe, options, paths, environ, meanwhile=alongside)
-    return resolve(recipe, options, host, load_knowledge(), paths=paths, environ=environ)
+    decided = decide(recipe, options, environ)  # every setting, before anything looks at the host
+    probed = probe_build_host(recipe, decided, paths, environ, meanwhile=alongside)
+    host = with_provisioning(recipe, options, decided, probed, paths, environ)
+    return resolve(recipe, options, host, load_knowledge(), paths=paths, environ=environ, decided=decided)

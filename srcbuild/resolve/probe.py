@@ -3,12 +3,12 @@
 This is the one place of the resolve stage that looks at the machine: it runs the host probe
 (``srcbuild.host.probe_host``: nvcc, gcc, MPI, cuDNN headers, memory, disk), looks up ccache, the
 recipe's Python, update-alternatives and the conda-family tools on PATH, and asks whether
-py-rattler imports. When the build names an sccache-dist scheduler (``--dist-scheduler``,
-``SRCBUILD_DIST_SCHEDULER``), it asks the scheduler for its build servers and CPUs
-(``sccache --dist-status``): resolve makes that ``MAX_JOBS``. Unless ``--no-provision``, the pins
-the host lacks that a provider can fetch become planned provisioning steps
-(``srcbuild.toolchain.planned``), and the facts count their prefixes as present. ``build_host``
-turns the probe's answer into ``BuildHost`` and is pure apart from the PATH lookups.
+py-rattler imports. It reads the settings decided before it (``srcbuild.resolve.decide``): the CUDA
+home it looks at, and whether the build names an sccache-dist scheduler its compiler cache can use,
+which it then asks for its build servers and CPUs (``sccache --dist-status``): resolve makes that
+``MAX_JOBS``. ``build_host`` turns the probe's answer into ``BuildHost`` and is pure apart from the
+PATH lookups. What the host lacks becomes planned provisioning afterwards
+(``srcbuild.resolve.provisioning``).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from srcbuild.config import origin
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
-from srcbuild.resolve.inputs import BuildHost, BuildOptions, DistCluster
+from srcbuild.resolve.decide import Decided
+from srcbuild.resolve.inputs import BuildHost, DistCluster
 
 
 def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
@@ -75,24 +76,18 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
 
 
 def probe_dist_cluster(
-    options: BuildOptions,
-    sccache: Path | None,
-    paths: Paths,
-    environ: Mapping[str, str],
-    recipe_kind: str | None = None,
+    decided: Decided, sccache: Path | None, paths: Paths, environ: Mapping[str, str]
 ) -> DistCluster | None:
     """The capacity of the sccache-dist scheduler the build names (None: it names none, or its
-    compiler cache cannot be sccache: resolve then says why). The compiler cache is the one the
-    build names wherever it was said (``compiler_cache.named_kind``: the command line, the
-    environment, the recipe's ``compiler_cache``). Raises ``HostError`` without the client token
+    compiler cache cannot be sccache: resolve then says why), both as decided before the probe
+    (``srcbuild.resolve.decide``). Raises ``HostError`` without the client token
     (``SRCBUILD_DIST_TOKEN``)."""
-    from srcbuild.compiler_cache import named_kind
     from srcbuild.compiler_cache.dist import probe_cluster
 
-    scheduler = options.dist_scheduler or environ.get("SRCBUILD_DIST_SCHEDULER") or None
-    if scheduler is None or named_kind(options.compiler_cache, recipe_kind, environ)[0] not in ("auto", "sccache"):
+    scheduler = decided.dist_scheduler.value
+    if scheduler is None or not decided.may_use_sccache:
         return None
-    named = "command line --dist-scheduler" if options.dist_scheduler else origin(environ, "SRCBUILD_DIST_SCHEDULER")
+    named = decided.dist_scheduler.origin
     if sccache is None:
         return DistCluster(scheduler, source=f"not asked: no sccache on PATH; scheduler from {named}")
     capacity = probe_cluster(scheduler, sccache, paths.work_dir, environ)
@@ -102,18 +97,18 @@ def probe_dist_cluster(
 
 def probe_build_host(
     recipe: Recipe,
-    options: BuildOptions,
+    decided: Decided,
     paths: Paths,
     environ: Mapping[str, str],
     meanwhile: Callable[[], None] | None = None,
 ) -> BuildHost:
-    """Probe the host for a build of ``recipe``. The probe mostly waits for programs (nvcc, gcc,
-    mpicc), so it runs in a thread while this one runs ``meanwhile`` (loading the knowledge base,
-    importing the modules of a build's later steps)."""
+    """Probe the host for a build of ``recipe`` with the settings ``decided``. The probe mostly
+    waits for programs (nvcc, gcc, mpicc), so it runs in a thread while this one runs
+    ``meanwhile`` (loading the knowledge base, importing the modules of a build's later steps)."""
     from srcbuild.host import probe_host
 
     probe_env = dict(environ)
-    chosen = options.cuda_home or environ.get("SRCBUILD_CUDA_HOME")
+    chosen = decided.cuda_home.value
     if chosen:  # the host checks look at the toolkit the build will use
         probe_env["CUDA_HOME"] = chosen
     found: list[Any] = []
@@ -128,45 +123,6 @@ def probe_build_host(
     finally:
         probe.join()
     facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
-    from dataclasses import replace
-
     sccache = shutil.which("sccache", path=environ.get("PATH", ""))
-    cluster = probe_dist_cluster(
-        options, Path(sccache) if sccache else None, paths, environ, recipe.build.compiler_cache
-    )
-    from srcbuild.resolve.portable import portable_choice, sysroot_gcc, sysroot_glibc
-    from srcbuild.toolchain.facts import load_facts
-    from srcbuild.toolchain.needs import needs_for
-    from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
-    from srcbuild.toolchain.providers import provider_order
-    from srcbuild.toolchain.store import ToolchainStore
-
-    glibc = sysroot_glibc(environ) if portable_choice(recipe, options, environ).on else None
-    store = ToolchainStore(paths.toolchain_dir)
-    if options.no_provision and glibc is None:  # a MAGMA already provisioned is used, as a provisioned CUDA is
-        magma = provisioned_magma(recipe, store)
-        return replace(build_host(recipe, facts, environ), magma_home=magma, dist_cluster=cluster)
-    data = load_facts(environ)
-    if options.no_provision:  # a portable build still looks for its compiler, and fetches nothing
-        magma = provisioned_magma(recipe, store)
-        host = replace(build_host(recipe, facts, environ), magma_home=magma, dist_cluster=cluster)
-        needs = needs_for(recipe, facts, store, data, provider_order(environ), glibc)
-    else:
-        exclude = ("cuda",) if chosen else ()  # a CUDA home the user named is never replaced
-        planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc)
-        host = replace(
-            build_host(recipe, planned.facts, environ),
-            provisioning=planned.steps,
-            magma_home=planned.magma_home,
-            dist_cluster=cluster,
-        )
-        needs = list(planned.needs)
-    if glibc is None:
-        return host
-    need = next(n for n in needs if n.request.tool == "gcc")
-    if options.no_provision and need.offer is not None:  # a prefix the build would fetch: not here
-        need = replace(
-            need, status="missing", offer=None, why=f"--no-provision: {need.offer.describe()} is not fetched"
-        )
-    where = data.sysroot.path if data.sysroot is not None else ""
-    return replace(host, sysroot_gcc=sysroot_gcc(need, glibc, where, paths.toolchain_dir))
+    cluster = probe_dist_cluster(decided, Path(sccache) if sccache else None, paths, environ)
+    return replace(build_host(recipe, facts, environ), dist_cluster=cluster)

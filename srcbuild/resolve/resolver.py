@@ -23,11 +23,12 @@ from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.arches import unlisted_arches
 from srcbuild.resolve.compiler import AlternativesTree, compiler_env, private_tree
+from srcbuild.resolve.decide import PORTABLE_VAR, Decided
 from srcbuild.resolve.environment import resolve_environment
 from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
 from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
 from srcbuild.resolve.packages import package_spec, package_variables
-from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_glibc
+from srcbuild.resolve.portable import refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
 from srcbuild.resolve.variables import Toolset, wheel_version
@@ -53,8 +54,10 @@ def resolve(
     *,
     paths: Paths,
     environ: Mapping[str, str],
+    decided: Decided | None = None,
 ) -> ResolvedBuild:
-    """Every decision of one build of ``options.package`` for ``recipe``."""
+    """Every decision of one build of ``options.package`` for ``recipe`` (``decided``: its
+    settings as ``srcbuild.resolve.decide`` decided them before the probe; decided here when None)."""
     from srcbuild.rules import check_recipe
     from srcbuild.rules.host import host_findings
     from srcbuild.sources.mirrors import parse_mirror_args
@@ -62,7 +65,7 @@ def resolve(
 
     spec = package_spec(options.package)
     pin = spec.pin(recipe)
-    settings = resolve_settings(recipe, options, host, environ, paths.work_dir)
+    settings = resolve_settings(recipe, options, host, environ, paths.work_dir, decided)
     environment = resolve_environment(recipe, settings, host, paths, environ)
     portable = _portable(settings, host, environ)
     compiler = _compiler(recipe, host, paths, settings, portable)

@@ -11,13 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
-from srcbuild.config import env_bool, origin
-from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.recipe import Recipe
+from srcbuild.resolve.decide import Decided, decide
 from srcbuild.resolve.inputs import BuildHost, BuildOptions
 from srcbuild.resolve.model import Setting
-from srcbuild.resolve.portable import portable_choice
 
 
 @dataclass(frozen=True)
@@ -44,27 +41,17 @@ class ResolvedSettings:
         raise KeyError(name)
 
 
-def _env_int(environ: Mapping[str, str], name: str) -> int | None:
-    raw = environ.get(name)
-    if raw is None or raw == "":
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        raise UsageError(f"{name}={raw!r} is not a whole number", f"set {name} to a number of jobs, e.g. 4") from None
-    if value < 1:
-        raise UsageError(f"{name}={raw!r} must be at least 1", f"set {name} to a number of jobs, e.g. 4")
-    return value
-
-
 def resolve_settings(
     recipe: Recipe,
     options: BuildOptions,
     host: BuildHost,
     environ: Mapping[str, str],
     work_dir: Path | None = None,
+    decided: Decided | None = None,
 ) -> ResolvedSettings:
-    """Every setting of one build with the source of its value."""
+    """Every setting of one build with the source of its value: what ``decided`` (made before the
+    probe, ``srcbuild.resolve.decide``) left to the host is filled in from ``host``."""
+    d = decided or decide(recipe, options, environ)
     recipe_src = f"recipe {recipe.path.name if recipe.path else recipe.name}"
     out: list[Setting] = [
         Setting("recipe", recipe.name, recipe_src),
@@ -85,39 +72,18 @@ def resolve_settings(
         max_jobs, source, why = cluster.cpus, "host probe (sccache-dist)", f"{cluster.describe()} ({cluster.source})"
     elif cluster is not None:
         why = f"{host.max_jobs_reason}; {cluster.describe()}"
-    env_jobs = _env_int(environ, "MAX_JOBS")
-    if env_jobs is not None:
-        max_jobs, source, why = env_jobs, "environment MAX_JOBS", ""
-    if options.max_jobs is not None:
-        if options.max_jobs < 1:
-            raise UsageError(f"--max-jobs {options.max_jobs} must be at least 1", "pass --max-jobs 1 or more")
-        max_jobs, source, why = options.max_jobs, "command line --max-jobs", ""
+    if d.max_jobs.value is not None:
+        max_jobs, source, why = d.max_jobs.value, d.max_jobs.origin, ""
     out.append(Setting("max_jobs", str(max_jobs), source, why))
 
-    keep, source = False, "default"
-    env_keep = env_bool(environ, "SRCBUILD_KEEP_BUILD")
-    if env_keep is not None:
-        keep, source = env_keep, origin(environ, "SRCBUILD_KEEP_BUILD")
-    if options.keep_build is not None:
-        keep, source = options.keep_build, "command line --keep-build"
-    out.append(Setting("keep_build", "yes" if keep else "no", source, "keep the build tree after a failure"))
+    keep = d.keep_build.value
+    keep_why = "keep the build tree after a failure"
+    out.append(Setting("keep_build", "yes" if keep else "no", d.keep_build.origin, keep_why))
 
-    mirrors: tuple[str, ...] = ()
-    source = "default"
-    if environ.get("SRCBUILD_MIRROR"):
-        mirrors, source = (environ["SRCBUILD_MIRROR"],), origin(environ, "SRCBUILD_MIRROR")
-    if options.mirrors:
-        mirrors, source = tuple(options.mirrors), "command line --mirror"
-    if environ.get(MIRROR_DIR_VAR):  # every git URL onto the mirror directory, whatever --mirror says
-        mirrors, source = (environ["SRCBUILD_MIRROR"],), f"--mirror-dir {environ[MIRROR_DIR_VAR]}"
-    out.append(Setting("mirrors", " ".join(mirrors) or "(none)", source))
+    mirrors = d.mirrors.value
+    out.append(Setting("mirrors", " ".join(mirrors) or "(none)", d.mirrors.origin))
 
-    backend: str | None = None
-    source = "default (a venv when the host has the recipe's Python, else a conda environment)"
-    if environ.get("SRCBUILD_ENV_BACKEND"):
-        backend, source = environ["SRCBUILD_ENV_BACKEND"], origin(environ, "SRCBUILD_ENV_BACKEND")
-    if options.env_backend:
-        backend, source = options.env_backend, "command line --env-backend"
+    backend, source = d.env_backend.value, d.env_backend.origin
     prefix = options.env_prefix
     if prefix:
         out.append(Setting("environment", prefix, "command line --env", "an existing environment is used as is"))
@@ -128,19 +94,15 @@ def resolve_settings(
     if recipe.toolchain.cuda is not None:
         source = host.cuda_home_source
         cuda_home = str(host.cuda_home) if host.cuda_home else None
-        if environ.get("SRCBUILD_CUDA_HOME"):
-            cuda_home, source = environ["SRCBUILD_CUDA_HOME"], "environment SRCBUILD_CUDA_HOME"
-        if options.cuda_home:
-            cuda_home, source = options.cuda_home, "command line --cuda-home"
+        if d.cuda_home.value is not None:
+            cuda_home, source = d.cuda_home.value, d.cuda_home.origin
         out.append(Setting("cuda_home", cuda_home or "(not found)", source))
 
-    env_bool(environ, "SRCBUILD_CCACHE")  # a value that is not yes/no is an error
     found = {"ccache": host.ccache, "sccache": host.sccache}
     compiler_cache = resolve_compiler_cache(
-        cli_kind=options.compiler_cache,
-        cli_url=options.compiler_cache_url,
-        cli_dist=options.dist_scheduler,
-        recipe_kind=recipe.build.compiler_cache,
+        named=d.compiler_cache,
+        url=d.compiler_cache_url.value,
+        dist=d.dist_scheduler.value,
         environ=environ,
         work_dir=work_dir or Path("work"),
         which=lambda name: str(found[name]) if found.get(name) else None,
@@ -148,13 +110,13 @@ def resolve_settings(
     ccache = compiler_cache.launcher if compiler_cache.enabled else None
     out.append(Setting("compiler_cache", compiler_cache.label(), compiler_cache.source))
 
-    portable = portable_choice(recipe, options, environ)
+    portable = d.portable
     out.append(
         Setting(
             "portable",
-            "yes (conda gcc + glibc sysroot, manylinux tag)" if portable.on else "no",
-            portable.source,
-            "wheel runs on other distributions" if portable.on else "",
+            "yes (conda gcc + glibc sysroot, manylinux tag)" if portable.value else "no",
+            portable.origin,
+            "wheel runs on other distributions" if portable.value else "",
         )
     )
 
@@ -178,5 +140,5 @@ def resolve_settings(
         ccache=ccache,
         compiler_mode=mode,
         compiler_cache=compiler_cache,
-        portable=portable.on,
+        portable=portable.value,
     )

@@ -4,7 +4,10 @@
 deflate streams about 1.5 times faster, and inflating is most of what reading a large CUDA wheel
 costs, so ``open_member`` reads a deflated member's bytes from the archive itself and inflates them
 with ``isal.isal_zlib`` (zlib when isal is missing), checking what ``zipfile`` checks: the local
-header's signature, no encryption, the declared size and the CRC-32 at the end. Anything else
+header's signature, no encryption, the declared size and the CRC-32 at the end (ISA-L's crc32 too:
+zlib's took 2 of the 11 CPU seconds of reading the 1.2 GB of libraries in torch 2.0.1's CUDA wheel).
+Both release the interpreter lock while they work, so members read on several threads inflate on
+several cores. Anything else
 (stored members) goes through ``zipfile``. Each ``read`` returns at most ``size`` bytes, however
 well the data compresses.
 """
@@ -54,6 +57,7 @@ class MemberStream:
         self.left = info.compress_size
         module = inflater()
         self.inflate: Any = module.decompressobj(-15)
+        self.crc32: Any = module.crc32
         self.errors: tuple[type[BaseException], ...] = (zlib.error, module.error)
         self.crc = 0
         self.out = 0
@@ -87,7 +91,7 @@ class MemberStream:
         return b""
 
     def _count(self, data: bytes) -> bytes:
-        self.crc = zlib.crc32(data, self.crc)
+        self.crc = self.crc32(data, self.crc)
         self.out += len(data)
         if self.out > self.info.file_size:
             raise zipfile.BadZipFile(f"{self.info.filename} inflates past its declared size")

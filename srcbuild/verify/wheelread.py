@@ -10,18 +10,19 @@ itself is refused before a byte is inflated when it cannot be honest: a member o
 expanding past ``cache.limits``' bounds (zip bombs). A member that cannot be read (a corrupt deflate
 stream, a bad CRC, an unknown compression) is ``VerificationFailed`` (exit 6) naming it.
 
-The answer for a wheel file is kept (keyed by path, size, modification time and inode): a build
-asks several times (the verify report, the platform tag, the portable check, the cache manifest).
+The answer for a wheel file is kept (keyed by path, size, modification time and inode), however it
+was read (with a cuobjdump hook or progress lines too): a build asks several times (the verify
+report, the platform tag, the portable check, the cache manifest) and reads the wheel once.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import tempfile
 import zipfile
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -76,18 +77,23 @@ def _check_sizes(zf: zipfile.ZipFile, path: Path) -> None:
         raise VerificationFailed(exc.message, exc.hint) from None
 
 
-def _read_member(path: Path, info: zipfile.ZipInfo, hook: Optional[MemberHook]) -> tuple[ElfFacts, Any]:
+def _read_member(
+    path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo, hook: Optional[MemberHook]
+) -> tuple[ElfFacts, Any]:
+    """One member's facts (and the hook's answer). ``zf`` is the wheel opened once for all members:
+    a deflated member streams from its own file handle (``inflate.open_member``), a stored one through
+    ``zf`` (zipfile serialises its reads); the central directory is parsed once per wheel, not per member
+    (10,080 entries in torch 2.0.1's CUDA wheel: 0.2 s each time)."""
     wheel = path.name
     try:
-        with zipfile.ZipFile(path) as zf:
-            if hook is None:
-                return read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename), None
-            with tempfile.TemporaryDirectory(prefix="srcbuild-verify-") as tmp:
-                copy = Path(tmp) / "member.so"  # never the member's own name: it may be any length
-                with open(copy, "wb") as out:
-                    facts = read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename, tee=out)
-                extra = hook(info.filename, copy, facts) if facts.entries else None
-                return facts, extra
+        if hook is None:
+            return read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename), None
+        with tempfile.TemporaryDirectory(prefix="srcbuild-verify-") as tmp:
+            copy = Path(tmp) / "member.so"  # never the member's own name: it may be any length
+            with open(copy, "wb") as out:
+                facts = read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename, tee=out)
+            extra = hook(info.filename, copy, facts) if facts.entries else None
+            return facts, extra
     except VerificationFailed as exc:
         reason = exc.message.split(": ", 1)[-1]
         return ElfFacts(size=info.file_size, elf=False, unreadable=reason), None
@@ -119,15 +125,20 @@ def read_wheel_with(
 ) -> tuple[dict[str, ElfFacts], dict[str, Any]]:
     """``read_wheel``'s answer and what ``hook`` returned per member."""
     path = Path(wheel)
-    if hook is None and progress is None:
-        stat = path.stat()
-        return _cached(str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino), {}
-    return _read(path, hook, progress, workers or default_workers())
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+    if hook is None and key in _KEPT:
+        _KEPT.move_to_end(key)
+        return _KEPT[key], {}
+    facts, extras = _read(path, hook, progress, workers or default_workers())
+    _KEPT[key] = facts  # read with a hook or progress, the facts are the same: a later ask reads nothing
+    while len(_KEPT) > _KEEP:
+        _KEPT.popitem(last=False)
+    return facts, extras
 
 
-@functools.lru_cache(maxsize=4)
-def _cached(path: str, size: int, mtime_ns: int, inode: int) -> dict[str, ElfFacts]:
-    return _read(Path(path), None, None, default_workers())[0]
+_KEEP = 4
+_KEPT: OrderedDict[tuple[str, int, int, int], dict[str, ElfFacts]] = OrderedDict()
 
 
 def _read(
@@ -136,22 +147,22 @@ def _read(
     with open_wheel(path) as zf:
         _check_sizes(zf, path)
         members = elf_candidates(zf)
-    total = sum(info.file_size for info in members)
-    done = 0
-    found: dict[str, tuple[ElfFacts, Any]] = {}
-    largest_first = sorted(members, key=lambda info: -info.file_size)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_read_member, path, info, hook): info for info in largest_first}
-        try:
-            for future in as_completed(futures):
-                info = futures[future]
-                found[info.filename] = future.result()
-                done += info.file_size
-                if progress is not None:
-                    progress(info.filename, done, total)
-        finally:
-            for future in futures:
-                future.cancel()
+        total = sum(info.file_size for info in members)
+        done = 0
+        found: dict[str, tuple[ElfFacts, Any]] = {}
+        largest_first = sorted(members, key=lambda info: -info.file_size)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_read_member, path, zf, info, hook): info for info in largest_first}
+            try:
+                for future in as_completed(futures):
+                    info = futures[future]
+                    found[info.filename] = future.result()
+                    done += info.file_size
+                    if progress is not None:
+                        progress(info.filename, done, total)
+            finally:
+                for future in futures:
+                    future.cancel()
     facts = {}
     extras = {}
     for info in members:

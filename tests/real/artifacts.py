@@ -58,6 +58,10 @@ NVCC_CU11_118 = Artifact(
     "nvidia-cuda-nvcc-cu11", "11.8.89", "nvidia_cuda_nvcc_cu11-11.8.89-py3-none-manylinux2014_x86_64.whl",
     "f8e1e995166c884f2f5bf94975d7abb89175363b8712f7f81cd38d0df1b2cd85",
 )
+TORCH_213_CPU_311 = Artifact(
+    "torch", "2.13.0+cpu", "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
+    "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
+)
 TORCH_SCATTER_212_SDIST = Artifact(
     "torch-scatter", "2.1.2", "torch_scatter-2.1.2.tar.gz",
     "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47",

@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "proc",
         "files",
         "paths",
+        "precedence",
         "tables",
         "capability",
         "config",
@@ -59,8 +60,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 KNOWN_UPWARD = {
     # the fingerprint of a resolved build reads ResolvedBuild (type only); key_inputs belongs in resolve
     ("srcbuild.cache.key", "srcbuild.resolve"),
-    # `srcbuild install` resolves the recipe without probing before it looks in the cache
-    ("srcbuild.cache.install", "srcbuild.resolve.resolver"),
+    # `srcbuild install` computes what a build's fingerprint counts before it looks in the cache
+    ("srcbuild.cache.install", "srcbuild.resolve.request"),
 }
 # Loops between modules, with why: `plan ext` hands over to the ext command, which reuses the
 # build command's options.

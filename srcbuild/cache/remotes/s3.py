@@ -1,18 +1,18 @@
 """An S3-compatible bucket as a remote (boto3): ``s3://bucket/prefix``.
 
 Objects use the local store's layout under the prefix:
-``<prefix>/entries/<fp[:2]>/<fp>/<entry-key>/{<wheel>, build.log, manifest.json}``. The manifest
-is uploaded last (after its signature, ``manifest.json.sig``), so an entry is visible only once
-its wheel is complete and a reader never sees a half entry; when an upload of an entry fails or is
-interrupted by a signal, the objects already written for it are deleted again. A push killed
-outright (kill -9, a lost machine) cannot delete anything, so every push first sweeps the objects
-of entries that have no manifest and are older than ``ORPHAN_AGE`` (a younger one may be a
-concurrent push still uploading), and a push of the same entry overwrites its leftovers. Each wheel is uploaded with its
-SHA-256 (``ChecksumSHA256``) so a server that checks it (AWS S3 does; moto does not) rejects a copy
+``<prefix>/entries/<fp[:2]>/<fp>/<entry-key>/{<wheel>, build.log, manifest.json}``. A reader lists
+``entries/`` only and sees an entry once its manifest is there. A push uploads under its own
+staging prefix first and copies into ``entries/`` with the manifest last (``s3_staging``): what
+a push stopped by an error or a signal wrote is deleted, and what a push killed outright left is
+finished or deleted by the next push (exactly, for a push of this machine; after its lease of
+``s3_staging.LEASE_SECONDS`` for another machine's). Each wheel is uploaded with its SHA-256
+(``ChecksumSHA256``) so a server that checks it (AWS S3 does; moto does not) rejects a copy
 damaged in flight, and every download is hashed again by ``srcbuild.cache.transfer``. Reads are
 bounded (``limits``): manifests and signatures by size, a wheel by the size its manifest states,
 every socket read by a timeout. A push writes ``<prefix>/CACHEDIR.TAG`` once, so a pull can tell
-a srcbuild cache from a wrong prefix.
+a srcbuild cache from a wrong prefix. A bucket that refuses a write because it is full or over
+its quota (``FULL_CODES``) is exit 4 naming the bucket, never an internal error.
 
 Endpoint: ``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``; credentials
 and region come from the usual AWS chain (environment, ``~/.aws``, instance roles); the region
@@ -40,12 +40,19 @@ from srcbuild.cache.limits import (
     read_limited,
 )
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
+from srcbuild.cache.remotes.s3_staging import Staging, sweep_staging
 from srcbuild.cache.store import CACHEDIR_TAG, SIGNATURE_NAME, CacheEntry
 from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
 
 DEFAULT_REGION = "us-east-1"
 TAG_NAME = "CACHEDIR.TAG"
-ORPHAN_AGE = 3600.0  # seconds: an entry without a manifest this old is a killed push, not a running one
+# entries/ directories without a manifest this old (seconds) were written in place by a push of
+# srcbuild before pushes were staged (``s3_staging``), and killed: swept by the next push
+ORPHAN_AGE = 3600.0
+# error codes of a bucket that is full or over its quota: MinIO's XMinioStorageFull (HTTP 507)
+# and XMinioAdminBucketQuotaExceeded (400; BucketQuotaExceeded in later releases), Ceph RGW's
+# QuotaExceeded (403); any answer with HTTP 507 (Insufficient Storage) counts too
+FULL_CODES = frozenset({"XMinioStorageFull", "XMinioAdminBucketQuotaExceeded", "BucketQuotaExceeded", "QuotaExceeded"})
 
 
 def split_s3_url(url: str) -> tuple[str, str]:
@@ -101,6 +108,19 @@ class S3Remote:
             ) from None
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if code in FULL_CODES or status == 507:
+                said = exc.response.get("Error", {}).get("Message") or "no message"
+                raise HostError(
+                    f"{self.url}: bucket {self.bucket!r} is full or over its quota; it refused to {what} "
+                    f"({code or 'HTTP 507'}: {said})",
+                    "free space in the bucket (delete old entries) or have its quota raised, then push again",
+                ) from None
+            if code == "EntityTooLarge":
+                raise HostError(
+                    f"{self.url}: bucket {self.bucket!r} refused to {what}: larger than it accepts in one upload",
+                    "push to a store that accepts objects of this size (AWS S3 takes up to 5 GiB in one upload)",
+                ) from None
             if code in ("NoSuchBucket", "404", "NoSuchKey"):
                 raise NotFoundError(
                     f"{self.url}: cannot {what}: {code}", f"check that the bucket {self.bucket!r} exists"
@@ -237,13 +257,11 @@ class S3Remote:
             return False
         return signature is None or self.signature(manifest) == signature
 
-    def _put(self, written: list[str], what: str, key: str, **kwargs: Any) -> None:
-        written.append(key)
-        self._call(what, self.client.put_object, Bucket=self.bucket, Key=key, **kwargs)
-
-    def sweep_orphans(self, age: float = 3600.0) -> list[str]:
-        """Delete the objects of entry directories without a manifest, last written more than
-        ``age`` seconds ago (what a killed push left); the keys deleted."""
+    def sweep_orphans(self, age: float = ORPHAN_AGE) -> list[str]:
+        """Finish or delete what killed pushes left (``s3_staging.sweep_staging``), and delete the
+        objects of ``entries/`` directories without a manifest last written more than ``age``
+        seconds ago (a killed push of a srcbuild that wrote in place); the keys deleted."""
+        swept = sweep_staging(self)
         prefix = self._key("entries") + "/"
         paginator = self.client.get_paginator("list_objects_v2")
         groups: dict[str, list[tuple[str, float]]] = {}
@@ -252,11 +270,10 @@ class S3Remote:
             for item in page.get("Contents", []):
                 listed += 1
                 if listed > MAX_LISTED:
-                    return []
+                    return swept
                 directory, _, _name = item["Key"].rpartition("/")
                 groups.setdefault(directory, []).append((item["Key"], item["LastModified"].timestamp()))
         now = time.time()
-        swept: list[str] = []
         for objects in groups.values():
             if any(key.endswith("/" + MANIFEST_NAME) for key, _ in objects):
                 continue
@@ -272,42 +289,37 @@ class S3Remote:
         manifest = entry.manifest
         if not self._swept:
             self._swept = True
-            self.sweep_orphans(ORPHAN_AGE)
+            self.sweep_orphans()
         if self._has(manifest, signature):
             return False
-        written: list[str] = []
-        try:
-            checksum = base64.b64encode(bytes.fromhex(manifest.sha256)).decode("ascii")
+        checksum = base64.b64encode(bytes.fromhex(manifest.sha256)).decode("ascii")
+        with Staging(self, manifest).leased() as staging:
             with open(entry.wheel_path, "rb") as body:
-                self._put(
-                    written,
+                staging.put(
+                    manifest.wheel,
                     f"upload {manifest.wheel}",
-                    self._entry_key(manifest, manifest.wheel),
                     Body=body,
                     ChecksumSHA256=checksum,
                     Metadata={"sha256": manifest.sha256},
                 )
             if entry.log_path is not None:
                 with open(entry.log_path, "rb") as body:
-                    self._put(written, "upload the build log", self._entry_key(manifest, LOG_NAME), Body=body)
+                    staging.put(LOG_NAME, "upload the build log", Body=body)
             if signature is not None:
-                self._put(written, "upload the signature", self._entry_key(manifest, SIGNATURE_NAME), Body=signature)
-            self._put(
-                written,
+                staging.put(SIGNATURE_NAME, "upload the signature", Body=signature)
+            staging.put(
+                MANIFEST_NAME,
                 "upload the manifest",
-                self._entry_key(manifest, MANIFEST_NAME),
                 Body=manifest.dumps().encode("utf-8"),
                 ContentType="application/json",
             )
-        except BaseException:
-            self._abort(written)
-            raise
+            staging.publish()
         with contextlib.suppress(SrcbuildError):
-            self._put([], "mark the cache", self._key(TAG_NAME), Body=CACHEDIR_TAG.encode("utf-8"))
+            self._call(
+                "mark the cache",
+                self.client.put_object,
+                Bucket=self.bucket,
+                Key=self._key(TAG_NAME),
+                Body=CACHEDIR_TAG.encode("utf-8"),
+            )
         return True
-
-    def _abort(self, keys: list[str]) -> None:
-        """Delete what a failed push wrote (a put that never completed leaves nothing in S3)."""
-        for key in reversed(keys):
-            with contextlib.suppress(Exception):
-                self.client.delete_object(Bucket=self.bucket, Key=key)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import shutil
 import socket
 import subprocess
@@ -62,7 +64,8 @@ def s3_bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, request: pyte
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    name = "wheels-" + request.node.name.lower().replace("_", "-")[:40]
+    readable = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower().replace("_", "-"))[:40].strip("-")
+    name = f"wheels-{readable}-{hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:8]}"  # one per test case
     boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1").create_bucket(Bucket=name)
     return name
 

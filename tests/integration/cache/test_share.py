@@ -318,8 +318,9 @@ def test_install_hands_pip_the_manifest_sha256_so_bit_rot_is_never_installed(
 def test_a_killed_s3_push_leaves_no_entry_and_no_orphan_after_the_next_push(
     machine_a, tmp_path: Path, s3_bucket: str, moto_endpoint: str
 ) -> None:
-    """What a push killed with -9 leaves (a wheel without its manifest) is no entry to a reader;
-    the next push of that entry overwrites it, and a push sweeps older leftovers of any entry."""
+    """What a push that wrote in place (srcbuild before pushes were staged) left when killed with -9,
+    a wheel without its manifest, is no entry to a reader; the next push of that entry overwrites
+    it, and a push sweeps older leftovers of any entry (staged pushes: test_s3_push_interrupted.py)."""
     from srcbuild.cache.remotes.s3 import S3Remote
 
     cache_a, _recipe_file, wheel = machine_a

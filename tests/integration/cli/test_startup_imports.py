@@ -29,9 +29,26 @@ HEAVY = (
 )
 # --help lists the commands from their summaries: no command module, no table renderer, no knowledge.
 HELP_HEAVY = (*HEAVY, "rich", "srcbuild.knowledge", "srcbuild.resolve", "srcbuild.cache", "srcbuild.recipe")
+# install computes the fingerprint from what it counts (resolve.request), never the whole resolve: no
+# resolver, environment backends, rules, toolchain provisioning, host probe or sources; and it prints
+# lines, not tables.
+INSTALL_HEAVY = (
+    *HEAVY,
+    "rich",
+    "srcbuild.resolve.resolver",
+    "srcbuild.resolve.model",
+    "srcbuild.envs",
+    "srcbuild.rules",
+    "srcbuild.toolchain",
+    "srcbuild.host.probe",
+    "srcbuild.host.toolchain",
+    "srcbuild.sources",
+    "srcbuild.compiler_cache",
+)
 
 
-def imported(args: list[str], tmp_path: Path) -> set[str]:
+def imported(args: list[str], tmp_path: Path, says: str = "") -> set[str]:
+    """The modules ``srcbuild ARGS`` imports (its output holding ``says``)."""
     env = {**os.environ, "SRCBUILD_CACHE_DIR": str(tmp_path / "cache"), "SRCBUILD_WORK_DIR": str(tmp_path / "w")}
     env.pop("SRCBUILD_CONFIG", None)
     run = subprocess.run(
@@ -43,6 +60,7 @@ def imported(args: list[str], tmp_path: Path) -> set[str]:
         check=False,
     )
     assert "internal error" not in run.stderr, run.stderr
+    assert says in run.stdout, run.stdout + run.stderr[-2000:]
     names = set()
     for line in run.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -65,4 +83,21 @@ def test_recipes_list_imports_nothing_heavy(tmp_path: Path) -> None:
 
 def test_install_imports_nothing_heavy(tmp_path: Path) -> None:
     # nothing is cached: install looks up, reports the miss (exit 4) and imports only that path
-    assert heavy_in(imported(["install", "torch", "--recipe", "kepler-cu102", "--dry-run"], tmp_path), HEAVY) == []
+    found = imported(["install", "torch", "--recipe", "kepler-cu102", "--dry-run"], tmp_path)
+    assert heavy_in(found, INSTALL_HEAVY) == []
+
+
+def test_an_install_hit_imports_nothing_heavy(tmp_path: Path) -> None:
+    """A hit: lookup, the fit check against the target interpreter, then pip (not run: --dry-run)."""
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.paths import Paths
+    from srcbuild.recipe import RecipeCatalog
+    from tests.unit.cache.synthetic import host_python_recipe, host_tag, make_manifest, make_wheel
+
+    recipe_file = host_python_recipe(tmp_path / "recipes")
+    recipe = RecipeCatalog(Paths.resolve(environ={})).load(str(recipe_file))
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag=host_tag())
+    WheelCache(tmp_path / "cache").store(wheel, make_manifest(wheel, recipe, platform=None))
+    args = ["install", "torch", "--recipe", str(recipe_file), "--python", sys.executable, "--dry-run"]
+    found = imported([*args, "--cache-dir", str(tmp_path / "cache")], tmp_path, says="would install torch-1.7.1")
+    assert heavy_in(found, INSTALL_HEAVY) == []

@@ -9,11 +9,14 @@ between backticks) is put back together from its `` \\`` continuations and must 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from worlds.conda_channel import channel_url, host_python_packages, make_channel
 
 from srcbuild.cli import main
 from srcbuild.console import command_span, shell_words
@@ -84,3 +87,39 @@ def test_every_printed_command_pastes(
 def test_the_collector_sees_a_continued_command() -> None:
     text = "  no build needed:\n    pip install torch -f \\\n      https://example.org/whl/x.html\n"
     assert list(commands(text)) == ["pip install torch -f https://example.org/whl/x.html"]
+
+
+def test_the_python_an_answer_needs_is_made_by_the_command_it_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no Python 3.5 to 3.7 on PATH, the GT 750M's answer (an official wheel for those) prints
+    the command that makes one and the pip command run with it; both parse, and the first, pasted
+    into bash, runs `srcbuild env runtime` for exactly that Python. Its channel here is a local one
+    holding this machine's Python only (no conda-forge is reachable), so the solve for 3.7 fails in
+    one line naming the version and the channel, leaving nothing behind; the making itself is
+    tests/integration/envs/test_env_runtime.py's."""
+    venv_bin = Path(sys.executable).parent  # srcbuild and this Python, nothing of 3.5 to 3.7
+    bash = shutil.which("bash")
+    assert bash is not None
+    monkeypatch.setenv("PATH", str(venv_bin))
+    found = list(commands(run(["recommend", "--gpu", "GeForce GT 750M"], 80, capsys, monkeypatch)))
+    make = [c for c in found if c.startswith("srcbuild env runtime ")]
+    install = [c for c in found if c.startswith("~/venvs/")]
+    assert make == ["srcbuild env runtime --python 3.7 --into ~/venvs/torch-1.3.0"], found
+    assert install and install[0].startswith("~/venvs/torch-1.3.0/bin/python -m pip install torch==1.3.0+cu101 ")
+    assert install[0].endswith(" -f https://download.pytorch.org/whl/torch_stable.html")
+    channel = make_channel(tmp_path / "conda-forge", host_python_packages())
+    env = {
+        "PATH": str(venv_bin),
+        "HOME": str(tmp_path / "home"),
+        "SRCBUILD_WORK_DIR": str(tmp_path / "work"),
+        "SRCBUILD_CHANNEL_MIRRORS": f"conda-forge={channel_url(channel)}",
+        "COLUMNS": "300",
+    }
+    pasted = subprocess.run([bash, "-c", make[0]], capture_output=True, text=True, env=env, check=False)
+    err = pasted.stderr.splitlines()
+    assert pasted.returncode == 8, pasted.stdout + pasted.stderr
+    assert err[0].startswith(f"error: making Python 3.7 from {channel_url(channel)}"), err
+    assert err[1].startswith("hint: ")
+    assert not (tmp_path / "home" / "venvs" / "torch-1.3.0").exists()
+    assert not list((tmp_path / "home" / "venvs").glob(".torch-1.3.0*"))

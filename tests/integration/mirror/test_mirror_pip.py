@@ -104,6 +104,7 @@ def loopback_index(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         make_wheel(dist, "srcbuild_demo_greet", "1.0", ("srcbuild-demo-dep>=1",)),
         make_wheel(dist, "srcbuild_demo_dep", "1.2"),
         make_wheel(dist, "srcbuild_demo_build", "3.0"),
+        make_wheel(dist, "torch", "2.0.1", ("srcbuild-demo-dep",)),  # a stand-in for srcbuild ext --torch 2.0.1
         make_sdist(dist, "srcbuild_demo_ext", "0.5", ("srcbuild-demo-build==3.0", "torch>=2")),
     ]
     served = tmp_path / "index"
@@ -135,7 +136,7 @@ from srcbuild.envs.backends.base import CommandIO
 from srcbuild.envs.backends.venv_backend import VenvBackend
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import MirrorMissing
-from srcbuild.ext.run import _find_sdist
+from srcbuild.ext.run import _find_sdist, fetch_index_torch
 from srcbuild.ext.source import parse_requirement
 from srcbuild.mirror.layout import mirror_dir_settings
 mirror, envs, python = sys.argv[1:4]
@@ -146,6 +147,7 @@ env = VenvBackend().ensure(EnvSpec(python=python, pip=("srcbuild-demo-greet==1.0
 out["python"] = str(env.python)
 sdist = _find_sdist(parse_requirement("srcbuild-demo-ext==0.5"), environ)
 out["sdist"] = [sdist.filename, sdist.sha256, sdist.url]
+out["torch"] = str(fetch_index_torch("2.0.1", python, Path(envs) / "torch-wheels", environ))
 for name, call in (
     ("env", lambda: VenvBackend().ensure(EnvSpec(python=python, pip=("srcbuild-demo-greet==2.0",)), Path(envs),
                                          None, None, CommandIO(environ))),
@@ -177,10 +179,11 @@ def test_pip_packages_and_an_extension_sdist_come_from_the_mirror_alone(
     }
     mirror = tmp_path / "mirror"
     argv = [sys.executable, "-m", "srcbuild", "mirror", "create", str(mirror), "--recipe", str(recipe)]
-    argv += ["--package", "ext", "--ext", "srcbuild-demo-ext==0.5", "--skip", "gcc", "--no-env"]
+    argv += ["--package", "ext", "--ext", "srcbuild-demo-ext==0.5", "--torch", "2.0.1", "--skip", "gcc", "--no-env"]
     dry = subprocess.run([*argv, "--dry-run"], env=env, cwd=REPO_ROOT, capture_output=True, text=True)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "pip (an extension's sdist): srcbuild-demo-ext==0.5" in dry.stdout
+    assert "pip (torch 2.0.1 for srcbuild ext --torch 2.0.1): torch==2.0.1" in dry.stdout
     made = subprocess.run(argv, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert made.returncode == 0, made.stdout + made.stderr
     # the build environment's pip requirements, as mirror create gathers them for a venv
@@ -193,11 +196,12 @@ def test_pip_packages_and_an_extension_sdist_come_from_the_mirror_alone(
         "pypi/simple/srcbuild-demo-dep/srcbuild_demo_dep-1.2-py3-none-any.whl",  # greet's dependency
         "pypi/simple/srcbuild-demo-build/srcbuild_demo_build-3.0-py3-none-any.whl",  # the sdist's build requirement
         "pypi/simple/srcbuild-demo-ext/srcbuild_demo_ext-0.5.tar.gz",
+        "pypi/simple/torch/torch-2.0.1-py3-none-any.whl",
         "pypi/simple/srcbuild-demo-ext/index.html",
         "pypi/simple/index.html",
     }
     assert wanted <= set(files), sorted(files)
-    assert not any("torch" in p for p in files)  # the extension builds against the recipe's own torch
+    assert files["pypi/simple/torch/torch-2.0.1-py3-none-any.whl"]["origin"].endswith("ext --torch 2.0.1)")
     sdist_sha = files["pypi/simple/srcbuild-demo-ext/srcbuild_demo_ext-0.5.tar.gz"]["sha256"]
     page = (mirror / "pypi/simple/srcbuild-demo-ext/index.html").read_text()
     assert f"srcbuild_demo_ext-0.5.tar.gz#sha256={sdist_sha}" in page
@@ -225,6 +229,7 @@ def test_pip_packages_and_an_extension_sdist_come_from_the_mirror_alone(
         capture_output=True, text=True, check=True,
     )
     assert greet.stdout.strip() == "hello from srcbuild_demo_greet 1.0"
+    assert Path(out["torch"]).name == "torch-2.0.1-py3-none-any.whl"
     name, sha, found = out["sdist"]
     assert (name, sha) == ("srcbuild_demo_ext-0.5.tar.gz", sdist_sha)
     assert found.startswith(copied.as_uri())

@@ -1,5 +1,8 @@
 """A checkout is clean only when its bytes are the pinned tree's: git's index flags, local commits,
-``git replace`` and local excludes cannot make an edited checkout look clean.
+``git replace``, local excludes, and clean/smudge filters, textconv, ident or eol rules set in
+``.git/info/attributes``, ``core.attributesFile`` or a gitattributes file in the working tree
+cannot make an edited checkout look clean; what the pinned tree's own ``.gitattributes`` converts
+on checkout (``*.bat text eol=crlf``, as torch has) is not an edit.
 
 Each case edits a checkout of a tagged repository with one submodule, hides the edit the way the
 case names, and asks ``local_changes`` (what a build records in its manifest's ``modified``).
@@ -39,8 +42,10 @@ def checkout(tmp_path: Path) -> Path:
     top = tmp_path / "top"
     (top / "csrc").mkdir(parents=True)
     git(top, "init", "-q", "-b", "main")
-    (top / FILE).write_text("int op(void) { return 1; }\n")
+    (top / FILE).write_text("int op(void) { return 1; }\n/* $Id$ */\n")
     (top / ".gitignore").write_text("build/\n")
+    (top / ".gitattributes").write_text("*.bat text eol=crlf\n")
+    (top / "run.bat").write_text("@echo off\nbuild.exe\n")
     git(top, "submodule", "add", "-q", str(sub), SUB)
     git(top, "add", ".")
     git(top, "commit", "-q", "-m", "v1")
@@ -49,6 +54,7 @@ def checkout(tmp_path: Path) -> Path:
     git(tmp_path, "clone", "-q", str(top), str(co))
     git(co, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach", "refs/tags/v1")
     git(co, "submodule", "update", "-q", "--init")
+    assert (co / "run.bat").read_bytes() == b"@echo off\r\nbuild.exe\r\n"  # converted on checkout
     return co
 
 
@@ -103,6 +109,81 @@ def excluded_untracked(co: Path) -> None:
     (co / ".git" / "info" / "exclude").write_text("csrc/extra.c\n")
 
 
+# a clean filter that turns the edited file back into the pinned one: git itself then sees no change
+UNDO_EDIT = "sed -e '/edited/d'"
+
+
+def clean_filter_in_info_attributes(co: Path) -> None:
+    edit(co / FILE)
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "attributes").write_text("* filter=undo\n")
+    git(co, "config", "filter.undo.clean", UNDO_EDIT)
+    assert git(co, "diff", "--name-only").strip() == ""  # git alone sees nothing
+
+
+def clean_filter_in_attributes_file(co: Path) -> None:
+    edit(co / FILE)
+    attributes = co.parent / "global-attributes"
+    attributes.write_text("* filter=undo\n")
+    git(co, "config", "core.attributesFile", str(attributes))
+    git(co, "config", "filter.undo.clean", UNDO_EDIT)
+    assert git(co, "diff", "--name-only").strip() == ""
+
+
+def clean_filter_in_tree_attributes(co: Path) -> None:
+    """A gitattributes file in the working tree that names the filter, itself hidden by a local exclude."""
+    edit(co / FILE)
+    (co / "csrc" / ".gitattributes").write_text("* filter=undo\n")
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "exclude").write_text("csrc/.gitattributes\n")
+    git(co, "config", "filter.undo.clean", UNDO_EDIT)
+    assert git(co, "diff", "--name-only").strip() == ""
+
+
+def smudge_filter_on_checkout(co: Path) -> None:
+    """A smudge filter that writes other code on checkout, with the clean filter that undoes it."""
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "attributes").write_text("csrc/*.c filter=inject\n")
+    git(co, "config", "filter.inject.smudge", "sed -e 's/return 1/return 2/'")
+    git(co, "config", "filter.inject.clean", "sed -e 's/return 2/return 1/'")
+    (co / FILE).unlink()
+    git(co, "checkout", "--", FILE)
+    assert "return 2" in (co / FILE).read_text()
+    assert git(co, "status", "--porcelain").strip() == ""
+
+
+def textconv_in_info_attributes(co: Path) -> None:
+    edit(co / FILE)
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "attributes").write_text("* diff=undo\n")
+    git(co, "config", "diff.undo.textconv", UNDO_EDIT)
+
+
+def ident_in_info_attributes(co: Path) -> None:
+    """``ident`` collapses ``$Id: anything $`` to ``$Id$`` when git reads the file."""
+    path = co / FILE
+    path.write_text(path.read_text().replace("$Id$", "$Id: */ int hidden(void) { return 3; } /* $"))
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "attributes").write_text("csrc/*.c ident\n")
+    assert git(co, "diff", "--name-only").strip() == ""
+
+
+def eol_in_info_attributes(co: Path) -> None:
+    """``text`` makes git read CR LF as LF: carriage returns added to a file are invisible to it."""
+    path = co / FILE
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    (co / ".git" / "info").mkdir(exist_ok=True)
+    (co / ".git" / "info" / "attributes").write_text("csrc/*.c text\n")
+    git(co, "add", "--renormalize", ".")
+    assert git(co, "status", "--porcelain").strip() == ""
+
+
+def untracked_hidden_by_its_own_gitignore(co: Path) -> None:
+    (co / "csrc" / "extra.c").write_text("int extra(void) { return 2; }\n")
+    (co / "csrc" / ".gitignore").write_text("*\n")  # ignores itself and its neighbours
+    assert git(co, "status", "--porcelain").strip() == ""
+
+
 CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {
     "assume-unchanged": (assume_unchanged, {FILE}),
     "skip-worktree": (skip_worktree, {FILE}),
@@ -111,6 +192,17 @@ CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {
     "submodule-assume-unchanged": (submodule_assume_unchanged, {f"{SUB}/kernel.cu"}),
     "submodule-local-commit": (submodule_local_commit, {f"{SUB}/kernel.cu"}),
     "untracked-hidden-by-info-exclude": (excluded_untracked, {"csrc/extra.c"}),
+    "untracked-hidden-by-its-own-gitignore": (
+        untracked_hidden_by_its_own_gitignore,
+        {"csrc/extra.c", "csrc/.gitignore"},
+    ),
+    "clean-filter-in-info-attributes": (clean_filter_in_info_attributes, {FILE}),
+    "clean-filter-in-core-attributesfile": (clean_filter_in_attributes_file, {FILE}),
+    "clean-filter-in-tree-gitattributes": (clean_filter_in_tree_attributes, {FILE, "csrc/.gitattributes"}),
+    "smudge-filter-on-checkout": (smudge_filter_on_checkout, {FILE}),
+    "textconv-in-info-attributes": (textconv_in_info_attributes, {FILE}),
+    "ident-in-info-attributes": (ident_in_info_attributes, {FILE}),
+    "eol-in-info-attributes": (eol_in_info_attributes, {FILE}),
 }
 
 

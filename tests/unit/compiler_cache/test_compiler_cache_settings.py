@@ -11,17 +11,19 @@ from srcbuild.compiler_cache.ccache import CCACHE
 from srcbuild.compiler_cache.dist import client_config_text, parse_dist_status
 from srcbuild.compiler_cache.sccache import SCCACHE
 from srcbuild.errors import HostError, UsageError
+from srcbuild.resolve.decide import compiler_cache_choice, compiler_cache_url_choice, dist_scheduler_choice
 
 WORK = Path("/w")
 
 
 def resolve(found: dict[str, str], environ: dict[str, str] | None = None, **cli: str | None):
+    """The compiler cache as a build decides it: the settings before the probe, then this host."""
+    env = environ or {}
     return resolve_compiler_cache(
-        cli_kind=cli.get("kind"),
-        cli_url=cli.get("url"),
-        cli_dist=cli.get("dist"),
-        recipe_kind=cli.get("recipe"),
-        environ=environ or {},
+        named=compiler_cache_choice(cli.get("recipe"), cli.get("kind"), env),
+        url=compiler_cache_url_choice(cli.get("url"), env).value,
+        dist=dist_scheduler_choice(cli.get("dist"), env).value,
+        environ=env,
         work_dir=WORK,
         which=found.get,
     )

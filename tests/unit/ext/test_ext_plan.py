@@ -84,13 +84,13 @@ def test_installing_the_torch_wheel_is_recorded_and_skipped_when_the_environment
     assert isinstance(condition, TorchWheelInstalled) and condition.sha256 == "ab" * 32
     assert condition.version == "2.0.1"
 
-    class Ex:
-        environ: dict[str, str] = {}
+    from types import SimpleNamespace
 
+    ex = SimpleNamespace(environ={})
     missing = TorchWheelInstalled(tmp_path / "py", tmp_path / "marker", "ab" * 32, "2.0.1")
-    assert torch_wheel_installed(Ex(), missing) is False  # type: ignore[arg-type]  # no marker: install
+    assert torch_wheel_installed(ex, missing) is False  # type: ignore[arg-type]  # no marker: install
     (tmp_path / "marker").write_text("cd" * 32 + "\n")
-    assert torch_wheel_installed(Ex(), missing) is False  # type: ignore[arg-type]  # another wheel: install
+    assert torch_wheel_installed(ex, missing) is False  # type: ignore[arg-type]  # another wheel: install
     no_sha = ExtBuild(b.base, b.request, b.knowledge, b.torch, b.sdist, b.env_changes, b.options, b.root)
     assert make_ext_plan(no_sha).step("install-torch").skip_if is None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,9 @@ GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   no build needed: pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 \
 -f https://download.pytorch.org/whl/torch_stable.html
     (official cu101 wheel of torch 1.3.0, SASS for 3.0 and up, Python 3.5 to 3.7)
+    no Python 3.5 to 3.7 on this machine; make one: srcbuild env runtime --python 3.7 --into ~/venvs/torch-1.3.0
+    then install with it: ~/venvs/torch-1.3.0/bin/python -m pip install torch==1.3.0+cu101 \
+torchvision==0.4.1+cu101 -f https://download.pytorch.org/whl/torch_stable.html
   for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 \
 (torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
   CUDA that can target it: 8.0 to 10.2 (gcc <= 5 for 8.0 ... <= 8 for 10.2)
@@ -171,8 +175,12 @@ newer: run eager: leave out torch.compile, or set TORCHDYNAMO_DISABLE=1
 """
 
 
-def test_gt750m_laptop_from_lspci_alone_exact_output(capsys: pytest.CaptureFixture[str]) -> None:
-    """Only `lspci -nn` of a GT 750M laptop -> cc, the official wheel first, the recipe for a newer torch."""
+def test_gt750m_laptop_from_lspci_alone_exact_output(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Only `lspci -nn` of a GT 750M laptop -> cc, the official wheel first (and, on a machine
+    without a Python it supports, the commands that make one), the recipe for a newer torch."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Python 3.5 to 3.7 on it
     path = MACHINES / "gt750m-laptop" / "lspci.txt"
     assert main(["recommend", "--lspci", str(path)]) == 0
     assert capsys.readouterr().out == wrap_text(GT750M_LAPTOP.format(path=path), 80)  # 80 columns: not a terminal
@@ -207,7 +215,12 @@ def test_recommend_by_pci_id_and_driver_as_json(capsys: pytest.CaptureFixture[st
     }
 
 
-def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[str]) -> None:
+def test_ambiguous_gpu_name_asks_for_the_pci_id(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    python = tmp_path / "python{}.{}".format(*sys.version_info[:2])
+    python.symlink_to(os.path.realpath(sys.executable))  # this Python: in the GM107 wheel's range only
+    monkeypatch.setenv("PATH", str(tmp_path))
     assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[3:] == wrap_lines(
@@ -218,6 +231,10 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(capsys: pytest.CaptureFixture[st
             "      no build needed: pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 "
             "-f https://download.pytorch.org/whl/torch_stable.html",
             "        (official cu101 wheel of torch 1.3.0, SASS for 3.0 and up, Python 3.5 to 3.7)",
+            "        no Python 3.5 to 3.7 on this machine; make one: "
+            "srcbuild env runtime --python 3.7 --into ~/venvs/torch-1.3.0",
+            "        then install with it: ~/venvs/torch-1.3.0/bin/python -m pip install torch==1.3.0+cu101 "
+            "torchvision==0.4.1+cu101 -f https://download.pytorch.org/whl/torch_stable.html",
             "      for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 "
             "(torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)",
             "    if it is the GM107 one: compute capability 5.0 (Maxwell)",

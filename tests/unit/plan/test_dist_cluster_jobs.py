@@ -8,7 +8,9 @@ from pathlib import Path
 
 from srcbuild.paths import Paths
 from srcbuild.plan.render import render_settings
+from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildHost, BuildOptions
+from srcbuild.resolve.decide import decide
 from srcbuild.resolve.inputs import DistCluster
 from srcbuild.resolve.model import Origin
 from srcbuild.resolve.probe import probe_dist_cluster
@@ -58,17 +60,23 @@ def test_a_scheduler_without_servers_keeps_the_memory_default(
 def test_the_probe_asks_only_a_scheduler_the_build_names(paths: Paths) -> None:
     """None without a scheduler or with a compiler cache that is not sccache; without sccache on
     PATH nothing is asked (resolve then says sccache is missing). No subprocess runs here."""
-    assert probe_dist_cluster(BuildOptions(), Path("/usr/bin/sccache"), paths, {}) is None
+    recipe = load(paths, "world-kepler-cu118")
+
+    def probe(options: BuildOptions, sccache: Path | None, environ: dict[str, str], r: Recipe = recipe) -> object:
+        return probe_dist_cluster(decide(r, options, environ), sccache, paths, environ)
+
+    sccache = Path("/usr/bin/sccache")
+    assert probe(BuildOptions(), sccache, {}) is None
     ccache = BuildOptions(dist_scheduler=SCHEDULER, compiler_cache="ccache")
-    assert probe_dist_cluster(ccache, Path("/usr/bin/sccache"), paths, {}) is None
+    assert probe(ccache, sccache, {}) is None
     # a compiler cache named anywhere else than the command line is the same answer: nothing is asked
     named = BuildOptions(dist_scheduler=SCHEDULER)
-    sccache = Path("/usr/bin/sccache")
-    assert probe_dist_cluster(named, sccache, paths, {"SRCBUILD_COMPILER_CACHE": "ccache"}) is None
-    assert probe_dist_cluster(named, sccache, paths, {"SRCBUILD_CCACHE": "0"}) is None
-    assert probe_dist_cluster(named, sccache, paths, {}, recipe_kind="ccache") is None
-    unasked = probe_dist_cluster(BuildOptions(), None, paths, {"SRCBUILD_DIST_SCHEDULER": SCHEDULER})
+    assert probe(named, sccache, {"SRCBUILD_COMPILER_CACHE": "ccache"}) is None
+    assert probe(named, sccache, {"SRCBUILD_CCACHE": "0"}) is None
+    in_recipe = dataclasses.replace(recipe, build=dataclasses.replace(recipe.build, compiler_cache="ccache"))
+    assert probe(named, sccache, {}, in_recipe) is None
+    unasked = probe(BuildOptions(), None, {"SRCBUILD_DIST_SCHEDULER": SCHEDULER})
     assert unasked == DistCluster(
         SCHEDULER, source="not asked: no sccache on PATH; scheduler from environment SRCBUILD_DIST_SCHEDULER"
     )
-    assert not unasked.usable
+    assert isinstance(unasked, DistCluster) and not unasked.usable

@@ -18,8 +18,9 @@ from srcbuild.plan import make_plan
 from srcbuild.plan.render import render_shell
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.resolve import BuildHost, BuildOptions, ResolvedBuild, refusal, resolve
+from srcbuild.resolve.decide import portable_choice
 from srcbuild.resolve.inputs import SysrootGcc
-from srcbuild.resolve.portable import portable_choice, sysroot_gcc, sysroot_glibc
+from srcbuild.resolve.portable import sysroot_gcc, sysroot_glibc
 from srcbuild.resolve.resolver import resolve_unprobed
 from srcbuild.toolchain.needs import Need
 from srcbuild.toolchain.providers.base import Offer, Request
@@ -60,16 +61,16 @@ def _conda_gcc(prefix: Path, status: str = "provisioned") -> SysrootGcc:
 
 def test_portable_comes_from_default_recipe_environment_then_command_line(recipe: Recipe) -> None:
     assert portable_choice(recipe, BuildOptions(), {}) == portable_choice(recipe, BuildOptions(), {})
-    assert not portable_choice(recipe, BuildOptions(), {}).on
-    assert portable_choice(recipe, BuildOptions(), {}).source == "default"
+    assert not portable_choice(recipe, BuildOptions(), {}).value
+    assert portable_choice(recipe, BuildOptions(), {}).origin == "default"
     on = _with_portable(recipe, True)
-    assert portable_choice(on, BuildOptions(), {}).source == "recipe world-kepler-cu118.toml [build.portable]"
+    assert portable_choice(on, BuildOptions(), {}).origin == "recipe world-kepler-cu118.toml [build.portable]"
     off_by_env = portable_choice(on, BuildOptions(), {"SRCBUILD_PORTABLE": "0"})
-    assert (off_by_env.on, off_by_env.source) == (False, "environment SRCBUILD_PORTABLE")
+    assert (off_by_env.value, off_by_env.origin) == (False, "environment SRCBUILD_PORTABLE")
     by_cli = portable_choice(on, BuildOptions(portable=True), {"SRCBUILD_PORTABLE": "0"})
-    assert (by_cli.on, by_cli.source) == (True, "command line --portable")
+    assert (by_cli.value, by_cli.origin) == (True, "command line --portable")
     not_cli = portable_choice(on, BuildOptions(portable=False), {})
-    assert (not_cli.on, not_cli.source) == (False, "command line --no-portable")
+    assert (not_cli.value, not_cli.origin) == (False, "command line --no-portable")
     with pytest.raises(UsageError, match="SRCBUILD_PORTABLE='maybe' is not a yes/no value"):
         portable_choice(recipe, BuildOptions(), {"SRCBUILD_PORTABLE": "maybe"})
 

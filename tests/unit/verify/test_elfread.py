@@ -133,3 +133,37 @@ def test_a_member_inflates_to_what_zipfile_reads_and_a_bad_crc_is_caught(tmp_pat
         with pytest.raises(zipfile.BadZipFile, match="Bad CRC-32"), open_member(wheel, zf, info) as stream:
             while stream.read(1 << 20):
                 pass
+
+
+def test_the_second_pass_stops_before_the_dynamic_section() -> None:
+    """ld puts ``.gnu.version_r`` before ``.dynamic``: the stream learns of it late and reads the file's
+    start again, up to it; the dynamic section itself was kept the first time it passed."""
+    import sysconfig
+
+    from elftools.elf.elffile import ELFFile
+
+    lib = Path(sysconfig.get_config_var("LIBDIR") or "/", sysconfig.get_config_var("INSTSONAME") or "none")
+    if not lib.is_file() or lib.read_bytes()[:4] != b"\x7fELF":
+        pytest.skip("this interpreter has no shared libpython to read")
+    data = lib.read_bytes()
+    dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
+    if dynamic is None or dynamic["sh_offset"] < 1 << 20:
+        pytest.skip(f"{lib.name}'s dynamic section is not past its first MiB")
+    reads: list[int] = []  # how far each stream of the file was read
+
+    class Counted(io.BytesIO):
+        def close(self) -> None:
+            reads.append(self.tell())
+            super().close()
+
+    facts = read_stream(lambda: Counted(data), len(data), lib.name, chunk=4096)
+    assert set(facts.versions) == set(version_needs(data))
+    assert len(reads) == 2 and reads[1] < dynamic["sh_offset"]
+
+
+def test_a_wheel_read_with_progress_is_not_read_again(tmp_path: Path) -> None:
+    wheel = _wheel_with_library(tmp_path)
+    seen: list[str] = []
+    first = read_wheel(wheel, progress=lambda member, done, total: seen.append(member))
+    assert seen == ["torch/lib/libtorch_cuda.so"]
+    assert read_wheel(wheel) is first  # kept by path, size, modification time and inode

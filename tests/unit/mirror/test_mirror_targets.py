@@ -1,0 +1,38 @@
+"""What mirror create gathers for a recipe: the environment in the form the other machine's
+backend installs, the toolchain's conda pieces on their channels, extensions named for a dry run."""
+
+from __future__ import annotations
+
+from srcbuild.cli.mirror_targets import make_target
+from srcbuild.mirror.create import Target
+from srcbuild.paths import Paths
+from srcbuild.recipe import RecipeCatalog
+from srcbuild.toolchain.facts import load_facts
+
+
+def _target(backend: str | None, exts: tuple[str, ...] = (), skips: tuple[str, ...] = ()) -> Target:
+    recipe = RecipeCatalog(Paths.resolve(environ={})).load("kepler-k80-cu118")
+    return make_target(recipe, ("torch",), exts, (None, backend, skips), load_facts({}), (), {}, True)
+
+
+def test_a_conda_backend_takes_conda_packages_and_a_venv_takes_everything_from_pip() -> None:
+    conda = _target("conda")
+    assert conda.env is not None and "numpy" in " ".join(conda.env.conda) and conda.pip == ()
+    venv = _target("venv")
+    assert venv.env is None
+    (pip_set,) = venv.pip
+    assert pip_set.python == "3.10" and any(r.startswith("numpy") for r in pip_set.requirements)
+    assert pip_set.why == "the build environment of kepler-k80-cu118"
+    none = _target(None)
+    assert none.env is None and none.pip == ()
+
+
+def test_the_toolchains_conda_pieces_and_the_extensions_are_listed() -> None:
+    target = _target(None, exts=("torch-scatter==2.1.2", "git+https://github.com/x/y@v1"))
+    ((spec, specs),) = target.toolchain_conda
+    assert spec.channels == ("conda-forge",) and "gcc_linux-64 11.*" in specs
+    assert [p.requirements for p in target.pip] == [("torch-scatter==2.1.2",)]
+    assert target.needs.not_mirrored == (
+        "git+https://github.com/x/y@v1: an extension's git source is not mirrored yet; use its sdist",
+    )
+    assert _target(None, skips=("gcc",)).toolchain_conda == ()
