@@ -1,4 +1,4 @@
-"""A cache hit of ``srcbuild install`` vs plain ``pip install <the same wheel file>`` (goal: within 1.5x).
+"""A cache hit of ``srcbuild install`` vs plain ``pip install <the same wheel file>`` (goal: within 1.3x).
 
 Both install the same wheel file (the cached one) with ``--no-deps`` into a fresh environment each
 round (a copy of one venv, made before the clock starts); the order rotates between rounds.
@@ -6,6 +6,8 @@ round (a copy of one venv, made before the clock starts); the order rotates betw
 fingerprint, looks the wheel up, re-hashes it, checks it fits the target and then runs the
 target's pip. The in-process column times the same ``install()`` without srcbuild's start-up.
 Wheel sizes: a tiny one (fixed costs dominate) and larger ones (real torch wheels are hundreds of MB).
+Both sides run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed), as installed
+programs run: pip compiled srcbuild's modules when it installed them.
 
     python bench/bench_cache_install.py [--rounds 5] [--sizes 0.01,100,500]   # sizes in MB
 """
@@ -31,7 +33,15 @@ from srcbuild.paths import Paths  # noqa: E402
 from srcbuild.recipe import RecipeCatalog  # noqa: E402
 from tests.unit.cache.synthetic import host_python_recipe, host_tag, make_manifest, make_wheel  # noqa: E402
 
-QUIET = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"}
+sys.path.insert(0, str(REPO / "bench"))
+from goal_line import goal_line  # noqa: E402
+
+QUIET = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "PIP_NO_INPUT": "1",
+}
+GOAL = 1.3
 
 
 def run(argv: list[str]) -> float:
@@ -80,6 +90,9 @@ def main() -> int:
             wheel = make_wheel(tmp / f"dist-{size_mb}", version="1.7.1+cu92.sm30", tag=host_tag(), payload=payload)
             stored = WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, platform=None)).wheel_path
             jobs = Jobs(stored, recipe_file, recipe, cache_dir)
+            shutil.copytree(template, tmp / "warm-up", symlinks=True)
+            jobs.cli(tmp / "warm-up")  # bytecode written, as an installed srcbuild has it (not timed)
+            shutil.rmtree(tmp / "warm-up")
             times: dict[str, list[float]] = {"pip": [], "cli": [], "lib": []}
             for i in range(args.rounds):
                 order = ["pip", "cli", "lib"][i % 3 :] + ["pip", "cli", "lib"][: i % 3]  # no one always reads cold
@@ -115,8 +128,18 @@ def main() -> int:
             f"{label:>10}  {pip_s:>9.2f} s  {cli_s:>14.2f} s  {cli_s / pip_s:>5.2f}x"
             f"  {lib_s:>8.2f} s  {lib_s / pip_s:>5.2f}x"
         )
-    print(f"goal: srcbuild install within 1.5x of pip install; worst end-to-end ratio {worst:.2f}x")
-    return 0 if worst <= 1.5 else 1
+    print(f"goal: srcbuild install within {GOAL}x of pip install; worst end-to-end ratio {worst:.2f}x")
+    for size, pip_s, cli_s, lib_s in rows:
+        goal_line(
+            f"install hit, {size / 1024 / 1024:.2f} MB wheel (median of {args.rounds})",
+            f"{cli_s:.2f} s",
+            f"{pip_s:.2f} s",
+            f"{cli_s / pip_s:.2f}x",
+            f"<= {GOAL}x pip install",
+            cli_s / pip_s <= GOAL,
+            note=f"in-process {lib_s / pip_s:.2f}x",
+        )
+    return 0 if worst <= GOAL else 1
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ from srcbuild.cache.manifest import MANIFEST_NAME, Manifest  # noqa: E402
 from srcbuild.cache.store import STAMP_NAME, WheelCache, stamp_for  # noqa: E402
 from srcbuild.capability import ComputeCapability  # noqa: E402
 
+sys.path.insert(0, str(REPO / "bench"))
+from goal_line import goal_line  # noqa: E402
+
 ARCH_SETS = [(30,), (30, 35), (35, 37), (50, 52, 61), (61,)]
 PK_SHA = "fcab7fcc2b4cffd9bb45003bfc2e468a04ef6f77ca8200a7341f027631584d25"  # sha256 of the 2-byte stand-in wheel
 
@@ -104,6 +107,15 @@ def main() -> int:
         print(f"{size:>8}  {hit:>8.3f} ms  {miss:>8.3f} ms  {scan:>7.1f} ms  {scan / hit:>8.0f}x  {ok:>5}")
     first, last = rows[0], rows[-1]
     print(f"hit time at {last[0]} entries / at {first[0]} entries: {last[1] / first[1]:.2f}x (flat = about 1x)")
+    goal_line(
+        f"cache lookup hit at {last[0]:,} entries (median of {args.repeat})",
+        f"{last[1]:.2f} ms",
+        f"{first[1]:.2f} ms at {first[0]:,}",
+        f"{last[1] / first[1]:.2f}x",
+        "< 50 ms at every size, flat",
+        all(r[1] < 50 and r[2] < 50 for r in rows),
+        note=f"full scan {last[3]:.0f} ms",
+    )
     return 0 if all(r[1] < 50 and r[2] < 50 for r in rows) else 1
 
 

@@ -9,10 +9,8 @@ also printed on stdout as ``{"ok": false, "error": ..., "hint": ..., "exit_code"
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -175,6 +173,8 @@ def _fail(
     message: str, hint: str | None, code: int, as_json: bool, details: dict[str, Any] | None = None
 ) -> int:
     """Report a failure: ``error:``/``hint:`` lines on stderr, and the JSON object with ``--json``."""
+    import json
+
     click.echo(f"error: {message}", err=True)
     if hint:
         click.echo(f"hint: {hint}", err=True)
@@ -199,6 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = cli.main(args=args, prog_name="srcbuild", standalone_mode=False, obj={"argv": args})
     except SrcbuildError as exc:
         if debug:
+            import traceback
+
             traceback.print_exc()
         return _fail(exc.message, exc.hint, exc.exit_code, as_json, exc.details)
     except (click.exceptions.Abort, KeyboardInterrupt):
@@ -226,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _internal_error(exc: Exception, debug: bool, as_json: bool) -> int:
     """Report an exception no step turned into its own message: exit 70, the traceback with --debug."""
     if debug:
+        import traceback
+
         traceback.print_exc()
     return _fail(
         f"internal error: {type(exc).__name__}: {exc}",

@@ -3,17 +3,17 @@ command line a hint tells the user to run again."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from srcbuild.paths import Paths
+if TYPE_CHECKING:  # platformdirs is loaded by the commands that look for a path, not by --help
+    from srcbuild.paths import Paths
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +49,8 @@ def command_environ() -> dict[str, str]:
 
 
 def resolve_paths(work_dir: str | None = None, cache_dir: str | None = None) -> Paths:
+    from srcbuild.paths import Paths
+
     return Paths.resolve(work_dir=work_dir, cache_dir=cache_dir, environ=command_environ())
 
 
@@ -62,6 +64,8 @@ JSON_OUTPUT = _JsonOutput()
 
 
 def print_json(data: Any) -> None:
+    import json
+
     json.dump(data, sys.stdout, indent=2, sort_keys=False, default=str)
     sys.stdout.write("\n")
     JSON_OUTPUT.printed = True
@@ -100,6 +104,7 @@ def complete_recipe(ctx: click.Context, param: click.Parameter, incomplete: str)
     """Shell completion for ``--recipe``: catalog names (and files, when it looks like a path)."""
     from click.shell_completion import CompletionItem
 
+    from srcbuild.paths import Paths
     from srcbuild.recipe.catalog import RecipeCatalog, is_path_argument
 
     if incomplete and is_path_argument(incomplete):

@@ -3,7 +3,9 @@ command that downloads, making the mirror directory the only place it fetches fr
 
 The option reads the mirror's manifest once, refuses at once when the mirror was not made for the
 command's recipe and package (naming the ``srcbuild mirror create`` command that adds it), and
-turns the directory into the settings the rest of srcbuild reads (``mirror.layout``). A piece
+turns the directory into the settings the rest of srcbuild reads (``mirror.layout``); the
+toolchain providers whose files the mirror holds are tried first (``SRCBUILD_TOOLCHAIN_PROVIDERS``,
+unless set), so a mirror made with the Debian route first is used for it on the other machine. A piece
 found missing later (``MirrorMissing``) gets the same exact command as its hint.
 """
 
@@ -63,6 +65,10 @@ def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, .
         what = " and ".join(lacking)
         raise MirrorMissing(f"the mirror {base} holds nothing for {what} of recipe {name}", f"add it: {add}")
     environ.update(mirror_dir_settings(location, manifest.git_hosts))
+    from srcbuild.toolchain.providers import ORDER_VAR
+
+    if manifest.providers and not environ.get(ORDER_VAR):  # the providers whose files it holds, first
+        environ[ORDER_VAR] = ",".join(manifest.providers)
     if not is_url(base):
         environ[PATCHES_VAR] = os.pathsep.join(
             p for p in (str(Path(base) / PATCHES), environ.get(PATCHES_VAR, "")) if p

@@ -190,6 +190,7 @@ def create_mirror(
         for pip_set in [*sets, *target.pip]:
             manifest.files.update(mirror_pip(root, pip_set, root / PARTIAL / "pip", environ, log_path, stream))
         report.not_mirrored += [line for line in target.needs.not_mirrored if line not in report.not_mirrored]
+        manifest.providers += [p for _, p in target.needs.providers if p not in manifest.providers]
         made = manifest.made_for.setdefault(target.recipe, [])
         made += [p for p in target.packages if p not in made]
     git.finish()

@@ -78,6 +78,7 @@ class Needs:
     index: tuple[IndexFile, ...] = ()  # wheels of the package index (sha256-pinned)
     debian: tuple[DebianRoute, ...] = ()  # Debian packages apt fetches
     conda: tuple[CondaPiece, ...] = ()  # conda packages of toolchain pieces
+    providers: tuple[tuple[str, str], ...] = ()  # (tool, provider) of each piece gathered
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ def needs_of(
     index: list[IndexFile] = []
     debian: list[DebianRoute] = []
     conda: list[CondaPiece] = []
+    providers: list[tuple[str, str]] = []
     not_mirrored: list[str] = []
     for request in requests_for(recipe, sysroot):
         if request.tool in skip:
@@ -164,9 +166,17 @@ def needs_of(
         index += [f for f in got.index if f not in index]
         debian += [r for r in got.debian if r not in debian]
         conda += got.conda
+        providers.append((request.tool, offer.provider))
     patches = tuple(Patch(name, Path(path)) for name, path in zip(recipe.build.patches, recipe.build.patch_files))
     return Needs(
-        tuple(repos), tuple(downloads), patches, tuple(not_mirrored), tuple(index), tuple(debian), tuple(conda)
+        tuple(repos),
+        tuple(downloads),
+        patches,
+        tuple(not_mirrored),
+        tuple(index),
+        tuple(debian),
+        tuple(conda),
+        tuple(providers),
     )
 
 

@@ -6,6 +6,7 @@ the mirror was made for.
     {"format": 1,
      "made_for": {"kepler-cu92": ["torch", "torchvision"]},   # recipe name -> packages
      "git_hosts": ["github.com"],                               # for the git@HOST: mirror rules
+     "providers": ["redist", "pypi"],                           # the toolchain providers it holds files of
      "files": {"nvidia/compute/...run": {"sha256": .., "size": .., "origin": "https://..."}, ...}}
 
 ``verify`` reads every file the manifest lists and reports each one that is missing or whose size
@@ -44,6 +45,7 @@ class Manifest:
     made_for: dict[str, list[str]] = field(default_factory=dict)
     git_hosts: list[str] = field(default_factory=list)
     files: dict[str, Entry] = field(default_factory=dict)
+    providers: list[str] = field(default_factory=list)  # the toolchain providers whose files it holds
 
     @property
     def size(self) -> int:
@@ -57,6 +59,7 @@ class Manifest:
             "format": FORMAT,
             "made_for": {name: sorted(set(pkgs)) for name, pkgs in sorted(self.made_for.items())},
             "git_hosts": sorted(set(self.git_hosts)),
+            "providers": list(dict.fromkeys(self.providers)),
             "files": {path: self.files[path].to_json() for path in sorted(self.files)},
         }
 
@@ -95,10 +98,12 @@ def parse_manifest(text: str, where: str) -> Manifest:
         ):
             raise bad(f"bad entry {path!r}")
         files[path] = Entry(row["sha256"], row["size"], str(row.get("origin", "")))
+    providers = data.get("providers", [])  # absent in mirrors made before it was recorded
     return Manifest(
         made_for={str(k): [str(p) for p in v] for k, v in made_for.items() if isinstance(v, list)},
         git_hosts=[str(h) for h in hosts],
         files=files,
+        providers=[str(p) for p in providers] if isinstance(providers, list) else [],
     )
 
 

@@ -18,8 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from srcbuild.errors import RecipeError
 
 _CONDA_SPEC = re.compile(r"(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:[ =<>!~*,|.\[\]\w'\"\-+]*)")
@@ -35,6 +33,8 @@ _WHAT = {
 
 def _valid(field: str, entry: str) -> bool:
     if field == "env.pip":
+        from packaging.requirements import InvalidRequirement, Requirement  # its grammar compiles when imported
+
         try:
             Requirement(entry)
         except InvalidRequirement:

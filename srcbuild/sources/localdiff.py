@@ -142,11 +142,15 @@ def _differs_raw(repo: Path, mode: str, oid: str, path: str) -> bool | None:
         return _object_id("blob", os.fsencode(os.readlink(full)), len(oid)) != oid
     if not stat.S_ISREG(st.st_mode) or bool(st.st_mode & stat.S_IXUSR) != (mode == "100755"):
         return True
+    digest = hashlib.sha1() if len(oid) == 40 else hashlib.sha256()
+    digest.update(f"blob {st.st_size}\0".encode())
     try:
-        data = full.read_bytes()
+        with open(full, "rb") as handle:  # in blocks: a checkout may hold large files
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     except OSError:
         return True
-    return None if _object_id("blob", data, len(oid)) != oid else False
+    return None if digest.hexdigest() != oid else False
 
 
 def _converted(repo: Path, paths: Sequence[str], index: str, env: Mapping[str, str]) -> set[str]:

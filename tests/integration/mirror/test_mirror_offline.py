@@ -66,6 +66,7 @@ def test_a_mirror_builds_the_same_wheel_without_a_network(
     assert made.returncode == 0, made.stdout
     assert "created in" in made.stdout and "not mirrored: gcc 11: left out (--skip gcc)" in made.stdout
     assert (mirror / "git/github.com/pytorch/pytorch/info/refs").is_file()
+    assert json.loads((mirror / "manifest.json").read_text())["providers"][0] == "redist"  # tried first offline
     again = run([*CREATE, str(mirror), "--recipe", recipe(RECIPE), "--mirror", world.mirror_rule, "--no-env"], env)
     assert again.returncode == 0 and "added 0 files" in again.stdout, again.stdout  # no network, nothing new
 

@@ -82,6 +82,7 @@ def test_the_manifest_round_trips_and_verify_names_each_difference(tmp_path: Pat
     digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     manifest = Manifest(
         made_for={"r": ["torch"]},
+        providers=["debian", "pypi"],
         files={
             "nvidia/a.run": Entry(digest, 3, "https://x/a.run"),
             "nvidia/b.run": Entry("0" * 64, 3, "https://x/b.run"),
@@ -91,6 +92,9 @@ def test_the_manifest_round_trips_and_verify_names_each_difference(tmp_path: Pat
     manifest.write(tmp_path)
     again = read_manifest(str(tmp_path) + "/")
     assert again is not None and again.to_json() == manifest.to_json() and again.serves("r", "torch")
+    assert again.providers == ["debian", "pypi"]
+    older = json.dumps({"format": 1, "made_for": {}, "git_hosts": [], "files": {}})  # before providers were kept
+    assert parse_manifest(older, "m/manifest.json").providers == []
     assert [(p.path, p.why) for p in verify(tmp_path, again)] == [
         ("nvidia/b.run", "sha256 ba7816bf8f01..., manifest 000000000000..."),
         ("nvidia/c.run", "missing"),
@@ -137,6 +141,7 @@ def test_skipped_pieces_are_named_and_the_debian_route_brings_its_packages_and_w
     facts = load_facts({})
     needs = needs_of(recipe, ("torch",), facts, prefer=("debian",), skip=("gcc",))
     assert needs.not_mirrored == ("gcc 11: left out (--skip gcc)",)
+    assert needs.providers == (("cuda", "debian"), ("cudnn", "pypi"))
     route = facts.debian_for("11.8")
     assert route is not None and needs.debian == (route,) and not needs.downloads
     assert {f.requirement for f in needs.index} == {w.requirement for w in route.wheels} | {
