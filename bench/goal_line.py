@@ -1,6 +1,6 @@
 """One machine-readable line per goal a benchmark checks, for ``bench/goals.py`` to gather.
 
-A benchmark prints its own table for people, then, for each goal, a line ``goal: {json}`` with
+A benchmark prints its own table for people, then, for each goal, a line ``goal-json: {json}`` with
 the metric, srcbuild's figure, the baseline's (run side by side), their ratio, the goal as text
 and whether it was met. ``goals.py`` runs every benchmark and prints those lines as one table.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-PREFIX = "goal: "
+PREFIX = "goal-json: "
 
 
 def goal_line(metric: str, srcbuild: str, baseline: str, ratio: str, goal: str, met: bool, note: str = "") -> None:
