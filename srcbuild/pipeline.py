@@ -153,10 +153,10 @@ def run_build(
     resume: bool = False,
 ) -> BuildResult:
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
-    from srcbuild.cache.key import build_fingerprint
     from srcbuild.execute.executor import Executor, environ_for_build
     from srcbuild.execute.handlers import BuildContext
     from srcbuild.execute.records import TorchBuilt
+    from srcbuild.resolve.key import build_fingerprint
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
     plan, resolved = prepared.plan, prepared.resolved

@@ -92,11 +92,6 @@ def rule_errors(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
     return [f for f in _findings(kb, recipe) if f.severity is Severity.ERROR]
 
 
-def knowledge_warnings(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
-    """Warnings that a recipe pins a release newer than the knowledge base (its ranges go unchecked)."""
-    return [f for f in _findings(kb, recipe) if f.rule.endswith(NEWER_THAN_KNOWLEDGE)]
-
-
 def _findings(kb: KnowledgeBase, recipe: Recipe) -> list[Finding]:
     from srcbuild.rules import check_recipe  # the rules import the knowledge this package reads
 

@@ -2,8 +2,8 @@
 
 Two hashes name a cached wheel.
 
-**Request fingerprint** (``build_fingerprint(resolved)``, i.e. ``fingerprint(key_inputs(resolved))``
-of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
+**Request fingerprint** (``srcbuild.resolve.key.build_fingerprint(resolved)``, i.e.
+``fingerprint(key_inputs(resolved))`` of a ``srcbuild.resolve.ResolvedBuild``): the sha256 (hex) of the canonical JSON
 (``json.dumps(..., sort_keys=True, separators=(",", ":"))``, UTF-8) of ``FingerprintInputs.to_json()``::
 
     {"schema": 2,                      # FINGERPRINT_SCHEMA; bump it on any change below
@@ -62,16 +62,13 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from srcbuild.errors import UsageError
 from srcbuild.files import sha256_file
 from srcbuild.host.platform import host_platform_tag
 from srcbuild.recipe.model import Recipe, SourcePin
 from srcbuild.recipe.packages import package_spec
-
-if TYPE_CHECKING:
-    from srcbuild.resolve import ResolvedBuild
 
 FINGERPRINT_SCHEMA = 2
 
@@ -183,41 +180,64 @@ class FingerprintInputs:
     sysroot: str | None = None  # a portable build's sysroot glibc ("2.17"); None: the machine's own
 
     @classmethod
-    def from_recipe(
+    def create(
         cls,
         recipe: Recipe,
+        *,
         package: str,
-        build_env: Mapping[str, str] | None = None,
-        platform_tag: str | None = None,
-        patch_digests: Mapping[str, str] | None = None,
+        pin: SourcePin,
+        against: SourcePin | None,
+        patches: tuple[tuple[str, str], ...],
+        build_env: Mapping[str, str],
+        platform: str,
         sysroot: str | None = None,
     ) -> FingerprintInputs:
-        """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this platform.
-
-        ``patch_digests`` (name -> sha256) are the hashes a resolved build already computed; a patch
-        without one is hashed here. Builds and lookups call ``key_inputs(resolved)``, not this.
-        """
-        spec = package_spec(package)
-        pin = spec.pin(recipe)
-        patches = []
-        for name, path in zip(recipe.build.patches, recipe.build.patch_files):
-            if spec.counts_patch(name):
-                known = (patch_digests or {}).get(name)
-                patches.append((name, known or sha256_file(path)))
+        """The inputs for building ``package`` with ``recipe``: its ``pin`` (and, for a package built
+        against the recipe's torch, torch's pin ``against``), the (name, sha256) of each patch that
+        changes its wheel, and the build variables that count (``filter_build_env``) over the
+        recipe's own. ``srcbuild.resolve.key.key_inputs`` passes a resolved build's values."""
         env = dict(recipe.build.env)
-        env.update(filter_build_env(build_env or {}))
+        env.update(filter_build_env(build_env))
         mpi = (recipe.mpi.implementation, recipe.mpi.version) if recipe.mpi.enabled else None
         return cls(
             package=package,
             source=_pin(pin),
-            against=_pin(recipe.torch) if spec.needs_torch_wheel else None,
-            patches=tuple(patches),
+            against=_pin(against),
+            patches=patches,
             build_env=tuple(sorted(env.items())),
             python_abi=python_abi_tag(recipe.toolchain.python),
             gcc=recipe.toolchain.gcc,
             cuda=recipe.toolchain.cuda,
             cudnn=recipe.toolchain.cudnn,
             mpi=mpi,
+            platform=platform,
+            sysroot=sysroot,
+        )
+
+    @classmethod
+    def from_recipe(
+        cls,
+        recipe: Recipe,
+        package: str,
+        build_env: Mapping[str, str] | None = None,
+        platform_tag: str | None = None,
+        sysroot: str | None = None,
+    ) -> FingerprintInputs:
+        """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this
+        platform, from the recipe alone (a lookup that resolves nothing: ``resolve.request``); each
+        patch that counts is hashed here. A build keys through ``resolve.key.key_inputs``."""
+        spec = package_spec(package)
+        return cls.create(
+            recipe,
+            package=package,
+            pin=spec.pin(recipe),
+            against=recipe.torch if spec.needs_torch_wheel else None,
+            patches=tuple(
+                (name, sha256_file(path))
+                for name, path in zip(recipe.build.patches, recipe.build.patch_files)
+                if spec.counts_patch(name)
+            ),
+            build_env=build_env or {},
             platform=platform_tag or host_platform_tag(),
             sysroot=sysroot,
         )
@@ -243,26 +263,6 @@ class FingerprintInputs:
 def fingerprint(inputs: FingerprintInputs) -> str:
     """The request fingerprint: sha256 hex of the canonical JSON of ``inputs.to_json()``."""
     return hashlib.sha256(canonical_json(inputs.to_json())).hexdigest()
-
-
-def key_inputs(resolved: ResolvedBuild) -> FingerprintInputs:
-    """The fingerprint inputs of a resolved build: its pins, patch hashes, build variables, toolchain
-    pins and platform. The one computation a build, ``install``, ``cache pull --recipe`` and
-    ``verify --recipe`` share (the latter three resolve without probing the host, which changes
-    nothing the key counts)."""
-    return FingerprintInputs.from_recipe(
-        resolved.recipe,
-        resolved.package.name,
-        resolved.env_changes.final_values(),
-        resolved.platform,
-        {p.name: p.sha256 for p in resolved.patches},
-        resolved.portable.glibc if resolved.portable is not None else None,
-    )
-
-
-def build_fingerprint(resolved: ResolvedBuild) -> str:
-    """The request fingerprint of a resolved build."""
-    return fingerprint(key_inputs(resolved))
 
 
 @dataclass(frozen=True)

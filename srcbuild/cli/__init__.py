@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Which catalog recipe to build for a GPU (this machine's, or one described by the options).",
     ),
     "plan": (
-        "srcbuild.cli.build:plan_command",
+        "srcbuild.cli.plan:plan_command",
         "Print every step, command, directory and variable a build would run, without running it.",
     ),
     "torch": (

@@ -1,13 +1,13 @@
-"""``srcbuild torch``, ``srcbuild torchvision`` and ``srcbuild plan``: build a wheel, or show how.
+"""``srcbuild torch`` and ``srcbuild torchvision``: build a wheel (or take it from the cache).
 
-``plan`` prints the plan ``torch``/``torchvision`` would run (text, JSON, or a bash script), and
-the build commands run that same plan. The wheel's path is the last line a build prints.
+The options they share with ``srcbuild plan`` and ``srcbuild ext`` are here (``build_options``);
+``srcbuild.cli.plan`` prints the plan these commands run. The wheel's path is the last line a
+build prints.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,12 +26,10 @@ from srcbuild.cli.common import (
     resume_command,
 )
 from srcbuild.cli.mirror_dir import mirror_dir_option
-from srcbuild.console import echo_text, make_console, output_width, wrap_text
-from srcbuild.errors import SrcbuildError, UsageError
-from srcbuild.findings import Severity
-from srcbuild.plan.render import FORMATS, render
+from srcbuild.console import make_console
+from srcbuild.errors import SrcbuildError
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.resolve import PACKAGE_NAMES, BuildOptions, refusal
+from srcbuild.resolve import BuildOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -135,7 +133,8 @@ output_dir_option = click.option(
 )
 
 
-def _options(package: str, kw: dict[str, Any]) -> BuildOptions:
+def options_from(package: str, kw: dict[str, Any]) -> BuildOptions:
+    """The build options of ``package`` from the keyword arguments of ``build_options``."""
     return BuildOptions(
         package=package,
         mirrors=tuple(kw["mirrors"]),
@@ -163,7 +162,7 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     console = make_console(stderr=as_json, progress=True)  # the build's progress; -q silences it
     try:
-        result = run_build(recipe, _options(package, kw), paths, command_environ(), console, resume=resume)
+        result = run_build(recipe, options_from(package, kw), paths, command_environ(), console, resume=resume)
     except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
         if invocation():
             argv = invocation()
@@ -237,54 +236,4 @@ def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
     return _run("torchvision", resume, as_json, kw)
 
 
-@click.command("plan")
-@click.argument("package", type=click.Choice((*PACKAGE_NAMES, "ext")))
-@click.argument("requirement", required=False, metavar="[NAME[==VERSION]]")
-@build_options
-@mirror_dir_option(lambda kw: ())
-@click.option("--format", "fmt", type=click.Choice((*FORMATS, "dockerfile")), default="text", show_default=True)
-@click.option("--torch", "torch_version", default=None, help="ext: build against this torch version from the index.")
-@click.option("--torch-wheel", default=None, type=click.Path(dir_okay=False), help="ext: against this torch wheel.")
-@json_option
-def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool, **kw: Any) -> int:
-    """Print every step, command, directory and variable a build would run, without running it
-    (``--format dockerfile``: a multi-stage Dockerfile that builds it in a container; ``--json``
-    is ``--format json``). ``plan ext NAME --recipe R`` shows an extension build (``srcbuild ext``).
-
-    The build is resolved first: what the build would refuse (compatibility rule errors, exit 3; a
-    missing tool, exit 4) is refused here with the same words; warnings are printed above the plan.
-    """
-    from srcbuild.pipeline import prepare
-
-    fmt = "json" if as_json else fmt
-    if package == "ext" or requirement is not None:
-        if package != "ext" or requirement is None or fmt == "dockerfile":
-            raise UsageError(
-                "plan ext takes the extension's name (and no --format dockerfile); torch and torchvision take none",
-                "run srcbuild plan ext NAME[==VERSION] --recipe R, or srcbuild plan torch --recipe R",
-            )
-        from srcbuild.cli.ext import plan_ext
-
-        return plan_ext(requirement, fmt, kw)
-    paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
-    recipe = RecipeCatalog(paths).load(kw["recipe"])
-    if fmt == "dockerfile":
-        from srcbuild.container import dockerfile_for
-
-        sys.stdout.write(dockerfile_for(recipe, package, tuple(kw["mirrors"])))
-        return 0
-    prepared = prepare(recipe, _options(package, kw), paths, command_environ())
-    shown = [f for f in prepared.resolved.findings if f.severity is not Severity.INFO]
-    stop = refusal(prepared.resolved)
-    if stop is not None:
-        for finding in shown:
-            echo_text(finding.render() + "\n", stderr=True)
-        raise stop
-    width = output_width(sys.stdout, command_environ())
-    if shown and fmt == "text":  # the shell script carries them as comments, the JSON as "findings"
-        sys.stdout.write(wrap_text("".join(f.render() + "\n" for f in shown) + "\n", width))
-    sys.stdout.write(render(prepared.plan, fmt, width))
-    return 0
-
-
-__all__ = ["plan_command", "print_json", "torch_command", "torchvision_command"]
+__all__ = ["print_json", "torch_command", "torchvision_command"]

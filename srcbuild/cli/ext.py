@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from srcbuild.cli.build import _options, build_options, copy_wheel, output_dir_option
+from srcbuild.cli.build import build_options, copy_wheel, options_from, output_dir_option
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console, output_width, wrap_text
@@ -45,7 +45,7 @@ def _prepare(requirement: str, kw: dict[str, Any]) -> Any:
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     wheel = Path(kw["torch_wheel"]) if kw.get("torch_wheel") else None
     torch = TorchRequest(wheel=wheel, version=kw.get("torch_version"))
-    return prepare_ext(recipe, request, torch, _options("torch", kw), paths, command_environ())
+    return prepare_ext(recipe, request, torch, options_from("torch", kw), paths, command_environ())
 
 
 @click.command("ext")

@@ -51,9 +51,6 @@ class ChannelRouting:
     def mirror_map(self) -> dict[str, str]:
         return dict(self.mirrors)
 
-    def is_default(self) -> bool:
-        return self.alias is None and not self.mirrors
-
     def route(self, channel: str) -> str:
         """The channel to hand to an installer: a mirror URL, an alias URL or the name as given."""
         mirror = self.mirror_map.get(channel)

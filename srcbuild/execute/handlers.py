@@ -370,10 +370,11 @@ def verify_wheel(ex: Runner, dist: Path, pattern: str) -> WheelVerified:
 def cache_wheel(ex: Runner, action: CacheWheel) -> WheelStored:
     """Store the wheel with its manifest: the key's inputs, and what the earlier steps measured
     (their records: the commits, local modifications found before the build, the kernels)."""
-    from srcbuild.cache.key import ResolvedFacts, key_inputs
+    from srcbuild.cache.key import ResolvedFacts
     from srcbuild.cache.manifest import Manifest
     from srcbuild.cache.store import WheelCache
     from srcbuild.execute.retag import portable_record
+    from srcbuild.resolve.key import key_inputs
     from srcbuild.verify.symbols import glibc_text, wheel_glibc
 
     ctx = _ctx(ex)

@@ -62,8 +62,9 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         if arches is not None:
             steps.append(arches)
     cmake = cmake_settings(r.env_changes)
+    digest = settings_hash(cmake)  # the one hash of what reaches CMake: the plan shows it, the step compares it
     clean = _clean_command(r.checkout, r.python, r.env_changes)
-    steps.append(_build_tree_step(r.checkout, r.build_root, r.python, cmake, clean))
+    steps.append(_build_tree_step(r.checkout, r.build_root, r.python, digest, clean))
     steps.append(_local_changes_step(r, sources))
     cc = r.compiler_cache
     if cc.enabled:
@@ -114,6 +115,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         build_root=r.build_root,
         dist_dir=r.dist_dir,
         cmake_settings=cmake,
+        cmake_settings_hash=digest,
         keep_build=r.keep_build,
         system_alternatives=r.compiler.system,
         findings=r.findings,
@@ -269,10 +271,7 @@ def _install_torch_step(r: ResolvedBuild) -> Step:
     )
 
 
-def _build_tree_step(
-    checkout: Path, root: Path, python: Path, cmake: tuple[tuple[str, str], ...], cleanup: Command
-) -> Step:
-    digest = settings_hash(cmake)
+def _build_tree_step(checkout: Path, root: Path, python: Path, digest: str, cleanup: Command) -> Step:
     hash_file = root / SETTINGS_HASH_FILE
     cache = checkout / "build" / "CMakeCache.txt"
     q = shlex.quote

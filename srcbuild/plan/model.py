@@ -80,7 +80,8 @@ class Plan:
     checkout: Path
     build_root: Path  # state.json, logs and the settings hash live here
     dist_dir: Path  # where setup.py writes the wheel
-    cmake_settings: tuple[tuple[str, str], ...] = ()  # what reaches CMake; hashed for staleness
+    cmake_settings: tuple[tuple[str, str], ...] = ()  # what reaches CMake
+    cmake_settings_hash: str = ""  # their settings_hash, as the build-tree step compares it
     keep_build: bool = False
     system_alternatives: bool = False
     findings: tuple[Finding, ...] = ()  # the resolved build's rule and host findings
@@ -104,9 +105,6 @@ class Plan:
     def step_ids(self) -> tuple[str, ...]:
         return tuple(s.id for s in self.steps)
 
-    def settings_hash(self) -> str:
-        return settings_hash(self.cmake_settings)
-
     def fingerprint(self) -> str:
         """A hash of the whole plan: a resumed build must be resuming this same plan."""
         data = self.to_json()
@@ -124,7 +122,7 @@ class Plan:
             "dist_dir": str(self.dist_dir),
             "settings": [s.to_json() for s in self.settings],
             "build_env": self.env.to_json(),
-            "cmake_settings_hash": self.settings_hash(),
+            "cmake_settings_hash": self.cmake_settings_hash,
             "findings": [f.to_json() for f in self.findings],
             "steps": [s.to_json() for s in self.steps],
         }

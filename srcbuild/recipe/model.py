@@ -35,10 +35,6 @@ class Toolchain:
     cuda: str | None
     cudnn: str | None = None
 
-    @property
-    def cpu_only(self) -> bool:
-        return self.cuda is None
-
 
 @dataclass(frozen=True)
 class Gpu:

@@ -42,5 +42,5 @@ def request_inputs(
 def request_fingerprint(
     recipe: Recipe, package: str, environ: Mapping[str, str], platform_tag: str | None = None
 ) -> str:
-    """The request fingerprint of ``request_inputs`` (what ``cache.key.build_fingerprint`` gives a build)."""
+    """The request fingerprint of ``request_inputs`` (what ``resolve.key.build_fingerprint`` gives a build)."""
     return fingerprint(request_inputs(recipe, package, environ, platform_tag))

@@ -36,7 +36,7 @@ def test_the_pipeline_imports_the_execute_stage_only_to_run_a_build() -> None:
 
 
 def test_the_plan_command_prepares_through_the_pipeline() -> None:
-    tree = ast.parse((ROOT / "cli" / "build.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "cli" / "plan.py").read_text(encoding="utf-8"))
     plan = _imports_in(_function(tree, "plan_command"))
     assert "srcbuild.pipeline" in plan
     assert not {m for m in plan | _module_level_imports(tree) if m.startswith("srcbuild.execute")}

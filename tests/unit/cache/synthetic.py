@@ -11,10 +11,11 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from srcbuild.cache.key import ResolvedFacts, key_inputs
+from srcbuild.cache.key import ResolvedFacts
 from srcbuild.cache.manifest import Manifest
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.resolve.key import key_inputs
 from srcbuild.resolve.resolver import resolve_unprobed
 
 PLATFORM = "linux_x86_64"

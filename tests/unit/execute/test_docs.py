@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.cli.build import plan_command, torch_command
+from srcbuild.cli.build import torch_command
+from srcbuild.cli.plan import plan_command
 from srcbuild.execute.diagnose import SIGNATURES
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "building.md").read_text()

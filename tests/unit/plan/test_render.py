@@ -27,7 +27,7 @@ def test_json_is_the_plan(paths: Paths, host: BuildHost, options: BuildOptions) 
     build = data["steps"][plan.step_ids.index("build")]
     assert build["commands"][0]["argv"] == ["/envs/py311/bin/python", "setup.py", "bdist_wheel"]
     assert {"op": "set", "name": "USE_CUDA", "value": "1", "origin": "toolchain.cuda"} in build["commands"][0]["env"]
-    assert data["cmake_settings_hash"] == plan.settings_hash()
+    assert data["cmake_settings_hash"] == plan.cmake_settings_hash
 
 
 def test_shell_script(paths: Paths, host: BuildHost, options: BuildOptions) -> None:
@@ -45,7 +45,7 @@ def test_shell_script(paths: Paths, host: BuildHost, options: BuildOptions) -> N
     assert "if ! (" in lines  # the build command, with its cleanup on failure
     assert "# srcbuild does this itself: check recipe world-kepler-cu118 and this host for a torch build" in lines
     checkout = plan.checkout
-    digest = plan.settings_hash()
+    digest = plan.cmake_settings_hash
     assert any(line.startswith(f"if [ -f {checkout}/build/CMakeCache.txt ]") and digest in line for line in lines)
     assert (
         "if [ ! -x /envs/py311/bin/python ]; then echo 'this build uses the existing environment /envs/py311 "

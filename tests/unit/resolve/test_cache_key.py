@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from srcbuild.cache.key import build_fingerprint, key_inputs
 from srcbuild.knowledge import load_knowledge
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.resolve import BuildHost, BuildOptions, resolve
+from srcbuild.resolve.key import build_fingerprint, key_inputs
 from srcbuild.resolve.resolver import resolve_unprobed
 
 PLATFORM = "linux_x86_64-glibc2.36"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.key import build_fingerprint, key_inputs
 from srcbuild.errors import HostError, UsageError
 from srcbuild.findings import Severity
 from srcbuild.host.facts import CudaToolkit, GccInstall, HostFacts
@@ -20,6 +19,7 @@ from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.resolve import BuildHost, BuildOptions, ResolvedBuild, refusal, resolve
 from srcbuild.resolve.decide import portable_choice
 from srcbuild.resolve.inputs import SysrootGcc
+from srcbuild.resolve.key import build_fingerprint, key_inputs
 from srcbuild.resolve.portable import sysroot_gcc, sysroot_glibc
 from srcbuild.resolve.resolver import resolve_unprobed
 from srcbuild.toolchain.needs import Need

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.key import build_fingerprint, key_inputs
 from srcbuild.errors import RecipeError
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
+from srcbuild.resolve.key import build_fingerprint, key_inputs
 from srcbuild.resolve.request import request_fingerprint, request_inputs
 from srcbuild.resolve.resolver import resolve_unprobed
 
