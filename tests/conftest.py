@@ -111,6 +111,19 @@ def mpicc() -> Path:
     return Path(path)  # type: ignore[arg-type]
 
 
+# Session fixtures that provision something large for real, each made once per pytest session:
+# under pytest-xdist (`-n 2 --dist loadgroup`, as CI runs) the tests that use one share a worker,
+# or each worker would download and unpack it again.
+ONE_WORKER_FIXTURES = ("debian_cuda118",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for name in ONE_WORKER_FIXTURES:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))
+
+
 @pytest.fixture(scope="session")
 def debian_cuda118(tmp_path_factory: pytest.TempPathFactory) -> Toolchain:
     """CUDA 11.8 provisioned for real by the `debian` provider into a fresh toolchains directory.

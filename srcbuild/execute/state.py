@@ -79,12 +79,6 @@ class BuildState:
             rec.record = record
         self.steps[step.id] = rec
 
-    def failed_step(self) -> str | None:
-        for sid, rec in self.steps.items():
-            if rec.status in (FAILED, INTERRUPTED, RUNNING):
-                return sid
-        return None
-
     def to_json(self) -> dict[str, Any]:
         return {
             "package": self.package,

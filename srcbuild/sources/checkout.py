@@ -14,7 +14,6 @@ from pathlib import Path
 from filelock import FileLock
 
 from srcbuild import proc
-from srcbuild.command import Command
 from srcbuild.errors import StepFailed
 from srcbuild.sources.patches import PatchSet, patch_sha256
 from srcbuild.sources.sync import GIT_ENV, SourceSync
@@ -35,11 +34,6 @@ def done_count(sync: SourceSync, environ: Mapping[str, str]) -> int:
     if _complete_rows(sync, environ) is not None:
         return total
     return total - len(sync.submodule_commands())
-
-
-def pending_commands(sync: SourceSync, environ: Mapping[str, str]) -> list[Command]:
-    """What a resumed sync still has to run (the tail of ``commands()`` after ``done_count()``)."""
-    return sync.commands()[done_count(sync, environ) :]
 
 
 def _probe(sync: SourceSync, environ: Mapping[str, str], *args: str) -> str | None:

@@ -74,7 +74,7 @@ def test_first_sync_through_a_prefix_mirror(world: World, first_sync: SourceSync
         ["git", "-C", str(checkout), "remote", "get-url", "origin"], capture_output=True, text=True, check=True
     )
     assert origin.stdout.strip() == world.top_url
-    assert on_disk.pending_commands(sync, os.environ) == []
+    assert sync.commands()[on_disk.done_count(sync, os.environ) :] == []
 
 
 def own_pack_bytes(git_dir: Path, shared_with: Path) -> int:
@@ -202,7 +202,7 @@ def test_interrupted_submodule_update_continues(small_world: World, work: Path) 
     assert not (broken.checkout / ".git/modules/third_party/fbgemm").exists()
     assert not on_disk.is_complete(broken, os.environ)
     sync = sync_for(small_world, work, "v1.0.0")
-    assert on_disk.pending_commands(sync, os.environ) == sync.submodule_commands()
+    assert sync.commands()[on_disk.done_count(sync, os.environ) :] == sync.submodule_commands()
     packs = broken.checkout / ".git/modules/third_party/pybind11/objects/pack"
     before = {p.name: p.stat().st_ino for p in packs.glob("*.pack")}
     assert before
@@ -222,7 +222,7 @@ def test_leftovers_of_a_killed_clone_are_never_used(small_world: World, work: Pa
     sync.checkout.mkdir()
     (sync.checkout / "junk").write_text("not a checkout")
     assert not on_disk.is_complete(sync, os.environ)
-    assert on_disk.pending_commands(sync, os.environ) == sync.commands()
+    assert sync.commands()[on_disk.done_count(sync, os.environ) :] == sync.commands()
     through_executor.sync(sync, work / "build")
     assert on_disk.is_complete(sync, os.environ) and not (sync.checkout / "junk").exists() and not sync.partial.exists()
 
@@ -282,7 +282,7 @@ def test_submodule_cloned_but_never_checked_out_is_repaired(small_world: World, 
         if path.name != ".git":
             shutil.rmtree(path) if path.is_dir() else path.unlink()
     assert not on_disk.is_complete(sync, os.environ)
-    assert on_disk.pending_commands(sync, os.environ) == sync.submodule_commands()
+    assert sync.commands()[on_disk.done_count(sync, os.environ) :] == sync.submodule_commands()
     out = through_executor.run_step(sources_steps(sync)[0], work / "again")
     total, left = len(sync.commands()), len(sync.submodule_commands())
     assert f"skipping {total - left} of {total} command(s)" in out

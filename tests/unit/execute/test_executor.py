@@ -126,7 +126,7 @@ def test_ctrl_c_marks_the_step_interrupted(tmp_path: Path) -> None:
     assert err.value.message.startswith("interrupted during step b; the build tree and the log (")
     assert err.value.hint == "continue with: srcbuild torch --recipe r --resume"
     state = BuildState.load(plan.state_path)
-    assert state is not None and state.steps["b"].status == "interrupted" and state.failed_step() == "b"
+    assert state is not None and state.steps["b"].status == "interrupted"
 
 
 def test_resume_without_state_is_a_usage_error(tmp_path: Path) -> None:
