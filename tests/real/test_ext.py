@@ -33,16 +33,16 @@ pytestmark = [pytest.mark.real, pytest.mark.integration]
 CPU_GROUP = pytest.mark.xdist_group("ext-cpu")
 CUDA_GROUP = pytest.mark.xdist_group("ext-cuda")
 
-# The CUDA build (3.7 only, FORCE_ONLY_CUDA=1: 7 C++ and 3 CUDA compiles, one at a time) has not
-# yet completed a run of this test here: its compiles take about 20 minutes of CPU time, and
-# the one run started was stopped by its time limit half-way (its first library built and
-# linked). Until one completes, it runs only when asked for.
+# The CUDA build (3.7 only, FORCE_ONLY_CUDA=1: 7 C++ and 3 CUDA compiles, one at a time) takes
+# about 16 minutes of CPU time (built, verified for SASS sm_37 and cached here once, then a cache
+# hit); with the CPU build that is twice what the real tier may add to CI on two workers, so it
+# runs only when asked for.
 CUDA_BUILD = os.environ.get("SRCBUILD_REAL_EXT_BUILDS") == "1"
 
 
 def require_cuda_build() -> None:
     if not CUDA_BUILD:
-        pytest.skip("the torch-scatter CUDA build has not completed a run yet: SRCBUILD_REAL_EXT_BUILDS=1 runs it")
+        pytest.skip("the torch-scatter CUDA build takes about 16 CPU minutes: SRCBUILD_REAL_EXT_BUILDS=1 runs it")
 
 TORCH_213_CPU = Artifact(
     "torch", "2.13.0+cpu", "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
@@ -206,7 +206,7 @@ def test_cuda_build_holds_sass_for_37_in_every_cuda_library(cuda_build: Built) -
 @CUDA_GROUP
 def test_cuda_build_was_refused_nothing_and_warned_about_the_cuda_minor(cuda_build: Built) -> None:
     out = " ".join(cuda_build.first.out.split())
-    assert "nvcc is CUDA 11.8 and torch 2.0.1 was built with CUDA 11.7" in out
+    assert "nvcc is CUDA 11.8.89 and torch 2.0.1 was built with CUDA 11.7: a minor version apart" in out
     assert "torch-scatter 2.1.2 supports torch >=1.4.0" not in out  # in range: not a warning
     assert "holds no kernels for compute capability" not in out  # torch 2.0.1+cu117 has SASS sm_37
 
