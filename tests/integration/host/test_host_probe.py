@@ -26,8 +26,11 @@ def tool_output(*argv: str) -> str:
 
 
 def test_probe_is_fast_and_finds_the_toolchain(gcc11: Path, mpicc: Path, cuda13_home: Path) -> None:
+    """The CUDA 13 nvcc tests/setup.sh lays out in a private directory is found through PATH (a
+    stock machine has none in /usr/local/cuda)."""
+    environ = {**os.environ, "PATH": f"{cuda13_home / 'bin'}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
     start = time.perf_counter()
-    host = probe_host(environ=os.environ)
+    host = probe_host(environ=environ)
     elapsed = time.perf_counter() - start
     assert elapsed < 1.0, f"probe_host took {elapsed:.2f} s"
     gcc11_version = tool_output(str(gcc11), "-dumpfullversion").strip()
