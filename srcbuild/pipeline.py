@@ -201,9 +201,9 @@ def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console,
     """Build the prepared extension (or take it from the local cache); the wheel is in the result."""
     from srcbuild.cache.store import WheelCache
     from srcbuild.execute.executor import Executor, environ_for_build
-    from srcbuild.execute.registry import HANDLERS
+    from srcbuild.execute.registry import HANDLERS, SKIP_CHECKS
     from srcbuild.execute.result import BuildResult
-    from srcbuild.ext.handlers import EXT_HANDLERS, ExtContext
+    from srcbuild.ext.handlers import EXT_HANDLERS, EXT_SKIP_CHECKS, ExtContext
 
     b, plan = prepared.build, prepared.plan
     console.print(f"[bold]srcbuild ext {b.label} (recipe {plan.recipe})[/bold]")
@@ -238,6 +238,7 @@ def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console,
             resume=resume,
             context=ctx,
             handlers={**HANDLERS, **EXT_HANDLERS},
+            skip_checks={**SKIP_CHECKS, **EXT_SKIP_CHECKS},
         )
         return executor.run()
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from srcbuild.plan.actions import Action
+from srcbuild.plan.actions import Action, SkipCondition
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,16 @@ class CacheExtWheel(Action):
     def args(self) -> dict[str, str]:
         return {"dist": str(self.dist), "pattern": self.pattern, "cache_dir": str(self.cache_dir)}
 
+
+
+@dataclass(frozen=True)
+class TorchWheelInstalled(SkipCondition):
+    """The build environment already holds this torch wheel: the sha256 srcbuild recorded when it
+    installed it matches, and the environment's torch is still that version."""
+
+    name: ClassVar[str] = "torch-wheel-installed"
+    reason: ClassVar[str] = "the build environment already holds this torch wheel (same sha256 and version)"
+    python: Path
+    marker: Path
+    sha256: str
+    version: str

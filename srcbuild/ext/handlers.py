@@ -11,9 +11,9 @@ from srcbuild import __version__, proc
 from srcbuild.execute.dist import find_wheel
 from srcbuild.execute.handlers import BuildContext, show_verification
 from srcbuild.execute.records import PreflightPassed, WheelStored, WheelVerified
-from srcbuild.execute.registry import Handler
+from srcbuild.execute.registry import Handler, SkipCheck
 from srcbuild.execute.runner import Runner
-from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
+from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
 from srcbuild.ext.key import ExtKeyInputs
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.torch import TorchIdentity
@@ -130,4 +130,24 @@ EXT_HANDLERS: dict[type, Handler] = {
     ExtPreflight: lambda ex, action, step, log: preflight(ex),
     VerifyExtWheel: lambda ex, action, step, log: verify(ex, action.dist, action.pattern),
     CacheExtWheel: lambda ex, action, step, log: cache(ex, action.dist, action.pattern),
+}
+
+
+TORCH_VERSION_PROBE = "import importlib.metadata as m; print(m.version('torch'))"
+
+
+def torch_wheel_installed(ex: Runner, condition: TorchWheelInstalled) -> bool:
+    """Whether the environment still holds the torch wheel it recorded (sha256 and version)."""
+    try:
+        recorded = condition.marker.read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    if recorded != condition.sha256:
+        return False
+    out = proc.probe([str(condition.python), "-c", TORCH_VERSION_PROBE], env=ex.environ, timeout=60)
+    return out is not None and out.strip().splitlines()[-1:] == [condition.version]
+
+
+EXT_SKIP_CHECKS: dict[type, SkipCheck] = {
+    TorchWheelInstalled: lambda ex, condition: torch_wheel_installed(ex, condition),
 }

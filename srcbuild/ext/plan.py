@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, VerifyExtWheel
+from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.source import is_commit
 from srcbuild.plan.make import compiler_step, environment_step, provision_step
@@ -77,7 +77,12 @@ def make_ext_plan(b: ExtBuild) -> Plan:
                     "the libraries it needs to import (for a CUDA torch from the index: NVIDIA's CUDA library "
                     "wheels), from the index pip is configured with; torch itself is already this wheel",
                 ),
+                *((Command((py, "-c", WRITE_SCRIPT, str(b.torch_marker), b.torch_sha256),
+                           f"record the wheel's sha256 in {b.torch_marker} (a later build skips this step)"),)
+                  if b.torch_sha256 else ()),
             ),
+            skip_if=TorchWheelInstalled(b.python, b.torch_marker, b.torch_sha256, b.torch.version)
+            if b.torch_sha256 else None,
         ))
     arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, b.python)
     if arches is not None:

@@ -69,6 +69,12 @@ class ExtBuild:
     env_changes: EnvChanges
     options: tuple[str, ...]  # setup.py options
     root: Path  # the build's directory (logs, state, torch wheel, constraints, dist)
+    torch_sha256: str = ""  # the torch wheel's sha256 (hex); empty for --env's torch
+
+    @property
+    def torch_marker(self) -> Path:
+        """Where the build environment records the sha256 of the torch wheel installed into it."""
+        return self.python.parent.parent / ".srcbuild-torch-wheel.sha256"
 
     @property
     def recipe(self) -> Any:

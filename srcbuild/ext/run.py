@@ -10,6 +10,7 @@ executor.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -75,7 +76,8 @@ def fetch_index_torch(version: str, python: str, into: Path, environ: Mapping[st
     """``torch==version`` for Python ``python`` on this platform, from the index pip is configured with.
 
     The version is exact, so a constraints file in pip's configuration that caps torch is lifted for
-    this one download (PIP_CONSTRAINT empty): the command line named the version."""
+    this one download: the command line named the version. PIP_CONSTRAINT names an empty file
+    (``os.devnull``) for it; an empty value would leave the configured file in force."""
     into.mkdir(parents=True, exist_ok=True)
     digits = python.replace(".", "")
     argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into),
@@ -86,14 +88,20 @@ def fetch_index_torch(version: str, python: str, into: Path, environ: Mapping[st
     have = _matching(into, version)
     if have is not None:
         return have
-    result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": ""}, log_path=into / "download.log")
+    result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": os.devnull}, log_path=into / "download.log")
     have = _matching(into, version)
     if not result.ok or have is None:
         tail = result.tail[-1] if result.tail else "no output"
+        local = version.partition("+")[2]
+        where = (
+            f"PyTorch's own index has the +{local} wheels: python -m pip download --no-deps --only-binary=:all: "
+            f"--python-version {python} torch=={version} --index-url https://download.pytorch.org/whl/{local} "
+            f"-d {into}, then pass --torch-wheel with the file it saves there"
+            if local else "pass --torch-wheel FILE"
+        )
         raise NotFoundError(
             f"--torch {version}: pip could not fetch a torch=={version} wheel for Python {python} ({tail})",
-            "check the version (python -m pip index versions torch), or pass --torch-wheel FILE; "
-            f"pip's log: {into / 'download.log'}",
+            f"check the version (python -m pip index versions torch), or {where}; pip's log: {into / 'download.log'}",
         )
     return have
 
@@ -170,7 +178,8 @@ def prepare_ext(
     cuda = recipe.toolchain.cuda is not None
     env = ext_variables(base, knowledge)
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
-    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root)
+    digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
+    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest)
     cuda_tool = base.toolchain("cuda")
     nvcc = cuda_tool.version if cuda else None
     release = load_knowledge().cuda(nvcc) if nvcc else None

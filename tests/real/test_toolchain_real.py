@@ -27,7 +27,8 @@ from srcbuild.host.toolchain import missing_components
 from tests.conftest import require_tool
 from tests.real.artifacts import TORCH_201_CU117, fetch
 
-pytestmark = [pytest.mark.real, pytest.mark.integration]
+# one worker builds the extension and provisions cuDNN/NCCL once (session fixtures are per worker)
+pytestmark = [pytest.mark.real, pytest.mark.integration, pytest.mark.xdist_group("toolchain-real")]
 
 TORCH_DEPS = ("filelock", "typing-extensions", "sympy", "networkx", "jinja2", "setuptools", "wheel")
 # libtorch_cuda.so of the cu117 wheel links libcupti.so.11.7, a soname no CUDA 11.8 home has: torch's

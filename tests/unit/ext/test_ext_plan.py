@@ -50,7 +50,7 @@ def _build(tmp_path: Path, requirement: str = "torch-scatter==2.1.2", recipe_tex
     )
     torch = TorchChoice("wheel", "2.0.1", tmp_path / "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl", "wheel t.whl")
     return ExtBuild(base, request, knowledge, torch, sdist, ext_variables(base, knowledge), knowledge.options(True),
-                    paths.builds_dir / "k80-ext")
+                    paths.builds_dir / "k80-ext", "ab" * 32)
 
 
 def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
@@ -70,6 +70,29 @@ def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
     fetch = plan.step("source").commands[0].argv
     assert fetch[-3:] == ("https://files.example.org/torch_scatter-2.1.2.tar.gz", SHA,
                           str(b.root / "torch_scatter-2.1.2.tar.gz"))
+
+
+def test_installing_the_torch_wheel_is_recorded_and_skipped_when_the_environment_holds_it(tmp_path: Path) -> None:
+    from srcbuild.ext.actions import TorchWheelInstalled
+    from srcbuild.ext.handlers import torch_wheel_installed
+
+    b = _build(tmp_path)
+    step = make_ext_plan(b).step("install-torch")
+    assert step.commands[-1].argv[-2:] == (str(b.torch_marker), "ab" * 32)
+    assert b.torch_marker.parent == b.python.parent.parent  # the environment's, shared by its builds
+    condition = step.skip_if
+    assert isinstance(condition, TorchWheelInstalled) and condition.sha256 == "ab" * 32
+    assert condition.version == "2.0.1"
+
+    from types import SimpleNamespace
+
+    ex = SimpleNamespace(environ={})
+    missing = TorchWheelInstalled(tmp_path / "py", tmp_path / "marker", "ab" * 32, "2.0.1")
+    assert torch_wheel_installed(ex, missing) is False  # type: ignore[arg-type]  # no marker: install
+    (tmp_path / "marker").write_text("cd" * 32 + "\n")
+    assert torch_wheel_installed(ex, missing) is False  # type: ignore[arg-type]  # another wheel: install
+    no_sha = ExtBuild(b.base, b.request, b.knowledge, b.torch, b.sdist, b.env_changes, b.options, b.root)
+    assert make_ext_plan(no_sha).step("install-torch").skip_if is None
 
 
 def test_the_variables_are_the_recipes_compiler_cuda_and_archs_plus_the_packages(tmp_path: Path) -> None:

@@ -86,6 +86,17 @@ def test_an_unstated_range_is_a_warning() -> None:
     assert "a git source: its release is not known" in range_findings(knowledge_for("x"), None, CU117)[0].message
 
 
+def test_the_official_k80_torch_with_the_k80_recipe_builds_warning_only_about_35() -> None:
+    # torch 2.7.1+cu118: CUDA 11.8, SASS from sm_37 (srcbuild/knowledge/data/torch.toml: official_wheels cu118 = 3.7)
+    k80 = TorchIdentity("2.7.1+cu118", "11.8", Kernels(frozenset({37, 50, 60, 70, 75, 80, 86, 90})), "record-sha256:dd",
+                        "environment /home/u/venvs/k80")
+    found = ext_findings("kepler-k80-cu118", "11.8", [CC("3.5"), CC("3.7")], k80, "11.8", NVCC_118)
+    assert rules(found) == {"ext-torch-kernels": Severity.WARNING}
+    assert "compute capability 3.5" in found[0].message and refusal(found) is None
+    assert ext_findings("k80-only", "11.8", [CC("3.7")], k80, "11.8.89", NVCC_118) == ()
+    assert range_findings(knowledge_for("torch-scatter"), "2.1.2", k80)[0].severity is Severity.INFO
+
+
 def _inputs(**changes: object) -> ExtKeyInputs:
     base: dict[str, object] = dict(
         name="torch-scatter", source={"sdist": "torch_scatter-2.1.2.tar.gz", "sha256": "cc"}, against="sha256:aa",
