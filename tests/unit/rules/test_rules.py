@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, NamedTuple
 
 import pytest
@@ -478,14 +477,6 @@ def test_valid_combination_is_accepted(case_id: str, spec: dict[str, Any], warni
 def test_catalog_recipe_has_no_errors(recipe: Any) -> None:
     findings = check_recipe(recipe, catalog=catalog())
     assert not has_errors(findings), [f.render() for f in findings]
-
-
-def test_all_rules_on_every_catalog_recipe_take_well_under_a_second() -> None:
-    check_recipe(catalog()[0])  # load the knowledge base once
-    start = time.perf_counter()
-    for recipe in catalog():
-        check_recipe(recipe, catalog=catalog())
-    assert time.perf_counter() - start < 0.5
 
 
 def test_findings_come_errors_first_and_all_at_once() -> None:
