@@ -33,8 +33,8 @@ from srcbuild.ext.knowledge import normalize
 from srcbuild.recipe import Recipe
 
 TORCH_PROBE = (
-    "import json, sys, torch; print(json.dumps({'version': torch.__version__, 'cuda': torch.version.cuda, "
-    "'abi': 'cp%d%d' % sys.version_info[:2]}))"
+    "import json, sys, torch; from importlib import metadata; print(json.dumps({'version': torch.__version__, "
+    "'dist': metadata.version('torch'), 'cuda': torch.version.cuda, 'abi': 'cp%d%d' % sys.version_info[:2]}))"
 )
 
 
@@ -73,10 +73,12 @@ def wanted(m: Manifest, name: str, recipe: Recipe, torch_version: str, abi: str)
     for the recipe's archs (and not from modified sources)."""
     inputs = m.key_inputs
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
+    # a build against a wheel keys its metadata version (2.0.1), one against an environment
+    # torch.__version__ (2.0.1+cu117, which the wheel of the index reports): "A|B" accepts either
     return (
         inputs.get("kind") == KIND and inputs.get("package") == name and m.recipe.get("name") == recipe.name
-        and inputs.get("torch") == torch_version and inputs.get("python_abi") == abi and serves(m, requested)
-        and not m.modified
+        and inputs.get("torch") in torch_version.split("|") and inputs.get("python_abi") == abi
+        and serves(m, requested) and not m.modified
     )
 
 
@@ -131,12 +133,13 @@ def install_ext(
     project = normalize(name)
     torch = env_torch(python, environ)
     version, abi = str(torch["version"]), str(torch["abi"])
-    found = candidates(cache, project, recipe, version, abi)
+    dist = str(torch.get("dist") or version)  # what pip calls the installed torch
+    found = candidates(cache, project, recipe, f"{version}|{dist}", abi)
     entry: CacheEntry | None = found[0] if found else None
     origin = "local"
     if entry is None and remotes:
         policy = trust or TrustPolicy.resolve(environ=environ)
-        entry, got = pull_from_remotes(cache, remotes, project, recipe, version, abi, policy, warn)
+        entry, got = pull_from_remotes(cache, remotes, project, recipe, f"{version}|{dist}", abi, policy, warn)
         if entry is None and isinstance(got, SrcbuildError):
             raise got  # a remote had it, but nobody may vouch for it or it arrived damaged
         origin = got if isinstance(got, str) else origin
@@ -150,7 +153,7 @@ def install_ext(
     entry.check()  # a wheel changed on disk since it was stored is never installed
     if dry_run:
         return ExtInstall(project, recipe.name, entry.wheel_path, python, version, False, origin)
-    _pip_install(python, entry, version, no_deps, environ, echo)
+    _pip_install(python, entry, dist, no_deps, environ, echo)
     return ExtInstall(project, recipe.name, entry.wheel_path, python, version, True, origin)
 
 
