@@ -317,10 +317,24 @@ def install(
 
 def _pip_install(python: Path, manifest: Manifest, wheel: Path, options: PipOptions, echo: Any) -> None:
     """pip installs the wheel in hash-checking mode, then (unless ``no_deps``) its dependencies."""
+    pip_install_hashed(python, manifest, wheel, echo)
+    requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
+    if not requires:
+        return
+    result = proc.run(pip_deps_argv(python, requires, options), echo=echo)
+    if not result.ok:
+        raise deps_failed(manifest, result)
+
+
+def pip_install_hashed(
+    python: Path, manifest: Manifest, wheel: Path, echo: Any, environ: Mapping[str, str] | None = None
+) -> None:
+    """pip installs the wheel alone in hash-checking mode with the manifest's sha256 (exit 7 when the
+    bytes changed since they were stored; pip reads the file anyway, so this is the one hash)."""
     with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as work:
         requirements = Path(work) / "requirements.txt"
         requirements.write_text(hashed_requirement(manifest, wheel), encoding="utf-8")
-        result = proc.run(pip_install_argv(python, requirements), echo=echo)
+        result = proc.run(pip_install_argv(python, requirements), env=environ, echo=echo)
     if not result.ok:
         tail = "\n".join(result.tail[-5:])
         mismatch = any("THESE PACKAGES DO NOT MATCH THE HASHES" in line for line in result.tail)
@@ -330,16 +344,15 @@ def _pip_install(python: Path, manifest: Manifest, wheel: Path, options: PipOpti
             if mismatch
             else "read pip's message above; the cached wheel itself is intact",
         )
-    requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
-    if not requires:
-        return
-    result = proc.run(pip_deps_argv(python, requires, options), echo=echo)
-    if not result.ok:
-        tail = "\n".join(result.tail[-5:])
-        raise StepFailed(
-            f"pip installed {manifest.wheel} but not its dependencies (exit {result.returncode}):\n{tail}",
-            "read pip's message above (add --no-deps to install the wheel without its dependencies)",
-        )
+
+
+def deps_failed(manifest: Manifest, result: proc.RunResult) -> StepFailed:
+    """The error for a wheel pip installed whose dependencies it then could not."""
+    tail = "\n".join(result.tail[-5:])
+    return StepFailed(
+        f"pip installed {manifest.wheel} but not its dependencies (exit {result.returncode}):\n{tail}",
+        "read pip's message above (add --no-deps to install the wheel without its dependencies)",
+    )
 
 
 __all__ = [
@@ -347,10 +360,12 @@ __all__ = [
     "InstallResult",
     "PipOptions",
     "Target",
+    "deps_failed",
     "find_wheel",
     "install",
     "peek_wheel",
     "pip_install_argv",
+    "pip_install_hashed",
     "request_fingerprint",
     "target_python",
 ]

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from srcbuild import proc
-from srcbuild.cache.install import hashed_requirement, pip_install_argv, wheel_requires
+from srcbuild.cache.install import deps_failed, pip_install_hashed, wheel_requires
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
 from srcbuild.cache.transfer import pull_entry
-from srcbuild.errors import CacheIntegrityError, EnvironmentError_, NotFoundError, SrcbuildError, StepFailed, UsageError
+from srcbuild.errors import EnvironmentError_, NotFoundError, SrcbuildError, UsageError
 from srcbuild.ext.key import KIND
 from srcbuild.ext.knowledge import normalize
 from srcbuild.recipe import Recipe
@@ -162,31 +162,17 @@ def _pip_install(
 ) -> None:
     """The wheel in pip's hash-checking mode, then its dependencies with torch pinned."""
     manifest = entry.manifest
+    pip_install_hashed(python, manifest, entry.wheel_path, echo, environ)
+    requires = [] if no_deps else wheel_requires(entry.wheel_path, manifest.wheel)
+    if not requires:
+        return
     with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as tmp:
-        requirements = Path(tmp) / "requirements.txt"
-        requirements.write_text(hashed_requirement(manifest, entry.wheel_path), encoding="utf-8")
-        result = proc.run(pip_install_argv(python, requirements), env=environ, echo=echo)
-        if not result.ok:
-            tail = "\n".join(result.tail[-5:])
-            mismatch = any("THESE PACKAGES DO NOT MATCH THE HASHES" in line for line in result.tail)
-            raise (CacheIntegrityError if mismatch else StepFailed)(
-                f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
-                "the cached wheel changed after it was stored: `srcbuild cache verify --remove` drops it"
-                if mismatch else "read pip's message above; the cached wheel itself is intact",
-            )
-        requires = [] if no_deps else wheel_requires(entry.wheel_path, manifest.wheel)
-        if not requires:
-            return
         constraints = Path(tmp) / "constraints.txt"
         constraints.write_text(f"torch=={torch}\n", encoding="utf-8")
         argv = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "-c", str(constraints)]
         result = proc.run([*argv, *requires], env=environ, echo=echo)
     if not result.ok:
-        tail = "\n".join(result.tail[-5:])
-        raise StepFailed(
-            f"pip installed {manifest.wheel} but not its dependencies (exit {result.returncode}):\n{tail}",
-            "read pip's message above (add --no-deps to install the wheel without its dependencies)",
-        )
+        raise deps_failed(manifest, result)
 
 
 def check_name(name: str) -> str:
