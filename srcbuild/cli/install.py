@@ -15,6 +15,7 @@ from srcbuild.cli.common import command_environ, json_option, path_options, prin
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.recipe import RecipeCatalog
+from srcbuild.resolve.request import request_fingerprint
 
 
 @click.command("install")
@@ -96,6 +97,7 @@ def install_cmd(
         package,
         open_remotes(remotes, s3_endpoint_url),
         target_python(into, python, command_environ(), version=recipe.toolchain.python),
+        request_fingerprint(recipe, package, command_environ()),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
         trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),

@@ -61,8 +61,10 @@ class PreparedExt:
 def _recipe_torch_wheel(recipe: Recipe, paths: Paths, environ: Mapping[str, str]) -> Path:
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.store import WheelCache
+    from srcbuild.resolve.request import request_fingerprint
 
-    found = find_wheel(WheelCache(paths.cache_dir), recipe, "torch", [], environ=environ)
+    fp = request_fingerprint(recipe, "torch", environ)
+    found = find_wheel(WheelCache(paths.cache_dir), recipe, "torch", [], fp, environ=environ)
     if found is None:
         where = recipe.path or recipe.name
         raise NotFoundError(
