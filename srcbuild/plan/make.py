@@ -119,7 +119,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         keep_build=r.keep_build,
         system_alternatives=r.compiler.system,
         findings=r.findings,
-        resolved=r,
+        compiler_tree=r.compiler.tree,
     )
 
 
