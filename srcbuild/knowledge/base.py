@@ -136,9 +136,10 @@ class KnowledgeBase:
                 return chip
         return None
 
-    def gpus_by_name(self, name: str) -> list[GpuModel]:
-        """Models whose marketing name matches ``name`` loosely (see ``gpu_names.find_by_name``)."""
-        return gpu_names.find_by_name(self.gpu_chips, name)
+    def gpus_by_name(self, name: str, prefix: bool = False) -> list[GpuModel]:
+        """Models whose marketing name matches ``name`` (see ``gpu_names.find_gpus``); ``prefix``:
+        ``name`` is what a tool kept of a longer name."""
+        return gpu_names.find_gpus(self.gpu_chips, name, prefix)
 
     # -- torch, torchvision -----------------------------------------------------------------------
 
