@@ -205,7 +205,7 @@ def ensure_env(ex: Runner, log: Path) -> Done:
     env = _ctx(ex).resolved.environment
     if env.error is not None:
         raise HostError(env.error[0], env.error[1] or None)
-    assert env.backend is not None and env.envs_dir is not None
+    assert env.backend is not None and env.envs_dir is not None and env.spec is not None
     backend = backend_for(env.backend, env.executable)
     made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log, CommandIO(ex.environ, ex.console.file))
     link = env.prefix
