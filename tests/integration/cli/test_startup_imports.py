@@ -31,10 +31,16 @@ HEAVY = (
 HELP_HEAVY = (*HEAVY, "rich", "srcbuild.knowledge", "srcbuild.resolve", "srcbuild.cache", "srcbuild.recipe")
 # install computes the fingerprint from what it counts (resolve.request), never the whole resolve: no
 # resolver, environment backends, rules, toolchain provisioning, host probe or sources; and it prints
-# lines, not tables.
+# lines, not tables. With no remote it needs no HTTP client, and it takes no build lock.
 INSTALL_HEAVY = (
     *HEAVY,
     "rich",
+    "http.client",
+    "urllib.request",
+    "ssl",
+    "filelock",
+    "srcbuild.cache.netio",
+    "srcbuild.resolve.variables",
     "srcbuild.resolve.resolver",
     "srcbuild.resolve.model",
     "srcbuild.envs",
