@@ -52,6 +52,21 @@ INSTALL_HEAVY = (
     "srcbuild.compiler_cache",
 )
 
+# doctor probes the machine and judges every recipe, but builds, downloads, solves and draws tables
+# for nothing: no environment backends, HTTP client, file lock or table renderer.
+DOCTOR_HEAVY = (
+    *HEAVY,
+    "rich",
+    "http.client",
+    "urllib.request",
+    "filelock",
+    "srcbuild.envs.backends",
+    "srcbuild.envs.prefix",
+    "srcbuild.cli.compat",
+    "srcbuild.resolve.resolver",
+    "srcbuild.sources",
+)
+
 
 def imported(args: list[str], tmp_path: Path, says: str = "") -> set[str]:
     """The modules ``srcbuild ARGS`` imports (its output holding ``says``)."""
@@ -107,3 +122,8 @@ def test_an_install_hit_imports_nothing_heavy(tmp_path: Path) -> None:
     args = ["install", "torch", "--recipe", str(recipe_file), "--python", sys.executable, "--dry-run"]
     found = imported([*args, "--cache-dir", str(tmp_path / "cache")], tmp_path, says="would install torch-1.7.1")
     assert heavy_in(found, INSTALL_HEAVY) == []
+
+
+def test_doctor_imports_nothing_heavy(tmp_path: Path) -> None:
+    found = imported(["doctor"], tmp_path, says="recipe")
+    assert heavy_in(found, DOCTOR_HEAVY) == []
