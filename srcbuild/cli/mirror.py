@@ -47,8 +47,9 @@ def mirror_group() -> None:
     "--ext",
     "exts",
     multiple=True,
-    metavar="NAME[==VERSION]",
-    help="An extension's sdist and its build requirements (repeatable), for srcbuild ext.",
+    metavar="NAME[==VERSION]|git+URL@REF",
+    help="An extension's source (repeatable), for srcbuild ext: its sdist with its build requirements, or "
+    "its git repository at a tag or commit with its submodules.",
 )
 @click.option(
     "--torch",
@@ -176,7 +177,7 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                 {
                     "recipe": t.recipe,
                     "packages": list(t.packages),
-                    "repos": [{"url": r.url, "tag": r.tag, "why": r.why} for r in t.needs.repos],
+                    "repos": [{"url": r.url, "tag": r.tag, "commit": r.commit, "why": r.why} for r in t.needs.repos],
                     "downloads": [{"url": d.url, "size": d.size, "why": d.why} for d in t.needs.downloads],
                     "patches": [p.name for p in t.needs.patches],
                     "index_wheels": [f.to_json() for f in t.needs.index],
@@ -200,7 +201,7 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
     for target, est in rows:
         click.echo(f"{target.recipe} ({', '.join(target.packages)}) into {directory}:")
         for repo in target.needs.repos:
-            click.echo(f"  git {repo.url} {repo.tag} with its submodules")
+            click.echo(f"  git {repo.url} {repo.ref} with its submodules")
         last_why = ""
         for download in target.needs.downloads:
             if download.why != last_why:

@@ -1,8 +1,8 @@
 """What ``srcbuild mirror create`` gathers for one recipe: its packages' sources and toolchain
 (``mirror.gather.needs_of``), the build environment in the form the other machine's backend
 installs (conda packages, or every package from pip for a venv), the toolchain's conda pieces on
-their channels, and the extensions' sdists (found on the index pip is configured with, as
-``srcbuild ext`` finds them)."""
+their channels, and the extensions' sources: their sdists (found on the index pip is configured
+with, as ``srcbuild ext`` finds them) or their git repositories at the tag or commit asked for."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from srcbuild.mirror.create import SdistFile, Target
+from srcbuild.mirror.gather import Repo
 from srcbuild.mirror.pypi import PipSet
 from srcbuild.recipe.model import Recipe
 from srcbuild.toolchain.facts import ToolchainFacts
@@ -55,12 +56,11 @@ def make_target(
     if dry_run:
         pip += [PipSet((r,), python=recipe.toolchain.python, why="an extension's sdist") for r in wanted
                 if not r.startswith("git+")]
-    gits = [r for r in wanted if r.startswith("git+")]
-    if gits:
+    repos = tuple(_git_repo(r) for r in wanted if r.startswith("git+"))
+    if repos:
         from dataclasses import replace
 
-        lines = tuple(f"{r}: an extension's git source is not mirrored yet; use its sdist" for r in gits)
-        needs = replace(needs, not_mirrored=(*needs.not_mirrored, *lines))
+        needs = replace(needs, repos=(*needs.repos, *(r for r in repos if r not in needs.repos)))
     return Target(recipe.name, packages, needs, env, tuple(pip), toolchain_conda, sdists, recipe.toolchain.python)
 
 
@@ -69,3 +69,14 @@ def _sdist(requirement: str, environ: Mapping[str, str]) -> SdistFile:
 
     found = find_sdist(parse_requirement(requirement), pip_indexes(sys.executable, environ))
     return SdistFile(found.name, found.filename, found.url, found.sha256)
+
+
+def _git_repo(requirement: str) -> Repo:
+    """An extension's git source as a repository the mirror holds at its tag or commit (with its
+    submodules, as for torch's sources)."""
+    from srcbuild.ext.source import is_commit, parse_requirement
+
+    request = parse_requirement(requirement)
+    url, ref = request.git_url or "", request.git_ref or ""
+    why = f"extension {request.name}"
+    return Repo(url, "", ref, why) if is_commit(ref) else Repo(url, ref, None, why)

@@ -40,6 +40,11 @@ if got != want:
     os.remove(dest + ".part"); sys.exit(dest + ": sha256 " + got + ", the index states " + want)
 os.replace(dest + ".part", dest); print(dest + ": sha256 " + want)
 """
+# Run by sh with the ref first and the git fetch command after it: a shallow fetch of the ref, else the
+# whole ref (git's "dumb" HTTP protocol, which a static server speaks, has no shallow fetch), else for
+# a commit no server sends by its id the branches (a srcbuild mirror keeps each pinned commit as one).
+FETCH_REF = ('"$@" --depth 1 origin "$0" || "$@" origin "$0" || '
+             '"$@" origin "+refs/heads/*:refs/remotes/origin/*"')
 WRITE_SCRIPT = "import sys; open(sys.argv[1], 'w').write(sys.argv[2] + '\\n')"
 
 
@@ -143,17 +148,26 @@ def _source_step(b: ExtBuild) -> Step:
         )
     url, ref = b.request.git_url or "", b.request.git_ref or ""
     src = str(b.source_dir)
-    fetch = ("git", "-C", src, "fetch", "--depth", "1", "origin", ref if is_commit(ref) else f"refs/tags/{ref}")
+    rules = b.base.mirrors
+    git = ("git", *rules.git_config_args(own_urls=(url,)))
+    refspec = ref if is_commit(ref) else f"+refs/tags/{ref}:refs/tags/{ref}"
+    fetched = rules.rewrite(url)
+    via = f" from {fetched}" if fetched != url else ""
     return Step(
         id="source",
         title=f"Check out {url} at {ref}",
-        why="the extension's git source at the tag or commit asked for; the commit is recorded in the cache",
+        why="the extension's git source at the tag or commit asked for, with its submodules, through the mirror "
+        "rules; the commit is recorded in the cache",
         commands=(
             Command(("rm", "-rf", src), "start from an empty checkout"),
             Command(("git", "init", "-q", src), "an empty repository"),
             Command(("git", "-C", src, "remote", "add", "origin", url), "the repository asked for"),
-            Command(fetch, f"fetch {ref} only"),
-            Command(("git", "-C", src, "checkout", "-q", "FETCH_HEAD"), f"check out {ref}"),
+            Command(("sh", "-c", FETCH_REF, refspec, *git, "-C", src, "fetch", "--no-tags"),
+                    f"fetch {ref} only{via}"),
+            Command(("git", "-C", src, "-c", "advice.detachedHead=false", "checkout", "-q", "--detach",
+                     ref if is_commit(ref) else f"refs/tags/{ref}"), f"check out {ref}"),
+            Command((*git, "-C", src, "submodule", "update", "--init", "--recursive"),
+                    "its submodules at every depth, through the same rules"),
         ),
     )
 

@@ -135,6 +135,27 @@ def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
         ) from None
 
 
+def check_git_mirror(request: ExtRequest, environ: Mapping[str, str]) -> None:
+    """With ``--mirror-dir``, a git source the mirror lacks (its repository, or the tag or commit
+    asked for) fails before anything runs, naming the ``mirror create`` option that adds it."""
+    from srcbuild.ext.source import is_commit
+    from srcbuild.mirror.manifest import read_git_refs
+
+    base = environ.get(MIRROR_DIR_VAR)
+    if not base or not request.is_git:
+        return
+    ref = request.git_ref or ""
+    refs = read_git_refs(base, request.git_url or "")
+    if refs is not None and (ref in refs.values() if is_commit(ref) else f"refs/tags/{ref}" in refs):
+        return
+    lacks = "its repository" if refs is None else f"{ref}"
+    raise MirrorMissing(
+        f"the git source {request} is not in the mirror {base} (it lacks {lacks})",
+        f"add it on a connected machine: srcbuild mirror create {base} --ext {request}",
+        {"create_options": ["--ext", str(request)]},
+    )
+
+
 def prepare_ext(
     recipe: Recipe,
     request: ExtRequest,
@@ -157,6 +178,7 @@ def prepare_ext(
             f"--env builds against the torch installed in {options.env_prefix}, and {torch.describe()} names another",
             "pass --env alone, or drop --env",
         )
+    check_git_mirror(request, environ)
     base = resolve_on_host(recipe, replace(options, package="torch"), paths, environ)
     memo = paths.work_dir / "torch-identity"
     if options.env_prefix:

@@ -137,7 +137,10 @@ def create_mirror(
     downloader = Downloader(root / PARTIAL, mirror=nvidia_mirror, stream=stream)
     for target in targets:
         for repo in target.needs.repos:
-            git.add_tag(repo.url, repo.tag, repo.commit)
+            if repo.tag:
+                git.add_tag(repo.url, repo.tag, repo.commit)
+            elif repo.commit:  # a git source pinned by its commit alone (an extension's)
+                git.add_commit(repo.url, repo.commit)
         for download in target.needs.downloads:
             rel = nvidia_path(download.url, NVIDIA_HOSTS)
             if rel is None:

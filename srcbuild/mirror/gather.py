@@ -41,9 +41,13 @@ SIZES_FILE = Path(__file__).resolve().parent / "data" / "git_sizes.toml"
 @dataclass(frozen=True)
 class Repo:
     url: str
-    tag: str
+    tag: str  # "" for a source pinned by its commit alone (an extension's git+URL@COMMIT)
     commit: str | None
-    why: str  # "torch", "torchvision", "NCCL 2.4.8"
+    why: str  # "torch", "torchvision", "NCCL 2.4.8", "extension torch-scatter"
+
+    @property
+    def ref(self) -> str:
+        return self.tag or self.commit or ""
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 from srcbuild.errors import NotFoundError, UsageError
 from srcbuild.files import sha256_file
-from srcbuild.mirror.layout import MANIFEST, file_url
+from srcbuild.mirror.layout import MANIFEST, file_url, git_path
 
 FORMAT = 1
 
@@ -126,6 +126,33 @@ def read_manifest(base: str) -> Manifest | None:
             "check the URL (it names the directory that holds manifest.json) and that the server is up",
         ) from None
     return parse_manifest(text, url)
+
+
+def read_git_refs(base: str, url: str) -> dict[str, str] | None:
+    """The refs (name -> commit) the mirror at ``base`` holds for the git repository ``url``, from
+    the ``info/refs`` file ``mirror create`` writes for git's "dumb" HTTP protocol; None when the
+    mirror has no repository for it."""
+    rel = git_path(url)
+    if rel is None:
+        return None
+    text = None
+    if base.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(f"{base}{rel}/info/refs", timeout=30) as response:
+                text = response.read().decode("utf-8", "replace")
+        except (urllib.error.URLError, OSError):
+            return None
+    else:
+        try:
+            text = (Path(base) / rel / "info" / "refs").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    refs = {}
+    for line in text.splitlines():
+        sha, _, name = line.partition("\t")
+        if name:
+            refs[name.removesuffix("^{}")] = sha.strip()
+    return refs
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import pytest
 
 from srcbuild.errors import RecipeError
 from srcbuild.ext.knowledge import knowledge_for
-from srcbuild.ext.plan import make_ext_plan
+from srcbuild.ext.plan import FETCH_REF, make_ext_plan
 from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
 from srcbuild.ext.source import Sdist, parse_requirement
 from srcbuild.knowledge import load_knowledge
@@ -120,7 +120,11 @@ def test_a_cpu_recipe_builds_without_cuda(tmp_path: Path) -> None:
 def test_a_git_source_is_fetched_at_its_ref(tmp_path: Path) -> None:
     b = _build(tmp_path, "git+https://example.org/rusty1s/pytorch_scatter.git@2.1.2")
     commands = [c.argv for c in make_ext_plan(b).step("source").commands]
-    assert ("git", "-C", str(b.source_dir), "fetch", "--depth", "1", "origin", "refs/tags/2.1.2") in commands
+    fetch = commands[3]
+    assert fetch[:4] == ("sh", "-c", FETCH_REF, "+refs/tags/2.1.2:refs/tags/2.1.2")
+    assert fetch[-4:] == ("-C", str(b.source_dir), "fetch", "--no-tags")
+    assert commands[4][-2:] == ("--detach", "refs/tags/2.1.2")
+    assert commands[5][-4:] == ("submodule", "update", "--init", "--recursive")
     assert make_ext_plan(b).step("build").commands[0].argv[-1] == str(b.source_dir)
 
 
@@ -155,3 +159,20 @@ def test_a_bad_extension_table_names_the_key(tmp_path: Path, table: str, words: 
     with pytest.raises(RecipeError) as info:
         _build(tmp_path, recipe_text=RECIPE + f"\n[[extensions]]\n{table}\n")
     assert words in info.value.message and "k80.toml: extensions[0]" in info.value.message
+
+
+def test_a_git_source_goes_through_the_mirror_rules_with_its_submodules(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from srcbuild.sources.mirrors import parse_mirror_args
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    b = _build(tmp_path, f"git+https://github.com/rusty1s/pytorch_scatter@{commit}")
+    rules = parse_mirror_args(["https://github.com/=/srv/m/git/github.com/"], {})
+    b = replace(b, base=replace(b.base, mirrors=rules))
+    step = make_ext_plan(b).step("source")
+    fetch, checkout, submodules = (c.argv for c in step.commands[3:])
+    assert fetch[3] == commit and "url./srv/m/git/github.com/.insteadOf=https://github.com/" in fetch
+    assert checkout[-1] == commit
+    assert "url./srv/m/git/github.com/.insteadOf=https://github.com/" in submodules
+    assert "from /srv/m/git/github.com/rusty1s/pytorch_scatter" in step.commands[3].why

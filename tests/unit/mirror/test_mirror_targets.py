@@ -1,5 +1,6 @@
 """What mirror create gathers for a recipe: the environment in the form the other machine's
-backend installs, the toolchain's conda pieces on their channels, extensions named for a dry run."""
+backend installs, the toolchain's conda pieces on their channels, extensions named for a dry run
+(sdists as pip sets, git sources as repositories)."""
 
 from __future__ import annotations
 
@@ -28,11 +29,17 @@ def test_a_conda_backend_takes_conda_packages_and_a_venv_takes_everything_from_p
 
 
 def test_the_toolchains_conda_pieces_and_the_extensions_are_listed() -> None:
-    target = _target(None, exts=("torch-scatter==2.1.2", "git+https://github.com/x/y@v1"))
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    exts = ("torch-scatter==2.1.2", "git+https://github.com/x/y@v1", f"git+https://github.com/x/z.git@{commit}")
+    target = _target(None, exts=exts)
     ((spec, specs),) = target.toolchain_conda
     assert spec.channels == ("conda-forge",) and "gcc_linux-64 11.*" in specs
     assert [p.requirements for p in target.pip] == [("torch-scatter==2.1.2",)]
-    assert target.needs.not_mirrored == (
-        "git+https://github.com/x/y@v1: an extension's git source is not mirrored yet; use its sdist",
-    )
+    assert target.needs.not_mirrored == ()
+    # git sources: a repository at the tag, or at the commit alone, as for torch's sources
+    assert [(r.url, r.tag, r.commit, r.why) for r in target.needs.repos[1:]] == [
+        ("https://github.com/x/y", "v1", None, "extension y"),
+        ("https://github.com/x/z.git", "", commit, "extension z"),
+    ]
+    assert target.needs.repos[0].why == "torch"
     assert _target(None, skips=("gcc",)).toolchain_conda == ()
