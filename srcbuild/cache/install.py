@@ -1,6 +1,6 @@
 """``srcbuild install``: find the recipe's wheel (local store, then remotes), check it fits, pip it in.
 
-The flow: the caller passes the request fingerprint (``srcbuild.resolve.request``: no git,
+The flow: the caller gives the request fingerprint (``srcbuild.resolve.request``: no git,
 compiler or network), look in the local store
 (whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
 into the local store when a trusted signer vouches for it, verified by sha256; a remote that
@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -257,7 +257,7 @@ def install(
     package: str,
     remotes: Sequence[CacheRemote],
     python: Path,
-    fp: str,
+    fingerprint: Callable[[], str],
     echo: Any = None,
     dry_run: bool = False,
     trust: TrustPolicy | None = None,
@@ -266,10 +266,13 @@ def install(
     *,
     environ: Mapping[str, str],
 ) -> InstallResult:
-    """Find, check and install the wheel stored under the fingerprint ``fp``; raises on a miss, a
-    misfit or a failed pip."""
+    """Find, check and install the wheel stored under the fingerprint ``fingerprint()`` gives
+    (``srcbuild.resolve.request.request_fingerprint``, computed while the target interpreter
+    answers); raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
-    target = probe_target(python)
+    asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
+    fp = fingerprint()
+    target = asking.result()
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
     machine = Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
