@@ -201,18 +201,6 @@ def list_gcc(
     return [by_major[m] for m in sorted(by_major)]
 
 
-def find_gcc(
-    major: str, environ: Mapping[str, str], root: Path = Path("/"), run: Runner = proc.probe
-) -> GccInstall | None:
-    """A gcc of major version ``major`` ("7"): ``gcc-7`` on PATH, in /usr/bin, ..., or ``gcc`` if it is 7."""
-    want = str(major).split(".")[0]
-    for gcc in _gcc_candidates(environ, root, want):
-        version = gcc_version(gcc, run)
-        if version is not None and version.split(".")[0] == want:
-            return GccInstall(int(want), version, gcc, _gxx_for(gcc))
-    return None
-
-
 def header_version(path: Path, prefix: str, patch_name: str) -> str | None:
     """ "8.5.0" from the ``#define <prefix>MAJOR/MINOR/<patch_name>`` lines of a header."""
     text = read_text(path)

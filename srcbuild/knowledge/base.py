@@ -326,7 +326,7 @@ def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
-def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breakages: tuple[Breakage, ...]) -> tuple:
+def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tuple:
     rows = []
     overrides: dict[str, dict[str, Any]] = {}
     for row in data.get("torch", []):
@@ -336,11 +336,6 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breaka
         floor = row.get("cc_floor")
         if floor is not None:
             lowest = max(lowest, ComputeCapability.parse(floor))
-        steps = tuple(
-            f"{b.trigger}: {b.fix}"
-            for b in breakages
-            if b.when_arch_below is not None and b.when_host is None and versions.matches(b.torch, line + ".0")
-        )
         release = TorchRelease(
             version=line,
             line=line,
@@ -354,7 +349,6 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breaka
             cudnn_max=str(row["cudnn_max"]),
             lowest_cc=lowest,
             official_wheels=_wheels(row.get("official_wheels", {})),
-            extra_steps=steps,
             source=row["source"],
             unconfirmed=frozenset(row.get("unconfirmed", ())),
         )
@@ -388,7 +382,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     cuda_rows = load.cuda_releases(cuda_data)
     breakage_rows = load.breakages(breakage_data)
     torch_data = tables.read_table("torch", directory)
-    torch_rows, overrides = _torch_rows(torch_data, cuda_rows, breakage_rows)
+    torch_rows, overrides = _torch_rows(torch_data, cuda_rows)
     return KnowledgeBase(
         cuda_releases=cuda_rows,
         arch_support=load.arch_support(cuda_data),

@@ -106,7 +106,6 @@ class BuildHost:
     update_alternatives: str = "update-alternatives"
     conda_tools: tuple[tuple[str, str], ...] = ()  # ("micromamba", "/usr/bin/micromamba") found on PATH
     rattler: bool = False  # py-rattler imports in this Python
-    host_python: str = ""  # "3.11": the Python srcbuild runs on (what a venv gets)
     host_python_path: str = ""  # its executable: a venv is made with it
     platform: str = "linux_x86_64"  # wheel platform tag, no C library (srcbuild.cache.key.host_platform_tag)
     facts: HostFacts | None = None  # None when the host was not probed

@@ -71,7 +71,6 @@ def build_host(recipe: Recipe, facts: HostFacts, environ: Mapping[str, str]) -> 
         update_alternatives=ua,
         conda_tools=tuple(conda_tools_on_path(environ).items()),
         rattler=rattler_available(),
-        host_python=f"{sys.version_info[0]}.{sys.version_info[1]}",
         host_python_path=sys.executable,
         platform=host_platform_tag(),
         facts=facts,
