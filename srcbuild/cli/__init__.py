@@ -175,6 +175,9 @@ def _fail(
     """Report a failure: ``error:``/``hint:`` lines on stderr, and the JSON object with ``--json``."""
     import json
 
+    # what the command already wrote to stdout (a --json result) goes out first: where both streams
+    # share one pipe (`2>&1`) they then read in the order written, whatever stdout's buffering
+    sys.stdout.flush()
     click.echo(f"error: {message}", err=True)
     if hint:
         click.echo(f"hint: {hint}", err=True)

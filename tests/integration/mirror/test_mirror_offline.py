@@ -27,10 +27,12 @@ SOURCES_ONLY = [*CREATE, "--skip", "cuda", "--skip", "cudnn"]
 
 
 def run(argv: list[str], env: dict[str, str], offline: bool = False) -> subprocess.CompletedProcess[str]:
+    """srcbuild with stdout and stderr in one pipe, in the order written; Python's stdout buffered
+    as in a user's shell (PYTHONUNBUFFERED, where the machine sets it, would hide a misordering)."""
     prefix = ["unshare", "-rn"] if offline else []
     return subprocess.run(
         [*prefix, sys.executable, "-m", "srcbuild", *argv],
-        env=env,
+        env={k: v for k, v in env.items() if k != "PYTHONUNBUFFERED"},
         cwd=REPO_ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
