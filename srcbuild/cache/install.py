@@ -276,8 +276,9 @@ def install(
 ) -> InstallResult:
     """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
+    asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
     fp = request_fingerprint(recipe, package, environ)
-    target = probe_target(python)
+    target = asking.result()
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
     machine = Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)

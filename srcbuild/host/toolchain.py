@@ -13,6 +13,7 @@ install it in ``/usr/bin``). Where a gcc is looked for: ``gcc-N`` on ``PATH``, `
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -101,8 +102,11 @@ def list_cuda(
     ``extra_homes`` are more (directory, source) pairs to look in, e.g. conda environments.
     """
     toolkits: list[CudaToolkit] = []
-    for home, nvcc, source in _nvcc_candidates(environ, root, None, extra_homes):
-        version = nvcc_version(nvcc, run)
+    candidates = list(_nvcc_candidates(environ, root, None, extra_homes))
+    # every nvcc answers at the same time; the answers are read in search order
+    asked = [proc.Background(functools.partial(nvcc_version, nvcc, run)) for _, nvcc, _ in candidates]
+    for (home, nvcc, source), answer in zip(candidates, asked):
+        version = answer.result()
         if version is None:
             continue
         if source == "PATH" and any(t.version == version for t in toolkits):

@@ -33,6 +33,7 @@ from packaging.version import InvalidVersion, Version
 from srcbuild.envmods import EnvChanges
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.packages import version_of_tag
 
 # What reaches CMake, for the stale-build-tree hash: the passthrough prefixes and the allow-list.
 CMAKE_PREFIXES = ("USE_", "BUILD_", "CMAKE_", "NO_", "WITH_")
@@ -56,15 +57,6 @@ CMAKE_NAMES = (
 # user's shell would silently change the wheel. The executor drops them from the environment its
 # commands start from; the shell plan unsets them first.
 NOT_INHERITED = ("TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION")
-
-
-def version_of_tag(tag: str) -> str:
-    """``v1.7.1`` → ``1.7.1``; ``v2.0.0-rc1`` → ``2.0.0rc1``."""
-    text = tag[1:] if tag[:1] in ("v", "V") else tag
-    try:
-        return str(Version(text))
-    except InvalidVersion:
-        return text
 
 
 def _era(version: str) -> Version:

@@ -175,6 +175,19 @@ def test_build_pins_old_tag(kb: KnowledgeBase) -> None:
     assert all(r.source for r in pins.reasons)
 
 
+def test_build_pins_from_the_breakages_table_alone_agree_with_the_knowledge_base(kb: KnowledgeBase) -> None:
+    """A cache lookup's fingerprint reads breakages.toml alone (``base.build_pins``): the same pins,
+    for every torch line the tables know, with and without host tools."""
+    from srcbuild.knowledge.base import build_pins
+
+    lines = [r.line for r in kb.torch_releases]
+    assert len(lines) > 10
+    for line in lines:
+        for version in (line, f"{line}.0", f"{line}.1"):
+            for tools in (None, {"cmake": "3.31.6"}, {"cmake": "4.0.2"}):
+                assert build_pins(version, tools) == kb.build_pins(version, tools), (version, tools)
+
+
 def test_build_pins_follow_host_tools(kb: KnowledgeBase) -> None:
     assert kb.build_pins("2.5.1", {"cmake": "3.31.6"}).env == ()
     assert kb.build_pins("2.5.1", {"cmake": "4.0.2"}).env_dict == {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}
