@@ -19,6 +19,7 @@ from srcbuild.host.parsers import (
     parse_meminfo,
     parse_mpi_version,
     parse_nvcc_version,
+    parse_proc_driver_version,
     parse_proc_information,
     parse_smi_csv,
     parse_smi_list,
@@ -139,6 +140,15 @@ def test_a_paste_of_three_outputs_gives_each() -> None:
     assert parts[2].gpus[0] == ListedGpu(name="Tesla K80", chip="GK210GL", device_id=0x102D)
 
 
+def test_proc_driver_version() -> None:
+    assert parse_proc_driver_version(read("gt750m-mac", "proc-driver-version.txt")) == "418.226.00"
+    open_module = (
+        "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  (dvs-builder@U16)\n"
+    )
+    assert parse_proc_driver_version(open_module) == "580.65.06"
+    assert parse_proc_driver_version("garbage") is None
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -226,3 +236,18 @@ def test_lspci_verbose_kernel_output_is_read_too() -> None:
         "\tSubsystem: Apple Inc. GK107 HDMI Audio Controller [106b:0130]\n"
     )
     assert gpus(parse_lspci_lines(text)) == [("GeForce GT 750M Mac Edition", "GK107M", 0x0FE9, None)]
+
+
+def test_every_output_of_an_h100_machine() -> None:
+    """What the probe asks, recorded on an H100 server (driver R580, open kernel module, CUDA 13.0,
+    Open MPI 4.1.6, gcc 13.3)."""
+    listing = parse_smi_csv(read("h100-server", "nvidia-smi.csv"))
+    assert listing is not None and listing.driver == "580.159.04"
+    assert gpus(listing) == [("NVIDIA H100 80GB HBM3", None, 0x2330, "9.0")]
+    listed = parse_smi_list(read("h100-server", "nvidia-smi-L.txt"))
+    assert gpus(listed) == [("NVIDIA H100 80GB HBM3", None, None, None)]
+    assert parse_proc_driver_version(read("h100-server", "proc-driver-version.txt")) == "580.159.04"
+    assert parse_nvcc_version(read("h100-server", "nvcc-version.txt")) == "13.0.88"
+    assert parse_mpi_version(read("h100-server", "mpirun-version.txt")) == ("openmpi", "4.1.6")
+    assert parse_gcc_version(read("h100-server", "gcc-dumpversion.txt")) == "13.3.0"
+    assert parse_meminfo(read("h100-server", "meminfo.txt")) == (131981020 * 1024, 131499588 * 1024)

@@ -104,6 +104,15 @@ def test_mpi_asks_for_a_build() -> None:
     assert with_mpi.lead == "recipe" and with_mpi.best is not None and with_mpi.best.recipe == "pascal-cu126-mpi"
 
 
+def test_an_h100_as_the_probe_reads_it() -> None:
+    """nvidia-smi's CSV recorded on an H100 server: the PCI id names the chip, the driver is R580."""
+    gpus, driver = gpus_from_nvidia_smi((MACHINES / "h100-server" / "nvidia-smi.csv").read_text())
+    assert [(g.name, str(g.cc), g.pci_id, g.chip, g.source) for g in gpus] == [
+        ("NVIDIA H100 80GB HBM3", "9.0", "10de:2330", "GH100", "nvidia-smi")
+    ]
+    assert driver is not None and driver.version == "580.159.04"
+
+
 def test_gtx860m_name_is_ambiguous_and_the_pci_id_decides() -> None:
     gpu = identify_name(load_knowledge(), "GeForce GTX 860M", "--gpu")
     assert gpu.cc is None
