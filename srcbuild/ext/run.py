@@ -64,7 +64,9 @@ def _recipe_torch_wheel(recipe: Recipe, paths: Paths, environ: Mapping[str, str]
 
     found = find_wheel(WheelCache(paths.cache_dir), recipe, "torch", [], environ=environ)
     if found is None:
-        where = recipe.path or recipe.name
+        from srcbuild.recipe.catalog import recipe_argument
+
+        where = recipe_argument(recipe, paths)
         raise NotFoundError(
             f"no torch wheel of recipe {recipe.name} in the cache {paths.cache_dir} to build against",
             f"build it first (srcbuild torch --recipe {where}), or pass --torch-wheel FILE or --torch VERSION",
