@@ -2,7 +2,7 @@
 
 Both never fail because a tool is missing: a missing tool is a line in the report. ``recommend``
 reads this machine by default, or another machine described by ``--gpu``, ``--pci-id``,
-``--driver``, or that machine's pasted output: ``--paste FILE`` (any format ``srcbuild.host.paste``
+``--driver``, or that machine's pasted output: ``--paste FILE`` (any format ``srcbuild.host.parsers``
 reads, found by itself), ``--lspci FILE`` or ``--nvidia-smi FILE``; ``-`` reads standard input.
 """
 
@@ -25,7 +25,7 @@ from srcbuild.recipe import RecipeCatalog
 
 if TYPE_CHECKING:
     from srcbuild.host.facts import DriverInfo, GpuInfo
-    from srcbuild.host.paste import Parser
+    from srcbuild.host.parsers import Parser
     from srcbuild.recipe import Recipe
 
 _PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})\Z")
@@ -134,9 +134,8 @@ def recommend_command(
     from srcbuild.cli.compat import unknown_gpu_error
     from srcbuild.host import probe_host
     from srcbuild.host.facts import DriverInfo
-    from srcbuild.host.gpu import parse_proc_driver_version, resolve_name, resolve_pci
-    from srcbuild.host.identify import read_gpus
-    from srcbuild.host.paste import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS
+    from srcbuild.host.identify import identify_name, identify_pci, read_gpus
+    from srcbuild.host.parsers import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, parse_proc_driver_version
 
     paths = resolve_paths(work_dir, cache_dir)
     kb = load_knowledge()
@@ -161,10 +160,10 @@ def recommend_command(
         notes.extend(n for n in reading.notes if n not in notes)
         origin.append(f"{option} {path}")
     if pci_id:
-        gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
+        gpus.append(identify_pci(kb, _pci_id(pci_id), "--pci-id"))
         origin.append(f"--pci-id {pci_id}")
     if gpu_name:
-        typed = resolve_name(gpu_name, "--gpu")
+        typed = identify_name(kb, gpu_name, "--gpu")
         if typed.cc is None and not typed.candidates:  # a typo, as `compat --gpu` says (exit 2)
             raise unknown_gpu_error(kb, gpu_name)
         gpus.append(typed)

@@ -200,8 +200,11 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
     """The wheel of ``package`` for ``recipe`` in the local cache (what `srcbuild torch` stored)."""
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.store import WheelCache
+    from srcbuild.resolve.request import request_fingerprint
 
-    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [], environ=command_environ())
+    environ = command_environ()
+    fp = request_fingerprint(recipe, package, environ)
+    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [], fp, environ=environ)
     if found is None:
         raise NotFoundError(
             f"smoke: no cached {package} wheel for recipe {recipe.name}",

@@ -136,9 +136,10 @@ class KnowledgeBase:
                 return chip
         return None
 
-    def gpus_by_name(self, name: str) -> list[GpuModel]:
-        """Models whose marketing name matches ``name`` loosely (see ``gpu_names.find_by_name``)."""
-        return gpu_names.find_by_name(self.gpu_chips, name)
+    def gpus_by_name(self, name: str, prefix: bool = False) -> list[GpuModel]:
+        """Models whose marketing name matches ``name`` (see ``gpu_names.find_gpus``); ``prefix``:
+        ``name`` is what a tool kept of a longer name."""
+        return gpu_names.find_gpus(self.gpu_chips, name, prefix)
 
     # -- torch, torchvision -----------------------------------------------------------------------
 
@@ -325,7 +326,7 @@ def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
-def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breakages: tuple[Breakage, ...]) -> tuple:
+def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tuple:
     rows = []
     overrides: dict[str, dict[str, Any]] = {}
     for row in data.get("torch", []):
@@ -335,11 +336,6 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breaka
         floor = row.get("cc_floor")
         if floor is not None:
             lowest = max(lowest, ComputeCapability.parse(floor))
-        steps = tuple(
-            f"{b.trigger}: {b.fix}"
-            for b in breakages
-            if b.when_arch_below is not None and b.when_host is None and versions.matches(b.torch, line + ".0")
-        )
         release = TorchRelease(
             version=line,
             line=line,
@@ -353,7 +349,6 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breaka
             cudnn_max=str(row["cudnn_max"]),
             lowest_cc=lowest,
             official_wheels=_wheels(row.get("official_wheels", {})),
-            extra_steps=steps,
             source=row["source"],
             unconfirmed=frozenset(row.get("unconfirmed", ())),
         )
@@ -387,7 +382,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     cuda_rows = load.cuda_releases(cuda_data)
     breakage_rows = load.breakages(breakage_data)
     torch_data = tables.read_table("torch", directory)
-    torch_rows, overrides = _torch_rows(torch_data, cuda_rows, breakage_rows)
+    torch_rows, overrides = _torch_rows(torch_data, cuda_rows)
     return KnowledgeBase(
         cuda_releases=cuda_rows,
         arch_support=load.arch_support(cuda_data),

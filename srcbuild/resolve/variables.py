@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
@@ -34,6 +34,9 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.packages import version_of_tag
+
+if TYPE_CHECKING:
+    from srcbuild.knowledge import KnowledgeBase
 
 # What reaches CMake, for the stale-build-tree hash: the passthrough prefixes and the allow-list.
 CMAKE_PREFIXES = ("USE_", "BUILD_", "CMAKE_", "NO_", "WITH_")
@@ -88,7 +91,7 @@ def wheel_version(recipe: Recipe, tag: str) -> str:
     return f"{version_of_tag(tag)}+{recipe.local_version()}"
 
 
-def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
+def torch_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
     """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
     version = version_of_tag(recipe.torch.tag)
     era = _era(version)
@@ -133,7 +136,7 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     return env
 
 
-def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
+def vision_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
     """The build variables of torchvision's setup.py, built against the recipe's torch."""
     assert recipe.torchvision is not None
     env = _common(EnvChanges(), recipe, tools)
@@ -147,7 +150,9 @@ def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
 
 
 # The build variables of each package of ``srcbuild.recipe.packages.PACKAGES``, by its name.
-VARIABLES: dict[str, Callable[[Recipe, Toolset, Any], EnvChanges]] = {
+# what makes a package's build variables: (recipe, its tools, the knowledge base) -> variables
+Variables = Callable[[Recipe, Toolset, "KnowledgeBase"], EnvChanges]
+VARIABLES: dict[str, Variables] = {
     "torch": torch_variables,
     "torchvision": vision_variables,
 }
@@ -167,7 +172,7 @@ def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
     return env
 
 
-def _knowledge_pins_env(kb: Any, version: str) -> tuple[tuple[str, str], ...]:
+def _knowledge_pins_env(kb: KnowledgeBase, version: str) -> tuple[tuple[str, str], ...]:
     """Variables the knowledge base says this tag needs (e.g. CMAKE_POLICY_VERSION_MINIMUM)."""
     return tuple(kb.build_pins(version).env)
 
