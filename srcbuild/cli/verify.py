@@ -129,12 +129,6 @@ def failure_of(report: VerifyReport) -> Optional[VerificationFailed]:
     return VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
 
 
-def raise_if_failed(report: VerifyReport) -> None:
-    failure = failure_of(report)
-    if failure is not None:
-        raise failure
-
-
 @click.command("verify")
 @click.argument("wheel", type=click.Path(dir_okay=False))
 @click.option("--recipe", "recipe_name", default=None, help="Recipe the wheel was built from (name or file).")

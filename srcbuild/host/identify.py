@@ -113,12 +113,13 @@ def identify_pci(kb: KnowledgeBase, device_id: int, source: str) -> GpuInfo:
 
 def identify_name(kb: KnowledgeBase, name: str, source: str) -> GpuInfo:
     """The GPU a user names (``recommend --gpu``): as ``identify``, under the knowledge base's
-    name for it when the name fits one product."""
+    name for it when the name fits one product, and with no PCI id (a name does not tell which
+    board of a product it is)."""
     info = identify(kb, ListedGpu(name=name), source, None)
     if info.cc is not None:
         names = {m.name for m in kb.gpus_by_name(name)}
-        if len(names) == 1:
-            return GpuInfo(names.pop(), info.cc, source, pci_id=info.pci_id, chip=info.chip)
+        shown = names.pop() if len(names) == 1 else info.name
+        return GpuInfo(shown, info.cc, source, chip=info.chip)
     return info
 
 
