@@ -153,8 +153,8 @@ def run_build(
     resume: bool = False,
 ) -> BuildResult:
     """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
+    from srcbuild.execute.context import BuildContext
     from srcbuild.execute.executor import Executor, environ_for_build
-    from srcbuild.execute.handlers import BuildContext
     from srcbuild.execute.records import TorchBuilt
     from srcbuild.resolve.key import build_fingerprint
 

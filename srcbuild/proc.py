@@ -3,7 +3,9 @@
 ``run`` echoes ``+ cmd``, runs with an explicit environment, drains stdout and stderr together,
 tees the full output to a log file, feeds each line to an optional callback (progress bars) and,
 on Ctrl-C, terminates the whole process group before re-raising. ``probe`` runs a short query
-(``gcc-11 --version``) and returns its output or None when the tool is missing or fails.
+(``gcc-11 --version``) and returns its output or None when the tool is missing or fails;
+``Background`` runs such probes while the caller goes on (doctor's probes overlap, and an
+install's target probe overlaps its lookup).
 
 Each command runs in its own session (so a Ctrl-C reaches srcbuild alone, which then stops the
 command's whole process group itself). ``stop_on_signals()`` makes SIGTERM and SIGHUP behave like
@@ -26,9 +28,11 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Generic, TypeVar
 
 from srcbuild.errors import Interrupted
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -222,3 +226,28 @@ def probe(
     if done.returncode not in ok_codes:
         return None
     return done.stdout
+
+
+class Background(Generic[T]):
+    """``call()`` running in a thread from now on; ``result()`` waits for it and returns its value
+    (or raises what it raised). For probes that mostly wait on a child process: they overlap each
+    other and the caller's own work instead of running one after the other."""
+
+    def __init__(self, call: Callable[[], T]) -> None:
+        self._value: list[T] = []
+        self._error: list[BaseException] = []
+        self._thread = threading.Thread(target=self._run, args=(call,), daemon=True)
+        self._thread.start()
+
+    def _run(self, call: Callable[[], T]) -> None:
+        try:
+            self._value.append(call())
+        except BaseException as exc:  # handed to the caller by result()
+            self._error.append(exc)
+
+    def result(self) -> T:
+        """The call's value, once it returned; what it raised is raised here, in the caller's thread."""
+        self._thread.join()
+        if self._error:
+            raise self._error[0]
+        return self._value[0]

@@ -98,7 +98,13 @@ def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe
     """Ask ``python`` what it is (and ``nvidia-smi`` about the driver and GPUs); None when it does not run."""
     if python.is_absolute() and not python.exists():  # nothing to ask: no process for a missing file
         return None
-    out = proc.probe([str(python), "-c", _TARGET_QUERY])
+    # the driver's two nvidia-smi queries run while the interpreter answers (each is a process start)
+    asked_cuda = proc.Background(probe_driver_cuda) if driver_cuda is None and probe_driver else None
+    asked_gpus = proc.Background(probe_gpus) if probe_driver else None
+    # -S: the answer needs no site-packages, and the interpreter starts in half the time without them
+    out = proc.probe([str(python), "-S", "-c", _TARGET_QUERY])
+    driver = asked_cuda.result() if asked_cuda is not None else driver_cuda
+    gpus = asked_gpus.result() if asked_gpus is not None else ()
     if not out:
         return None
     parts = out.strip().splitlines()[-1].split("|")
@@ -111,8 +117,8 @@ def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe
         version=version,
         machine=machine,
         glibc=_version_pair(libc) if libc.startswith("glibc") else None,
-        driver_cuda=driver_cuda if driver_cuda is not None or not probe_driver else probe_driver_cuda(),
-        gpus=probe_gpus() if probe_driver else (),
+        driver_cuda=driver,
+        gpus=gpus,
     )
 
 

@@ -1,6 +1,7 @@
 """``srcbuild install``: find the recipe's wheel (local store, then remotes), check it fits, pip it in.
 
-The flow: resolve the request fingerprint (no git, compiler or network), look in the local store
+The flow: the caller gives the request fingerprint (``srcbuild.resolve.request``: no git,
+compiler or network), look in the local store
 (whose lookup checks the wheel against its manifest), then in each remote in order (pulling a hit
 into the local store when a trusted signer vouches for it, verified by sha256; a remote that
 fails is a warning), check it fits the target (``fit``), and run the target's pip through
@@ -22,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,17 +47,6 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
-
-
-def request_fingerprint(
-    recipe: Recipe, package: str, environ: Mapping[str, str], platform_tag: str | None = None
-) -> str:
-    """The fingerprint a build of ``package`` for ``recipe`` stores its wheel under, computed from
-    what the key counts alone (``resolve.request``: no resolve, no host probe; of ``environ``, only
-    whether the build is portable and where the toolchain data lies)."""
-    from srcbuild.resolve.request import request_fingerprint as from_request
-
-    return from_request(recipe, package, environ, platform_tag)
 
 
 def target_python(
@@ -95,7 +85,7 @@ def find_wheel(
     recipe: Recipe,
     package: str,
     remotes: Sequence[CacheRemote],
-    fp: str | None = None,
+    fp: str,
     trust: TrustPolicy | None = None,
     warn: Warn | None = warn_stderr,
     refused: list[SrcbuildError] | None = None,
@@ -109,14 +99,15 @@ def find_wheel(
     ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
     A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
     Entries built from modified sources are found only with ``allow_modified``; of the others,
-    the newest whose glibc ``machine`` (default: this one, ``Machine.host``) has.
+    the newest whose glibc ``machine`` (default: this one, ``Machine.host``) has. ``fp`` is the
+    fingerprint a build of ``package`` for ``recipe`` stores its wheel under
+    (``srcbuild.resolve.request.request_fingerprint``, or a resolved build's key).
     """
     target = machine or Machine.host(environ)
 
     def fits_target(manifest: Manifest) -> bool:
         return fits(manifest, target)
 
-    fp = fp or request_fingerprint(recipe, package, environ)
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
     entry = cache.lookup(fp, requested, warn, allow_modified, fits_target)
     if entry is not None:
@@ -266,6 +257,7 @@ def install(
     package: str,
     remotes: Sequence[CacheRemote],
     python: Path,
+    fingerprint: Callable[[], str],
     echo: Any = None,
     dry_run: bool = False,
     trust: TrustPolicy | None = None,
@@ -274,10 +266,13 @@ def install(
     *,
     environ: Mapping[str, str],
 ) -> InstallResult:
-    """Find, check and install the wheel; raises on a miss, a misfit or a failed pip."""
+    """Find, check and install the wheel stored under the fingerprint ``fingerprint()`` gives
+    (``srcbuild.resolve.request.request_fingerprint``, computed while the target interpreter
+    answers); raises on a miss, a misfit or a failed pip."""
     options = options or PipOptions()
-    fp = request_fingerprint(recipe, package, environ)
-    target = probe_target(python)
+    asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
+    fp = fingerprint()
+    target = asking.result()
     if target is None:
         raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
     machine = Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
@@ -366,6 +361,5 @@ __all__ = [
     "peek_wheel",
     "pip_install_argv",
     "pip_install_hashed",
-    "request_fingerprint",
     "target_python",
 ]

@@ -31,60 +31,17 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import urljoin, urlparse
 
-from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
+from srcbuild.cache.netlimits import KiB, NetLimits
+from srcbuild.errors import CacheIntegrityError, HostError, disk_full
 
-KiB = 1024
-GiB = 1024 * 1024 * KiB
 CHUNK = 64 * KiB
 MAX_REDIRECTS = 5
 DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-@dataclass(frozen=True)
-class NetLimits:
-    """The bounds of one remote's traffic (see the module docstring)."""
-
-    read_timeout: float = 30.0
-    deadline: float = 120.0
-    speed_limit: int = 16 * KiB
-    speed_time: float = 30.0
-    max_requests: int = 10_000
-    max_bytes: int = 256 * GiB
-
-    SETTINGS = {  # noqa: RUF012 - a class-level table, not a field
-        "SRCBUILD_NET_TIMEOUT": ("read_timeout", float),
-        "SRCBUILD_NET_DEADLINE": ("deadline", float),
-        "SRCBUILD_NET_MAX_REQUESTS": ("max_requests", int),
-        "SRCBUILD_NET_MAX_BYTES": ("max_bytes", int),
-    }
-
-    @classmethod
-    def resolve(cls, environ: Mapping[str, str]) -> NetLimits:
-        """The defaults, raised or lowered by the ``SRCBUILD_NET_*`` settings."""
-        values: dict[str, Any] = {}
-        for name, (field, kind) in cls.SETTINGS.items():
-            raw = environ.get(name, "").strip()
-            if not raw:
-                continue
-            try:
-                value = kind(raw)
-            except ValueError:
-                value = 0
-            if not value > 0:
-                raise UsageError(f"{name}={raw!r}: not a positive number", f"set it like {name}={getattr(cls, field)}")
-            values[field] = value
-        return cls(**values)
-
-    @property
-    def min_rate(self) -> float:
-        """The slowest average rate a body may arrive at (bytes per second)."""
-        return self.speed_limit / self.speed_time
 
 
 def origin(url: str) -> tuple[str, str, int | None]:

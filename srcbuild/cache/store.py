@@ -36,8 +36,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import filelock
-
 from srcbuild.cache.ground import kind_of, plain_dir, plain_file
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.staging import clean_dead, staging_dir
@@ -395,6 +393,8 @@ class WheelCache:
 
         The others block here; when they get the lock they should ``lookup`` again.
         """
+        import filelock  # only a build takes the lock: a lookup or an install does not pay for it
+
         locks = self.root / "locks"
         plain_dir(self.root, locks, create=True)
         plain_file(locks / f"{fp}.lock")

@@ -370,7 +370,7 @@ def pull_cmd(
     fits_here = None
     if recipe_name is not None:  # a recipe's wheels: those that run on this machine (cache.fit)
         from srcbuild.cache.fit import Machine, fits
-        from srcbuild.cache.install import request_fingerprint
+        from srcbuild.resolve.request import request_fingerprint
 
         machine = Machine.host(command_environ())
 

@@ -25,7 +25,6 @@ from srcbuild.cli.common import command_environ, json_option, print_json, resolv
 from srcbuild.console import make_console, print_lines, table
 from srcbuild.envs.runtime import pythons_here
 from srcbuild.errors import RecipeError, UsageError
-from srcbuild.host.identify import models_by_name
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.knowledge.model import GpuModel
 from srcbuild.recipe import Recipe, RecipeCatalog
@@ -159,7 +158,7 @@ def unknown_gpu_error(kb: KnowledgeBase, name: str) -> UsageError:
 
 
 def _models_by_name(kb: KnowledgeBase, name: str) -> list[GpuModel]:
-    models = kb.gpus_by_name(name) or models_by_name(kb, name)
+    models = kb.gpus_by_name(name)
     if not models:
         raise unknown_gpu_error(kb, name)
     return models

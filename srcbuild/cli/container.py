@@ -108,8 +108,13 @@ def build_command(
         if value is not None:
             inside += [flag, str(value)]
     mirror_dir = command_environ().get(MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
+    torch_fp = None
+    if package == "torchvision" and image_tag:  # the runtime image installs torch's cached wheel too
+        from srcbuild.resolve.request import request_fingerprint
+
+        torch_fp = request_fingerprint(recipe, "torch", command_environ())
     request = ContainerRequest(
-        recipe, package, base, image_tag, tuple(mirrors or ()), tuple(volumes), tuple(inside), mirror_dir
+        recipe, package, base, image_tag, tuple(mirrors or ()), tuple(volumes), tuple(inside), mirror_dir, torch_fp
     )
     chosen = find_engine(engine, oci_runtime)
     log = paths.logs_dir / f"container-{recipe.name}.log"

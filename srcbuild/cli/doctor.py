@@ -2,7 +2,7 @@
 
 Both never fail because a tool is missing: a missing tool is a line in the report. ``recommend``
 reads this machine by default, or another machine described by ``--gpu``, ``--pci-id``,
-``--driver``, or that machine's pasted output: ``--paste FILE`` (any format ``srcbuild.host.paste``
+``--driver``, or that machine's pasted output: ``--paste FILE`` (any format ``srcbuild.host.parsers``
 reads, found by itself), ``--lspci FILE`` or ``--nvidia-smi FILE``; ``-`` reads standard input.
 """
 
@@ -11,29 +11,22 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from srcbuild.advice.doctor import diagnose
-from srcbuild.advice.recommend import recommend
-from srcbuild.advice.render import render_doctor, render_recommendation
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
-from srcbuild.cli.compat import unknown_gpu_error
-from srcbuild.cli.container import containers_options, doctor_containers
+from srcbuild.cli.container import containers_options
 from srcbuild.console import echo_text
 from srcbuild.envs.runtime import pythons_here
 from srcbuild.errors import UsageError
-from srcbuild.host import probe_host
-from srcbuild.host.facts import DriverInfo, GpuInfo
-from srcbuild.host.gpu import parse_proc_driver_version, resolve_name, resolve_pci
-from srcbuild.host.identify import read_gpus
-from srcbuild.host.paste import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, Parser
 from srcbuild.knowledge import load_knowledge
-from srcbuild.recipe import Recipe, RecipeCatalog
-from srcbuild.resolve.portable import recipe_sysroot
-from srcbuild.toolchain.report import toolchain_report
-from srcbuild.toolchain.session import open_session
+from srcbuild.recipe import RecipeCatalog
+
+if TYPE_CHECKING:
+    from srcbuild.host.facts import DriverInfo, GpuInfo
+    from srcbuild.host.parsers import Parser
+    from srcbuild.recipe import Recipe
 
 _PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})\Z")
 _DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}\Z")
@@ -45,8 +38,18 @@ _DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}\Z")
 @json_option
 def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, **containers: Any) -> int:
     """What this machine has for building PyTorch, and which catalog recipes can build here."""
+    # what only `recommend` or `--containers` uses is imported there: the module is doctor's start-up
+    from srcbuild.advice.doctor import diagnose
+    from srcbuild.advice.render import render_doctor
+    from srcbuild.host import probe_host
+    from srcbuild.resolve.portable import recipe_sysroot
+    from srcbuild.toolchain.report import toolchain_report
+    from srcbuild.toolchain.session import open_session
+
     paths = resolve_paths(work_dir, cache_dir)
     if containers["containers"]:
+        from srcbuild.cli.container import doctor_containers
+
         return doctor_containers(paths, as_json, **containers)
     environ = command_environ()
     host = probe_host(work_dir=paths.work_dir, environ=environ)
@@ -126,6 +129,14 @@ def recommend_command(
     as_json: bool,
 ) -> int:
     """Which catalog recipe to build for a GPU (this machine's, or one described by the options)."""
+    from srcbuild.advice.recommend import recommend
+    from srcbuild.advice.render import render_recommendation
+    from srcbuild.cli.compat import unknown_gpu_error
+    from srcbuild.host import probe_host
+    from srcbuild.host.facts import DriverInfo
+    from srcbuild.host.identify import identify_name, identify_pci, read_gpus
+    from srcbuild.host.parsers import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, parse_proc_driver_version
+
     paths = resolve_paths(work_dir, cache_dir)
     kb = load_knowledge()
     gpus: list[GpuInfo] = []
@@ -149,10 +160,10 @@ def recommend_command(
         notes.extend(n for n in reading.notes if n not in notes)
         origin.append(f"{option} {path}")
     if pci_id:
-        gpus.append(resolve_pci(_pci_id(pci_id), None, "--pci-id"))
+        gpus.append(identify_pci(kb, _pci_id(pci_id), "--pci-id"))
         origin.append(f"--pci-id {pci_id}")
     if gpu_name:
-        typed = resolve_name(gpu_name, "--gpu")
+        typed = identify_name(kb, gpu_name, "--gpu")
         if typed.cc is None and not typed.candidates:  # a typo, as `compat --gpu` says (exit 2)
             raise unknown_gpu_error(kb, gpu_name)
         gpus.append(typed)

@@ -14,7 +14,7 @@ from srcbuild.cli.cache import open_remotes, remote_options, trust_option
 from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
-from srcbuild.recipe import RecipeCatalog
+from srcbuild.recipe import Recipe, RecipeCatalog
 
 
 @click.command("install")
@@ -96,6 +96,7 @@ def install_cmd(
         package,
         open_remotes(remotes, s3_endpoint_url),
         target_python(into, python, command_environ(), version=recipe.toolchain.python),
+        lambda: _fingerprint(recipe, package),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
         trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
@@ -111,3 +112,11 @@ def install_cmd(
     verb = "installed" if result.installed else "would install"
     echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")
     return 0
+
+
+def _fingerprint(recipe: Recipe, package: str) -> str:
+    """The key ``package`` for ``recipe`` is cached under (imported when asked: ``install`` asks
+    while the target interpreter answers)."""
+    from srcbuild.resolve.request import request_fingerprint
+
+    return request_fingerprint(recipe, package, command_environ())

@@ -3,8 +3,10 @@ recipe's builds download, for machines without a network (``--mirror-dir DIR`` u
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,6 +86,22 @@ def mirror_group() -> None:
     type=click.Choice(("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")),
     help="Leave out this toolchain piece (repeatable): the other machine has it.",
 )
+@click.option(
+    "--python",
+    "python",
+    metavar="X.Y",
+    default=None,
+    help="The other machine's Python for the pip wheels [default: the recipe's].",
+)
+@click.option(
+    "--platform",
+    "platforms",
+    multiple=True,
+    metavar="TAG",
+    help="The other machine's wheel platform, e.g. manylinux2014_x86_64 or manylinux_2_28_x86_64 "
+    "(repeatable; its older manylinux tags follow) [default: glibc 2.17 on this architecture, "
+    "the floor srcbuild's portable builds target].",
+)
 @click.option("--dry-run", is_flag=True, help="Print what would be gathered and its size from the data; fetch nothing.")
 @path_options
 @json_option
@@ -98,6 +116,8 @@ def create_command(
     no_env: bool,
     env_backend: str | None,
     skips: tuple[str, ...],
+    python: str | None,
+    platforms: tuple[str, ...],
     dry_run: bool,
     work_dir: str | None,
     cache_dir: str | None,
@@ -130,6 +150,9 @@ def create_command(
     facts = load_facts(environ)
     prefer = provider_order(environ)
     backend = env_backend or environ.get("SRCBUILD_ENV_BACKEND") or None
+    wheel_platforms = _wheel_platforms(platforms, environ)
+    if python is not None and not re.fullmatch(r"3\.\d+", python):
+        raise UsageError(f"--python {python}: not a Python version", "give it as X.Y, e.g. --python 3.8")
     targets = []
     for name in recipes:
         recipe = catalog.load(name)
@@ -140,7 +163,8 @@ def create_command(
             PipSet((f"torch=={v}",), recipe.toolchain.python, why=f"torch {v} for srcbuild ext --torch {v}", exact=True)
             for v in torch_versions
         )
-        targets.append(replace(target, pip=(*target.pip, *torches)))
+        pip = tuple(replace(p, python=python or p.python) for p in (*target.pip, *torches))
+        targets.append(replace(target, pip=pip, python=python or target.python, platforms=wheel_platforms))
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
@@ -167,8 +191,26 @@ def create_command(
     return 0
 
 
+def _wheel_platforms(given: tuple[str, ...], environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The platform tags of the wheels the other machine runs, newest first: each ``--platform``
+    with the older manylinux tags it runs, else glibc 2.17 (the floor of portable builds, from the
+    toolchain data) on this machine's architecture."""
+    from srcbuild.host.platform import compatible_platforms, glibc_platform, host_machine
+    from srcbuild.resolve.portable import sysroot_glibc
+
+    for tag in given:
+        if not re.fullmatch(r"[a-z0-9_]+", tag):
+            raise UsageError(
+                f"--platform {tag}: not a wheel platform tag",
+                "give one as wheel names carry it, e.g. --platform manylinux2014_x86_64 or manylinux_2_28_x86_64",
+            )
+    named = given or (glibc_platform(sysroot_glibc(environ), host_machine()),)
+    return tuple(dict.fromkeys(tag for each in named for tag in compatible_platforms(each)))
+
+
 def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
     from srcbuild.mirror.gather import estimate
+    from srcbuild.mirror.pypi import PipSet
 
     rows = [(target, estimate(target.needs)) for target in targets]
     if as_json:
@@ -184,7 +226,9 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                     "debian": [{"suite": r.suite, "packages": list(r.packages)} for r in t.needs.debian],
                     "toolchain_conda": [{"channel": c.channel, "specs": list(c.specs), "why": c.why}
                                         for c in t.needs.conda],
-                    "pip": [{"requirements": list(p.requirements), "python": p.python, "why": p.why} for p in t.pip],
+                    "pip": [{"requirements": list(p.requirements), "python": p.python or t.python, "why": p.why}
+                            for p in t.pip],
+                    "platforms": list(t.platforms),
                     "not_mirrored": list(t.needs.not_mirrored),
                     "estimate": {
                         "downloads": e.downloads,
@@ -218,6 +262,8 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                 click.echo(f"    {wheel.requirement} ({size})")
         for piece in target.needs.conda:
             click.echo(_fill(f"{piece.why}: conda {piece.channel} {' '.join(piece.specs)}"))
+        if target.pip or target.needs.index:
+            click.echo(_fill(f"pip wheels for {target.for_target(PipSet(())).describe_target()} and older"))
         for pip_set in target.pip:
             click.echo(_fill(f"pip ({pip_set.why}): {' '.join(pip_set.requirements)}"))
         for patch in target.needs.patches:

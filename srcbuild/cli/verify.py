@@ -129,12 +129,6 @@ def failure_of(report: VerifyReport) -> Optional[VerificationFailed]:
     return VerificationFailed(f"{report.wheel.path.name}: {first.message}{more}", first.fix or None)
 
 
-def raise_if_failed(report: VerifyReport) -> None:
-    failure = failure_of(report)
-    if failure is not None:
-        raise failure
-
-
 @click.command("verify")
 @click.argument("wheel", type=click.Path(dir_okay=False))
 @click.option("--recipe", "recipe_name", default=None, help="Recipe the wheel was built from (name or file).")
@@ -200,8 +194,11 @@ def cached_wheel(recipe: Recipe, package: str) -> Path:
     """The wheel of ``package`` for ``recipe`` in the local cache (what `srcbuild torch` stored)."""
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.store import WheelCache
+    from srcbuild.resolve.request import request_fingerprint
 
-    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [], environ=command_environ())
+    environ = command_environ()
+    fp = request_fingerprint(recipe, package, environ)
+    found = find_wheel(WheelCache(resolve_paths().cache_dir), recipe, package, [], fp, environ=environ)
     if found is None:
         raise NotFoundError(
             f"smoke: no cached {package} wheel for recipe {recipe.name}",
@@ -261,6 +258,35 @@ def runtime_caveats(recipe: Recipe) -> list[str]:
     return [f"{c.message} (sm_{oldest.sm}): {c.advice}" for c in load_knowledge().runtime_caveats_for(oldest)]
 
 
+def installed_env(
+    env: str, wheel: Optional[str], torchvision_wheel: Optional[str], python: Optional[str], venv: Optional[str]
+) -> Path:
+    """``smoke --env ENV``: the environment whose torch is checked, refusing the install options."""
+    given = [
+        name
+        for name, value in (
+            ("--wheel", wheel),
+            ("--torchvision-wheel", torchvision_wheel),
+            ("--python", python),
+            ("--venv", venv),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(
+            f"smoke --env {env}: checks the torch installed there, so {', '.join(given)} cannot be given with it",
+            f"drop {', '.join(given)}, or drop --env to install a wheel into a throwaway venv",
+        )
+    path = Path(env).expanduser().resolve()
+    if not (path / "bin" / "python").exists():
+        raise UsageError(
+            f"smoke --env {env}: {path / 'bin' / 'python'} does not exist (not a venv or conda prefix)",
+            f"give the environment's prefix, or install a wheel into one: srcbuild install torch --recipe R "
+            f"--into {env} --create",
+        )
+    return path
+
+
 @click.command("smoke")
 @click.option("--recipe", "recipe_name", required=True, help="Recipe the wheel was built from (name or file).")
 @click.option("--wheel", "wheel", type=click.Path(dir_okay=False, exists=True), help="torch wheel (default: cached).")
@@ -272,6 +298,13 @@ def runtime_caveats(recipe: Recipe) -> list[str]:
 @click.option("--python", "python", default=None, help="Interpreter for the venv (default: python<toolchain.python>).")
 @click.option(
     "--venv", "venv", type=click.Path(file_okay=False), help="Reuse/keep this venv instead of a throwaway one."
+)
+@click.option(
+    "--env",
+    "env",
+    type=click.Path(file_okay=False),
+    help="Check the torch already installed in this environment (a venv or conda prefix); "
+    "nothing is installed or removed.",
 )
 @click.option("--ddp", "ddp", type=int, default=None, help="Then run DDP with N processes on this node.")
 @click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True, help="DDP backend.")
@@ -286,24 +319,33 @@ def smoke_command(
     torchvision_wheel: Optional[str],
     python: Optional[str],
     venv: Optional[str],
+    env: Optional[str],
     as_json: bool,
     **ddp_options: Any,
 ) -> int:
     """Install the wheel in a venv and run it: GPU checks when there is a GPU, CPU and MPI parts always;
-    with --ddp N, then a DistributedDataParallel run of N processes (across nodes with --nnodes)."""
+    with --ddp N, then a DistributedDataParallel run of N processes (across nodes with --nnodes).
+    With --env, check the torch installed in that environment instead."""
     recipe = load_recipe(recipe_name)
     assert recipe is not None
     paths = resolve_paths()
-    smoke_args = ("--recipe", recipe_name, *(("--wheel", wheel) if wheel else ()))
+    if env is not None:
+        env_dir = installed_env(env, wheel, torchvision_wheel, python, venv)
+        smoke_args: tuple[str, ...] = ("--recipe", recipe_name, "--env", env)
+        wheels: list[Path] = []
+        interpreter = str(env_dir / "bin" / "python")
+    else:
+        smoke_args = ("--recipe", recipe_name, *(("--wheel", wheel) if wheel else ()))
     request = ddp_request(smoke_args, **ddp_options)
-    wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
-    if torchvision_wheel:
-        wheels.append(Path(torchvision_wheel))
-    elif wheel is None and recipe.torchvision is not None:
-        with contextlib.suppress(UsageError):  # the recipe's cached torchvision, when there is one
-            wheels.append(cached_wheel(recipe, "torchvision"))
-    interpreter = find_python(recipe, python)
-    env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
+    if env is None:
+        wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
+        if torchvision_wheel:
+            wheels.append(Path(torchvision_wheel))
+        elif wheel is None and recipe.torchvision is not None:
+            with contextlib.suppress(UsageError):  # the recipe's cached torchvision, when there is one
+                wheels.append(cached_wheel(recipe, "torchvision"))
+        interpreter = find_python(recipe, python)
+        env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
     host_mpi = probe_host_mpi() if recipe.mpi.enabled else None
     mpirun = shutil.which("mpirun") if recipe.mpi.enabled else None
     plan = plan_smoke(
@@ -311,10 +353,11 @@ def smoke_command(
         wheels,
         interpreter,
         env_dir.resolve(),
-        keep_venv=venv is not None,
+        keep_venv=venv is not None or env is not None,
         mpirun=mpirun,
         openmpi=host_mpi is None or host_mpi.implementation == "openmpi",
         as_root=is_root(),
+        installed=env is not None,
     )
     log = paths.logs_dir / f"smoke-{recipe.name}.log"
     ddp: list[DdpResult] = []

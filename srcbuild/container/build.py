@@ -52,6 +52,9 @@ class ContainerRequest:
     volumes: tuple[str, ...] = ()  # SRC[:DST], DST defaulting to SRC
     build_args: tuple[str, ...] = ()  # passed to `srcbuild PACKAGE` inside (--env, --cuda-home, --max-jobs)
     mirror_dir: Optional[str] = None  # --mirror-dir: mounted read-only at its path (a URL is passed as is)
+    # the cache fingerprint of the torch wheel a torchvision runtime image installs beside its own
+    # (``srcbuild.resolve.request.request_fingerprint``); None: the runtime image gets no torch wheel
+    torch_fingerprint: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -222,11 +225,12 @@ def run_container_build(
         shutil.rmtree(ctx, ignore_errors=True)
         ctx.mkdir(parents=True)
         wheels = [wheel]
-        if request.package == "torchvision":  # the runtime needs the torch wheel it was built against
+        if request.package == "torchvision" and request.torch_fingerprint:  # and the torch it was built against
             from srcbuild.cache.install import find_wheel
             from srcbuild.cache.store import WheelCache
 
-            found = find_wheel(WheelCache(paths.cache_dir), request.recipe, "torch", [], environ=environ)
+            cache = WheelCache(paths.cache_dir)
+            found = find_wheel(cache, request.recipe, "torch", [], request.torch_fingerprint, environ=environ)
             if found is not None:
                 wheels.insert(0, found.entry.wheel_path)
         for w in wheels:

@@ -14,14 +14,44 @@ Public API (used by the planner and the build step)::
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from srcbuild.envs.backends import BACKEND_NAMES, EnvBackend, choose_backend
-from srcbuild.envs.channels import ChannelRouting, routing_from
-from srcbuild.envs.lockfile import LockedPackage, Lockfile, lockfile_path, read_lockfile
-from srcbuild.envs.prefix import BuildEnv, EnvStore, existing_env
-from srcbuild.envs.spec import EnvSpec, env_spec_for
+if TYPE_CHECKING:
+    from srcbuild.envs.backends import BACKEND_NAMES, EnvBackend, choose_backend
+    from srcbuild.envs.channels import ChannelRouting, routing_from
+    from srcbuild.envs.lockfile import LockedPackage, Lockfile, lockfile_path, read_lockfile
+    from srcbuild.envs.prefix import BuildEnv, EnvStore, existing_env
+    from srcbuild.envs.spec import EnvSpec, env_spec_for
+
+# name -> the submodule that defines it, imported on first use: a module of this package that
+# needs none of the backends (``envs.runtime``, which doctor uses to list this machine's
+# Pythons) does not load them, nor the HTTP client, the file lock and the solver they import
+_LAZY = {
+    "BACKEND_NAMES": "backends",
+    "EnvBackend": "backends",
+    "choose_backend": "backends",
+    "ChannelRouting": "channels",
+    "routing_from": "channels",
+    "LockedPackage": "lockfile",
+    "Lockfile": "lockfile",
+    "lockfile_path": "lockfile",
+    "read_lockfile": "lockfile",
+    "BuildEnv": "prefix",
+    "EnvStore": "prefix",
+    "existing_env": "prefix",
+    "EnvSpec": "spec",
+    "env_spec_for": "spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"srcbuild.envs.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "BACKEND_NAMES",
@@ -46,6 +76,8 @@ __all__ = [
 
 def default_lockfile(recipe: Any) -> Path | None:
     """``recipes/R.conda-lock.yml`` next to the recipe file, if it exists."""
+    from srcbuild.envs.lockfile import lockfile_path
+
     if getattr(recipe, "path", None) is None:
         return None
     path = lockfile_path(Path(recipe.path), recipe.name)

@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -27,6 +26,7 @@ from srcbuild.command import Command
 from srcbuild.console import SETTINGS as console_settings
 from srcbuild.console import Verbosity
 from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
+from srcbuild.execute.context import BuildContext
 from srcbuild.execute.diagnose import diagnose, first_error
 from srcbuild.execute.progress import NinjaProgress
 from srcbuild.execute.records import Record, Records
@@ -51,7 +51,7 @@ class Executor:
         console: Console,
         environ: Mapping[str, str],
         resume: bool = False,
-        context: Any = None,
+        context: BuildContext | None = None,
         handlers: Mapping[type[Action], Handler] | None = None,
         skip_checks: Mapping[type[SkipCondition], SkipCheck] | None = None,
     ) -> None:
@@ -66,7 +66,7 @@ class Executor:
         self.records = Records()  # what the steps found, read by later steps (execute.records)
         self.previous = None if resume else BuildState.load(plan.state_path)  # what the last run left
         self.state = self._initial_state()
-        self.finalizers: list[Any] = []  # callables run at the end, also on failure (compiler restore)
+        self.finalizers: list[Callable[[], None]] = []  # callables run at the end, also on failure (compiler restore)
         self._first_run: str | None = None  # the first step this run executed (not resumed, not skipped)
         self._next = 0  # the index of the next step to run
 

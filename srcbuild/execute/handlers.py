@@ -12,14 +12,14 @@ sibling packages do the real work: ``srcbuild.resolve`` (the findings and the re
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import print_lines
 from srcbuild.errors import CacheIntegrityError, EnvironmentError_, HostError, StepFailed, VerificationFailed
+from srcbuild.execute.context import BuildContext
 from srcbuild.execute.dist import find_wheel
 from srcbuild.execute.records import (
     CompilerCacheCounted,
@@ -37,10 +37,8 @@ from srcbuild.execute.result import CachedWheel
 from srcbuild.execute.runner import Runner
 from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
-from srcbuild.paths import Paths
 from srcbuild.plan.actions import CheckLocalChanges
 from srcbuild.plan.model import Step
-from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.sources import checkout
 
@@ -51,28 +49,13 @@ if TYPE_CHECKING:
     from srcbuild.sources.localdiff import LocalChanges
     from srcbuild.sources.patches import PatchSet
     from srcbuild.sources.sync import SourceSync
+    from srcbuild.toolchain.planned import PlannedProvision
     from srcbuild.verify.report import VerifyReport
-
-
-@dataclass
-class BuildContext:
-    """What the handlers need besides the plan and the records of earlier steps (``ex.records``):
-    the resolved build the plan was made from."""
-
-    resolved: ResolvedBuild
-
-    @property
-    def recipe(self) -> Recipe:
-        return self.resolved.recipe
-
-    @property
-    def paths(self) -> Paths:
-        return self.resolved.paths
 
 
 def _ctx(ex: Runner) -> BuildContext:
     ctx = ex.context
-    assert isinstance(ctx, BuildContext)
+    assert ctx is not None, "a build's handlers run with its BuildContext"
     return ctx
 
 
@@ -199,7 +182,7 @@ def check_env(ex: Runner, prefix: Path, want: str) -> Done:
     return Done()
 
 
-def provision(ex: Runner, planned: tuple[Any, ...], log: Path) -> Done:
+def provision(ex: Runner, planned: tuple[PlannedProvision, ...], log: Path) -> Done:
     """Fetch (or reuse) each planned toolchain prefix; downloads report their progress."""
     import sys
 
@@ -222,7 +205,7 @@ def ensure_env(ex: Runner, log: Path) -> Done:
     env = _ctx(ex).resolved.environment
     if env.error is not None:
         raise HostError(env.error[0], env.error[1] or None)
-    assert env.backend is not None and env.envs_dir is not None
+    assert env.backend is not None and env.envs_dir is not None and env.spec is not None
     backend = backend_for(env.backend, env.executable)
     made = backend.ensure(env.spec, env.envs_dir, env.lockfile, log, CommandIO(ex.environ, ex.console.file))
     link = env.prefix

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from rich.console import Console
 
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.errors import SrcbuildError
+from srcbuild.execute.context import BuildContext
 from srcbuild.execute.records import Records
 from srcbuild.execute.result import BuildResult
 from srcbuild.execute.state import BuildState
@@ -25,7 +26,7 @@ class Runner(Protocol):
     plan: Plan
     console: Console
     environ: dict[str, str]
-    context: Any
+    context: BuildContext | None  # the resolved build (an extension build's ExtContext)
     result: BuildResult
     records: Records  # what earlier steps found (this run's, or the resumed run's state file)
     previous: BuildState | None

@@ -8,16 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild import __version__, proc
+from srcbuild.execute.context import BuildContext
 from srcbuild.execute.dist import find_wheel
-from srcbuild.execute.handlers import BuildContext, show_verification
+from srcbuild.execute.handlers import show_verification
 from srcbuild.execute.records import PreflightPassed, WheelStored, WheelVerified
-from srcbuild.execute.registry import Handler, SkipCheck
+from srcbuild.execute.registry import Handler, SkipCheck, asks, on
 from srcbuild.execute.runner import Runner
 from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
 from srcbuild.ext.key import ExtKeyInputs
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.torch import TorchIdentity
 from srcbuild.findings import Finding, Severity
+from srcbuild.plan.actions import Action, SkipCondition
 
 
 @dataclass
@@ -126,11 +128,13 @@ def cache(ex: Runner, dist: Path, pattern: str) -> WheelStored:
     return WheelStored(entry.wheel_path)
 
 
-EXT_HANDLERS: dict[type, Handler] = {
-    ExtPreflight: lambda ex, action, step, log: preflight(ex),
-    VerifyExtWheel: lambda ex, action, step, log: verify(ex, action.dist, action.pattern),
-    CacheExtWheel: lambda ex, action, step, log: cache(ex, action.dist, action.pattern),
-}
+EXT_HANDLERS: dict[type[Action], Handler] = dict(
+    (
+        on(ExtPreflight, lambda ex, action, step, log: preflight(ex)),
+        on(VerifyExtWheel, lambda ex, action, step, log: verify(ex, action.dist, action.pattern)),
+        on(CacheExtWheel, lambda ex, action, step, log: cache(ex, action.dist, action.pattern)),
+    )
+)
 
 
 TORCH_VERSION_PROBE = "import importlib.metadata as m; print(m.version('torch'))"
@@ -148,6 +152,4 @@ def torch_wheel_installed(ex: Runner, condition: TorchWheelInstalled) -> bool:
     return out is not None and out.strip().splitlines()[-1:] == [condition.version]
 
 
-EXT_SKIP_CHECKS: dict[type, SkipCheck] = {
-    TorchWheelInstalled: lambda ex, condition: torch_wheel_installed(ex, condition),
-}
+EXT_SKIP_CHECKS: dict[type[SkipCondition], SkipCheck] = dict((asks(TorchWheelInstalled, torch_wheel_installed),))

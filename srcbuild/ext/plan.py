@@ -131,7 +131,7 @@ def make_ext_plan(b: ExtBuild) -> Plan:
         dist_dir=b.dist_dir,
         keep_build=r.keep_build,
         system_alternatives=r.compiler.system,
-        resolved=r,
+        compiler_tree=r.compiler.tree,
     )
 
 

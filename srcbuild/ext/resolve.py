@@ -24,6 +24,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
 from srcbuild.ext.knowledge import ExtensionKnowledge
 from srcbuild.ext.source import ExtRequest, Sdist
+from srcbuild.recipe import Recipe
 from srcbuild.resolve import ResolvedBuild
 
 KEPT_VARS = frozenset({"PATH", "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS"})
@@ -77,7 +78,7 @@ class ExtBuild:
         return self.python.parent.parent / ".srcbuild-torch-wheel.sha256"
 
     @property
-    def recipe(self) -> Any:
+    def recipe(self) -> Recipe:
         return self.base.recipe
 
     @property

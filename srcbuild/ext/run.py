@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from packaging import tags
 
@@ -32,6 +32,9 @@ from srcbuild.plan.model import Plan
 from srcbuild.recipe import Recipe
 from srcbuild.resolve import BuildOptions, ResolvedBuild
 from srcbuild.resolve.prepare import resolve_on_host
+
+if TYPE_CHECKING:
+    from srcbuild.ext.key import ExtKeyInputs
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class PreparedExt:
     plan: Plan
     identity: TorchIdentity
     findings: tuple[Finding, ...]
-    inputs: Any  # ExtKeyInputs
+    inputs: ExtKeyInputs
     fingerprint: str
     nvcc_version: str | None
 
@@ -61,10 +64,14 @@ class PreparedExt:
 def _recipe_torch_wheel(recipe: Recipe, paths: Paths, environ: Mapping[str, str]) -> Path:
     from srcbuild.cache.install import find_wheel
     from srcbuild.cache.store import WheelCache
+    from srcbuild.resolve.request import request_fingerprint
 
-    found = find_wheel(WheelCache(paths.cache_dir), recipe, "torch", [], environ=environ)
+    fp = request_fingerprint(recipe, "torch", environ)
+    found = find_wheel(WheelCache(paths.cache_dir), recipe, "torch", [], fp, environ=environ)
     if found is None:
-        where = recipe.path or recipe.name
+        from srcbuild.recipe.catalog import recipe_argument
+
+        where = recipe_argument(recipe, paths)
         raise NotFoundError(
             f"no torch wheel of recipe {recipe.name} in the cache {paths.cache_dir} to build against",
             f"build it first (srcbuild torch --recipe {where}), or pass --torch-wheel FILE or --torch VERSION",

@@ -58,10 +58,6 @@ class TorchIdentity:
     def public_version(self) -> str:
         return self.version.split("+", 1)[0]
 
-    @property
-    def cuda_major(self) -> int | None:
-        return int(self.cuda.split(".")[0]) if self.cuda else None
-
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": IDENTITY_SCHEMA,

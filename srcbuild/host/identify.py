@@ -1,11 +1,16 @@
-"""Which GPU a paste describes: PCI id, compute capability, chip code or name, in that order of trust.
+"""Which GPU a tool's output (or a user) names: PCI id, compute capability, chip code or name, in
+that order of trust.
 
 A PCI device id is looked up in ``gpus.toml``; nvidia-smi's ``compute_cap`` is taken as is; an
 lspci chip code ("GK107M") gives the capability through ``capabilities.toml`` even for a board
-``pci.ids`` does not list; a name is looked up loosely (word by word, "NVIDIA H100 80GB HBM3"
-finds the H100 family) and, when nvidia-smi cut it short ("NVIDIA GeForce ..."), by prefix. A name
-on chips of different capabilities (GTX 860M: GK104 and GM107) keeps every reading the driver can
-still run, and asks for ``lspci -nn`` when more than one remains.
+``pci.ids`` does not list; a name is matched by the knowledge base (``knowledge.gpu_names``: word
+by word, "NVIDIA H100 80GB HBM3" finds the H100 family, and by prefix when nvidia-smi cut it short,
+"NVIDIA GeForce ..."). A name on chips of different capabilities (GTX 860M: GK104 and GM107) keeps
+every reading the driver can still run, and asks for ``lspci -nn`` when more than one remains.
+
+The live probe (``srcbuild.host.gpu``) and ``srcbuild recommend`` (``--paste``, ``--lspci``,
+``--nvidia-smi``, ``--gpu``, ``--pci-id``) identify GPUs here, from ``srcbuild.host.parsers``'s
+``ListedGpu``.
 """
 
 from __future__ import annotations
@@ -16,12 +21,11 @@ from dataclasses import dataclass
 from srcbuild.capability import ComputeCapability, chip_base, chip_capability
 from srcbuild.errors import UsageError
 from srcbuild.host.facts import DriverInfo, GpuInfo
-from srcbuild.host.paste import ALL_PARSERS, TRUNCATED, Parser, PastedGpu, PastePart, read_paste
+from srcbuild.host.parsers import ALL_PARSERS, TRUNCATED, GpuListing, ListedGpu, Parser, read_paste
 from srcbuild.knowledge import GpuModel, KnowledgeBase, gpu_names
 
 LSPCI_COMMAND = "lspci -nn | grep -i nvidia"
 SMI_QUERY_COMMAND = "nvidia-smi --query-gpu=name,pci.device_id,compute_cap,driver_version --format=csv"
-# Words every GPU family shares: a name reduced to these says nothing.
 # Which parts of a paste to trust first for the GPU itself (the driver comes from any part).
 _RANK = ("nvidia-smi --query-gpu csv", "lspci -nn", "lspci", "nvidia-smi -L", "/proc/driver", "nvidia-smi table")
 
@@ -35,16 +39,6 @@ class PasteReading:
     formats: tuple[str, ...]
     notes: tuple[str, ...]
     rank: int = 0  # how much the part the GPUs come from tells (0: compute capability and PCI id)
-
-
-def models_by_name(kb: KnowledgeBase, name: str) -> list[GpuModel]:
-    """Models for a name, dropping trailing words it has that pci.ids does not ("H100 80GB HBM3" -> "H100")."""
-    return gpu_names.find_by_words(kb.gpu_chips, name)
-
-
-def models_by_prefix(kb: KnowledgeBase, prefix: str) -> list[GpuModel]:
-    """Models whose name starts with what nvidia-smi kept of it ("NVIDIA GeForce GTX 10...")."""
-    return gpu_names.find_by_prefix(kb.gpu_chips, prefix.removesuffix(TRUNCATED))
 
 
 def _runnable(kb: KnowledgeBase, models: list[GpuModel], driver: DriverInfo | None) -> list[GpuModel]:
@@ -72,8 +66,8 @@ def _candidates(models: list[GpuModel]) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def identify(kb: KnowledgeBase, gpu: PastedGpu, source: str, driver: DriverInfo | None) -> GpuInfo:
-    """The GPU a pasted line names, with its compute capability when the line tells it."""
+def identify(kb: KnowledgeBase, gpu: ListedGpu, source: str, driver: DriverInfo | None) -> GpuInfo:
+    """The GPU a listed line names, with its compute capability when the line tells it."""
     name = gpu.name or ""
     if gpu.device_id is not None:
         chip = kb.gpu_by_pci_id(gpu.device_id)
@@ -97,20 +91,36 @@ def identify(kb: KnowledgeBase, gpu: PastedGpu, source: str, driver: DriverInfo 
             for chip in kb.gpu_chips
             if chip.name == base
             for device_id, product in chip.devices
-            if name and product.lower() == name.lower()
+            if name and gpu_names.is_named(product, name)
         )
         return GpuInfo(
             name or base, ComputeCapability.parse(row.cc), source, pci_id=ids[0] if len(ids) == 1 else None, chip=base
         )
-    models = models_by_prefix(kb, name) if gpu.truncated else models_by_name(kb, name)
+    models = kb.gpus_by_name(name.removesuffix(TRUNCATED), prefix=True) if gpu.truncated else kb.gpus_by_name(name)
     models = _runnable(kb, models, driver)
     ccs = sorted({m.cc for m in models})
     if len(ccs) == 1:
         chips = "/".join(sorted({m.chip for m in models}))
-        exact = [m for m in models if m.name.lower() == gpu_names.bare_name(name).lower()]
-        ids = sorted({i for m in exact for i in m.pci_id_labels})
+        ids = sorted({i for m in models if gpu_names.is_named(m.name, name) for i in m.pci_id_labels})
         return GpuInfo(name, ccs[0], source, pci_id=ids[0] if len(ids) == 1 else None, chip=chips)
     return GpuInfo(name or "NVIDIA GPU", None, source, candidates=_candidates(models))
+
+
+def identify_pci(kb: KnowledgeBase, device_id: int, source: str) -> GpuInfo:
+    """The GPU of an NVIDIA PCI device id (``recommend --pci-id``)."""
+    return identify(kb, ListedGpu(device_id=device_id), source, None)
+
+
+def identify_name(kb: KnowledgeBase, name: str, source: str) -> GpuInfo:
+    """The GPU a user names (``recommend --gpu``): as ``identify``, under the knowledge base's
+    name for it when the name fits one product, and with no PCI id (a name does not tell which
+    board of a product it is)."""
+    info = identify(kb, ListedGpu(name=name), source, None)
+    if info.cc is not None:
+        names = {m.name for m in kb.gpus_by_name(name)}
+        shown = names.pop() if len(names) == 1 else info.name
+        return GpuInfo(shown, info.cc, source, chip=info.chip)
+    return info
 
 
 def read_gpus(
@@ -136,7 +146,7 @@ def read_gpus(
     return PasteReading(gpus, driver, tuple(p.format for p in parts), tuple(_notes(best, gpus)), _rank(best))
 
 
-def _rank(part: PastePart) -> int:
+def _rank(part: GpuListing) -> int:
     for i, prefix in enumerate(_RANK):
         if (
             part.format == prefix
@@ -147,7 +157,7 @@ def _rank(part: PastePart) -> int:
     return len(_RANK)
 
 
-def _notes(part: PastePart, gpus: Sequence[GpuInfo]) -> list[str]:
+def _notes(part: GpuListing, gpus: Sequence[GpuInfo]) -> list[str]:
     notes = []
     if any(g.truncated for g in part.gpus) and any(g.cc is None for g in gpus):
         cut = next(g.name for g in part.gpus if g.truncated)

@@ -9,32 +9,15 @@ directories (Fedora/RHEL ``/usr/lib64/openmpi/bin``, ``/usr/lib64/mpich/bin``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.host.facts import MpiInstall
 from srcbuild.host.locate import Runner, is_executable, path_dirs, under, unique_paths
+from srcbuild.host.parsers import parse_mpi_version
 
 MPI_DIRS = ("/usr/lib64/openmpi/bin", "/usr/lib64/mpich/bin", "/opt/openmpi/bin", "/opt/mpich/bin")
-
-_PATTERNS = (
-    ("openmpi", re.compile(r"Open MPI\)?\s+v?(\d+\.\d+(?:\.\d+)?)")),
-    ("mpich", re.compile(r"MPICH Version:\s*(\d+\.\d+(?:\.\d+)?)")),
-    ("intel-mpi", re.compile(r"Intel\(R\) MPI Library.*?Version\s+(\d+(?:\.\d+)*)", re.S)),
-    ("mpich", re.compile(r"HYDRA build details:.*?Version:\s*(\d+\.\d+(?:\.\d+)?)", re.S)),
-)
-
-
-def parse_mpi_version(text: str) -> tuple[str, str] | None:
-    """(implementation, version) from any of the version outputs above."""
-    for implementation, pattern in _PATTERNS:
-        m = pattern.search(text)
-        if m:
-            return implementation, m.group(1)
-    return None
-
 
 def _bin_dirs(environ: Mapping[str, str], root: Path, extra_dirs: Sequence[Path] = ()) -> list[Path]:
     dirs = path_dirs(environ)

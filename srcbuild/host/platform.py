@@ -1,14 +1,18 @@
-"""This machine's wheel platform tag and C library, read from the running interpreter.
+"""This machine's wheel platform tag and C library, read from the running interpreter, and the
+manylinux platform tags another machine's glibc runs.
 
 The platform tag (``linux_x86_64``, PEP 425) names the cache key's platform; the C library
 (``glibc2.36``) is a fact about a built binary, not a request, so it stays out of the tag and is
-measured instead (see ``srcbuild.cache.key``).
+measured instead (see ``srcbuild.cache.key``). ``compatible_platforms`` lists, for a machine named
+by a manylinux tag, every manylinux tag whose wheels it runs (PEP 600), for ``pip download
+--platform``.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import re
 import sysconfig
 
 
@@ -39,3 +43,39 @@ def host_libc() -> str:
 def host_machine() -> str:
     """The machine's architecture as Python names it, ``x86_64``."""
     return platform.machine()
+
+
+# PEP 513, 571 and 599: the legacy manylinux names and the glibc they stand for (PEP 600 keeps them).
+LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
+_PEP600 = re.compile(r"manylinux_(\d+)_(\d+)_(\w+)\Z")
+_LEGACY = re.compile(r"(manylinux1|manylinux2010|manylinux2014)_(\w+)\Z")
+
+
+def glibc_platform(glibc: str, machine: str) -> str:
+    """The PEP 600 tag of a machine with ``glibc`` ("2.17") on ``machine``: ``manylinux_2_17_x86_64``."""
+    major, _, minor = glibc.partition(".")
+    return f"manylinux_{int(major)}_{int(minor)}_{machine}"
+
+
+def compatible_platforms(tag: str) -> tuple[str, ...]:
+    """The platform tags of the wheels a machine named by ``tag`` runs, newest first:
+    ``manylinux_2_17_x86_64`` (or ``manylinux2014_x86_64``) runs ``manylinux_2_Y`` for every Y
+    from 17 down to 5 and the legacy names of those glibc versions (PEP 600); any other tag
+    (``linux_x86_64``) only itself."""
+    legacy = _LEGACY.match(tag)
+    pep600 = _PEP600.match(tag)
+    if legacy:
+        (major, minor), machine = LEGACY_MANYLINUX[legacy.group(1)], legacy.group(2)
+    elif pep600:
+        major, minor, machine = int(pep600.group(1)), int(pep600.group(2)), pep600.group(3)
+    else:
+        return (tag,)
+    if major != 2:
+        return (tag,)
+    names = {version: name for name, version in LEGACY_MANYLINUX.items()}
+    out: list[str] = []
+    for each in range(minor, 4, -1):
+        out.append(f"manylinux_2_{each}_{machine}")
+        if (2, each) in names:
+            out.append(f"{names[(2, each)]}_{machine}")
+    return tuple(out)

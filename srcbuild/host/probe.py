@@ -6,18 +6,14 @@ only needs a leaf of this package (``host.platform`` for the cache key's platfor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from srcbuild import proc
-from srcbuild.host.facts import (
-    DriverInfo,
-    GpuInfo,
-    HostFacts,
-)
+from srcbuild.host.facts import DockerInfo, DriverInfo, GccInstall, GpuInfo, HostFacts, MpiInstall
 from srcbuild.host.gpu import probe_gpus
-from srcbuild.host.locate import Runner, which_in
+from srcbuild.host.locate import Runner, Which, which_in
 from srcbuild.host.mpi import list_mpi
 from srcbuild.host.system import conda_env_dirs, find_conda, probe_docker, probe_resources
 from srcbuild.host.toolchain import CONTRACT_VAR, find_cudnn, find_nccl, list_cuda, list_gcc
@@ -50,46 +46,81 @@ def probe_host(
     """
     env = dict(environ)
     which = which_in(env)
-    missing: list[str] = []
-    gpus: list[GpuInfo] = []
-    driver: DriverInfo | None = None
-    if not toolchain_only:
-        gpus, driver, gpu_missing = _guarded("GPU", lambda: probe_gpus(root, run, which), missing) or ([], None, [])
-        missing.extend(gpu_missing)
     paths = Paths.resolve(work_dir=work_dir, environ=env)
-    conda = _guarded("conda", lambda: find_conda(env, root, which), missing) or []
-    homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), missing) or []
-    provisioned = _guarded("provisioned toolchains", lambda: provisioned_dirs(paths.toolchain_dir), missing)
+    # The probes mostly wait on programs (nvidia-smi, lspci, nvcc, gcc, mpicc, docker): the independent
+    # ones run at the same time (proc.Background), each noting what it found missing in its own list;
+    # the lists are joined below in one fixed order, so the report reads the same whatever ends first.
+    early: list[str] = []
+    provisioned = _guarded("provisioned toolchains", lambda: provisioned_dirs(paths.toolchain_dir), early)
     provisioned = provisioned or ProvisionedDirs()
-    toolkits = _guarded("CUDA", lambda: list_cuda(env, root, run, [*homes, *provisioned.cuda_homes]), missing) or []
+    gpu_job = None if toolchain_only else proc.Background(lambda: _gpus(root, run, which))
+    docker_job = None if toolchain_only else proc.Background(lambda: _docker(which, run))
+    gcc_job = proc.Background(lambda: _gccs(env, root, run, provisioned.gcc_bins))
+    mpi_job = proc.Background(lambda: _mpis(env, root, run, provisioned.mpi_bins))
+    cuda_missing: list[str] = []
+    conda = _guarded("conda", lambda: find_conda(env, root, which), cuda_missing) or []
+    homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), cuda_missing) or []
+    cuda_missing.extend(early)
+    toolkits = (
+        _guarded("CUDA", lambda: list_cuda(env, root, run, [*homes, *provisioned.cuda_homes]), cuda_missing) or []
+    )
     if not toolkits:
-        missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, conda envs, PATH)")
-    gccs = _guarded("gcc", lambda: list_gcc(env, root, run, provisioned.gcc_bins), missing) or []
-    if not gccs:
-        missing.append("gcc: not found")
-    mpi = _guarded("MPI", lambda: list_mpi(env, root, run, provisioned.mpi_bins), missing) or []
-    if not mpi:
-        missing.append("MPI: no mpicc or mpirun found")
+        cuda_missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, conda envs, PATH)")
+    late: list[str] = []
+    cudnn = tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits, provisioned.cudnn), late) or [])
+    nccl = tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits, provisioned.nccl), late) or [])
+    resources = _guarded("resources", lambda: probe_resources(paths.work_dir, root), late)
+    gpus, driver, gpu_missing = gpu_job.result() if gpu_job is not None else ([], None, [])
+    gccs, gcc_missing = gcc_job.result()
+    mpi, mpi_missing = mpi_job.result()
+    docker, docker_missing = docker_job.result() if docker_job is not None else (None, [])
+    missing = [*gpu_missing, *cuda_missing, *gcc_missing, *mpi_missing]
     if not conda:
         missing.append("conda/mamba/micromamba: not found (srcbuild can create environments without them)")
-    docker = None
-    if not toolchain_only:
-        docker = _guarded("docker", lambda: probe_docker(which, run), missing)
-        if docker is None:
-            missing.append("docker: not found")
-        elif docker.runtimes is None:
-            missing.append("docker: the daemon did not answer `docker info`")
+    missing.extend([*docker_missing, *late])
     return HostFacts(
         gpus=tuple(gpus),
         driver=driver,
         cuda_toolkits=tuple(toolkits),
-        cudnn=tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits, provisioned.cudnn), missing) or []),
-        nccl=tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits, provisioned.nccl), missing) or []),
+        cudnn=cudnn,
+        nccl=nccl,
         gccs=tuple(gccs),
         mpi=tuple(mpi),
         conda=tuple(conda),
         docker=docker,
-        resources=_guarded("resources", lambda: probe_resources(paths.work_dir, root), missing),
+        resources=resources,
         missing=tuple(missing),
         cuda_contract="warn" if env.get(CONTRACT_VAR, "").strip().lower() == "warn" else "error",
     )
+
+
+def _gpus(root: Path, run: Runner, which: Which) -> tuple[list[GpuInfo], DriverInfo | None, list[str]]:
+    missing: list[str] = []
+    gpus, driver, gpu_missing = _guarded("GPU", lambda: probe_gpus(root, run, which), missing) or ([], None, [])
+    return list(gpus), driver, [*missing, *gpu_missing]
+
+
+def _gccs(env: Mapping[str, str], root: Path, run: Runner, bins: Sequence[Path]) -> tuple[list[GccInstall], list[str]]:
+    missing: list[str] = []
+    gccs = _guarded("gcc", lambda: list_gcc(env, root, run, bins), missing) or []
+    if not gccs:
+        missing.append("gcc: not found")
+    return gccs, missing
+
+
+def _mpis(env: Mapping[str, str], root: Path, run: Runner, bins: Sequence[Path]) -> tuple[list[MpiInstall], list[str]]:
+    missing: list[str] = []
+    mpi = _guarded("MPI", lambda: list_mpi(env, root, run, bins), missing) or []
+    if not mpi:
+        missing.append("MPI: no mpicc or mpirun found")
+    return mpi, missing
+
+
+def _docker(which: Which, run: Runner) -> tuple[DockerInfo | None, list[str]]:
+    missing: list[str] = []
+    docker = _guarded("docker", lambda: probe_docker(which, run), missing)
+    if docker is None:
+        missing.append("docker: not found")
+    elif docker.runtimes is None:
+        missing.append("docker: the daemon did not answer `docker info`")
+    return docker, missing

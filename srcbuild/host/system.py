@@ -7,9 +7,7 @@ disk is that of the work directory (or its nearest existing parent). Docker's ru
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,17 +15,12 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.host.facts import DockerInfo, Resources
 from srcbuild.host.locate import Runner, Which, is_executable, read_text, under
+from srcbuild.host.parsers import parse_docker_runtimes, parse_meminfo
 
 CONDA_TOOLS = ("micromamba", "mamba", "conda")
 CONDA_ENV_VARS = {"CONDA_EXE": "conda", "MAMBA_EXE": "micromamba"}
 CONDA_DIRS = ("/opt/conda/bin", "/opt/miniconda3/bin", "/opt/miniforge3/bin")
 DOCKER_TIMEOUT_S = 3.0
-
-
-def parse_meminfo(text: str) -> tuple[int | None, int | None]:
-    """(total, available) bytes from /proc/meminfo."""
-    values = {m.group(1): int(m.group(2)) * 1024 for m in re.finditer(r"^(\w+):\s+(\d+) kB", text, re.MULTILINE)}
-    return values.get("MemTotal"), values.get("MemAvailable")
 
 
 def cpu_cores() -> int:
@@ -86,16 +79,6 @@ def probe_docker(which: Which, run: Runner = proc.probe) -> DockerInfo | None:
         return None
     out = run([str(docker), "info", "--format", "{{json .Runtimes}}"], timeout=DOCKER_TIMEOUT_S)
     return DockerInfo(docker, parse_docker_runtimes(out) if out else None)
-
-
-def parse_docker_runtimes(text: str) -> tuple[str, ...] | None:
-    """Runtime names from ``docker info --format '{{json .Runtimes}}'`` ({"nvidia": {...}, "runc": {...}})."""
-    lines = text.strip().splitlines()
-    try:
-        data = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        return None
-    return tuple(sorted(data)) if isinstance(data, dict) else None
 
 
 def conda_env_dirs(conda: Sequence[tuple[str, Path]], envs_dir: Path | None) -> list[tuple[Path, str]]:

@@ -13,6 +13,7 @@ install it in ``/usr/bin``). Where a gcc is looked for: ``gcc-N`` on ``PATH``, `
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,26 +21,16 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, version_matches
 from srcbuild.host.locate import Runner, is_executable, path_dirs, read_text, under, unique_paths, which_in
+from srcbuild.host.parsers import parse_gcc_version, parse_header_version, parse_nvcc_version
 from srcbuild.knowledge.cuda_components import components_for
 
-_NVCC_RE = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _GCC_NAME_RE = re.compile(r"^gcc-(\d+)$")
-_DEFINE_RE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\d+)", re.MULTILINE)
 GCC_DIRS = ("/usr/bin", "/usr/local/bin")
 TARGET_DIR = Path("targets") / "x86_64-linux"
 # "warn": a CUDA home lacking part of the complete-home contract is a warning, not an error (a home
 # you know serves your build, e.g. an extension that includes no torch CUDA header).
 CONTRACT_VAR = "SRCBUILD_CUDA_CONTRACT"
 CUDNN_INCLUDE_DIRS = ("/usr/include", "/usr/include/x86_64-linux-gnu", "/usr/local/include")
-
-
-def parse_nvcc_version(text: str) -> str | None:
-    """ "Cuda compilation tools, release 11.8, V11.8.89" -> "11.8.89"."""
-    m = _NVCC_RE.search(text)
-    return m.group(2) if m else None
-
-
-cuda_matches = version_matches
 
 
 def nvcc_version(nvcc: Path, run: Runner = proc.probe) -> str | None:
@@ -101,8 +92,11 @@ def list_cuda(
     ``extra_homes`` are more (directory, source) pairs to look in, e.g. conda environments.
     """
     toolkits: list[CudaToolkit] = []
-    for home, nvcc, source in _nvcc_candidates(environ, root, None, extra_homes):
-        version = nvcc_version(nvcc, run)
+    candidates = list(_nvcc_candidates(environ, root, None, extra_homes))
+    # every nvcc answers at the same time; the answers are read in search order
+    asked = [proc.Background(functools.partial(nvcc_version, nvcc, run)) for _, nvcc, _ in candidates]
+    for (home, nvcc, source), answer in zip(candidates, asked):
+        version = answer.result()
         if version is None:
             continue
         if source == "PATH" and any(t.version == version for t in toolkits):
@@ -118,7 +112,7 @@ def find_cuda(
     release = ".".join(version.split(".")[:2])
     for home, nvcc, source in _nvcc_candidates(environ, root, release):
         found = nvcc_version(nvcc, run)
-        if found is not None and cuda_matches(version, found):
+        if found is not None and version_matches(version, found):
             return CudaToolkit(found, home, nvcc, source, missing_components(home, found))
     return None
 
@@ -157,8 +151,7 @@ def missing_components(home: Path, version: str) -> tuple[str, ...]:
 def gcc_version(gcc: Path, run: Runner = proc.probe) -> str | None:
     """ "11.3.0" from ``gcc -dumpfullversion -dumpversion`` (old gcc ignores the first flag)."""
     out = run([str(gcc), "-dumpfullversion", "-dumpversion"], timeout=10)
-    text = (out or "").strip()
-    return text if re.match(r"^\d+(\.\d+)*$", text) else None
+    return parse_gcc_version(out) if out else None
 
 
 def _gcc_candidates(
@@ -208,28 +201,10 @@ def list_gcc(
     return [by_major[m] for m in sorted(by_major)]
 
 
-def find_gcc(
-    major: str, environ: Mapping[str, str], root: Path = Path("/"), run: Runner = proc.probe
-) -> GccInstall | None:
-    """A gcc of major version ``major`` ("7"): ``gcc-7`` on PATH, in /usr/bin, ..., or ``gcc`` if it is 7."""
-    want = str(major).split(".")[0]
-    for gcc in _gcc_candidates(environ, root, want):
-        version = gcc_version(gcc, run)
-        if version is not None and version.split(".")[0] == want:
-            return GccInstall(int(want), version, gcc, _gxx_for(gcc))
-    return None
-
-
 def header_version(path: Path, prefix: str, patch_name: str) -> str | None:
     """ "8.5.0" from the ``#define <prefix>MAJOR/MINOR/<patch_name>`` lines of a header."""
     text = read_text(path)
-    if not text:
-        return None
-    defines = dict(_DEFINE_RE.findall(text))
-    parts = [defines.get(f"{prefix}MAJOR"), defines.get(f"{prefix}MINOR"), defines.get(f"{prefix}{patch_name}")]
-    if parts[0] is None or parts[1] is None:
-        return None
-    return ".".join(p for p in parts if p is not None)
+    return parse_header_version(text, prefix, patch_name) if text else None
 
 
 def _include_dirs(

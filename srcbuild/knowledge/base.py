@@ -136,9 +136,10 @@ class KnowledgeBase:
                 return chip
         return None
 
-    def gpus_by_name(self, name: str) -> list[GpuModel]:
-        """Models whose marketing name matches ``name`` loosely (see ``gpu_names.find_by_name``)."""
-        return gpu_names.find_by_name(self.gpu_chips, name)
+    def gpus_by_name(self, name: str, prefix: bool = False) -> list[GpuModel]:
+        """Models whose marketing name matches ``name`` (see ``gpu_names.find_gpus``); ``prefix``:
+        ``name`` is what a tool kept of a longer name."""
+        return gpu_names.find_gpus(self.gpu_chips, name, prefix)
 
     # -- torch, torchvision -----------------------------------------------------------------------
 
@@ -244,25 +245,7 @@ class KnowledgeBase:
         breakage conditioned on a host tool applies when that tool is reported in range, or when
         ``host_tools`` is None (unknown host: be safe).
         """
-        pip: list[str] = []
-        env: dict[str, str] = {}
-        reasons: list[PinReason] = []
-        for floor in self.tool_floors:
-            if floor.project == "torch" and versions.matches(floor.release, torch_version):
-                pip.append(floor.requirement)
-                reasons.append(PinReason(floor.requirement, f"torch {torch_version} build tool range", floor.source))
-        for b in self.breakages_for(torch_version):
-            if not b.handled or not _host_condition_holds(b.when_host, host_tools):
-                continue
-            if b.action == "pin":
-                pip.append(b.value)
-            elif b.action == "env":
-                name, _, value = b.value.partition("=")
-                env[name] = value
-            else:
-                continue
-            reasons.append(PinReason(b.value, b.symptom, b.source))
-        return BuildPins(pip=tuple(_merge_requirements(pip)), env=tuple(env.items()), reasons=tuple(reasons))
+        return pins_for(self.tool_floors, self.breakages, torch_version, host_tools)
 
     def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
         """pip requirements the build environment of a torchvision release needs ("0.8.2" -> pillow<10, ...)."""
@@ -273,6 +256,47 @@ class KnowledgeBase:
         ]
         reasons = tuple(PinReason(f.requirement, f"torchvision {torchvision_version} build", f.source) for f in rows)
         return BuildPins(pip=tuple(_merge_requirements([f.requirement for f in rows])), env=(), reasons=reasons)
+
+
+def pins_for(
+    floors: tuple[ToolFloor, ...],
+    breakages: tuple[Breakage, ...],
+    torch_version: str,
+    host_tools: dict[str, str] | None = None,
+) -> BuildPins:
+    """``KnowledgeBase.build_pins`` of these tool floors and breakages."""
+    pip: list[str] = []
+    env: dict[str, str] = {}
+    reasons: list[PinReason] = []
+    for floor in floors:
+        if floor.project == "torch" and versions.matches(floor.release, torch_version):
+            pip.append(floor.requirement)
+            reasons.append(PinReason(floor.requirement, f"torch {torch_version} build tool range", floor.source))
+    for b in (b for b in breakages if b.affects_torch(torch_version)):
+        if not b.handled or not _host_condition_holds(b.when_host, host_tools):
+            continue
+        if b.action == "pin":
+            pip.append(b.value)
+        elif b.action == "env":
+            name, _, value = b.value.partition("=")
+            env[name] = value
+        else:
+            continue
+        reasons.append(PinReason(b.value, b.symptom, b.source))
+    return BuildPins(pip=tuple(_merge_requirements(pip)), env=tuple(env.items()), reasons=tuple(reasons))
+
+
+@functools.lru_cache(maxsize=4)
+def _pin_rows(data_dir: Path | None) -> tuple[tuple[ToolFloor, ...], tuple[Breakage, ...]]:
+    data = tables.read_table("breakages", data_dir or tables.DATA_DIR)
+    return load.tool_floors(data), load.breakages(data)
+
+
+def build_pins(torch_version: str, host_tools: dict[str, str] | None = None, data_dir: Path | None = None) -> BuildPins:
+    """``load_knowledge(data_dir).build_pins(...)`` from the one table it reads (breakages.toml):
+    a cache lookup's fingerprint needs these pins and nothing else of the knowledge base."""
+    floors, breakages = _pin_rows(data_dir)
+    return pins_for(floors, breakages, torch_version, host_tools)
 
 
 def _host_condition_holds(condition: str | None, host_tools: dict[str, str] | None) -> bool:
@@ -302,7 +326,7 @@ def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
-def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breakages: tuple[Breakage, ...]) -> tuple:
+def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tuple:
     rows = []
     overrides: dict[str, dict[str, Any]] = {}
     for row in data.get("torch", []):
@@ -312,11 +336,6 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breaka
         floor = row.get("cc_floor")
         if floor is not None:
             lowest = max(lowest, ComputeCapability.parse(floor))
-        steps = tuple(
-            f"{b.trigger}: {b.fix}"
-            for b in breakages
-            if b.when_arch_below is not None and b.when_host is None and versions.matches(b.torch, line + ".0")
-        )
         release = TorchRelease(
             version=line,
             line=line,
@@ -330,7 +349,6 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...], breaka
             cudnn_max=str(row["cudnn_max"]),
             lowest_cc=lowest,
             official_wheels=_wheels(row.get("official_wheels", {})),
-            extra_steps=steps,
             source=row["source"],
             unconfirmed=frozenset(row.get("unconfirmed", ())),
         )
@@ -364,7 +382,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     cuda_rows = load.cuda_releases(cuda_data)
     breakage_rows = load.breakages(breakage_data)
     torch_data = tables.read_table("torch", directory)
-    torch_rows, overrides = _torch_rows(torch_data, cuda_rows, breakage_rows)
+    torch_rows, overrides = _torch_rows(torch_data, cuda_rows)
     return KnowledgeBase(
         cuda_releases=cuda_rows,
         arch_support=load.arch_support(cuda_data),

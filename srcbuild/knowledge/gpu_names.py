@@ -1,4 +1,11 @@
-"""GPU marketing names: how a name a user types ("GT 750M", "K80") finds its chips' rows."""
+"""GPU marketing names: how a name a user types ("GT 750M", "K80") or a tool prints ("NVIDIA
+GeForce GTX 1080", cut short "NVIDIA GeForce ...") finds its chips' rows.
+
+``find_gpus`` is the one entry: an exact or loose match of the whole name, else of the name with
+its trailing words dropped one by one ("H100 80GB HBM3" finds the H100), or a prefix match for a
+name a tool cut short. The vendor word is stripped in one place (``bare_name``), names compare
+case-insensitively.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +22,20 @@ _FAMILY_WORDS = {"nvidia", "geforce", "tesla", "quadro", "titan", "gtx", "gt", "
 def bare_name(name: str) -> str:
     """The name without its leading "NVIDIA " (any case), as nvidia-smi prints it and pci.ids does not."""
     return name[len("NVIDIA ") :] if name.upper().startswith("NVIDIA ") else name
+
+
+def find_gpus(chips: Iterable[GpuChip], name: str, prefix: bool = False) -> list[GpuModel]:
+    """Models for a marketing name: ``find_by_name``, else ``find_by_words``; with ``prefix`` (a
+    name a tool cut short, without its "..."), ``find_by_prefix``."""
+    rows = tuple(chips)
+    if prefix:
+        return find_by_prefix(rows, name)
+    return find_by_name(rows, name) or find_by_words(rows, name)
+
+
+def is_named(product: str, name: str) -> bool:
+    """Whether the table's ``product`` name is ``name`` (vendor word and case aside)."""
+    return product.lower() == bare_name(name).lower()
 
 
 def _informative(words: Iterable[str]) -> bool:
@@ -106,7 +127,7 @@ _QUALIFIERS = re.compile(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample
 
 def _name_key(name: str) -> tuple[str, ...]:
     """Words of a marketing name without vendor and variant qualifiers: "GeForce GT 750M Mac Edition" -> (gt, 750m)."""
-    text = name.lower().replace("nvidia", " ").replace("geforce", " ")
+    text = bare_name(name).lower().replace("geforce", " ")
     text = _QUALIFIERS.sub(" ", text)
     return tuple(re.findall(r"[a-z]+|[0-9]+[a-z]*", text))
 

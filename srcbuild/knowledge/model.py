@@ -154,7 +154,6 @@ class TorchRelease:
     cudnn_max: str
     lowest_cc: ComputeCapability  # derived: what cuda_min can target, raised to cc_floor
     official_wheels: tuple[tuple[str, ComputeCapability], ...]  # cuda tag -> lowest SASS capability
-    extra_steps: tuple[str, ...]  # legacy-GPU steps from the breakages that need no host condition
     source: str
     unconfirmed: frozenset[str] = field(default_factory=frozenset)
 

@@ -15,9 +15,11 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
+
+from packaging.utils import parse_wheel_filename
 
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_
@@ -60,6 +62,13 @@ class Target:
     toolchain_conda: tuple[tuple[EnvSpec, tuple[str, ...]], ...] = ()  # (its channel and routing, specs)
     sdists: tuple[SdistFile, ...] = ()  # extensions' sdists (their build requirements follow)
     python: str | None = None  # the recipe's Python: the build requirements' wheels are for it
+    platforms: tuple[str, ...] = ()  # the other machine's wheel platforms (newest first); (): this machine's
+
+    def for_target(self, pip_set: PipSet) -> PipSet:
+        """``pip_set`` for the other machine's platforms (and Python) where it names none itself."""
+        if not self.platforms or pip_set.platforms:
+            return pip_set
+        return replace(pip_set, python=pip_set.python or self.python, platforms=self.platforms)
 
 
 @dataclass
@@ -111,11 +120,20 @@ def _mirror_route(
     return mirror_debian(root, route, archive, root / PARTIAL / "debian", environ, log_path=log_path, echo=stream)
 
 
-def _index_set(manifest: Manifest, files: Sequence[IndexFile], why: str) -> PipSet | None:
-    """The toolchain's index wheels the mirror lacks, as one hash-checked ``pip download``."""
+def _index_set(manifest: Manifest, files: Sequence[IndexFile], target: Target) -> PipSet | None:
+    """The toolchain's index wheels the mirror lacks, as one hash-checked ``pip download``: the
+    files srcbuild's data pins whatever the other machine is, so the platforms their names carry
+    are taken too."""
     have = {e.sha256 for rel, e in manifest.files.items() if rel.startswith(SIMPLE + "/")}
-    wanted = tuple(f.hashed_requirement for f in files if f.sha256 not in have)
-    return PipSet(wanted, hashed=True, why=why) if wanted else None
+    wanted = [f for f in files if f.sha256 not in have]
+    if not wanted:
+        return None
+    why = f"the toolchain of {target.recipe}"
+    pip_set = target.for_target(PipSet(tuple(f.hashed_requirement for f in wanted), hashed=True, why=why))
+    if pip_set.platforms:
+        named = [tag.platform for f in wanted if f.filename for tag in parse_wheel_filename(f.filename)[3]]
+        pip_set = replace(pip_set, platforms=tuple(dict.fromkeys([*pip_set.platforms, *named])))
+    return pip_set
 
 
 def create_mirror(
@@ -177,7 +195,7 @@ def create_mirror(
         for route in target.needs.debian:
             if not _holds_route(manifest, route):
                 manifest.files.update(_mirror_route(root, route, environ, log_path, stream))
-        index = _index_set(manifest, target.needs.index, f"the toolchain of {target.recipe}")
+        index = _index_set(manifest, target.needs.index, target)
         sets = [index] if index else []
         for sdist in target.sdists:
             rel = f"{SIMPLE}/{sdist.project}/{sdist.filename}"
@@ -191,6 +209,7 @@ def create_mirror(
             if requires:
                 sets.append(PipSet(requires, python=target.python, why=f"the build requirements of {sdist.filename}"))
         for pip_set in [*sets, *target.pip]:
+            pip_set = target.for_target(pip_set)
             manifest.files.update(mirror_pip(root, pip_set, root / PARTIAL / "pip", environ, log_path, stream))
         report.not_mirrored += [line for line in target.needs.not_mirrored if line not in report.not_mirrored]
         manifest.providers += [p for _, p in target.needs.providers if p not in manifest.providers]

@@ -22,7 +22,6 @@ from pathlib import Path
 from srcbuild.errors import HostError
 from srcbuild.recipe.model import Recipe
 from srcbuild.recipe.packages import package_spec
-from srcbuild.toolchain.download import NVIDIA_HOSTS
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts
 from srcbuild.toolchain.index_files import IndexFile
 from srcbuild.toolchain.needs import requests_for
@@ -182,12 +181,6 @@ def needs_of(
         tuple(conda),
         tuple(providers),
     )
-
-
-def on_nvidia_site(download: Download) -> bool:
-    from urllib.parse import urlparse
-
-    return urlparse(download.url).hostname in NVIDIA_HOSTS
 
 
 def git_sizes(path: Path = SIZES_FILE) -> dict[str, int]:

@@ -9,9 +9,10 @@ project's ``index.html`` links its files with ``#sha256=`` fragments, so pip on 
 checks every file it takes, and ``pypi/simple/index.html`` lists the projects (PEP 503). Any
 static web server serves it as it is; pip reads it from a ``file://`` URL too.
 
-Wheels are chosen for this machine's platform and the recipe's Python (``--python-version``, with
-``--only-binary=:all:`` when that is not the Python running srcbuild: pip cannot build an sdist
-for another Python).
+Wheels are chosen for the other machine: the recipe's Python and the platforms its glibc runs
+(``--python-version`` and ``--platform``, newest first, from ``mirror create --python/--platform``;
+pip then takes wheels alone, ``--only-binary=:all:``, since it cannot build an sdist for another
+machine). A set without platforms takes this machine's, as a plain ``pip download`` does.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ class PipSet:
     hashed: bool = False  # each line carries --hash=sha256:...; no dependencies, wheels only
     why: str = ""  # "the build environment of kepler-cu92", "the toolchain of kepler-cu92"
     exact: bool = False  # an exact pin the user named (torch==2.0.1): pip's configured constraints are lifted
+    platforms: tuple[str, ...] = ()  # the other machine's wheel platforms, newest first; (): this machine's
+
+    def describe_target(self) -> str:
+        """"Python 3.8 on manylinux_2_17_x86_64", for messages."""
+        python = self.python or f"{sys.version_info[0]}.{sys.version_info[1]}"
+        return f"Python {python} on {self.platforms[0] if self.platforms else 'this machine'}"
 
 
 def project_of(filename: str) -> str | None:
@@ -75,10 +82,16 @@ def download_argv(pip_set: PipSet, requirements_file: Path, dest: Path) -> list[
     """``pip download`` of one set into ``dest`` (pip's own configuration and PIP_* apply)."""
     argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-input", "-d", str(dest)]
     host = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    if pip_set.python and pip_set.python != host:
+    if pip_set.platforms:  # another machine: its Python and platforms (pip then takes wheels alone)
+        argv += ["--python-version", pip_set.python or host, "--only-binary=:all:"]
+        for platform in pip_set.platforms:
+            argv += ["--platform", platform]
+    elif pip_set.python and pip_set.python != host:
         argv += ["--python-version", pip_set.python, "--only-binary=:all:"]
     if pip_set.hashed:
-        argv += ["--no-deps", "--only-binary=:all:", "--require-hashes"]
+        argv += ["--no-deps", "--require-hashes"]
+        if "--only-binary=:all:" not in argv:
+            argv.append("--only-binary=:all:")
     return [*argv, "-r", str(requirements_file)]
 
 
@@ -122,9 +135,13 @@ def mirror_pip(
     if not result.ok:
         last = next((line.strip() for line in reversed(result.tail) if line.strip()), "no output")
         where = f"; pip's output is in {log_path}" if log_path else ""
+        target = (
+            f"; the wheels are chosen for {pip_set.describe_target()} (mirror create's --python and --platform)"
+            if pip_set.platforms else ""
+        )
         raise NotFoundError(
             f"pip download for {pip_set.why or 'the mirror'} failed (exit {result.returncode}): {last}",
-            f"check the requirement and pip's index (python -m pip config list){where}",
+            f"check the requirement and pip's index (python -m pip config list){target}{where}",
         )
     added: dict[str, Entry] = {}
     origin = f"pip download ({pip_set.why})" if pip_set.why else "pip download"

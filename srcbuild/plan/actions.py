@@ -15,12 +15,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from srcbuild.command import Command
 from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
+
+if TYPE_CHECKING:
+    from srcbuild.toolchain.planned import PlannedProvision
 
 
 class Action:
@@ -167,7 +170,7 @@ class Provision(Action):
     """Fetch the toolchain pins the host lacks into srcbuild's toolchains directory (or reuse them)."""
 
     name: ClassVar[str] = "provision"
-    planned: tuple[Any, ...]  # srcbuild.toolchain.planned.PlannedProvision
+    planned: tuple[PlannedProvision, ...]
 
     def describe(self) -> str:
         return "; ".join(p.describe() for p in self.planned)

@@ -119,7 +119,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         keep_build=r.keep_build,
         system_alternatives=r.compiler.system,
         findings=r.findings,
-        resolved=r,
+        compiler_tree=r.compiler.tree,
     )
 
 
@@ -197,6 +197,7 @@ def environment_step(r: ResolvedBuild) -> Step:
                 hint=hint,
             ),
         )
+    assert env.spec is not None, "an environment a backend makes has its spec"
     packages = ", ".join(env.spec.conda_specs) or "no extra packages"
     return Step(
         id="environment",

@@ -12,13 +12,16 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Finding
 from srcbuild.plan.actions import Action, SkipCondition
 from srcbuild.resolve.model import Setting
+
+if TYPE_CHECKING:
+    from srcbuild.resolve.compiler import AlternativesTree
 
 
 def settings_hash(cmake_settings: tuple[tuple[str, str], ...]) -> str:
@@ -85,7 +88,8 @@ class Plan:
     keep_build: bool = False
     system_alternatives: bool = False
     findings: tuple[Finding, ...] = ()  # the resolved build's rule and host findings
-    resolved: Any = field(default=None, compare=False, repr=False)  # the ResolvedBuild it was made from
+    # the update-alternatives tree the build selects its gcc in (``--format shell`` restores a system one)
+    compiler_tree: AlternativesTree | None = field(default=None, compare=False, repr=False)
 
     @property
     def state_path(self) -> Path:

@@ -119,9 +119,9 @@ def render_shell(plan: Plan) -> str:
     out += ["", "# What the build never inherits from the caller's environment:", f"unset {' '.join(NOT_INHERITED)}"]
     out += ["", "# Settings:"]
     out += [one_line("#" + line[1:]) for line in render_settings(plan.settings)]
-    if plan.system_alternatives:
+    if plan.system_alternatives and plan.compiler_tree is not None:
         out += ["", "# Restore the system's gcc selection when this script ends."]
-        out += list(shell_restore_lines(plan.resolved.compiler.tree))
+        out += list(shell_restore_lines(plan.compiler_tree))
     for n, step in enumerate(plan.steps, 1):
         out += ["", one_line(f"# --- {n}. [{step.id}] {step.title}")]
         out += [one_line(f"# {line}") for line in _wrap(step.why)]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion, Version
+
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.recipe.model import Recipe, SourcePin
 
@@ -74,3 +76,12 @@ def package_spec(name: str) -> PackageSpec:
         return PACKAGES[name]
     except KeyError:
         raise UsageError(f"unknown package {name!r}", f"choose one of: {', '.join(PACKAGES)}") from None
+
+
+def version_of_tag(tag: str) -> str:
+    """``v1.7.1`` → ``1.7.1``; ``v2.0.0-rc1`` → ``2.0.0rc1``."""
+    text = tag[1:] if tag[:1] in ("v", "V") else tag
+    try:
+        return str(Version(text))
+    except InvalidVersion:
+        return text

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srcbuild.host.facts import HostFacts
+    from srcbuild.toolchain.planned import PlannedProvision
 
 
 @dataclass(frozen=True)
@@ -102,13 +106,12 @@ class BuildHost:
     update_alternatives: str = "update-alternatives"
     conda_tools: tuple[tuple[str, str], ...] = ()  # ("micromamba", "/usr/bin/micromamba") found on PATH
     rattler: bool = False  # py-rattler imports in this Python
-    host_python: str = ""  # "3.11": the Python srcbuild runs on (what a venv gets)
     host_python_path: str = ""  # its executable: a venv is made with it
     platform: str = "linux_x86_64"  # wheel platform tag, no C library (srcbuild.cache.key.host_platform_tag)
-    facts: Any = None  # srcbuild.host.HostFacts, or None when the host was not probed
+    facts: HostFacts | None = None  # None when the host was not probed
     # srcbuild.toolchain.planned.PlannedProvision: pins the host lacks that a step fetches first;
     # ``facts`` already counts their prefixes as there
-    provisioning: tuple[Any, ...] = ()
+    provisioning: tuple[PlannedProvision, ...] = ()
     magma_home: Path | None = None  # a provisioned (or planned) MAGMA prefix: the build's MAGMA_HOME
     # a portable build's compiler (srcbuild.resolve.portable); None when the build is not portable
     sysroot_gcc: SysrootGcc | None = None

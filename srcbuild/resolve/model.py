@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.envmods import EnvChanges
@@ -22,6 +22,11 @@ from srcbuild.recipe import Recipe, SourcePin
 from srcbuild.recipe.packages import PackageSpec
 from srcbuild.resolve.compiler import AlternativesTree
 from srcbuild.resolve.inputs import BuildOptions
+
+if TYPE_CHECKING:
+    from srcbuild.envs.spec import EnvSpec
+    from srcbuild.sources.mirrors import MirrorRules
+    from srcbuild.toolchain.planned import PlannedProvision
 
 
 class Origin(enum.IntEnum):
@@ -118,7 +123,7 @@ class ResolvedEnv:
     source: str
     backend: str | None = None  # "venv", "conda", "mamba", "micromamba", "rattler"; None: existing or impossible
     executable: str | None = None  # the conda-family tool's path
-    spec: Any = None  # srcbuild.envs.spec.EnvSpec
+    spec: EnvSpec | None = None
     lockfile: Path | None = None  # recipes/R.conda-lock.yml: installed exactly, no solve
     envs_dir: Path | None = None
     description: tuple[str, ...] = ()  # what the backend will do, for the plan
@@ -180,7 +185,7 @@ class ResolvedBuild:
     toolchains: tuple[Toolchain, ...]
     compiler: CompilerChoice
     environment: ResolvedEnv
-    mirrors: Any  # srcbuild.sources.mirrors.MirrorRules, parsed once
+    mirrors: MirrorRules  # parsed once
     patches: tuple[ResolvedPatch, ...]  # every patch of the recipe, in applying order
     env_changes: EnvChanges  # the build variables (compiler last, so its bin dir is first on PATH)
     max_jobs: int
@@ -195,7 +200,7 @@ class ResolvedBuild:
     unlisted_arches: tuple[str, ...] = ()  # archs torch's cpp_extension never lists (torchvision adds them)
     unlisted_source: str = ""  # where that fact comes from
     compiler_cache: CompilerCacheConfig = field(default_factory=CompilerCacheConfig)  # the launcher
-    provisioning: tuple[Any, ...] = ()  # srcbuild.toolchain.planned.PlannedProvision, run before the compiler step
+    provisioning: tuple[PlannedProvision, ...] = ()  # run before the compiler step
     portable: Portable | None = None  # None: the wheel is built for this machine's glibc
 
     @property

@@ -9,7 +9,10 @@ the package index for its pip packages; nothing when it exists already) and the 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from srcbuild.resolve.model import ResolvedBuild
 
 _HOST = re.compile(r"[a-z][a-z0-9+.-]*://([^/\s:]+)")
 
@@ -20,7 +23,7 @@ def _where(origin: str) -> str:
     return found.group(1) if found else (origin.split() or ["?"])[0].rstrip(":")
 
 
-def network_needs(resolved: Any) -> list[tuple[str, str]]:
+def network_needs(resolved: ResolvedBuild) -> list[tuple[str, str]]:
     """``(host or channel, what comes from it)`` for a ``ResolvedBuild``, in the order a build fetches."""
     needs: dict[str, list[str]] = {}
     for planned in resolved.provisioning:
@@ -38,7 +41,7 @@ def network_needs(resolved: Any) -> list[tuple[str, str]]:
     return [(host, ", ".join(dict.fromkeys(what))) for host, what in needs.items()]
 
 
-def network_line(resolved: Any) -> str:
+def network_line(resolved: ResolvedBuild) -> str:
     """One line naming what :func:`network_needs` found, or that nothing is fetched."""
     needs = network_needs(resolved)
     if not needs:

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
-from srcbuild.recipe import Recipe
 from srcbuild.recipe.packages import PACKAGE_NAMES, PACKAGES, PackageSpec, package_spec
-from srcbuild.resolve.variables import VARIABLES, Toolset
-
-Variables = Callable[[Recipe, Toolset, object], EnvChanges]
+from srcbuild.resolve.variables import VARIABLES, Variables
 
 
 def package_variables(spec: PackageSpec) -> Variables:

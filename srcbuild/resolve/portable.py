@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.decide import portable_choice
 from srcbuild.resolve.inputs import BuildOptions, SysrootGcc
+
+if TYPE_CHECKING:
+    from srcbuild.toolchain.needs import Need
 
 PEP600 = "https://peps.python.org/pep-0600/"
 
@@ -51,18 +54,18 @@ def sysroot_glibc(environ: Mapping[str, str]) -> str:
     return sysroot.glibc
 
 
-def sysroot_gcc(need: Any, glibc: str, sysroot_path: str, toolchain_dir: Path) -> SysrootGcc:
+def sysroot_gcc(need: Need, glibc: str, sysroot_path: str, toolchain_dir: Path) -> SysrootGcc:
     """The portable compiler as the gcc request's ``toolchain.needs.Need`` says: the host's conda
     gcc, a provisioned prefix, a prefix the build fetches first (into ``toolchain_dir``), or none."""
     from srcbuild.toolchain.store import toolchain_key
 
     major = need.request.version.split(".")[0]
-    if need.status == "host":
-        gcc = Path(need.where)
+    if need.status == "host" and need.where is not None:
+        gcc = need.where
         gxx = gcc.with_name(gcc.name.replace("gcc", "g++", 1))
         return SysrootGcc(glibc, gcc, gxx, None, gcc.parent.parent / sysroot_path, "host")
-    if need.status == "provisioned":
-        prefix = Path(need.where)
+    if need.status == "provisioned" and need.where is not None:
+        prefix = need.where
     elif need.status == "fetch" and need.offer is not None:
         prefix = toolchain_dir / toolchain_key(need.offer.name, need.offer.version, need.offer.provider)
     else:

@@ -18,15 +18,18 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.decide import Decided
 from srcbuild.resolve.inputs import BuildHost, DistCluster
 
+if TYPE_CHECKING:
+    from srcbuild.host.facts import HostFacts
 
-def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildHost:
+
+def build_host(recipe: Recipe, facts: HostFacts, environ: Mapping[str, str]) -> BuildHost:
     """The host facts a build uses, taken from ``srcbuild.host.probe_host``'s answer."""
     import sys
 
@@ -68,7 +71,6 @@ def build_host(recipe: Recipe, facts: Any, environ: Mapping[str, str]) -> BuildH
         update_alternatives=ua,
         conda_tools=tuple(conda_tools_on_path(environ).items()),
         rattler=rattler_available(),
-        host_python=f"{sys.version_info[0]}.{sys.version_info[1]}",
         host_python_path=sys.executable,
         platform=host_platform_tag(),
         facts=facts,
@@ -111,7 +113,7 @@ def probe_build_host(
     chosen = decided.cuda_home.value
     if chosen:  # the host checks look at the toolkit the build will use
         probe_env["CUDA_HOME"] = chosen
-    found: list[Any] = []
+    found: list[HostFacts] = []
     probe = threading.Thread(
         target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)),
         daemon=True,

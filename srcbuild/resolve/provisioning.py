@@ -36,6 +36,7 @@ def with_provisioning(
     from srcbuild.toolchain.store import ToolchainStore
 
     facts = host.facts
+    assert facts is not None, "provisioning is planned from a probed host"
     glibc = sysroot_glibc(environ) if decided.portable.value else None
     store = ToolchainStore(paths.toolchain_dir)
     if options.no_provision and glibc is None:  # a MAGMA already provisioned is used, as a provisioned CUDA is

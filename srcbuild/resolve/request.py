@@ -18,9 +18,8 @@ from collections.abc import Mapping
 
 from srcbuild.cache.key import FingerprintInputs, fingerprint
 from srcbuild.recipe import Recipe
-from srcbuild.recipe.packages import package_spec
+from srcbuild.recipe.packages import package_spec, version_of_tag
 from srcbuild.resolve.portable import recipe_sysroot
-from srcbuild.resolve.variables import version_of_tag
 
 
 def request_inputs(
@@ -29,10 +28,10 @@ def request_inputs(
     """The fingerprint inputs a build of ``package`` for ``recipe`` stores its wheel under. Of
     ``environ`` (the command's environment) only what says whether the build is portable and where
     the toolchain data lies counts (``resolver.KEYED_VARS``), as for ``resolve_unprobed``."""
-    from srcbuild.knowledge import load_knowledge
+    from srcbuild.knowledge.base import build_pins  # breakages.toml alone, not the whole knowledge base
 
     tag = package_spec(package).pin(recipe).tag
-    variables = dict(load_knowledge().build_pins(version_of_tag(tag)).env)  # as the build's variables
+    variables = dict(build_pins(version_of_tag(tag)).env)  # as the build's variables
     variables.update(recipe.build.env)  # the recipe's own values come last there too
     return FingerprintInputs.from_recipe(
         recipe, package, variables, platform_tag, sysroot=recipe_sysroot(recipe, environ)

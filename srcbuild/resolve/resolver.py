@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from srcbuild.compiler_cache import launcher_env
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError, UsageError
@@ -35,8 +35,12 @@ from srcbuild.resolve.variables import Toolset, wheel_version
 from srcbuild.toolchain.download import human_size
 from srcbuild.toolchain.facts import DATA_VAR
 
+if TYPE_CHECKING:
+    from srcbuild.knowledge import KnowledgeBase
+    from srcbuild.toolchain.planned import PlannedProvision
 
-def _origin(tool: str, provisioning: Sequence[Any], found: str) -> str:
+
+def _origin(tool: str, provisioning: Sequence[PlannedProvision], found: str) -> str:
     """Where a tool of the build comes from: ``found``, or the planned provisioning (route, size)."""
     for planned in provisioning:
         offer = planned.offer
@@ -50,7 +54,7 @@ def resolve(
     recipe: Recipe,
     options: BuildOptions,
     host: BuildHost,
-    knowledge: Any,
+    knowledge: KnowledgeBase,
     *,
     paths: Paths,
     environ: Mapping[str, str],

@@ -26,13 +26,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from srcbuild.envmods import EnvChanges
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.packages import version_of_tag
+
+if TYPE_CHECKING:
+    from srcbuild.knowledge import KnowledgeBase
 
 # What reaches CMake, for the stale-build-tree hash: the passthrough prefixes and the allow-list.
 CMAKE_PREFIXES = ("USE_", "BUILD_", "CMAKE_", "NO_", "WITH_")
@@ -56,15 +60,6 @@ CMAKE_NAMES = (
 # user's shell would silently change the wheel. The executor drops them from the environment its
 # commands start from; the shell plan unsets them first.
 NOT_INHERITED = ("TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION")
-
-
-def version_of_tag(tag: str) -> str:
-    """``v1.7.1`` → ``1.7.1``; ``v2.0.0-rc1`` → ``2.0.0rc1``."""
-    text = tag[1:] if tag[:1] in ("v", "V") else tag
-    try:
-        return str(Version(text))
-    except InvalidVersion:
-        return text
 
 
 def _era(version: str) -> Version:
@@ -96,7 +91,7 @@ def wheel_version(recipe: Recipe, tag: str) -> str:
     return f"{version_of_tag(tag)}+{recipe.local_version()}"
 
 
-def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
+def torch_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
     """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
     version = version_of_tag(recipe.torch.tag)
     era = _era(version)
@@ -141,7 +136,7 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
     return env
 
 
-def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
+def vision_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
     """The build variables of torchvision's setup.py, built against the recipe's torch."""
     assert recipe.torchvision is not None
     env = _common(EnvChanges(), recipe, tools)
@@ -155,7 +150,9 @@ def vision_variables(recipe: Recipe, tools: Toolset, kb: Any) -> EnvChanges:
 
 
 # The build variables of each package of ``srcbuild.recipe.packages.PACKAGES``, by its name.
-VARIABLES: dict[str, Callable[[Recipe, Toolset, Any], EnvChanges]] = {
+# what makes a package's build variables: (recipe, its tools, the knowledge base) -> variables
+Variables = Callable[[Recipe, Toolset, "KnowledgeBase"], EnvChanges]
+VARIABLES: dict[str, Variables] = {
     "torch": torch_variables,
     "torchvision": vision_variables,
 }
@@ -175,7 +172,7 @@ def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
     return env
 
 
-def _knowledge_pins_env(kb: Any, version: str) -> tuple[tuple[str, str], ...]:
+def _knowledge_pins_env(kb: KnowledgeBase, version: str) -> tuple[tuple[str, str], ...]:
     """Variables the knowledge base says this tag needs (e.g. CMAKE_POLICY_VERSION_MINIMUM)."""
     return tuple(kb.build_pins(version).env)
 

@@ -34,6 +34,7 @@ differs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -298,19 +299,28 @@ def local_changes(
             f"{checkout}: {'tag ' + tag if tag else 'HEAD'} is not a commit there; cannot compare the checkout",
             "sync the sources again (remove the checkout to start fresh)",
         )
-    files, digest = _repo_changes(checkout, "", expected, patch_files, env)
-    hasher = hashlib.sha256(digest)
+    # each repository's comparison is a few git processes: they all run at the same time, and their
+    # answers are taken in this order (the digest is the same as one after the other)
+    top = proc.Background(functools.partial(_repo_changes, checkout, "", expected, patch_files, env))
     pinned: dict[str, tuple[Path, str]] = {"": (checkout, expected)}
+    asked: list[tuple[str, proc.Background[tuple[list[str], bytes]] | None]] = []
     for rel in sorted(submodules):  # parents sort before their nested submodules
         parent = max((p for p in pinned if not p or rel.startswith(p + "/")), key=len)
         parent_repo, parent_commit = pinned[parent]
         recorded = _gitlink(parent_repo, parent_commit, rel[len(parent) + 1 :] if parent else rel, env)
         if recorded is None:
+            asked.append((rel, None))
+            continue
+        pinned[rel] = (checkout / rel, recorded)
+        asked.append((rel, proc.Background(functools.partial(_repo_changes, checkout / rel, rel, recorded, (), env))))
+    files, digest = top.result()
+    hasher = hashlib.sha256(digest)
+    for rel, job in asked:
+        if job is None:
             files.append(f"{rel} (not a submodule of the pinned tree)")
             hasher.update(f"{rel}\0extra\0".encode())
             continue
-        pinned[rel] = (checkout / rel, recorded)
-        sub_files, sub_digest = _repo_changes(checkout / rel, rel, recorded, (), env)
+        sub_files, sub_digest = job.result()
         files += sub_files
         hasher.update(sub_digest)
     if not files:

@@ -18,17 +18,12 @@ Progress goes to a stream: a redrawn line on a terminal, a plain line every 10 %
 
 from __future__ import annotations
 
-import http.client
 import os
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
-
-from filelock import FileLock
 
 from srcbuild.errors import CacheIntegrityError, HostError, MirrorMissing
 from srcbuild.files import human_size, sha256_file
@@ -152,6 +147,8 @@ class Downloader:
                 f"add its sha256 to a data file in a directory named by SRCBUILD_TOOLCHAIN_DATA, "
                 f"or install it yourself and point {artifact.file_name}'s tool at it",
             )
+        from filelock import FileLock  # a download loads the lock, the HTTP client and TLS; a report does not
+
         final = self.target(artifact)
         (self.directory / ".locks").mkdir(parents=True, exist_ok=True)
         with FileLock(str(download_lock(final))):
@@ -186,6 +183,10 @@ class Downloader:
         return Fetched(final, url, fetched, final.stat().st_size)
 
     def _download(self, url: str, part: Path, size: int | None) -> int:
+        import http.client
+        import urllib.error
+        import urllib.request
+
         have = part.stat().st_size if part.is_file() else 0
         if size is not None and have > size:
             part.unlink()

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import HostError
-from srcbuild.host.facts import HostFacts
-from srcbuild.host.toolchain import version_matches
+from srcbuild.host.facts import HostFacts, version_matches
 from srcbuild.recipe.model import Recipe
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import offers_for

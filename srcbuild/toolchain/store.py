@@ -21,12 +21,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock
+from typing import TYPE_CHECKING, Any
 
 from srcbuild.files import write_atomic
 from srcbuild.toolchain.download import download_lock
+
+if TYPE_CHECKING:  # the lock is loaded by what takes it: listing the store does not
+    from filelock import FileLock
 
 MANIFEST = ".srcbuild-toolchain.json"
 FORMAT = "srcbuild-toolchain/1"
@@ -157,6 +158,8 @@ class ToolchainStore:
         return self.root / toolchain_key(name, version, provider)
 
     def lock(self, key: str) -> FileLock:
+        from filelock import FileLock
+
         self._locks.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self._locks / f"{key}.lock"))
 
@@ -237,6 +240,8 @@ class ToolchainStore:
     def gc(self) -> GcReport:
         """Remove half-made prefixes, abandoned temp dirs, partial downloads nobody is writing, and
         downloads a complete prefix was already made from (its manifest keeps their sha256)."""
+        from filelock import FileLock
+
         removed: list[Path] = []
         freed = 0
         if not self.root.is_dir():

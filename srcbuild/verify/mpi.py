@@ -13,7 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from srcbuild import proc
-from srcbuild.host.mpi import parse_mpi_version as parse_version_output
+from srcbuild.host.parsers import parse_mpi_version as parse_version_output
 
 
 @dataclass(frozen=True)

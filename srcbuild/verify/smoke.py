@@ -105,10 +105,14 @@ def plan_smoke(
     mpirun: Optional[str] = None,
     openmpi: bool = True,
     as_root: bool = False,
+    installed: bool = False,
 ) -> SmokePlan:
-    """The commands of a smoke test; ``mpirun`` is needed only when the recipe enables MPI."""
+    """The commands of a smoke test; ``mpirun`` is needed only when the recipe enables MPI.
+
+    ``installed``: ``venv`` is an environment that already holds torch (``smoke --env``); nothing is
+    created or installed, and torchvision's check runs when torchvision imports there."""
     vpy = str(venv / "bin" / "python")
-    torchvision = any(w.name.startswith("torchvision-") for w in wheels)
+    torchvision: Optional[bool] = None if installed else any(w.name.startswith("torchvision-") for w in wheels)
     cfg = {
         "archs": [f"sm_{cc.sm}" for cc in recipe.gpu.arch],
         "cudnn": recipe.toolchain.cudnn is not None and recipe.toolchain.cuda is not None,
@@ -116,10 +120,11 @@ def plan_smoke(
         "mpi": recipe.mpi.enabled,
     }
     commands = []
-    if not (venv / "bin" / "python").exists():
+    if not installed and not (venv / "bin" / "python").exists():
         commands.append(Command((python, "-m", "venv", str(venv)), "create the throwaway environment"))
-    install = (vpy, "-m", "pip", "install", "--disable-pip-version-check", *(str(w) for w in wheels))
-    commands.append(Command(install, "install the wheel and its dependencies"))
+    if not installed:
+        install = (vpy, "-m", "pip", "install", "--disable-pip-version-check", *(str(w) for w in wheels))
+        commands.append(Command(install, "install the wheel and its dependencies"))
     commands.append(Command((vpy, str(CHECKS_SCRIPT), "checks", json.dumps(cfg)), "run the checks"))
     if recipe.mpi.enabled and mpirun:
         env = EnvChanges()

@@ -120,8 +120,19 @@ def nms(torch, device):
     return ("pass" if same else "fail"), detail
 
 
+def has_torchvision(cfg):
+    """The config says (a wheel was installed), or None: whether torchvision imports here (``--env``)."""
+    if cfg["torchvision"] is not None:
+        return cfg["torchvision"]
+    import importlib.util
+
+    return importlib.util.find_spec("torchvision") is not None
+
+
 def checks(cfg):
     import torch
+
+    cfg = dict(cfg, torchvision=has_torchvision(cfg))
 
     report("import", "pass", f"torch {torch.__version__}, CUDA {torch.version.cuda}")
     check("matmul-cpu", lambda: cpu_matmul(torch))

@@ -79,23 +79,6 @@ def symbols_newer_than(data: bytes, floor: tuple[int, int]) -> list[str]:
     return sorted(found)
 
 
-def needed_libraries(data: bytes) -> tuple[str, ...]:
-    """The libraries one ELF file (its bytes) links (``DT_NEEDED``: ``libcudart.so.11.0``); empty
-    for anything else."""
-    if not data.startswith(ELF_MAGIC):
-        return ()
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        dynamic = ELFFile(io.BytesIO(data)).get_section_by_name(".dynamic")
-        if dynamic is None:
-            return ()
-        return tuple(str(tag.needed) for tag in dynamic.iter_tags("DT_NEEDED"))  # type: ignore[attr-defined]
-    except (ELFError, ValueError, KeyError, OSError):
-        return ()
-
-
 @dataclass(frozen=True)
 class ElfLinks:
     """What one ELF file of a wheel imports: versions (with their symbols) and libraries."""

@@ -57,10 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 # Imports that still point up, each with why it is not fixed yet. The test fails when one goes
 # away (remove it here) as well as when a new one appears.
-KNOWN_UPWARD = {
-    # `srcbuild install` computes what a build's fingerprint counts before it looks in the cache
-    ("srcbuild.cache.install", "srcbuild.resolve.request"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 # Loops between modules, with why (none).
 KNOWN_LOOPS: list[list[str]] = []
 

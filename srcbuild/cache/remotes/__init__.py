@@ -25,7 +25,7 @@ from typing import Callable, Protocol
 from urllib.parse import urlparse
 
 from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.netio import NetLimits
+from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import UsageError
 

@@ -21,7 +21,8 @@ from urllib.parse import urldefrag, urljoin, urlparse
 
 from srcbuild.cache.limits import MAX_LOG, MAX_MANIFEST, MAX_PAGE, MAX_SIGNATURE, MAX_WHEEL
 from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.netio import NETWORK_ERRORS, NetLimits, Session
+from srcbuild.cache.netio import NETWORK_ERRORS, Session
+from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.simple_index import FINGERPRINT_ATTR, SIMPLE_DIR
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError

@@ -29,7 +29,8 @@ from urllib.parse import urldefrag, urljoin, urlparse
 from srcbuild import proc
 from srcbuild.cache.limits import MAX_PAGE, MAX_WHEEL
 from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.netio import NETWORK_ERRORS, NetLimits, Session
+from srcbuild.cache.netio import NETWORK_ERRORS, Session
+from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.remotes.http import parse_links
 from srcbuild.cache.simple_index import labelled_version, relabel_wheel
 from srcbuild.cache.store import CacheEntry

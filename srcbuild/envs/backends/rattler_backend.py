@@ -22,11 +22,14 @@ from srcbuild.errors import EnvironmentError_, HostError
 
 
 def rattler_available() -> bool:
+    """Whether py-rattler is installed: looked up, not imported (its native runtime takes a tenth
+    of a second to load, and a build that uses a venv or conda never needs it)."""
+    import importlib.util
+
     try:
-        import rattler  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("rattler") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 class RattlerBackend:

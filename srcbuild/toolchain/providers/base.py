@@ -88,7 +88,6 @@ class Context:
     work_dir: Path  # scratch space (apt lists, extracted installers) lives below it
     log_path: Path | None = None
     stream: IO[str] | None = None
-    conda_channels: Mapping[str, str] = field(default_factory=dict)  # channel name -> URL override
     homes: Mapping[str, Path] = field(default_factory=dict)  # tool -> a home this request builds on (CUDA)
 
 

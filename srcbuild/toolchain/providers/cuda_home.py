@@ -16,7 +16,8 @@ from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
-from srcbuild.host.toolchain import missing_components, parse_nvcc_version
+from srcbuild.host.parsers import parse_nvcc_version
+from srcbuild.host.toolchain import missing_components
 
 # $(_HERE_) is nvcc's own bin directory: the home works wherever it is moved.
 NVCC_PROFILE = """TOP              = $(_HERE_)/..

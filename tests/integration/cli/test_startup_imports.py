@@ -31,10 +31,16 @@ HEAVY = (
 HELP_HEAVY = (*HEAVY, "rich", "srcbuild.knowledge", "srcbuild.resolve", "srcbuild.cache", "srcbuild.recipe")
 # install computes the fingerprint from what it counts (resolve.request), never the whole resolve: no
 # resolver, environment backends, rules, toolchain provisioning, host probe or sources; and it prints
-# lines, not tables.
+# lines, not tables. With no remote it needs no HTTP client, and it takes no build lock.
 INSTALL_HEAVY = (
     *HEAVY,
     "rich",
+    "http.client",
+    "urllib.request",
+    "ssl",
+    "filelock",
+    "srcbuild.cache.netio",
+    "srcbuild.resolve.variables",
     "srcbuild.resolve.resolver",
     "srcbuild.resolve.model",
     "srcbuild.envs",
@@ -44,6 +50,21 @@ INSTALL_HEAVY = (
     "srcbuild.host.toolchain",
     "srcbuild.sources",
     "srcbuild.compiler_cache",
+)
+
+# doctor probes the machine and judges every recipe, but builds, downloads, solves and draws tables
+# for nothing: no environment backends, HTTP client, file lock or table renderer.
+DOCTOR_HEAVY = (
+    *HEAVY,
+    "rich",
+    "http.client",
+    "urllib.request",
+    "filelock",
+    "srcbuild.envs.backends",
+    "srcbuild.envs.prefix",
+    "srcbuild.cli.compat",
+    "srcbuild.resolve.resolver",
+    "srcbuild.sources",
 )
 
 
@@ -101,3 +122,8 @@ def test_an_install_hit_imports_nothing_heavy(tmp_path: Path) -> None:
     args = ["install", "torch", "--recipe", str(recipe_file), "--python", sys.executable, "--dry-run"]
     found = imported([*args, "--cache-dir", str(tmp_path / "cache")], tmp_path, says="would install torch-1.7.1")
     assert heavy_in(found, INSTALL_HEAVY) == []
+
+
+def test_doctor_imports_nothing_heavy(tmp_path: Path) -> None:
+    found = imported(["doctor"], tmp_path, says="recipe")
+    assert heavy_in(found, DOCTOR_HEAVY) == []

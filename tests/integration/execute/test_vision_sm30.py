@@ -26,8 +26,8 @@ import pytest
 from rich.console import Console
 
 from srcbuild.errors import StepFailed
+from srcbuild.execute.context import BuildContext
 from srcbuild.execute.executor import Executor, environ_for_build
-from srcbuild.execute.handlers import BuildContext
 from srcbuild.execute.records import TorchBuilt
 from srcbuild.files import sha256_file
 from srcbuild.paths import Paths

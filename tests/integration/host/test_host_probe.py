@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.host import probe_host
-from srcbuild.host.toolchain import find_cuda, find_gcc
+from srcbuild.host.toolchain import find_cuda
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.rules.host import host_findings
@@ -62,12 +62,6 @@ def test_find_cuda_honours_cuda_home(cuda118_home: Path) -> None:
     assert found.nvcc == cuda118_home / "bin" / "nvcc"
     env = {k: v for k, v in os.environ.items() if k != "CUDA_HOME"}
     assert find_cuda("9.2", env) is None
-
-
-def test_find_gcc_by_major(gcc11: Path) -> None:
-    found = find_gcc("11", os.environ)
-    assert found is not None and found.version.startswith("11.") and found.gxx is not None
-    assert find_gcc("7", {"PATH": ""}, root=Path("/nonexistent")) is None
 
 
 def test_fixture_tree_with_its_own_tools(tmp_path: Path) -> None:

@@ -35,8 +35,11 @@ pytestmark = pytest.mark.integration
 HOST_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
-def make_wheel(directory: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
-    """A pure-Python wheel with its dependencies in METADATA (no build backend, no network)."""
+def make_wheel(
+    directory: Path, name: str, version: str, requires: tuple[str, ...] = (), tag: str = "py3-none-any"
+) -> Path:
+    """A wheel with its dependencies in METADATA (no build backend, no network); ``tag`` names the
+    Python, ABI and platform it claims (its files are Python alone: pip download reads the name)."""
     import base64
 
     dist = f"{name}-{version}.dist-info"
@@ -46,7 +49,7 @@ def make_wheel(directory: Path, name: str, version: str, requires: tuple[str, ..
     files = {
         f"{name}/__init__.py": f"GREETING = 'hello from {name} {version}'\n".encode(),
         f"{dist}/METADATA": meta.encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}/WHEEL": f"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode(),
     }
     record = []
     for member, data in files.items():
@@ -54,7 +57,7 @@ def make_wheel(directory: Path, name: str, version: str, requires: tuple[str, ..
         record.append(f"{member},sha256={digest},{len(data)}")
     files[f"{dist}/RECORD"] = ("\n".join([*record, f"{dist}/RECORD,,"]) + "\n").encode()
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{name}-{version}-py3-none-any.whl"
+    path = directory / f"{name}-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w") as wheel:
         for member, data in files.items():
             wheel.writestr(member, data)
@@ -252,3 +255,67 @@ def test_the_command_that_adds_a_missing_piece_carries_its_options() -> None:
         f"SRCBUILD_TOOLCHAIN_PROVIDERS=debian {add}"
     )
     assert with_details(add, {}) == add
+
+
+def test_wheels_are_chosen_for_the_other_machines_python_and_glibc(tmp_path: Path) -> None:
+    """A mirror made here (this Python, this glibc) for a machine with Python 3.8 and glibc 2.17:
+    pip download's --python-version and --platform against a loopback index that has a torch for
+    both and a dependency built for glibc 2.17 (1.0) and for 2.28 (2.0)."""
+    dist = tmp_path / "dist"
+    host = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    files = [
+        make_wheel(dist, "torch", "2.0.1", ("srcbuild-demo-native",), tag="cp38-cp38-manylinux2014_x86_64"),
+        make_wheel(dist, "torch", "2.0.1", ("srcbuild-demo-native",), tag=f"{host}-{host}-manylinux_2_28_x86_64"),
+        make_wheel(dist, "srcbuild_demo_native", "1.0", tag="cp38-cp38-manylinux_2_17_x86_64.manylinux2014_x86_64"),
+        make_wheel(dist, "srcbuild_demo_native", "2.0", tag="cp38-cp38-manylinux_2_28_x86_64"),
+        make_wheel(dist, "srcbuild_demo_native", "2.0", tag=f"{host}-{host}-manylinux_2_28_x86_64"),
+    ]
+    served = tmp_path / "index"
+    static_index(served, files)
+    handler = functools.partial(QuietHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    recipe = tmp_path / "pip-demo.toml"
+    recipe.write_text(RECIPE.format(python="3.8"))
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "SRCBUILD_WORK_DIR": str(tmp_path / "work"),
+        "SRCBUILD_CONFIG_DIR": str(tmp_path / "config"),
+        "PIP_INDEX_URL": f"http://127.0.0.1:{server.server_address[1]}/simple/",
+        "PIP_CONFIG_FILE": "/dev/null",
+    }
+
+    def create(name: str, *options: str) -> set[str]:
+        argv = [sys.executable, "-m", "srcbuild", "mirror", "create", str(tmp_path / name), "--recipe", str(recipe),
+                "--package", "ext", "--torch", "2.0.1", "--skip", "gcc", "--no-env", *options]
+        made = subprocess.run(argv, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+        assert made.returncode == 0, made.stdout + made.stderr
+        listed = json.loads((tmp_path / name / "manifest.json").read_text())["files"]
+        return {rel.rsplit("/", 1)[-1] for rel in listed if rel.endswith(".whl")}
+
+    try:
+        default = create("default")  # the recipe's Python (3.8) and glibc 2.17, whatever this machine is
+        named = create("named", "--python", "3.8", "--platform", "manylinux2014_x86_64")
+        newer = create("newer", "--platform", "manylinux_2_28_x86_64")
+        host_python = create("host", "--python", f"{sys.version_info[0]}.{sys.version_info[1]}", "--platform",
+                             "manylinux_2_28_x86_64")
+        too_old = subprocess.run(
+            [sys.executable, "-m", "srcbuild", "mirror", "create", str(tmp_path / "old"), "--recipe", str(recipe),
+             "--package", "ext", "--torch", "2.0.1", "--skip", "gcc", "--no-env", "--platform", "manylinux1_x86_64"],
+            env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    glibc_217 = {"torch-2.0.1-cp38-cp38-manylinux2014_x86_64.whl",
+                 "srcbuild_demo_native-1.0-cp38-cp38-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"}
+    assert default == named == glibc_217
+    assert newer == {"torch-2.0.1-cp38-cp38-manylinux2014_x86_64.whl",
+                     "srcbuild_demo_native-2.0-cp38-cp38-manylinux_2_28_x86_64.whl"}
+    assert host_python == {f"torch-2.0.1-{host}-{host}-manylinux_2_28_x86_64.whl",
+                           f"srcbuild_demo_native-2.0-{host}-{host}-manylinux_2_28_x86_64.whl"}
+    assert too_old.returncode == 9, too_old.stdout + too_old.stderr  # not found
+    hint = " ".join(too_old.stderr.split())
+    assert "the wheels are chosen for Python 3.8 on manylinux_2_5_x86_64 (mirror create's --python and --platform)" \
+        in hint, too_old.stderr

@@ -74,3 +74,35 @@ def test_mpi_recipe_fails_on_a_wheel_without_mpi(
     }
     assert checks["mpi-allreduce"]["detail"].startswith("RuntimeError: Distributed package doesn't have MPI built in")
     assert "error: smoke test of cpu-mpi: mpi-available: torch.distributed.is_mpi_available() is False" in err
+
+
+def test_env_checks_the_installed_torch_and_changes_nothing(
+    tmp_path: Path, torch_cpu_wheel: Path, smoke_venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recipe = cpu_recipe(tmp_path, mpi=False)
+    if not (smoke_venv / "bin" / "python").exists():  # the venv the first test made, when run alone
+        assert smoke(recipe, torch_cpu_wheel, smoke_venv) == 0
+        capsys.readouterr()
+    listing = sorted(str(p.relative_to(smoke_venv)) for p in smoke_venv.rglob("*") if "__pycache__" not in p.parts)
+    assert main(["smoke", "--recipe", str(recipe), "--env", str(smoke_venv), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["import"]["detail"] == "torch 2.13.0+cpu, CUDA None"
+    assert checks["matmul-cpu"]["status"] == "pass"
+    assert "torchvision-nms-cpu" not in checks  # torchvision is not installed there
+    after = sorted(str(p.relative_to(smoke_venv)) for p in smoke_venv.rglob("*") if "__pycache__" not in p.parts)
+    assert after == listing  # nothing installed, nothing removed
+
+
+def test_env_refuses_install_options_and_a_missing_prefix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = cpu_recipe(tmp_path, mpi=False)
+    wheel = tmp_path / "torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl"
+    wheel.write_bytes(b"")
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").write_text("")
+    assert main(["smoke", "--recipe", str(recipe), "--env", str(tmp_path / "env"), "--wheel", str(wheel)]) == 2
+    err = capsys.readouterr().err
+    assert "--wheel cannot be given with it" in err
+    assert main(["smoke", "--recipe", str(recipe), "--env", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert "bin/python does not exist (not a venv or conda prefix)" in err

@@ -14,7 +14,7 @@ from srcbuild.advice.recommend import recommend
 from srcbuild.advice.render import render_recommendation
 from srcbuild.advice.window import OfficialWheel
 from srcbuild.envs.runtime import pythons_here
-from srcbuild.host.gpu import resolve_name
+from srcbuild.host.identify import identify_name
 from srcbuild.knowledge import load_knowledge
 
 PIP = "pip install torch==1.3.0+cu101 torchvision==0.4.1+cu101 -f https://download.pytorch.org/whl/torch_stable.html"
@@ -61,7 +61,7 @@ def test_pythons_here_counts_programs_not_shims(tmp_path: Path) -> None:
 
 def test_recommend_adds_the_two_commands_after_the_pip_answer() -> None:
     kb = load_knowledge()
-    gpu = resolve_name("GeForce GT 750M", "--gpu")
+    gpu = identify_name(kb, "GeForce GT 750M", "--gpu")
     lacking = recommend(kb, [gpu], None, [], "--gpu", python_here=frozenset({"3.11"}))
     text = render_recommendation(lacking)
     assert "no Python 3.5 to 3.7 on this machine; make one: srcbuild env runtime --python 3.7" in text

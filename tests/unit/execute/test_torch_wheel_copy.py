@@ -15,8 +15,8 @@ from rich.console import Console
 from srcbuild.cache.store import WheelCache
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import CacheIntegrityError
+from srcbuild.execute.context import BuildContext
 from srcbuild.execute.executor import Executor
-from srcbuild.execute.handlers import BuildContext
 from srcbuild.execute.records import TorchBuilt
 from srcbuild.paths import Paths
 from srcbuild.plan.actions import TorchWheel

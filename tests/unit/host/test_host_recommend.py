@@ -11,13 +11,30 @@ import pytest
 from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, NO, GpuAdvice, Recommendation, recommend
 from srcbuild.cli import main
 from srcbuild.console import wrap_text
-from srcbuild.host.facts import DriverInfo
-from srcbuild.host.gpu import gpus_from_lspci, gpus_from_nvidia_smi, parse_proc_driver_version, resolve_name
+from srcbuild.host.facts import DriverInfo, GpuInfo
+from srcbuild.host.identify import identify, identify_name
+from srcbuild.host.parsers import parse_lspci_lines, parse_proc_driver_version, parse_smi_csv, parse_smi_table
 from srcbuild.knowledge import load_knowledge
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 
 MACHINES = Path(__file__).resolve().parents[2] / "fixtures" / "machines"
+
+
+def gpus_from_nvidia_smi(text: str) -> tuple[list[GpuInfo], DriverInfo | None]:
+    """The GPUs and driver of recorded nvidia-smi output (its CSV query, or its table), as the probe
+    identifies them."""
+    listing = parse_smi_csv(text) or parse_smi_table(text)
+    assert listing is not None
+    driver = DriverInfo(listing.driver, "nvidia-smi") if listing.driver else None
+    return [identify(load_knowledge(), g, "nvidia-smi", driver) for g in listing.gpus], driver
+
+
+def gpus_from_lspci(text: str) -> list[GpuInfo]:
+    """The GPUs of recorded ``lspci -nn`` output, as the probe identifies them."""
+    listing = parse_lspci_lines(text)
+    assert listing is not None
+    return [identify(load_knowledge(), g, "lspci", None) for g in listing.gpus]
 
 
 def machine(name: str) -> Recommendation:
@@ -87,8 +104,17 @@ def test_mpi_asks_for_a_build() -> None:
     assert with_mpi.lead == "recipe" and with_mpi.best is not None and with_mpi.best.recipe == "pascal-cu126-mpi"
 
 
+def test_an_h100_as_the_probe_reads_it() -> None:
+    """nvidia-smi's CSV recorded on an H100 server: the PCI id names the chip, the driver is R580."""
+    gpus, driver = gpus_from_nvidia_smi((MACHINES / "h100-server" / "nvidia-smi.csv").read_text())
+    assert [(g.name, str(g.cc), g.pci_id, g.chip, g.source) for g in gpus] == [
+        ("NVIDIA H100 80GB HBM3", "9.0", "10de:2330", "GH100", "nvidia-smi")
+    ]
+    assert driver is not None and driver.version == "580.159.04"
+
+
 def test_gtx860m_name_is_ambiguous_and_the_pci_id_decides() -> None:
-    gpu = resolve_name("GeForce GTX 860M", "--gpu")
+    gpu = identify_name(load_knowledge(), "GeForce GTX 860M", "--gpu")
     assert gpu.cc is None
     assert gpu.candidates == (
         "GK104 (compute capability 3.0, pci 10de:119a)",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from srcbuild.errors import SrcbuildError
 from srcbuild.host.identify import read_gpus
-from srcbuild.host.paste import ALL_PARSERS, read_paste
+from srcbuild.host.parsers import ALL_PARSERS, read_paste
 from srcbuild.knowledge import load_knowledge
 
 PASTES = Path(__file__).resolve().parents[2] / "fixtures" / "paste"

@@ -48,6 +48,16 @@ def test_pip_download_takes_wheels_for_another_python_and_checks_pinned_hashes(t
     assert {"--no-deps", "--require-hashes"} <= set(hashed)
 
 
+def test_pip_download_for_another_machine_names_its_python_and_platforms(tmp_path: Path) -> None:
+    platforms = ("manylinux_2_17_x86_64", "manylinux2014_x86_64")
+    argv = download_argv(PipSet(("numpy<2",), python="3.8", platforms=platforms), tmp_path / "r.txt", tmp_path)
+    assert argv[argv.index("--python-version") + 1] == "3.8" and "--only-binary=:all:" in argv
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--platform"] == list(platforms)
+    hashed = PipSet(("x==1 --hash=sha256:" + "0" * 64,), hashed=True, platforms=platforms)
+    assert download_argv(hashed, tmp_path / "r.txt", tmp_path).count("--only-binary=:all:") == 1
+    assert PipSet((), python="3.8", platforms=platforms).describe_target() == "Python 3.8 on manylinux_2_17_x86_64"
+
+
 def _sdist(path: Path, pyproject: str | None) -> Path:
     with tarfile.open(path, "w:gz") as tar:
         for name, text in (("pkg-1.0/setup.py", "pass\n"), ("pkg-1.0/pyproject.toml", pyproject)):

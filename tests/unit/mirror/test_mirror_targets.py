@@ -43,3 +43,21 @@ def test_the_toolchains_conda_pieces_and_the_extensions_are_listed() -> None:
     ]
     assert target.needs.repos[0].why == "torch"
     assert _target(None, skips=("gcc",)).toolchain_conda == ()
+
+
+def test_the_other_machines_python_and_platform_are_checked_and_shown_by_a_dry_run(capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from srcbuild.cli import main
+
+    base = ["mirror", "create", "/tmp/never-made", "--recipe", "kepler-cu92", "--dry-run", "--env-backend", "venv"]
+    assert main([*base, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["platforms"][:2] == ["manylinux_2_17_x86_64", "manylinux2014_x86_64"]
+    assert row["pip"][0]["python"] == "3.8"  # the recipe's Python, not the one running srcbuild
+    assert main([*base, "--python", "3.9", "--platform", "manylinux_2_28_x86_64"]) == 0
+    assert "pip wheels for Python 3.9 on manylinux_2_28_x86_64 and older" in capsys.readouterr().out
+    assert main([*base, "--platform", "manylinux2014-x86_64"]) == 2
+    assert "--platform manylinux2014-x86_64: not a wheel platform tag" in capsys.readouterr().err
+    assert main([*base, "--python", "python3.8"]) == 2
+    assert "--python python3.8: not a Python version" in capsys.readouterr().err

@@ -68,3 +68,11 @@ def test_a_garbled_report_line_is_a_failed_check_not_a_crash() -> None:
     checks = _parse([good, good + good[len("SMOKE ") :]])  # two ranks' reports on one line
     assert [(c.name, c.status) for c in checks] == [("import", "pass"), ("report", "fail")]
     assert checks[1].detail.startswith("unreadable report line: SMOKE {")
+
+
+def test_plan_for_an_installed_environment_creates_and_installs_nothing(tmp_path: Path) -> None:
+    env = tmp_path / "env"
+    plan = plan_smoke(recipe("kepler-k80-cu118"), [], str(env / "bin/python"), env, True, installed=True)
+    (checks,) = plan.commands
+    assert checks.argv[:3] == (str(env / "bin/python"), str(CHECKS_SCRIPT), "checks")
+    assert json.loads(checks.argv[3])["torchvision"] is None  # decided by whether it imports there
