@@ -99,8 +99,9 @@ def mirror_group() -> None:
     multiple=True,
     metavar="TAG",
     help="The other machine's wheel platform, e.g. manylinux2014_x86_64 or manylinux_2_28_x86_64 "
-    "(repeatable; its older manylinux tags follow) [default: glibc 2.17 on this architecture, "
-    "the floor srcbuild's portable builds target].",
+    "(repeatable; its older manylinux tags follow); its glibc is also the conda solve's [default: "
+    "wheels for glibc 2.17 on this architecture, the floor srcbuild's portable builds target; conda "
+    "packages for glibc 2.28, as srcbuild lock solves].",
 )
 @click.option("--dry-run", is_flag=True, help="Print what would be gathered and its size from the data; fetch nothing.")
 @path_options
@@ -151,6 +152,7 @@ def create_command(
     prefer = provider_order(environ)
     backend = env_backend or environ.get("SRCBUILD_ENV_BACKEND") or None
     wheel_platforms = _wheel_platforms(platforms, environ)
+    glibc = _target_glibc(platforms)
     if python is not None and not re.fullmatch(r"3\.\d+", python):
         raise UsageError(f"--python {python}: not a Python version", "give it as X.Y, e.g. --python 3.8")
     targets = []
@@ -164,7 +166,9 @@ def create_command(
             for v in torch_versions
         )
         pip = tuple(replace(p, python=python or p.python) for p in (*target.pip, *torches))
-        targets.append(replace(target, pip=pip, python=python or target.python, platforms=wheel_platforms))
+        targets.append(
+            replace(target, pip=pip, python=python or target.python, platforms=wheel_platforms, glibc=glibc)
+        )
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
@@ -208,6 +212,18 @@ def _wheel_platforms(given: tuple[str, ...], environ: Mapping[str, str]) -> tupl
     return tuple(dict.fromkeys(tag for each in named for tag in compatible_platforms(each)))
 
 
+DEFAULT_CONDA_GLIBC = "2.28"  # what a portable solve assumes without --platform (envs/data/virtual_packages.toml)
+
+
+def _target_glibc(given: tuple[str, ...]) -> str | None:
+    """The other machine's glibc as ``--platform`` names it (the newest a given tag stands for: that
+    machine runs each), for the conda solve; None without one (the lockfile default, 2.28)."""
+    from srcbuild.host.platform import platform_glibc
+
+    found = [v for v in (platform_glibc(tag) for tag in given) if v is not None]
+    return f"{max(found)[0]}.{max(found)[1]}" if found else None
+
+
 def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
     from srcbuild.mirror.gather import estimate
     from srcbuild.mirror.pypi import PipSet
@@ -229,6 +245,7 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                     "pip": [{"requirements": list(p.requirements), "python": p.python or t.python, "why": p.why}
                             for p in t.pip],
                     "platforms": list(t.platforms),
+                    "conda_glibc": t.glibc or DEFAULT_CONDA_GLIBC,
                     "not_mirrored": list(t.needs.not_mirrored),
                     "estimate": {
                         "downloads": e.downloads,

@@ -109,11 +109,14 @@ def _locked(record: object, spec: EnvSpec) -> LockedPackage:
 VIRTUAL_DATA = Path(__file__).resolve().parent / "data" / "virtual_packages.toml"
 
 
-def virtual_package_specs(spec: EnvSpec, for_this_host: bool) -> list[tuple[str, str, str]]:
+def virtual_package_specs(
+    spec: EnvSpec, for_this_host: bool, glibc: str | None = None
+) -> list[tuple[str, str, str]]:
     """(name, version, build) of the virtual packages to solve with.
 
     For this host: what rattler detects here. For a lockfile: the portable defaults in
-    ``data/virtual_packages.toml``. Either way ``__cuda`` is the recipe's CUDA version: a build
+    ``data/virtual_packages.toml``, with ``__glibc`` at ``glibc`` when another machine's is known
+    (``mirror create --platform``). Either way ``__cuda`` is the recipe's CUDA version: a build
     machine compiles for that CUDA whether or not it has a driver.
     """
     out: list[tuple[str, str, str]] = []
@@ -128,6 +131,8 @@ def virtual_package_specs(spec: EnvSpec, for_this_host: bool) -> list[tuple[str,
         for name, value in table.items():
             version, _, build = str(value).partition("=")
             out.append((name, version, build or "0"))
+        if glibc is not None:
+            out = [(n, glibc, b) if n == "__glibc" else (n, v, b) for n, v, b in out]
     out = [v for v in out if v[0] != "__cuda"]
     if spec.cuda:
         out.append(("__cuda", spec.cuda, "0"))
@@ -147,18 +152,19 @@ def solve_spec(
     log_path: Path | None = None,
     for_this_host: bool = True,
     specs: Sequence[str] | None = None,
+    glibc: str | None = None,
 ) -> list[LockedPackage]:
     """Solve the spec's conda packages; an unsatisfiable spec is an EnvironmentError_ in plain words.
 
     ``for_this_host`` solves for this machine's virtual packages; ``False`` (lockfiles) for the
     portable defaults. ``specs`` replaces the spec's own match specs (a toolchain piece's packages
-    on the spec's channels, for a mirror).
+    on the spec's channels, for a mirror). ``glibc``: the other machine's, for a portable solve.
     """
     wanted = list(spec.conda_specs if specs is None else specs)
     import rattler
     from rattler.exceptions import SolverError
 
-    virtual = virtual_package_specs(spec, for_this_host)
+    virtual = virtual_package_specs(spec, for_this_host, glibc)
     log_line(log_path, "virtual packages: " + ", ".join(f"{n}={v}={b}" for n, v, b in virtual))
 
     channels = [rattler.Channel(spec.routing.base_url(c)) for c in spec.channels]

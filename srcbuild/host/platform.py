@@ -57,6 +57,16 @@ def glibc_platform(glibc: str, machine: str) -> str:
     return f"manylinux_{int(major)}_{int(minor)}_{machine}"
 
 
+def platform_glibc(tag: str) -> tuple[int, int] | None:
+    """The glibc a manylinux tag stands for: ``manylinux2014_x86_64`` and ``manylinux_2_17_x86_64``
+    are (2, 17); None for any other tag (``linux_x86_64``, musllinux)."""
+    legacy = _LEGACY.match(tag)
+    if legacy:
+        return LEGACY_MANYLINUX[legacy.group(1)]
+    pep600 = _PEP600.match(tag)
+    return (int(pep600.group(1)), int(pep600.group(2))) if pep600 else None
+
+
 def compatible_platforms(tag: str) -> tuple[str, ...]:
     """The platform tags of the wheels a machine named by ``tag`` runs, newest first:
     ``manylinux_2_17_x86_64`` (or ``manylinux2014_x86_64``) runs ``manylinux_2_Y`` for every Y

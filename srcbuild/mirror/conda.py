@@ -43,13 +43,15 @@ def mirror_env(
     log_path: Path | None,
     echo: IO[str] | None,
     specs: Sequence[str] | None = None,
+    glibc: str | None = None,
 ) -> dict[str, Entry]:
     """Fetch the solved packages (of ``specs`` on the spec's channels when given) into
-    ``root/conda``; the manifest rows of the files it added."""
+    ``root/conda``; the manifest rows of the files it added. ``glibc``: the other machine's (the
+    solve's ``__glibc``), else the lockfile default."""
     added: dict[str, Entry] = {}
     if not spec.conda_specs:
         return added
-    packages = solve_spec(spec, work / "repodata", log_path, for_this_host=False, specs=specs)
+    packages = solve_spec(spec, work / "repodata", log_path, for_this_host=False, specs=specs, glibc=glibc)
     for package in packages:
         rel = channel_path(package.url)
         if rel is None:

@@ -63,6 +63,7 @@ class Target:
     sdists: tuple[SdistFile, ...] = ()  # extensions' sdists (their build requirements follow)
     python: str | None = None  # the recipe's Python: the build requirements' wheels are for it
     platforms: tuple[str, ...] = ()  # the other machine's wheel platforms (newest first); (): this machine's
+    glibc: str | None = None  # the other machine's glibc ("2.17", from --platform): the conda solve's __glibc
 
     def for_target(self, pip_set: PipSet) -> PipSet:
         """``pip_set`` for the other machine's platforms (and Python) where it names none itself."""
@@ -182,13 +183,17 @@ def create_mirror(
                 manifest.files[rel] = Entry(digest, (root / rel).stat().st_size, f"patch {patch.name}")
         if target.env is not None:
             try:
-                manifest.files.update(mirror_env(root, target.env, root / PARTIAL / "conda", log_path, stream))
+                manifest.files.update(
+                    mirror_env(root, target.env, root / PARTIAL / "conda", log_path, stream, glibc=target.glibc)
+                )
             except EnvironmentError_ as exc:
                 exc.hint = f"{exc.hint}; or leave the environment out with --no-env"
                 raise
         for spec, specs in target.toolchain_conda:
             try:
-                manifest.files.update(mirror_env(root, spec, root / PARTIAL / "conda", log_path, stream, specs))
+                manifest.files.update(
+                    mirror_env(root, spec, root / PARTIAL / "conda", log_path, stream, specs, glibc=target.glibc)
+                )
             except EnvironmentError_ as exc:
                 exc.hint = f"{exc.hint}; or leave that piece out with --skip TOOL (the other machine has it)"
                 raise

@@ -379,3 +379,26 @@ def test_prefix_placeholders_get_the_final_prefix(channels: dict[str, Path], tmp
     assert (
         env.prefix / "lib" / "pkgconfig" / "greet.pc"
     ).read_text() == f"prefix={env.prefix}\nlibdir=${{prefix}}/lib\n"
+
+
+def test_a_portable_solve_follows_another_machines_glibc(tmp_path: Path) -> None:
+    """``mirror create --platform manylinux2014_x86_64`` solves for glibc 2.17: the build a 2.17
+    machine can install, where the lockfile default (2.28) takes the newer one."""
+    from worlds.conda_channel import make_channel
+
+    from srcbuild.envs.solve import solve_spec
+
+    channel = make_channel(tmp_path / "channel", [
+        FakePackage("libnew", "1.0", depends=("__glibc >=2.17",)),
+        FakePackage("libnew", "2.0", depends=("__glibc >=2.28",)),
+        FakePackage("libold", "1.0", depends=("__glibc >=2.28",)),
+    ])
+    spec = EnvSpec(python="3.8", cuda=None, conda=(), channels=(channel.as_uri(),))
+    cache = tmp_path / "repodata"
+    assert [p.version for p in solve_spec(spec, cache, for_this_host=False, specs=["libnew"])] == ["2.0"]
+    assert [p.version for p in solve_spec(spec, cache, for_this_host=False, specs=["libnew"], glibc="2.17")] == [
+        "1.0"
+    ]
+    with pytest.raises(EnvironmentError_) as err:
+        solve_spec(spec, cache, for_this_host=False, specs=["libold"], glibc="2.17")
+    assert "`__glibc >=2.28`" in err.value.message

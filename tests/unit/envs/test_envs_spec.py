@@ -179,3 +179,11 @@ def test_pins_with_markers_follow_the_recipe_python(catalog: RecipeCatalog) -> N
     pins = PinsKB(('dataclasses; python_version < "3.7"', 'protobuf<4; python_version >= "3.8"'))
     spec = env_spec_for(catalog.load("kepler-cu92"), kb=pins, environ={})  # Python 3.8
     assert spec.pip == ("protobuf<4",)
+
+
+def test_another_machines_glibc_replaces_the_portable_default() -> None:
+    from srcbuild.envs.solve import virtual_package_specs
+
+    virtual = virtual_package_specs(EnvSpec(python="3.8"), for_this_host=False, glibc="2.17")
+    assert ("__glibc", "2.17", "0") in virtual
+    assert not [v for v in virtual if v[0] == "__glibc" and v[1] != "2.17"]

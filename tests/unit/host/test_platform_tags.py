@@ -3,7 +3,7 @@ PEP 513, 571 and 599), for pip download --platform."""
 
 from __future__ import annotations
 
-from srcbuild.host.platform import compatible_platforms, glibc_platform
+from srcbuild.host.platform import compatible_platforms, glibc_platform, platform_glibc
 
 
 def test_a_glibc_217_machine_runs_every_older_manylinux_tag_and_their_legacy_names() -> None:
@@ -22,3 +22,10 @@ def test_a_newer_machine_runs_the_older_tags_and_other_tags_stand_alone() -> Non
     assert compatible_platforms("linux_x86_64") == ("linux_x86_64",)
     assert compatible_platforms("musllinux_1_2_x86_64") == ("musllinux_1_2_x86_64",)
     assert glibc_platform("2.28", "x86_64") == "manylinux_2_28_x86_64"
+
+
+def test_the_glibc_a_tag_stands_for() -> None:
+    assert platform_glibc("manylinux2014_x86_64") == platform_glibc("manylinux_2_17_x86_64") == (2, 17)
+    assert platform_glibc("manylinux1_x86_64") == (2, 5)
+    assert platform_glibc("manylinux_2_28_aarch64") == (2, 28)
+    assert platform_glibc("linux_x86_64") is None and platform_glibc("musllinux_1_2_x86_64") is None

@@ -55,6 +55,9 @@ def test_the_other_machines_python_and_platform_are_checked_and_shown_by_a_dry_r
     (row,) = json.loads(capsys.readouterr().out)
     assert row["platforms"][:2] == ["manylinux_2_17_x86_64", "manylinux2014_x86_64"]
     assert row["pip"][0]["python"] == "3.8"  # the recipe's Python, not the one running srcbuild
+    assert row["conda_glibc"] == "2.28"  # conda-lock's default without --platform
+    assert main([*base, "--json", "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_12_x86_64"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["conda_glibc"] == "2.17"  # the newest glibc a tag names
     assert main([*base, "--python", "3.9", "--platform", "manylinux_2_28_x86_64"]) == 0
     assert "pip wheels for Python 3.9 on manylinux_2_28_x86_64 and older" in capsys.readouterr().out
     assert main([*base, "--platform", "manylinux2014-x86_64"]) == 2
