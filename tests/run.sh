@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run srcbuild's tests on a fresh Debian or Ubuntu machine: tests/setup.sh installs what they
 # use, then `python -m pytest -q` runs them (arguments go to pytest, e.g. tests/unit -x).
-# SRCBUILD_TEST_SETUP=0 skips the setup (as .ci/run does after its own).
+# SRCBUILD_TEST_SETUP=0 skips the setup (as .ci/stock-root's part on the host does after its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${SRCBUILD_TEST_SETUP:-1}" != 0 ]; then
