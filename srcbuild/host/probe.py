@@ -6,12 +6,12 @@ only needs a leaf of this package (``host.platform`` for the cache key's platfor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
 from srcbuild import proc
-from srcbuild.host.facts import DockerInfo, DriverInfo, GccInstall, GpuInfo, HostFacts, MpiInstall
+from srcbuild.host.facts import DockerInfo, DriverInfo, GpuInfo, HostFacts
 from srcbuild.host.gpu import probe_gpus
 from srcbuild.host.locate import Runner, Which, which_in
 from srcbuild.host.mpi import list_mpi
@@ -55,8 +55,12 @@ def probe_host(
     provisioned = provisioned or ProvisionedDirs()
     gpu_job = None if toolchain_only else proc.Background(lambda: _gpus(root, run, which))
     docker_job = None if toolchain_only else proc.Background(lambda: _docker(which, run))
-    gcc_job = proc.Background(lambda: _gccs(env, root, run, provisioned.gcc_bins))
-    mpi_job = proc.Background(lambda: _mpis(env, root, run, provisioned.mpi_bins))
+    gcc_job = proc.Background(
+        lambda: _listed("gcc", lambda: list_gcc(env, root, run, provisioned.gcc_bins), "gcc: not found")
+    )
+    mpi_job = proc.Background(
+        lambda: _listed("MPI", lambda: list_mpi(env, root, run, provisioned.mpi_bins), "MPI: no mpicc or mpirun found")
+    )
     cuda_missing: list[str] = []
     conda = _guarded("conda", lambda: find_conda(env, root, which), cuda_missing) or []
     homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), cuda_missing) or []
@@ -100,20 +104,13 @@ def _gpus(root: Path, run: Runner, which: Which) -> tuple[list[GpuInfo], DriverI
     return list(gpus), driver, [*missing, *gpu_missing]
 
 
-def _gccs(env: Mapping[str, str], root: Path, run: Runner, bins: Sequence[Path]) -> tuple[list[GccInstall], list[str]]:
+def _listed(what: str, probe: Callable[[], list[T]], none_found: str) -> tuple[list[T], list[str]]:
+    """A probe that lists installations (gcc, MPI) and what is missing: a failure, or none found."""
     missing: list[str] = []
-    gccs = _guarded("gcc", lambda: list_gcc(env, root, run, bins), missing) or []
-    if not gccs:
-        missing.append("gcc: not found")
-    return gccs, missing
-
-
-def _mpis(env: Mapping[str, str], root: Path, run: Runner, bins: Sequence[Path]) -> tuple[list[MpiInstall], list[str]]:
-    missing: list[str] = []
-    mpi = _guarded("MPI", lambda: list_mpi(env, root, run, bins), missing) or []
-    if not mpi:
-        missing.append("MPI: no mpicc or mpirun found")
-    return mpi, missing
+    found = _guarded(what, probe, missing) or []
+    if not found:
+        missing.append(none_found)
+    return found, missing
 
 
 def _docker(which: Which, run: Runner) -> tuple[DockerInfo | None, list[str]]:
