@@ -329,15 +329,13 @@ def smoke_command(
     recipe = load_recipe(recipe_name)
     assert recipe is not None
     paths = resolve_paths()
+    given = ("--env", env) if env is not None else ("--wheel", wheel) if wheel else ()
+    request = ddp_request(("--recipe", recipe_name, *given), **ddp_options)
     if env is not None:
         env_dir = installed_env(env, wheel, torchvision_wheel, python, venv)
-        smoke_args: tuple[str, ...] = ("--recipe", recipe_name, "--env", env)
         wheels: list[Path] = []
         interpreter = str(env_dir / "bin" / "python")
     else:
-        smoke_args = ("--recipe", recipe_name, *(("--wheel", wheel) if wheel else ()))
-    request = ddp_request(smoke_args, **ddp_options)
-    if env is None:
         wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
         if torchvision_wheel:
             wheels.append(Path(torchvision_wheel))
