@@ -227,15 +227,11 @@ def _implies(held: Specifier, wanted: Specifier) -> bool:
     return False
 
 
-def _specifiers(constraints: Sequence[str]) -> list[Specifier]:
-    out = []
-    for text in constraints:
-        for part in text.replace(" ", "").split(","):
-            try:
-                out.append(Specifier(part))
-            except InvalidSpecifier:
-                continue  # a conda-only form ("1.2.*" without an operator): implies nothing here
-    return out
+def _specifier(text: str) -> Specifier | None:
+    try:
+        return Specifier(text)
+    except InvalidSpecifier:
+        return None
 
 
 def _conda_form(requirement: Requirement) -> str:
@@ -303,17 +299,20 @@ class _Builder:
         if held is None:
             self.add_pin(pin, origin, python)
             return
-        have = _specifiers(held)
+        parts = [part for text in held for part in text.replace(" ", "").split(",") if part]
+        have = {part: _specifier(part) for part in parts}  # None: a conda-only form ("1.2.*"), kept as it is
         wanted = list(requirement.specifier)
-        if all(any(_implies(h, w) for h in have) for w in wanted):
+        if all(any(h is not None and _implies(h, w) for h in have.values()) for w in wanted):
             return
-        kept = [h for h in have if not any(_implies(w, h) and w != h for w in wanted)]
-        merged = sorted({str(s) for s in (*kept, *wanted)}, key=lambda c: (not c.startswith(">"), c))
+        kept = [part for part, h in have.items() if h is None or not any(_implies(w, h) and w != h for w in wanted)]
+        merged = _ordered(list(dict.fromkeys([*kept, *(str(w) for w in wanted)])))
         if conda_name in self.conda:
             self.conda[conda_name] = merged
             self.origins[conda_name] = f"{self.origins[conda_name]}; {origin}"
         else:
-            self.pip[name] = f"{Requirement(self.pip[name]).name}{','.join(merged)}"
+            narrowed = Requirement(self.pip[name])  # a pin added above: its extras and marker stay
+            narrowed.specifier = SpecifierSet(",".join(merged))
+            self.pip[name] = str(narrowed)
             self.origins[name] = f"{self.origins.get(name, '')}; {origin}".lstrip("; ")
 
     def conda_specs(self) -> tuple[str, ...]:

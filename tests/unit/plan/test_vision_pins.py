@@ -117,11 +117,23 @@ def test_a_recipe_pip_pin_is_narrowed_in_place(paths: Paths) -> None:
     from srcbuild.envs.spec import _Builder, load_build_deps
 
     builder = _Builder(load_build_deps())
-    builder.add_pin("Pillow>=5", "recipe", "3.10")
+    builder.add_pin("Pillow[tk]>=5,<11", "recipe", "3.10")
     builder.add_narrowing_pin("pillow<10", "torchvision pin", "3.10")
-    assert builder.pip == {"pillow": "Pillow>=5,<10"}
-    builder.add_narrowing_pin("pillow<11", "looser", "3.10")
-    assert builder.pip == {"pillow": "Pillow>=5,<10"}
+    assert builder.pip == {"pillow": "Pillow[tk]<10,>=5"}  # <11 is implied by <10
+    builder.add_narrowing_pin("pillow<12", "looser", "3.10")
+    assert builder.pip == {"pillow": "Pillow[tk]<10,>=5"}
+    assert builder.origins["pillow"] == "recipe; torchvision pin"
+
+
+def test_a_conda_only_form_stays_beside_a_narrowing_pin() -> None:
+    """``gcc 7.*,<8`` narrowed by ``gcc<7.5``: the conda-only ``7.*`` stays, ``<8`` goes."""
+    from srcbuild.envs.spec import _Builder, load_build_deps
+
+    builder = _Builder(load_build_deps())
+    builder.add_conda("gcc 7.*", "recipe", None)
+    builder.add_pin("gcc<8", "floor", "3.10")
+    builder.add_narrowing_pin("gcc<7.5", "narrower", "3.10")
+    assert builder.conda_specs() == ("gcc 7.*,<7.5",)
 
 
 def test_the_plan_shows_the_environment_torchvision_builds_in(paths: Paths, host: BuildHost) -> None:
