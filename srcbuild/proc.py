@@ -5,7 +5,9 @@ tees the full output to a log file, feeds each line to an optional callback (pro
 on Ctrl-C, terminates the whole process group before re-raising. ``probe`` runs a short query
 (``gcc-11 --version``) and returns its output or None when the tool is missing or fails;
 ``Background`` runs such probes while the caller goes on (doctor's probes overlap, and an
-install's target probe overlaps its lookup).
+install's target probe overlaps its lookup). ``Waiting`` starts a program whose own start-up is
+slow (pip loads itself for about a third of a second) while the caller is still deciding whether
+to run it: the program waits for one line on its input, then runs as ``run`` would run it.
 
 Each command runs in its own session (so a Ctrl-C reaches srcbuild alone, which then stops the
 command's whole process group itself). ``stop_on_signals()`` makes SIGTERM and SIGHUP behave like
@@ -128,7 +130,6 @@ def run(
         log = open(log_path, "a", encoding="utf-8", errors="replace")  # noqa: SIM115
         log.write(line + "\n")
         log.flush()
-    tail: deque[str] = deque(maxlen=tail_lines)
     try:
         proc = subprocess.Popen(
             argv,
@@ -143,24 +144,37 @@ def run(
             errors="replace",
             bufsize=1,
         )
-        try:
-            assert proc.stdout is not None
-            for out_line in proc.stdout:
-                text = out_line.rstrip("\n")
-                tail.append(text)
-                if log is not None:
-                    log.write(out_line)
-                if on_line is not None:
-                    on_line(text)
-            returncode = proc.wait()
-        except KeyboardInterrupt:
-            _terminate_group(proc)
-            raise Interrupted(
-                f"interrupted{stopped_by()} while running {argv[0]}", "run the same command with --resume to continue"
-            ) from None
+        return _finish(proc, argv, log, on_line, tail_lines)
     finally:
         if log is not None:
             log.close()
+
+
+def _finish(
+    proc: subprocess.Popen[str],
+    argv: tuple[str, ...],
+    log: IO[str] | None,
+    on_line: Callable[[str], None] | None,
+    tail_lines: int,
+) -> RunResult:
+    """Drain a started command's output (to ``log`` and ``on_line``) until it exits; on Ctrl-C stop its
+    whole process group and raise ``Interrupted``."""
+    tail: deque[str] = deque(maxlen=tail_lines)
+    try:
+        assert proc.stdout is not None
+        for out_line in proc.stdout:
+            text = out_line.rstrip("\n")
+            tail.append(text)
+            if log is not None:
+                log.write(out_line)
+            if on_line is not None:
+                on_line(text)
+        returncode = proc.wait()
+    except KeyboardInterrupt:
+        _terminate_group(proc)
+        raise Interrupted(
+            f"interrupted{stopped_by()} while running {argv[0]}", "run the same command with --resume to continue"
+        ) from None
     return RunResult(argv=argv, returncode=returncode, tail=tuple(tail))
 
 
@@ -251,3 +265,57 @@ class Background(Generic[T]):
         if self._error:
             raise self._error[0]
         return self._value[0]
+
+
+class Waiting:
+    """``argv`` started now, waiting for one line on its standard input before it does anything.
+
+    ``go(line, shown)`` sends the line, closes the input and then drains the output as ``run`` does
+    (echoing ``+ shown``: the plain command that does the same, which is what the user can paste);
+    ``cancel()`` closes the input unsent, so the program exits by itself, and reaps it. For a program
+    whose start-up is slow while the caller still decides whether it runs at all (``srcbuild
+    install`` lets pip load itself during the cache lookup and the fit check).
+    Raises ``OSError`` when the program cannot be started.
+    """
+
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+        self.argv = tuple(str(a) for a in argv)
+        self._proc = subprocess.Popen(
+            self.argv,
+            env=_environment(self.argv, env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+        )
+        self._done = False
+
+    def go(self, line: str, shown: Sequence[str], echo: IO[str] | None = None, tail_lines: int = 40) -> RunResult:
+        """Tell the program ``line`` (one line) and wait for it to finish; never raises for its exit code."""
+        shown = tuple(str(a) for a in shown)
+        if echo is not None:
+            print(f"+ {format_argv(shown)}", file=echo, flush=True)
+        self._done = True
+        assert self._proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):  # it ended early: its output and exit code say why
+            self._proc.stdin.write(line.rstrip("\n") + "\n")
+        with contextlib.suppress(BrokenPipeError):
+            self._proc.stdin.close()
+        return _finish(self._proc, shown, None, None, tail_lines)
+
+    def cancel(self) -> None:
+        """Not needed after all: it has done nothing but start, so it is stopped (its process group
+        terminated) and reaped. Does nothing after ``go``."""
+        if self._done:
+            return
+        self._done = True
+        with contextlib.suppress(OSError):
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+        _terminate_group(self._proc)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()

@@ -17,10 +17,6 @@ second ``pip install`` from pip's index, unless ``--no-deps``.
 
 from __future__ import annotations
 
-import os
-import shlex
-import shutil
-import sys
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +27,7 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.pip_target import run_pip, start_pip, target_python
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, warn_stderr
@@ -47,29 +44,6 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
-
-
-def target_python(
-    into: str | None, python: str | None, environ: Mapping[str, str], version: str | None = None
-) -> Path:
-    """The interpreter to install into: ``--python``, ``--into PREFIX``, the active venv/conda env, else python3.
-
-    ``version`` (the recipe's ``toolchain.python``) names the interpreter the hint suggests."""
-    if python:
-        return Path(python)
-    prefix = into or environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX")
-    if prefix:
-        for candidate in (Path(prefix) / "bin" / "python", Path(prefix) / "bin" / "python3"):
-            if candidate.exists():
-                return candidate
-        raise UsageError(
-            f"{prefix} is not a Python environment (no bin/python)",
-            f"make one with Python {version or '3'}: srcbuild env runtime --python {version or '3'} "
-            f"--into {shlex.quote(str(prefix))} (or add --create to this command); or pass --python",
-        )
-    path = environ.get("PATH", os.defpath)
-    found = shutil.which("python3", path=path) or shutil.which("python", path=path) or sys.executable
-    return Path(found)
 
 
 @dataclass(frozen=True)
@@ -265,11 +239,45 @@ def install(
     options: PipOptions | None = None,
     *,
     environ: Mapping[str, str],
+    pip: proc.Waiting | None = None,
 ) -> InstallResult:
     """Find, check and install the wheel stored under the fingerprint ``fingerprint()`` gives
     (``srcbuild.resolve.request.request_fingerprint``, computed while the target interpreter
-    answers); raises on a miss, a misfit or a failed pip."""
+    answers); raises on a miss, a misfit or a failed pip.
+
+    ``pip``: ``start_pip(python)`` already started by the caller (earlier is better: it loads while
+    the caller imports this); from here on install owns it, and stops it unless it installs."""
     options = options or PipOptions()
+    # pip loads itself while the key, the lookup and the fit check decide whether it runs at all
+    if pip is None and not dry_run:
+        pip = start_pip(python)
+    elif dry_run and pip is not None:
+        pip.cancel()
+        pip = None
+    try:
+        return _install(
+            cache, recipe, package, remotes, python, fingerprint, echo, dry_run, trust, warn, options, pip, environ
+        )
+    finally:
+        if pip is not None:
+            pip.cancel()  # a miss or a misfit: it stops having done nothing (after `go`, a no-op)
+
+
+def _install(
+    cache: WheelCache,
+    recipe: Recipe,
+    package: str,
+    remotes: Sequence[CacheRemote],
+    python: Path,
+    fingerprint: Callable[[], str],
+    echo: Any,
+    dry_run: bool,
+    trust: TrustPolicy | None,
+    warn: Warn | None,
+    options: PipOptions,
+    pip: proc.Waiting | None,
+    environ: Mapping[str, str],
+) -> InstallResult:
     asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
     fp = fingerprint()
     target = asking.result()
@@ -296,7 +304,7 @@ def install(
         raise IncompatibleError(first.message, first.fix or None)
     installed = False
     if not dry_run:
-        _pip_install(python, manifest, wheel_path, options, echo)
+        _pip_install(python, manifest, wheel_path, options, echo, pip)
         installed = True
     return InstallResult(
         package=package,
@@ -310,9 +318,11 @@ def install(
     )
 
 
-def _pip_install(python: Path, manifest: Manifest, wheel: Path, options: PipOptions, echo: Any) -> None:
+def _pip_install(
+    python: Path, manifest: Manifest, wheel: Path, options: PipOptions, echo: Any, pip: proc.Waiting | None
+) -> None:
     """pip installs the wheel in hash-checking mode, then (unless ``no_deps``) its dependencies."""
-    pip_install_hashed(python, manifest, wheel, echo)
+    pip_install_hashed(python, manifest, wheel, echo, pip=pip)
     requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
     if not requires:
         return
@@ -322,14 +332,21 @@ def _pip_install(python: Path, manifest: Manifest, wheel: Path, options: PipOpti
 
 
 def pip_install_hashed(
-    python: Path, manifest: Manifest, wheel: Path, echo: Any, environ: Mapping[str, str] | None = None
+    python: Path,
+    manifest: Manifest,
+    wheel: Path,
+    echo: Any,
+    environ: Mapping[str, str] | None = None,
+    pip: proc.Waiting | None = None,
 ) -> None:
     """pip installs the wheel alone in hash-checking mode with the manifest's sha256 (exit 7 when the
-    bytes changed since they were stored; pip reads the file anyway, so this is the one hash)."""
+    bytes changed since they were stored; pip reads the file anyway, so this is the one hash).
+    ``pip``: that interpreter's pip, already started (``pip_early``), which runs the same command."""
     with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as work:
         requirements = Path(work) / "requirements.txt"
         requirements.write_text(hashed_requirement(manifest, wheel), encoding="utf-8")
-        result = proc.run(pip_install_argv(python, requirements), env=environ, echo=echo)
+        argv = pip_install_argv(python, requirements)
+        result = run_pip(pip, argv, echo) if pip is not None else proc.run(argv, env=environ, echo=echo)
     if not result.ok:
         tail = "\n".join(result.tail[-5:])
         mismatch = any("THESE PACKAGES DO NOT MATCH THE HASHES" in line for line in result.tail)

@@ -15,39 +15,21 @@ from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, pars
 from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
-from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import (
+    command_environ,
+    json_option,
+    path_options,
+    print_json,
+    remote_options,
+    resolve_paths,
+    trust_option,
+)
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
 from srcbuild.paths import default_config_dir
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def remote_options(func: F) -> F:
-    """``--remote`` (repeatable; also SRCBUILD_REMOTES) and ``--s3-endpoint-url``."""
-    func = click.option(
-        "--s3-endpoint-url",
-        default=None,
-        help="S3 endpoint for s3:// remotes [env SRCBUILD_S3_ENDPOINT_URL, AWS_ENDPOINT_URL].",
-    )(func)
-    func = click.option(
-        "--remote",
-        "remotes",
-        multiple=True,
-        help="A shared cache: a directory, file://, s3://bucket/prefix or http://host:port/ "
-        "(repeatable) [env SRCBUILD_REMOTES].",
-    )(func)
-    return func
-
-
-def trust_option(func: F) -> F:
-    """``--trust-unsigned``: accept remote entries no trusted signer vouches for."""
-    return click.option(
-        "--trust-unsigned",
-        is_flag=True,
-        help="Accept remote entries that no trusted signer signed (the sha256 is still checked).",
-    )(func)
 
 
 def signing_options(func: F) -> F:

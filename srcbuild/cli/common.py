@@ -112,3 +112,29 @@ def complete_recipe(ctx: click.Context, param: click.Parameter, incomplete: str)
     # shell completion runs before the group reads the environment: it is an entry point of its own
     names = RecipeCatalog(Paths.resolve(environ=os.environ)).names()
     return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]
+
+
+def remote_options(func: F) -> F:
+    """``--remote`` (repeatable; also SRCBUILD_REMOTES) and ``--s3-endpoint-url``."""
+    func = click.option(
+        "--s3-endpoint-url",
+        default=None,
+        help="S3 endpoint for s3:// remotes [env SRCBUILD_S3_ENDPOINT_URL, AWS_ENDPOINT_URL].",
+    )(func)
+    func = click.option(
+        "--remote",
+        "remotes",
+        multiple=True,
+        help="A shared cache: a directory, file://, s3://bucket/prefix or http://host:port/ "
+        "(repeatable) [env SRCBUILD_REMOTES].",
+    )(func)
+    return func
+
+
+def trust_option(func: F) -> F:
+    """``--trust-unsigned``: accept remote entries no trusted signer vouches for."""
+    return click.option(
+        "--trust-unsigned",
+        is_flag=True,
+        help="Accept remote entries that no trusted signer signed (the sha256 is still checked).",
+    )(func)

@@ -10,27 +10,13 @@ from typing import Optional
 
 import click
 
-from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
-
-
-def containers_options(func: F) -> F:
-    """The options ``srcbuild doctor`` takes for its container checks."""
-    func = click.option("--runtime", "oci_runtime", default=None, help="With --containers: OCI runtime (runc).")(func)
-    func = click.option("--recipe", "recipe_name", default=None, help="With --gpu-check: use this recipe's image.")(
-        func
-    )
-    func = click.option(
-        "--gpu-check", is_flag=True, help="With --containers: run nvidia-smi in a container with the GPUs."
-    )(func)
-    return click.option(
-        "--containers", is_flag=True, help="Check docker/podman, the NVIDIA container toolkit and shared memory."
-    )(func)
 
 
 def doctor_containers(

@@ -15,13 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
-from srcbuild.cli.container import containers_options
+from srcbuild import proc
+from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
-from srcbuild.envs.runtime import pythons_here
 from srcbuild.errors import UsageError
-from srcbuild.knowledge import load_knowledge
-from srcbuild.recipe import RecipeCatalog
 
 if TYPE_CHECKING:
     from srcbuild.host.facts import DriverInfo, GpuInfo
@@ -32,28 +29,48 @@ _PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})\Z")
 _DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}\Z")
 
 
+def containers_options(func: F) -> F:
+    """The options ``srcbuild doctor`` takes for its container checks."""
+    func = click.option("--runtime", "oci_runtime", default=None, help="With --containers: OCI runtime (runc).")(func)
+    func = click.option("--recipe", "recipe_name", default=None, help="With --gpu-check: use this recipe's image.")(
+        func
+    )
+    func = click.option(
+        "--gpu-check", is_flag=True, help="With --containers: run nvidia-smi in a container with the GPUs."
+    )(func)
+    return click.option(
+        "--containers", is_flag=True, help="Check docker/podman, the NVIDIA container toolkit and shared memory."
+    )(func)
+
+
 @click.command("doctor")
 @path_options
 @containers_options
 @json_option
 def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, **containers: Any) -> int:
     """What this machine has for building PyTorch, and which catalog recipes can build here."""
-    # what only `recommend` or `--containers` uses is imported there: the module is doctor's start-up
-    from srcbuild.advice.doctor import diagnose
-    from srcbuild.advice.render import render_doctor
-    from srcbuild.host import probe_host
-    from srcbuild.resolve.portable import recipe_sysroot
-    from srcbuild.toolchain.report import toolchain_report
-    from srcbuild.toolchain.session import open_session
-
     paths = resolve_paths(work_dir, cache_dir)
     if containers["containers"]:
         from srcbuild.cli.container import doctor_containers
 
         return doctor_containers(paths, as_json, **containers)
     environ = command_environ()
-    host = probe_host(work_dir=paths.work_dir, environ=environ)
+    from srcbuild.host import probe_host
+
+    # the probes mostly wait on programs (nvidia-smi, lspci, nvcc, gcc, mpicc, docker): they run while
+    # what judges their answers is imported and the catalog is read
+    probing = proc.Background(lambda: probe_host(work_dir=paths.work_dir, environ=environ))
+    from srcbuild.advice.doctor import diagnose
+    from srcbuild.advice.render import render_doctor
+    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.knowledge import load_knowledge
+    from srcbuild.recipe import RecipeCatalog
+    from srcbuild.resolve.portable import recipe_sysroot
+    from srcbuild.toolchain.report import toolchain_report
+    from srcbuild.toolchain.session import open_session
+
     recipes = RecipeCatalog(paths).load_all()
+    host = probing.result()
     report = diagnose(load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")))
 
     def sysroot_of(recipe: Recipe) -> str | None:
@@ -132,10 +149,13 @@ def recommend_command(
     from srcbuild.advice.recommend import recommend
     from srcbuild.advice.render import render_recommendation
     from srcbuild.cli.compat import unknown_gpu_error
+    from srcbuild.envs.runtime import pythons_here
     from srcbuild.host import probe_host
     from srcbuild.host.facts import DriverInfo
     from srcbuild.host.identify import identify_name, identify_pci, read_gpus
     from srcbuild.host.parsers import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, parse_proc_driver_version
+    from srcbuild.knowledge import load_knowledge
+    from srcbuild.recipe import RecipeCatalog
 
     paths = resolve_paths(work_dir, cache_dir)
     kb = load_knowledge()

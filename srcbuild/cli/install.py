@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from srcbuild.cache.install import PipOptions, install, target_python
-from srcbuild.cache.signing import TrustPolicy
-from srcbuild.cache.store import WheelCache
-from srcbuild.cli.cache import open_remotes, remote_options, trust_option
-from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild import proc
+from srcbuild.cache.pip_target import start_pip, target_python
+from srcbuild.cli.common import (
+    command_environ,
+    json_option,
+    path_options,
+    print_json,
+    remote_options,
+    resolve_paths,
+    trust_option,
+)
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
-from srcbuild.recipe import Recipe, RecipeCatalog
+
+if TYPE_CHECKING:
+    from srcbuild.recipe import Recipe
 
 
 @click.command("install")
@@ -59,6 +68,54 @@ def install_cmd(
     """Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine.
 
     An extension (srcbuild ext) is the one built against the torch the target environment has."""
+    # a hit's pip loads itself from now on, while the recipe, the key and the lookup are decided
+    pip = _early_pip(package, into, python, dry_run)
+    try:
+        return _install(
+            package, recipe_name, into, python, create, dry_run, no_deps, index_url, extra_index_urls,
+            allow_modified, trust_unsigned, remotes, s3_endpoint_url, work_dir, cache_dir, as_json, pip,
+        )  # fmt: skip
+    finally:
+        if pip is not None:
+            pip.cancel()  # after install ran it, a no-op
+
+
+def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool) -> proc.Waiting | None:
+    """The target's pip, started (``pip_target``) when an install of torch or torchvision will need it
+    and the target interpreter is already there; None otherwise (install starts or refuses it later)."""
+    if dry_run or package not in ("torch", "torchvision"):
+        return None
+    try:
+        return start_pip(target_python(into, python, command_environ()))
+    except UsageError:  # no interpreter yet (--create makes it), or none: said later, with the recipe's hint
+        return None
+
+
+def _install(
+    package: str,
+    recipe_name: str,
+    into: str | None,
+    python: str | None,
+    create: bool,
+    dry_run: bool,
+    no_deps: bool,
+    index_url: str | None,
+    extra_index_urls: tuple[str, ...],
+    allow_modified: bool,
+    trust_unsigned: bool,
+    remotes: tuple[str, ...],
+    s3_endpoint_url: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+    pip: proc.Waiting | None,
+) -> int:
+    from srcbuild.cache.install import PipOptions, install
+    from srcbuild.cache.signing import TrustPolicy
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.cli.cache import open_remotes
+    from srcbuild.recipe import RecipeCatalog
+
     paths = resolve_paths(work_dir, cache_dir)
     recipe = RecipeCatalog(paths).load(recipe_name)
     if create:
@@ -90,18 +147,23 @@ def install_cmd(
             echo_text(f"{verb} {done.wheel.name} (built against torch {done.torch}) from {origin} into "
                       f"{done.python}\n")
         return 0
+    target = target_python(into, python, command_environ(), version=recipe.toolchain.python)
+    if pip is not None and pip.argv[0] != str(target):  # --create made another one meanwhile
+        pip.cancel()
+        pip = None
     result = install(
         cache,
         recipe,
         package,
         open_remotes(remotes, s3_endpoint_url),
-        target_python(into, python, command_environ(), version=recipe.toolchain.python),
+        target,
         lambda: _fingerprint(recipe, package),
         echo=None if as_json else sys.stderr,
         dry_run=dry_run,
         trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
         options=PipOptions(no_deps, index_url, extra_index_urls, allow_modified),
         environ=command_environ(),
+        pip=pip,
     )
     if as_json:
         print_json(result.to_json())

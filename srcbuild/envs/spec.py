@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from srcbuild.envs.channels import ChannelRouting, routing_from
@@ -195,6 +195,49 @@ def knowledge_pins(torch_version: str, kb: Any = None) -> list[tuple[str, str]]:
     return out
 
 
+def torchvision_pins(recipe: Any, kb: Any = None) -> list[tuple[str, str]]:
+    """The build-time pip pins of the recipe's torchvision release (none without torchvision), each
+    with the reason the knowledge base gives; its run-time pins (pillow) are not build tools."""
+    if recipe.torchvision is None:
+        return []
+    if kb is None:
+        from srcbuild.knowledge import load_knowledge
+
+        kb = load_knowledge()
+    version = torch_version_of(recipe.torchvision.tag)
+    pins = kb.torchvision_build_pins(version)
+    return [(str(pin), f"torchvision {version} build pin") for pin in pins.pip]
+
+
+def _implies(held: Specifier, wanted: Specifier) -> bool:
+    """Whether every version ``held`` allows is one ``wanted`` allows, for bounds on the same side
+    (``<=59.5.0`` implies ``<77``); False where that takes more than comparing two bounds."""
+    if held == wanted:
+        return True
+    uppers, lowers = ("<", "<="), (">", ">=")
+    for side, tighter in ((uppers, Version.__le__), (lowers, Version.__ge__)):
+        if held.operator in side and wanted.operator in side:
+            try:
+                a, b = Version(held.version), Version(wanted.version)
+            except InvalidVersion:
+                return False
+            if held.operator == wanted.operator or held.operator == side[0]:
+                return bool(tighter(a, b))  # "<A" implies "<=B" (and "<B") when A <= B
+            return a != b and bool(tighter(a, b))  # "<=A" implies "<B" when A < B
+    return False
+
+
+def _specifiers(constraints: Sequence[str]) -> list[Specifier]:
+    out = []
+    for text in constraints:
+        for part in text.replace(" ", "").split(","):
+            try:
+                out.append(Specifier(part))
+            except InvalidSpecifier:
+                continue  # a conda-only form ("1.2.*" without an operator): implies nothing here
+    return out
+
+
 def _conda_form(requirement: Requirement) -> str:
     spec = ",".join(_ordered([str(s) for s in requirement.specifier]))
     return f"{requirement.name.lower()} {spec}".strip()
@@ -247,6 +290,32 @@ class _Builder:
             self.pip[requirement.name.lower()] = str(requirement)
             self.origins.setdefault(requirement.name.lower(), origin)
 
+    def add_narrowing_pin(self, pin: str, origin: str, python: str) -> None:
+        """Add ``pin`` where the constraints already there do not imply it, dropping those it
+        implies (``setuptools <80`` with ``setuptools<77`` becomes ``setuptools <77``); a pin they
+        imply changes nothing, so an environment that already has it keeps its spec and hash."""
+        requirement = Requirement(pin)
+        name = requirement.name.lower()
+        conda_name = {v.lower(): k for k, v in self.deps.pip_names.items()}.get(name, name)
+        held = self.conda.get(conda_name)
+        if held is None and name in self.pip:
+            held = [str(Requirement(self.pip[name]).specifier)]
+        if held is None:
+            self.add_pin(pin, origin, python)
+            return
+        have = _specifiers(held)
+        wanted = list(requirement.specifier)
+        if all(any(_implies(h, w) for h in have) for w in wanted):
+            return
+        kept = [h for h in have if not any(_implies(w, h) and w != h for w in wanted)]
+        merged = sorted({str(s) for s in (*kept, *wanted)}, key=lambda c: (not c.startswith(">"), c))
+        if conda_name in self.conda:
+            self.conda[conda_name] = merged
+            self.origins[conda_name] = f"{self.origins[conda_name]}; {origin}"
+        else:
+            self.pip[name] = f"{Requirement(self.pip[name]).name}{','.join(merged)}"
+            self.origins[name] = f"{self.origins.get(name, '')}; {origin}".lstrip("; ")
+
     def conda_specs(self) -> tuple[str, ...]:
         return tuple(f"{name} {','.join(_ordered(c))}".strip() for name, c in self.conda.items())
 
@@ -287,6 +356,8 @@ def env_spec_for(
     channels: list[str] = [*recipe.env.channels, *DEFAULT_CHANNELS]  # strict priority: defaults before extras
     for pin, why in knowledge_pins(version, kb):
         builder.add_pin(pin, why, recipe.toolchain.python)
+    for pin, why in torchvision_pins(recipe, kb):  # one environment serves the recipe's torch and torchvision
+        builder.add_narrowing_pin(pin, why, recipe.toolchain.python)
     for spec in recipe.env.conda:  # a package pip also provides keeps its pip form; others are conda-only
         builder.add_conda(spec, "recipe [env] conda", None if package_name(spec) in builder.conda else "")
     for requirement in recipe.env.pip:

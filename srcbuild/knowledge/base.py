@@ -248,14 +248,20 @@ class KnowledgeBase:
         return pins_for(self.tool_floors, self.breakages, torch_version, host_tools)
 
     def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
-        """pip requirements the build environment of a torchvision release needs ("0.8.2" -> pillow<10, ...)."""
+        """pip requirements the build environment of a torchvision release needs ("0.8.2" ->
+        setuptools<77, numpy<2); its run-time pins are ``runtime_pins``."""
         rows = [
             f
             for f in self.tool_floors
-            if f.project == "torchvision" and versions.matches(f.release, torchvision_version)
+            if f.project == "torchvision" and f.stage == "build" and versions.matches(f.release, torchvision_version)
         ]
         reasons = tuple(PinReason(f.requirement, f"torchvision {torchvision_version} build", f.source) for f in rows)
         return BuildPins(pip=tuple(_merge_requirements([f.requirement for f in rows])), env=(), reasons=reasons)
+
+    def runtime_pins(self, project: str, version: str) -> tuple[str, ...]:
+        """pip constraints on the run-time dependencies of ``project``'s wheel of ``version``
+        ("torchvision", "0.8.2" -> pillow<10,!=8.3.*): what pip gets wherever it installs that wheel."""
+        return runtime_pins_of(self.tool_floors, project, version)
 
 
 def pins_for(
@@ -269,7 +275,7 @@ def pins_for(
     env: dict[str, str] = {}
     reasons: list[PinReason] = []
     for floor in floors:
-        if floor.project == "torch" and versions.matches(floor.release, torch_version):
+        if floor.project == "torch" and floor.stage == "build" and versions.matches(floor.release, torch_version):
             pip.append(floor.requirement)
             reasons.append(PinReason(floor.requirement, f"torch {torch_version} build tool range", floor.source))
     for b in (b for b in breakages if b.affects_torch(torch_version)):
@@ -297,6 +303,25 @@ def build_pins(torch_version: str, host_tools: dict[str, str] | None = None, dat
     a cache lookup's fingerprint needs these pins and nothing else of the knowledge base."""
     floors, breakages = _pin_rows(data_dir)
     return pins_for(floors, breakages, torch_version, host_tools)
+
+
+def runtime_pins_of(floors: tuple[ToolFloor, ...], project: str, version: str) -> tuple[str, ...]:
+    """``KnowledgeBase.runtime_pins`` of these rows: the "run" rows of ``project`` whose release
+    range holds ``version`` (a local label such as +cu92.sm30 is ignored), one line per package."""
+    public = version.split("+", 1)[0]
+    rows = [
+        f.requirement
+        for f in floors
+        if f.project == project and f.stage == "run" and versions.matches(f.release, public)
+    ]
+    return tuple(_merge_requirements(rows))
+
+
+def runtime_pins(project: str, version: str, data_dir: Path | None = None) -> tuple[str, ...]:
+    """``load_knowledge(data_dir).runtime_pins(...)`` from breakages.toml alone: an install of a
+    cached wheel needs these pins and nothing else of the knowledge base."""
+    floors, _breakages = _pin_rows(data_dir)
+    return runtime_pins_of(floors, project, version)
 
 
 def _host_condition_holds(condition: str | None, host_tools: dict[str, str] | None) -> bool:

@@ -211,7 +211,7 @@ def breakages(data: dict[str, Any]) -> tuple[Breakage, ...]:
 
 def tool_floors(data: dict[str, Any]) -> tuple[ToolFloor, ...]:
     return tuple(
-        ToolFloor(r["release"], r["requirement"], r["source"], r.get("project", "torch"))
+        ToolFloor(r["release"], r["requirement"], r["source"], r.get("project", "torch"), r.get("stage", "build"))
         for r in data.get("tool_floor", [])
     )
 

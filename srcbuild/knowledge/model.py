@@ -228,12 +228,14 @@ class Breakage:
 
 @dataclass(frozen=True)
 class ToolFloor:
-    """A build tool requirement of a range of torch (or torchvision) releases."""
+    """A requirement of a range of torch (or torchvision) releases: a build tool of the build
+    environment (stage "build"), or a run-time dependency's pin where the wheel is installed ("run")."""
 
     release: str  # PEP 440 specifier on the project's release
     requirement: str  # pip requirement, e.g. "cmake>=3.18"
     source: str
     project: str = "torch"  # or "torchvision"
+    stage: str = "build"  # "build": the build environment; "run": wherever the wheel is installed
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ for 11.4.1). PEP 440 specifiers (``packaging``) are used only where the data wri
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -18,6 +19,7 @@ _NUMERIC = re.compile(r"^v?(\d+(?:\.\d+)*)")
 VersionTuple = tuple[int, ...]
 
 
+@lru_cache(maxsize=4096)  # doctor judges every recipe against every table: the same few strings, thousands of times
 def parse(text: str) -> VersionTuple:
     """``"11.4.1"`` -> ``(11, 4, 1)``; a leading ``v`` and trailing text (``-rc1``) are ignored."""
     m = _NUMERIC.match(text.strip())

@@ -186,7 +186,7 @@ def environment_step(r: ResolvedBuild) -> Step:
         return Step(
             id="environment",
             title=f"Build environment: Python {python} (no way to make it here)",
-            why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag}",
+            why=f"a Python {python} with the build dependencies of {_whose_dependencies(r)}",
             action=EnsureEnv(
                 "",
                 prefix,
@@ -202,7 +202,7 @@ def environment_step(r: ResolvedBuild) -> Step:
     return Step(
         id="environment",
         title=f"Build environment: {env.backend}, Python {python}",
-        why=f"a Python {python} with the build dependencies of {r.recipe.torch.tag} "
+        why=f"a Python {python} with the build dependencies of {_whose_dependencies(r)} "
         f"({packages}); made once and reused while its spec is unchanged",
         action=EnsureEnv(
             env.backend or "",
@@ -212,6 +212,13 @@ def environment_step(r: ResolvedBuild) -> Step:
             _environment_shell(r),
         ),
     )
+
+
+def _whose_dependencies(r: ResolvedBuild) -> str:
+    """``v2.5.1 and torchvision v0.20.1``: one environment serves a recipe's torch and torchvision
+    builds, so it holds what both need (``srcbuild.envs.spec.env_spec_for``)."""
+    vision = r.recipe.torchvision
+    return r.recipe.torch.tag + (f" and torchvision {vision.tag}" if vision is not None else "")
 
 
 def _environment_shell(r: ResolvedBuild) -> tuple[str, ...]:

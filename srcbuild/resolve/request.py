@@ -30,8 +30,8 @@ def request_inputs(
     the toolchain data lies counts (``resolver.KEYED_VARS``), as for ``resolve_unprobed``."""
     from srcbuild.knowledge.base import build_pins  # breakages.toml alone, not the whole knowledge base
 
-    tag = package_spec(package).pin(recipe).tag
-    variables = dict(build_pins(version_of_tag(tag)).env)  # as the build's variables
+    package_spec(package).pin(recipe)  # a recipe without this package's pin is refused here, as by a build
+    variables = dict(build_pins(version_of_tag(recipe.torch.tag)).env)  # rows keyed on torch's release, as the build's
     variables.update(recipe.build.env)  # the recipe's own values come last there too
     return FingerprintInputs.from_recipe(
         recipe, package, variables, platform_tag, sysroot=recipe_sysroot(recipe, environ)

@@ -144,7 +144,7 @@ def vision_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvCh
         env = env.set("FORCE_CUDA", "1", "toolchain.cuda (no GPU needed at build time)")
     env = env.set("BUILD_VERSION", wheel_version(recipe, recipe.torchvision.tag), "torchvision.tag + local version")
     env = env.set("PYTORCH_VERSION", wheel_version(recipe, recipe.torch.tag), "pins the torch this wheel needs")
-    for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torchvision.tag)):
+    for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torch.tag)):  # torch rows: torch's release
         env = env.set(name, value, "knowledge base (old tags)")
     return env
 
@@ -172,9 +172,11 @@ def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:
     return env
 
 
-def _knowledge_pins_env(kb: KnowledgeBase, version: str) -> tuple[tuple[str, str], ...]:
-    """Variables the knowledge base says this tag needs (e.g. CMAKE_POLICY_VERSION_MINIMUM)."""
-    return tuple(kb.build_pins(version).env)
+def _knowledge_pins_env(kb: KnowledgeBase, torch_version: str) -> tuple[tuple[str, str], ...]:
+    """Variables the knowledge base says a build with this torch release needs (e.g.
+    CMAKE_POLICY_VERSION_MINIMUM). Its rows are keyed on torch's release, so a torchvision build
+    asks with the recipe's torch, never with torchvision's own version number."""
+    return tuple(kb.build_pins(torch_version).env)
 
 
 def cmake_settings(env: EnvChanges) -> tuple[tuple[str, str], ...]:

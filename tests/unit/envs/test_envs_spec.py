@@ -10,19 +10,28 @@ import pytest
 from srcbuild.envs import env_spec_for
 from srcbuild.envs.spec import EnvSpec, load_build_deps, torch_version_of
 from srcbuild.errors import RecipeError
+from srcbuild.knowledge import BuildPins
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.recipe.model import EnvTable
 
 
 class PinsKB:
-    """The knowledge base's build-pins answer for old tags, fixed for these tests."""
+    """The knowledge base's build-pins answers for old tags (torch's, torchvision's), fixed for these tests."""
 
-    def __init__(self, pins: tuple[str, ...] = ("setuptools<=59.5.0", "numpy<2", "cmake<4")) -> None:
+    def __init__(
+        self,
+        pins: tuple[str, ...] = ("setuptools<=59.5.0", "numpy<2", "cmake<4"),
+        vision: tuple[str, ...] = ("setuptools<77", "numpy<2"),
+    ) -> None:
         self.pins = pins
+        self.vision = vision
 
     def build_pins(self, torch_version: str) -> tuple[str, ...]:
         return self.pins
+
+    def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
+        return BuildPins(pip=self.vision, env=(), reasons=())
 
 
 @pytest.fixture
@@ -122,7 +131,7 @@ def test_channels_override_replaces_the_list(catalog: RecipeCatalog) -> None:
 
 def test_every_catalog_recipe_has_a_spec(catalog: RecipeCatalog) -> None:
     for recipe in catalog.load_all():
-        spec = env_spec_for(recipe, kb=PinsKB(()), environ={})
+        spec = env_spec_for(recipe, kb=PinsKB((), ()), environ={})
         assert spec.conda_specs[0] == f"python {recipe.toolchain.python}.*"
         assert "numpy" in spec.conda and "cmake" in spec.conda
 

@@ -221,10 +221,23 @@ def test_short_source_names_are_expanded(kb: KnowledgeBase) -> None:
 
 
 def test_torchvision_build_pins(kb: KnowledgeBase) -> None:
-    assert kb.torchvision_build_pins("0.8.2").pip == ("setuptools<77", "numpy<2", "pillow<10,!=8.3.*")
-    assert kb.torchvision_build_pins("0.20.1").pip == ("setuptools<77", "pillow!=8.3.*")
-    assert kb.torchvision_build_pins("0.26.0").pip == ("pillow!=8.3.*",)
+    assert kb.torchvision_build_pins("0.8.2").pip == ("setuptools<77", "numpy<2")
+    assert kb.torchvision_build_pins("0.20.1").pip == ("setuptools<77",)
+    assert kb.torchvision_build_pins("0.26.0").pip == ()  # pillow is a run-time dependency, not a build tool
     assert kb.build_pins("2.11.0").pip == ("cmake>=3.27", "ninja>=1.5")  # torchvision rows stay out
+
+
+def test_torchvision_runtime_pins(kb: KnowledgeBase) -> None:
+    """pillow 10 breaks torchvision <= 0.12 and pillow 8.3 every release: pins for wherever the wheel
+    is installed, the same from the whole knowledge base and from breakages.toml alone."""
+    from srcbuild.knowledge.base import runtime_pins
+
+    assert kb.runtime_pins("torchvision", "0.8.2") == ("pillow<10,!=8.3.*",)
+    assert kb.runtime_pins("torchvision", "0.12.0+cu113.sm61") == ("pillow<10,!=8.3.*",)  # a local label
+    assert kb.runtime_pins("torchvision", "0.13.1") == ("pillow!=8.3.*",)
+    assert kb.runtime_pins("torch", "1.7.1") == ()
+    for version in ("0.8.2", "0.12.0", "0.13.0", "0.29.2"):
+        assert runtime_pins("torchvision", version) == kb.runtime_pins("torchvision", version)
 
 
 def test_gpus_by_name_without_the_product_line(kb: KnowledgeBase) -> None:
