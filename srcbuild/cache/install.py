@@ -12,7 +12,8 @@ The wheel is handed to pip in pip's hash-checking mode: ``pip install --no-deps 
 reads the file to install it anyway, so the hit costs one hash (pip's), and a wheel changed on
 disk since the lookup is refused by pip, never installed. Hash-checking mode needs a hash for
 every requirement, so the wheel's own dependencies (its ``Requires-Dist``) are installed by a
-second ``pip install`` from pip's index, unless ``--no-deps``.
+second ``pip install`` from pip's index, unless ``--no-deps``, with the knowledge base's run-time pins
+joined to them (``srcbuild.cache.pins``: ``pillow<10`` for torchvision 0.12 and older).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.pins import pinned_requires
 from srcbuild.cache.pip_target import run_pip, start_pip, target_python
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
@@ -326,6 +328,9 @@ def _pip_install(
     requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
     if not requires:
         return
+    from srcbuild.knowledge.base import runtime_pins  # breakages.toml alone, as the lookup's key
+
+    requires = pinned_requires(requires, runtime_pins(manifest.package, manifest.version))  # pillow<10, ...
     result = proc.run(pip_deps_argv(python, requires, options), echo=echo)
     if not result.ok:
         raise deps_failed(manifest, result)

@@ -250,6 +250,7 @@ def test_gpus_by_name_without_the_product_line(kb: KnowledgeBase) -> None:
 
 
 def test_breakage_rows_are_well_formed(kb: KnowledgeBase) -> None:
+    from packaging.requirements import Requirement
     from packaging.specifiers import SpecifierSet
 
     ids = [b.id for b in kb.breakages]
@@ -266,3 +267,5 @@ def test_breakage_rows_are_well_formed(kb: KnowledgeBase) -> None:
         assert b.fix.endswith(".") is False, b.id  # the rule adds the full stop
     for floor in kb.tool_floors:
         SpecifierSet(floor.release)
+        Requirement(floor.requirement)  # pip gets it as written (build environment or install)
+        assert floor.stage in ("build", "run") and floor.project in ("torch", "torchvision"), floor
