@@ -4,12 +4,25 @@ A table is a TOML file whose rows carry a ``source``; a ``[sources]`` table name
 once, and ``read_table`` expands those short names in every ``source`` string. The typed rows are
 made by ``srcbuild.knowledge.load``; ``srcbuild.capability`` reads ``capabilities.toml`` through
 this module without importing the knowledge package.
+
+Parsing the tables' 120 KB of TOML takes about 50 ms, on every command that judges anything
+(``doctor``, ``plan``, a build); so, as Python does with ``.pyc`` files, each parsed and expanded
+table shipped with srcbuild is kept as JSON (``tables/`` in the user's cache directory, one file
+per installation and table), stamped with the TOML file's size and modification time, and read
+instead while they match. A stamp that differs, or a cache file that does not parse, means the
+TOML is parsed again; a cache directory that cannot be written means no cache. Nothing is kept
+inside the installed package, so uninstalling it leaves nothing behind there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,10 +35,18 @@ else:  # pragma: no cover - exercised on Python < 3.11 only
 DATA_DIR = Path(__file__).resolve().parent / "knowledge" / "data"
 
 
+CACHE_FORMAT = 1
+
+
 def read_table(name: str, data_dir: Path = DATA_DIR) -> dict[str, Any]:
     """One data file, with the short source names of its ``[sources]`` table expanded in every ``source``."""
     path = data_dir / f"{name}.toml"
     with path.open("rb") as fh:
+        stamp = _stamp(os.fstat(fh.fileno()))
+        cache = _cache_file(path) if data_dir == DATA_DIR else None  # the shipped tables, not a test's
+        cached = _cached(cache, stamp) if cache is not None else None
+        if cached is not None:
+            return cached
         data = tomllib.load(fh)
     names = data.pop("sources", {})
     if names:
@@ -33,7 +54,53 @@ def read_table(name: str, data_dir: Path = DATA_DIR) -> dict[str, Any]:
             r"(?<![\w/.-])(" + "|".join(re.escape(k) for k in sorted(names, key=len, reverse=True)) + r")(?![\w-])"
         )
         _expand_sources(data, lambda text: pattern.sub(lambda m: names[m.group(1)], text))
+    if cache is not None:
+        _keep(cache, stamp, data)
     return data
+
+
+def _cache_file(path: Path) -> Path:
+    import platformdirs  # loaded by every command that resolves a path anyway
+
+    where = hashlib.sha256(str(path.parent.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return Path(platformdirs.user_cache_dir("srcbuild")) / "tables" / f"{path.stem}-{where}.json"
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    return [CACHE_FORMAT, st.st_size, st.st_mtime_ns]
+
+
+def _cached(cache: Path, stamp: list[int]) -> dict[str, Any] | None:
+    """The table kept in ``cache`` when it was made from the TOML file as it is now, else None."""
+    try:
+        kept = json.loads(cache.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("stamp") != stamp or not isinstance(kept.get("table"), dict):
+        return None
+    table: dict[str, Any] = kept["table"]
+    return table
+
+
+def _keep(cache: Path, stamp: list[int], data: dict[str, Any]) -> None:
+    """Write the parsed table beside the data, whole or not at all; nothing when it cannot be written
+    (a read-only install) or holds what JSON cannot (a TOML date)."""
+    try:
+        text = json.dumps({"stamp": stamp, "table": data})
+    except (TypeError, ValueError):
+        return
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{cache.name}.", dir=cache.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, cache)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _expand_sources(node: Any, expand: Callable[[str], str]) -> None:
