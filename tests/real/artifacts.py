@@ -54,6 +54,11 @@ CUDNN_CU11_91 = Artifact(
     "nvidia-cudnn-cu11", "9.1.0.70", "nvidia_cudnn_cu11-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
     "e6135ac63fe9d5b0b89cfb35c3fc1c1349f2b995becadf2e9dc21bca89d9633d",
 )
+# cuDNN 9.10 for CUDA 12: the last cuDNN with Maxwell/Pascal/Volta kernels (the cu126 recipes' pin)
+CUDNN_CU12_910 = Artifact(
+    "nvidia-cudnn-cu12", "9.10.2.21", "nvidia_cudnn_cu12-9.10.2.21-py3-none-manylinux_2_27_x86_64.whl",
+    "949452be657fa16687d0930933f032835951ef0892b37d2d53824d1a84dc97a8",
+)
 NVCC_CU11_118 = Artifact(
     "nvidia-cuda-nvcc-cu11", "11.8.89", "nvidia_cuda_nvcc_cu11-11.8.89-py3-none-manylinux2014_x86_64.whl",
     "f8e1e995166c884f2f5bf94975d7abb89175363b8712f7f81cd38d0df1b2cd85",

@@ -3,7 +3,8 @@ CUDA context, thrust, cub and cuBLAS) built with torch.utils.cpp_extension again
 2.0.1+cu117 wheel, the provisioned CUDA 11.8 (Debian route: Debian's packages plus NVIDIA's
 component wheels) and gcc 11 for compute capability 3.5 and 3.7; cuDNN 8.5 and NCCL 2.14 from the
 package index, found the way torch's CMake looks for them and their kernels read; cuDNN 9.1
-refused for a 3.7 recipe from what its libraries hold.
+refused for a 3.7 recipe from what its libraries hold; cuDNN 9.10 for CUDA 12 (the cu126 recipes'
+pin) provisioned from its wheel for Pascal, its kernels as pypi.toml states them.
 
 The toolchains live in SRCBUILD_TOOLCHAIN_DIR (tests/setup.sh: ~/.cache/srcbuild-ci/toolchains),
 kept between runs, so a second run downloads nothing. One build serves every assertion about it.
@@ -24,8 +25,9 @@ from pathlib import Path
 import pytest
 
 from srcbuild.host.toolchain import missing_components
+from srcbuild.toolchain.facts import load_facts
 from tests.conftest import require_tool
-from tests.real.artifacts import TORCH_201_CU117, fetch
+from tests.real.artifacts import CUDNN_CU12_910, TORCH_201_CU117, fetch
 
 # one worker builds the extension and provisions cuDNN/NCCL once (session fixtures are per worker)
 pytestmark = [pytest.mark.real, pytest.mark.integration, pytest.mark.xdist_group("toolchain-real")]
@@ -270,3 +272,33 @@ def test_nccl_from_the_index_for_a_maxwell_pascal_recipe(nccl214: dict[str, obje
     assert {"5.0", "6.1"} <= set(facts["sass"].split(",")) and facts["kernel_libraries"] == "libnccl.so.2"
     prefix = Path(str(nccl214["prefix"]))
     assert (prefix / "include" / "nccl.h").is_file() and (prefix / "lib64" / "libnccl.so").exists()
+
+
+def test_cudnn910_for_cuda_12_from_its_wheel_runs_on_pascal() -> None:
+    """The cu126 recipes' cuDNN from the package index: pip takes the shared cache's copy of the
+    wheel through find-links with no index (the same ``pip download --require-hashes`` a site's
+    mirror of the index serves), so the 707 MB file is downloaded once for every test."""
+    wheel = fetch(CUDNN_CU12_910)
+    env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheel.parent)}
+    ran = srcbuild("toolchain", "install", "cudnn", "9.10", "--cuda", "12.6", "--arch", "6.0", "--arch", "6.1",
+                   "--from", "pypi", "--json", env=env)
+    assert ran.rc == 0, ran.out[-3000:]
+    [entry] = json.loads(ran.stdout)
+    prefix = Path(str(entry["prefix"]))
+    try:
+        facts = entry["facts"]
+        assert isinstance(facts, dict)
+        assert (entry["provider"], entry["version"]) == ("pypi", "9.10.2.21-cuda12")
+        assert (facts["cudnn"], facts["cuda"]) == ("9.10.2", "12")
+        version_h = (prefix / "include" / "cudnn_version.h").read_text()
+        for line in ("#define CUDNN_MAJOR 9", "#define CUDNN_MINOR 10", "#define CUDNN_PATCHLEVEL 2"):
+            assert line in version_h
+        assert (prefix / "lib64" / "libcudnn.so").resolve() == prefix / "lib64" / "libcudnn.so.9"
+        row = load_facts({}).index_wheel_for("cudnn", "9.10", "12.6")  # the data agrees with the binary
+        assert row is not None
+        assert (facts["sass"].split(","), facts["ptx"].split(",")) == (list(row.sass), list(row.ptx))
+        assert "libcudnn_ops.so.9" in facts["kernel_libraries"]
+        refused = srcbuild("toolchain", "install", "cudnn", "9.10", "--cuda", "12.6", "--arch", "3.7", "--from", "pypi")
+        assert refused.rc == 3 and "has no kernel for compute capability 3.7" in refused.out, refused.out[-3000:]
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)  # 1 GB: not kept in the test's temporary directory

@@ -39,9 +39,12 @@ def test_which_provider_serves_which_cuda() -> None:
     assert (from_index.provider, from_index.version) == ("pypi", "8.5.0.96-cuda11")
     assert from_index.origin == "nvidia-cudnn-cu11==8.5.0.96 from the package index"
     assert choose(Request("cudnn", "8.5", cuda="11.8"), facts, only="nvidia").origin.endswith("_cuda11-archive.tar.xz")
-    cudnn910 = choose(Request("cudnn", "9.10", cuda="12.6"), facts)
-    assert (cudnn910.version, cudnn910.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (nvidia, 956.7 MiB)")
-    assert cudnn910.origin.endswith("/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz")
+    cudnn910 = choose(Request("cudnn", "9.10", cuda="12.6"), facts)  # the package index first here too
+    assert (cudnn910.version, cudnn910.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (pypi, 674.0 MiB)")
+    assert cudnn910.origin == "nvidia-cudnn-cu12==9.10.2.21 from the package index"
+    archive = choose(Request("cudnn", "9.10", cuda="12.6"), facts, only="nvidia")
+    assert (archive.version, archive.describe()) == ("9.10.2.21-cuda12", "cuDNN 9.10 (nvidia, 956.7 MiB)")
+    assert archive.origin.endswith("/cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz")
     assert choose(Request("gcc", "7"), facts).origin == "conda-forge: gcc_linux-64 7.* gxx_linux-64 7.*"
     conda = choose(Request("cuda", "12.6"), facts, only="conda")
     assert (conda.name, conda.version, conda.size) == ("cuda", "12.6", None)
@@ -50,6 +53,28 @@ def test_which_provider_serves_which_cuda() -> None:
     redist = choose(Request("cuda", "11.8"), facts)
     assert redist.size is not None and 1_000_000_000 < redist.size < 1_500_000_000
     assert redist.describe() == "CUDA 11.8 (redist, 1.2 GiB)"
+
+
+def test_the_cuda_12_cudnn_wheel_runs_on_maxwell_pascal_and_volta() -> None:
+    from srcbuild.capability import ComputeCapability
+    from srcbuild.verify.kernels import Kernels, covers
+
+    facts = load_facts({})
+    wheel = facts.index_wheel_for("cudnn", "9.10", "12.6")
+    assert wheel is not None
+    assert (wheel.version, wheel.cuda, wheel.requirement) == ("9.10.2.21", "12", "nvidia-cudnn-cu12==9.10.2.21")
+    assert wheel.filename == "nvidia_cudnn_cu12-9.10.2.21-py3-none-manylinux_2_27_x86_64.whl"
+    assert len(wheel.sha256) == 64 and wheel.size == 706758467 and wheel.source == "index; read"
+    assert {"5.0", "6.0", "6.1", "7.0"} <= set(wheel.sass) and wheel.ptx == ("12.0",)
+    kernels = Kernels(
+        frozenset(ComputeCapability.parse(a).sm for a in wheel.sass),
+        frozenset(ComputeCapability.parse(a).sm for a in wheel.ptx),
+    )
+    assert all(covers(kernels, ComputeCapability.parse(cc)) for cc in ("5.0", "5.2", "6.0", "6.1", "7.0"))
+    assert not covers(kernels, ComputeCapability.parse("3.7"))  # Kepler: cuDNN 8.5 for CUDA 11
+    assert facts.index_wheel_for("cudnn", "9.10", "11.8") is None
+    assert facts.index_wheel_for("cudnn", "9.1", "12.6") is None  # 9.1 is pinned for CUDA 11 only
+    assert facts.index_wheel_for("nccl", "2.14", "12.6") is None  # no NCCL for CUDA 12: no recipe asks
 
 
 def test_what_the_data_cannot_serve_is_said_plainly() -> None:

@@ -46,6 +46,30 @@ def test_kepler_cu92_on_a_bare_machine_plans_cuda_cudnn_and_gcc(tmp_path: Path) 
     assert host.cuda_toolkits == ()  # the input is not changed
 
 
+def test_the_cu126_recipes_plan_cudnn_910_from_the_package_index(tmp_path: Path) -> None:
+    catalog = RecipeCatalog(Paths.resolve(environ=os.environ))
+    for name in ("maxwell-cu126", "pascal-cu126", "pascal-cu126-mpi", "volta-cu126"):
+        planned = plan_provisioning(catalog.load(name), HostFacts(), ToolchainStore(tmp_path), load_facts({}))
+        [cudnn] = [s for s in planned.steps if s.offer.request.tool == "cudnn"]
+        assert cudnn.offer.provider == "pypi", name
+        assert cudnn.offer.origin == "nvidia-cudnn-cu12==9.10.2.21 from the package index", name
+    recipe = catalog.load("pascal-cu126")
+    planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}))
+    [cudnn] = [s for s in planned.steps if s.offer.request.tool == "cudnn"]
+    assert cudnn.describe() == (
+        "provision cuDNN 9.10 (pypi, 674.0 MiB) from nvidia-cudnn-cu12==9.10.2.21 from the package index into "
+        f"{tmp_path}/cudnn-9.10.2.21-cuda12-pypi"
+    )
+    assert cudnn.command() == "srcbuild toolchain install cudnn 9.10 --from pypi --cuda 12.6 --arch 6.0 --arch 6.1"
+    after = planned.facts.cudnn_version("9.10")
+    assert after is not None and after.header.parent == tmp_path / "cudnn-9.10.2.21-cuda12-pypi" / "include"
+    # SRCBUILD_TOOLCHAIN_PROVIDERS=nvidia: NVIDIA's redist archive instead
+    planned = plan_provisioning(recipe, HostFacts(), ToolchainStore(tmp_path), load_facts({}), prefer=("nvidia",))
+    [cudnn] = [s for s in planned.steps if s.offer.request.tool == "cudnn"]
+    assert cudnn.offer.provider == "nvidia" and cudnn.offer.origin.endswith("9.10.2.21_cuda12-archive.tar.xz")
+    assert cudnn.command() == "srcbuild toolchain install cudnn 9.10 --from nvidia --cuda 12.6 --arch 6.0 --arch 6.1"
+
+
 def test_nothing_is_planned_when_the_host_has_everything(tmp_path: Path) -> None:
     recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load("kepler-cu92")
     from srcbuild.host.facts import CudaToolkit, HeaderVersion
