@@ -26,7 +26,7 @@ from srcbuild.errors import StepFailed
 from srcbuild.host.toolchain import header_version
 from srcbuild.toolchain.facts import IndexWheel, ToolchainFacts
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
-from srcbuild.toolchain.providers.cudnn import header_cudnn_version
+from srcbuild.toolchain.providers.cudnn import CudnnProvider, header_cudnn_version
 from srcbuild.toolchain.providers.debian import link_linker_names
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
 from srcbuild.verify.kernels import Kernels, covers
@@ -80,7 +80,10 @@ class PypiProvider:
         rmtree(scratch)
         (scratch / "wheels").mkdir(parents=True)
         argv = pip_download_argv([wheel], scratch / "requirements.txt", scratch / "wheels")
-        run_step(argv, ctx, f"pip download {wheel.requirement}")
+        try:
+            run_step(argv, ctx, f"pip download {wheel.requirement}")
+        except StepFailed as exc:
+            raise StepFailed(exc.message, _elsewhere(exc.hint, request, facts)) from None
         path = scratch / "wheels" / wheel.filename
         if not path.is_file():
             raise StepFailed(f"pip download {wheel.requirement} left no {wheel.filename}", "see the log")
@@ -108,6 +111,16 @@ class PypiProvider:
             (Source(f"pip:{wheel.filename}", wheel.sha256, size),),
             {request.tool: declared, "cuda": wheel.cuda, "requirement": wheel.requirement},
         )
+
+
+def _elsewhere(hint: str | None, request: Request, facts: ToolchainFacts) -> str | None:
+    """The failed download's hint, and where NVIDIA's archive serves the same cuDNN (an index that
+    cannot be reached or lacks the wheel), the command that takes it from there instead."""
+    if CudnnProvider().offer(request, facts) is None:
+        return hint
+    install = f"srcbuild toolchain install cudnn {request.version} --cuda {request.cuda} --from nvidia"
+    build = "export SRCBUILD_TOOLCHAIN_PROVIDERS=nvidia"  # providers.ORDER_VAR (that package imports this one)
+    return f"{hint}; NVIDIA's archive serves it too: `{install}` (for a build: `{build}`)"
 
 
 def _declared_version(tool: str, include: Path) -> str | None:
