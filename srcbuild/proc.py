@@ -131,23 +131,31 @@ def run(
         log.write(line + "\n")
         log.flush()
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=str(cwd) if cwd is not None else None,
-            env=_environment(argv, env),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL if stdin_devnull else None,
-            start_new_session=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
+        proc = _start(argv, env, subprocess.DEVNULL if stdin_devnull else None, cwd)
         return _finish(proc, argv, log, on_line, tail_lines)
     finally:
         if log is not None:
             log.close()
+
+
+def _start(
+    argv: tuple[str, ...], env: Mapping[str, str] | None, stdin: int | None, cwd: str | Path | None = None
+) -> subprocess.Popen[str]:
+    """``argv`` started in its own session, stdout and stderr together as lines of text (``run``'s
+    commands and ``Waiting``'s programs alike)."""
+    return subprocess.Popen(
+        argv,
+        cwd=str(cwd) if cwd is not None else None,
+        env=_environment(argv, env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=stdin,
+        start_new_session=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        bufsize=1,
+    )
 
 
 def _finish(
@@ -280,18 +288,7 @@ class Waiting:
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
         self.argv = tuple(str(a) for a in argv)
-        self._proc = subprocess.Popen(
-            self.argv,
-            env=_environment(self.argv, env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            bufsize=1,
-        )
+        self._proc = _start(self.argv, env, subprocess.PIPE)
         self._done = False
 
     def go(self, line: str, shown: Sequence[str], echo: IO[str] | None = None, tail_lines: int = 40) -> RunResult:
