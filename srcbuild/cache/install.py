@@ -248,76 +248,56 @@ def install(
     answers); raises on a miss, a misfit or a failed pip.
 
     ``pip``: ``start_pip(python)`` already started by the caller (earlier is better: it loads while
-    the caller imports this); from here on install owns it, and stops it unless it installs."""
+    the caller imports this), who also stops it; without one, install starts its own and stops it
+    unless it installs."""
     options = options or PipOptions()
     # pip loads itself while the key, the lookup and the fit check decide whether it runs at all
-    if pip is None and not dry_run:
-        pip = start_pip(python)
-    elif dry_run and pip is not None:
-        pip.cancel()
-        pip = None
+    own = start_pip(python) if pip is None and not dry_run else None
     try:
-        return _install(
-            cache, recipe, package, remotes, python, fingerprint, echo, dry_run, trust, warn, options, pip, environ
+        asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
+        fp = fingerprint()
+        target = asking.result()
+        if target is None:
+            raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
+        machine = (
+            Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
+        )
+        if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
+            manifest, wheel_path, origin = peek_wheel(
+                cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine, environ=environ
+            )
+        else:
+            refused: list[SrcbuildError] = []
+            found = find_wheel(
+                cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine,
+                environ=environ,
+            )
+            if found is None:
+                if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
+                    raise refused[0]
+                raise miss_error(recipe, package, fp, cache, remotes, environ)
+            manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
+        findings = tuple(check_fit(manifest, target))
+        if has_errors(findings):
+            first = next(f for f in findings if f.severity is Severity.ERROR)
+            raise IncompatibleError(first.message, first.fix or None)
+        installed = False
+        if not dry_run:
+            _pip_install(python, manifest, wheel_path, options, echo, pip or own)
+            installed = True
+        return InstallResult(
+            package=package,
+            recipe=recipe.name,
+            fingerprint=fp,
+            wheel=wheel_path,
+            origin=origin,
+            python=python,
+            findings=findings,
+            installed=installed,
         )
     finally:
-        if pip is not None:
-            pip.cancel()  # a miss or a misfit: it stops having done nothing (after `go`, a no-op)
-
-
-def _install(
-    cache: WheelCache,
-    recipe: Recipe,
-    package: str,
-    remotes: Sequence[CacheRemote],
-    python: Path,
-    fingerprint: Callable[[], str],
-    echo: Any,
-    dry_run: bool,
-    trust: TrustPolicy | None,
-    warn: Warn | None,
-    options: PipOptions,
-    pip: proc.Waiting | None,
-    environ: Mapping[str, str],
-) -> InstallResult:
-    asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
-    fp = fingerprint()
-    target = asking.result()
-    if target is None:
-        raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-    machine = Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
-    if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
-        manifest, wheel_path, origin = peek_wheel(
-            cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine, environ=environ
-        )
-    else:
-        refused: list[SrcbuildError] = []
-        found = find_wheel(
-            cache, recipe, package, remotes, fp, trust, warn, refused, options.allow_modified, machine, environ=environ
-        )
-        if found is None:
-            if refused:  # a remote had it, but nobody may vouch for it or it arrived damaged
-                raise refused[0]
-            raise miss_error(recipe, package, fp, cache, remotes, environ)
-        manifest, wheel_path, origin = found.entry.manifest, found.entry.wheel_path, found.origin
-    findings = tuple(check_fit(manifest, target))
-    if has_errors(findings):
-        first = next(f for f in findings if f.severity is Severity.ERROR)
-        raise IncompatibleError(first.message, first.fix or None)
-    installed = False
-    if not dry_run:
-        _pip_install(python, manifest, wheel_path, options, echo, pip)
-        installed = True
-    return InstallResult(
-        package=package,
-        recipe=recipe.name,
-        fingerprint=fp,
-        wheel=wheel_path,
-        origin=origin,
-        python=python,
-        findings=findings,
-        installed=installed,
-    )
+        if own is not None:
+            own.cancel()  # a miss or a misfit: it stops having done nothing (after it ran, a no-op)
 
 
 def _pip_install(

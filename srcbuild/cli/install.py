@@ -71,13 +71,71 @@ def install_cmd(
     # a hit's pip loads itself from now on, while the recipe, the key and the lookup are decided
     pip = _early_pip(package, into, python, dry_run)
     try:
-        return _install(
-            package, recipe_name, into, python, create, dry_run, no_deps, index_url, extra_index_urls,
-            allow_modified, trust_unsigned, remotes, s3_endpoint_url, work_dir, cache_dir, as_json, pip,
-        )  # fmt: skip
+        from srcbuild.cache.install import PipOptions, install
+        from srcbuild.cache.signing import TrustPolicy
+        from srcbuild.cache.store import WheelCache
+        from srcbuild.cli.cache import open_remotes
+        from srcbuild.recipe import RecipeCatalog
+
+        paths = resolve_paths(work_dir, cache_dir)
+        recipe = RecipeCatalog(paths).load(recipe_name)
+        if create:
+            if not into:
+                raise UsageError("--create needs --into DIR", "e.g. --into ~/venvs/old-gpu --create")
+            into = str(Path(into).expanduser().absolute())
+            if not (Path(into) / "bin" / "python").exists():
+                from srcbuild.envs.runtime import make_runtime
+
+                made = make_runtime(recipe.toolchain.python, Path(into), paths.work_dir, command_environ())
+                if not as_json:
+                    echo_text(f"made Python {made.version} at {made.prefix} ({made.route})\n", stderr=True)
+        cache = WheelCache(paths.cache_dir)
+        if package not in ("torch", "torchvision"):
+            from srcbuild.ext.install import check_name, install_ext
+
+            done = install_ext(
+                cache, recipe, check_name(package),
+                target_python(into, python, command_environ(), version=recipe.toolchain.python),
+                command_environ(), echo=None if as_json else sys.stderr, dry_run=dry_run, no_deps=no_deps,
+                remotes=open_remotes(remotes, s3_endpoint_url),
+                trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
+            )
+            if as_json:
+                print_json(done.to_json())
+            else:
+                verb = "installed" if done.installed else "would install"
+                origin = "the local cache" if done.origin == "local" else done.origin
+                echo_text(f"{verb} {done.wheel.name} (built against torch {done.torch}) from {origin} into "
+                          f"{done.python}\n")
+            return 0
+        target = target_python(into, python, command_environ(), version=recipe.toolchain.python)
+        early = pip if pip is not None and pip.argv[0] == str(target) else None  # not one --create moved
+        result = install(
+            cache,
+            recipe,
+            package,
+            open_remotes(remotes, s3_endpoint_url),
+            target,
+            lambda: _fingerprint(recipe, package),
+            echo=None if as_json else sys.stderr,
+            dry_run=dry_run,
+            trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
+            options=PipOptions(no_deps, index_url, extra_index_urls, allow_modified),
+            environ=command_environ(),
+            pip=early,
+        )
+        if as_json:
+            print_json(result.to_json())
+            return 0
+        for finding in result.findings:
+            echo_text(finding.render() + "\n", stderr=True)
+        origin = "the local cache" if result.origin == "local" else result.origin
+        verb = "installed" if result.installed else "would install"
+        echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")
+        return 0
     finally:
         if pip is not None:
-            pip.cancel()  # after install ran it, a no-op
+            pip.cancel()  # a miss, a misfit or an error; after pip ran, a no-op
 
 
 def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool) -> proc.Waiting | None:
@@ -89,91 +147,6 @@ def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool
         return start_pip(target_python(into, python, command_environ()))
     except UsageError:  # no interpreter yet (--create makes it), or none: said later, with the recipe's hint
         return None
-
-
-def _install(
-    package: str,
-    recipe_name: str,
-    into: str | None,
-    python: str | None,
-    create: bool,
-    dry_run: bool,
-    no_deps: bool,
-    index_url: str | None,
-    extra_index_urls: tuple[str, ...],
-    allow_modified: bool,
-    trust_unsigned: bool,
-    remotes: tuple[str, ...],
-    s3_endpoint_url: str | None,
-    work_dir: str | None,
-    cache_dir: str | None,
-    as_json: bool,
-    pip: proc.Waiting | None,
-) -> int:
-    from srcbuild.cache.install import PipOptions, install
-    from srcbuild.cache.signing import TrustPolicy
-    from srcbuild.cache.store import WheelCache
-    from srcbuild.cli.cache import open_remotes
-    from srcbuild.recipe import RecipeCatalog
-
-    paths = resolve_paths(work_dir, cache_dir)
-    recipe = RecipeCatalog(paths).load(recipe_name)
-    if create:
-        if not into:
-            raise UsageError("--create needs --into DIR", "e.g. --into ~/venvs/old-gpu --create")
-        into = str(Path(into).expanduser().absolute())
-        if not (Path(into) / "bin" / "python").exists():
-            from srcbuild.envs.runtime import make_runtime
-
-            made = make_runtime(recipe.toolchain.python, Path(into), paths.work_dir, command_environ())
-            if not as_json:
-                echo_text(f"made Python {made.version} at {made.prefix} ({made.route})\n", stderr=True)
-    cache = WheelCache(paths.cache_dir)
-    if package not in ("torch", "torchvision"):
-        from srcbuild.ext.install import check_name, install_ext
-
-        done = install_ext(
-            cache, recipe, check_name(package),
-            target_python(into, python, command_environ(), version=recipe.toolchain.python),
-            command_environ(), echo=None if as_json else sys.stderr, dry_run=dry_run, no_deps=no_deps,
-            remotes=open_remotes(remotes, s3_endpoint_url),
-            trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
-        )
-        if as_json:
-            print_json(done.to_json())
-        else:
-            verb = "installed" if done.installed else "would install"
-            origin = "the local cache" if done.origin == "local" else done.origin
-            echo_text(f"{verb} {done.wheel.name} (built against torch {done.torch}) from {origin} into "
-                      f"{done.python}\n")
-        return 0
-    target = target_python(into, python, command_environ(), version=recipe.toolchain.python)
-    if pip is not None and pip.argv[0] != str(target):  # --create made another one meanwhile
-        pip.cancel()
-        pip = None
-    result = install(
-        cache,
-        recipe,
-        package,
-        open_remotes(remotes, s3_endpoint_url),
-        target,
-        lambda: _fingerprint(recipe, package),
-        echo=None if as_json else sys.stderr,
-        dry_run=dry_run,
-        trust=TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
-        options=PipOptions(no_deps, index_url, extra_index_urls, allow_modified),
-        environ=command_environ(),
-        pip=pip,
-    )
-    if as_json:
-        print_json(result.to_json())
-        return 0
-    for finding in result.findings:
-        echo_text(finding.render() + "\n", stderr=True)
-    origin = "the local cache" if result.origin == "local" else result.origin
-    verb = "installed" if result.installed else "would install"
-    echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")
-    return 0
 
 
 def _fingerprint(recipe: Recipe, package: str) -> str:
