@@ -212,9 +212,6 @@ def _wheel_platforms(given: tuple[str, ...], environ: Mapping[str, str]) -> tupl
     return tuple(dict.fromkeys(tag for each in named for tag in compatible_platforms(each)))
 
 
-DEFAULT_CONDA_GLIBC = "2.28"  # what a portable solve assumes without --platform (envs/data/virtual_packages.toml)
-
-
 def _target_glibc(given: tuple[str, ...]) -> str | None:
     """The other machine's glibc as ``--platform`` names it (the newest a given tag stands for: that
     machine runs each), for the conda solve; None without one (the lockfile default, 2.28)."""
@@ -225,8 +222,14 @@ def _target_glibc(given: tuple[str, ...]) -> str | None:
 
 
 def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
+    from srcbuild.envs.solve import portable_virtual_packages
+    from srcbuild.envs.spec import PLATFORM
     from srcbuild.mirror.gather import estimate
     from srcbuild.mirror.pypi import PipSet
+
+    def conda_glibc(t: Target) -> str:
+        """The glibc the conda solve is for: --platform's, else what a lockfile's solve assumes."""
+        return t.glibc or portable_virtual_packages(t.env.platform if t.env else PLATFORM).get("__glibc", "")
 
     rows = [(target, estimate(target.needs)) for target in targets]
     if as_json:
@@ -245,7 +248,7 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                     "pip": [{"requirements": list(p.requirements), "python": p.python or t.python, "why": p.why}
                             for p in t.pip],
                     "platforms": list(t.platforms),
-                    "conda_glibc": t.glibc or DEFAULT_CONDA_GLIBC,
+                    "conda_glibc": conda_glibc(t),
                     "not_mirrored": list(t.needs.not_mirrored),
                     "estimate": {
                         "downloads": e.downloads,

@@ -109,6 +109,13 @@ def _locked(record: object, spec: EnvSpec) -> LockedPackage:
 VIRTUAL_DATA = Path(__file__).resolve().parent / "data" / "virtual_packages.toml"
 
 
+def portable_virtual_packages(platform: str) -> dict[str, str]:
+    """The virtual packages a lockfile's solve assumes on ``platform`` (``data/virtual_packages.toml``:
+    ``{"__glibc": "2.28", ...}``), values as "version" or "version=build"."""
+    table = tomllib.loads(VIRTUAL_DATA.read_text(encoding="utf-8")).get(platform, {})
+    return {str(name): str(value) for name, value in table.items()}
+
+
 def virtual_package_specs(
     spec: EnvSpec, for_this_host: bool, glibc: str | None = None
 ) -> list[tuple[str, str, str]]:
@@ -127,8 +134,7 @@ def virtual_package_specs(
             generic = detected.into_generic()
             out.append((str(generic.name.normalized), str(generic.version), str(generic.build_string)))
     else:
-        table = tomllib.loads(VIRTUAL_DATA.read_text(encoding="utf-8")).get(spec.platform, {})
-        for name, value in table.items():
+        for name, value in portable_virtual_packages(spec.platform).items():
             version, _, build = str(value).partition("=")
             out.append((name, version, build or "0"))
         if glibc is not None:
