@@ -8,13 +8,13 @@ build prints.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from srcbuild.cli.common import (
+    F,
     command_environ,
     complete_recipe,
     exact_hint,
@@ -30,8 +30,6 @@ from srcbuild.console import make_console
 from srcbuild.errors import SrcbuildError
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.resolve import BuildOptions
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def build_options(func: F) -> F:

@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any
 
 import click
 
@@ -16,6 +16,7 @@ from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
 from srcbuild.cli.common import (
+    F,
     command_environ,
     json_option,
     path_options,
@@ -28,8 +29,6 @@ from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
 from srcbuild.paths import default_config_dir
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def signing_options(func: F) -> F:

@@ -10,13 +10,11 @@ from __future__ import annotations
 import shlex
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
-from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, make_console, print_lines, table
 from srcbuild.envs import (
@@ -38,8 +36,6 @@ from srcbuild.errors import HostError, UsageError
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.load import display_path
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def channel_options(func: F) -> F:

@@ -7,20 +7,17 @@ same plan without running it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from srcbuild.cli.build import build_options, copy_wheel, options_from, output_dir_option
-from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
+from srcbuild.cli.common import F, command_environ, json_option, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console, output_width, wrap_text
 from srcbuild.errors import UsageError
 from srcbuild.findings import Severity
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def torch_options(func: F) -> F:

@@ -16,15 +16,14 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from srcbuild.cli.common import command_environ
+from srcbuild.cli.common import F, command_environ
 from srcbuild.errors import MirrorMissing
 from srcbuild.mirror.layout import DIR_VAR, PATCHES, base_of, is_url, mirror_dir_settings
 
-F = TypeVar("F", bound=Callable[..., Any])
 PATCHES_VAR = "SRCBUILD_PATCHES_PATH"
 
 
