@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from srcbuild import proc
-from srcbuild.envs.channels import routing_from
 from srcbuild.errors import EnvironmentError_, MirrorMissing, StepFailed
 from srcbuild.mirror.layout import DIR_VAR
 from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
@@ -149,6 +148,8 @@ class CondaProvider:
     def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
         tool = _tool_for(offer.request, facts)
         assert tool is not None
+        from srcbuild.envs.channels import routing_from  # only when provisioning
+
         routing = routing_from(environ=ctx.environ)
         specs = _specs(offer.request, tool, facts)
         url = routing.base_url(tool.channel)

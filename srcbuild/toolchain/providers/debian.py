@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import zipfile
 from pathlib import Path
 
 from srcbuild.errors import HostError, MirrorMissing, StepFailed
@@ -157,6 +156,8 @@ def _assemble(root: Path, wheels: list[Path], unpacked: Path, home: Path) -> Non
     versioned = sorted((home / "lib").glob("libcudart.so.*"))
     if versioned and not (home / "lib" / "libcudart.so").exists():
         (home / "lib" / "libcudart.so").symlink_to(versioned[0].name)
+    import zipfile  # only when assembling: doctor and plan import this module for its offers
+
     for wheel in wheels:
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(unpacked)

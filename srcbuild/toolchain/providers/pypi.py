@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import zipfile
 from pathlib import Path
 
 from srcbuild.capability import ComputeCapability
@@ -29,12 +28,13 @@ from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.providers.cudnn import CudnnProvider, header_cudnn_version
 from srcbuild.toolchain.providers.debian import link_linker_names
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
-from srcbuild.verify.kernels import Kernels, covers
 
 LABELS = {"cudnn": "cuDNN", "nccl": "NCCL"}
 
 
 def _data_covers(wheel: IndexWheel, archs: tuple[str, ...]) -> bool:
+    from srcbuild.verify.kernels import Kernels, covers  # NCCL offers only
+
     kernels = Kernels(
         frozenset(ComputeCapability.parse(a).sm for a in wheel.sass),
         frozenset(ComputeCapability.parse(a).sm for a in wheel.ptx),
@@ -88,6 +88,8 @@ class PypiProvider:
         if not path.is_file():
             raise StepFailed(f"pip download {wheel.requirement} left no {wheel.filename}", "see the log")
         package = scratch / "unpacked" / wheel.package
+        import zipfile  # only when provisioning: doctor and plan import this module for its offers
+
         with zipfile.ZipFile(path) as archive:
             members = [m for m in archive.namelist() if m.startswith(wheel.package + "/")]
             archive.extractall(scratch / "unpacked", members)

@@ -9,7 +9,6 @@ are merged into the home, which is then the layout NVIDIA's own installer makes.
 
 from __future__ import annotations
 
-import tarfile
 from pathlib import Path
 
 from srcbuild.errors import StepFailed
@@ -22,6 +21,8 @@ from srcbuild.toolchain.store import Provisioned, Source, rmtree
 
 def unpack_archive(archive: Path, into: Path) -> Path:
     """Unpack a .tar.xz/.tgz with no path leaving ``into``; return its single top directory (or ``into``)."""
+    import tarfile  # only when unpacking: doctor and plan import this module for its offers
+
     into.mkdir(parents=True, exist_ok=True)
     try:
         with tarfile.open(archive) as tar:

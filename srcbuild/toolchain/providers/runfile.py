@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.envmods import EnvChanges
 from srcbuild.toolchain.download import Artifact
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
@@ -49,6 +48,8 @@ class RunfileProvider:
         scratch = ctx.work_dir / f"runfile-{runfile.version}"
         rmtree(scratch)
         scratch.mkdir(parents=True)
+        from srcbuild.envmods import EnvChanges  # only when provisioning
+
         env = EnvChanges().set("TMPDIR", str(scratch), "runfile scratch").apply(ctx.environ)
         argv = installer_argv(fetched.path, runfile.path_flag, target, scratch)
         run_step(argv, ctx, f"the CUDA {runfile.version} installer", cwd=scratch, env=env)
