@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from functools import total_ordering
 from pathlib import Path
 
 from srcbuild import tables
+from srcbuild.records import record
 
 # ASCII digits only: int() also reads "３" and "١", which no tool spells a capability with.
 _CC_RE = re.compile(r"([0-9]{1,2})\.([0-9])")
@@ -22,7 +22,7 @@ _SM_RE = re.compile(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
 
 
 @total_ordering
-@dataclass(frozen=True)
+@record
 class ComputeCapability:
     """A compute capability such as 3.5 (major 3, minor 5)."""
 
@@ -65,7 +65,7 @@ class ComputeCapability:
         return (self.major, self.minor) < (other.major, other.minor)
 
 
-@dataclass(frozen=True)
+@record
 class CapabilityRow:
     """One compute capability of ``capabilities.toml``: its generation name and its chip codes."""
 

@@ -7,14 +7,15 @@ them (text, JSON or a standalone bash script) and the executor hands them to ``s
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from srcbuild.envmods import EnvChanges
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Command:
     argv: tuple[str, ...]
     why: str

@@ -31,12 +31,13 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import platformdirs
 
 from srcbuild.errors import UsageError
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -72,7 +73,7 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir("srcbuild")) / FILE_NAME
 
 
-@dataclass(frozen=True)
+@record
 class ConfigFile:
     """The settings one file gives, as environment variables (name -> value)."""
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class EnvChange:
     """One change: ``op`` is "set", "prepend" (a path list) or "unset"."""
 
@@ -43,7 +44,7 @@ class EnvChange:
         return {"op": self.op, "name": self.name, "value": self.value, "origin": self.origin}
 
 
-@dataclass(frozen=True)
+@record
 class EnvChanges:
     """An ordered, immutable list of changes."""
 

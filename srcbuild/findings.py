@@ -6,8 +6,9 @@ All checks report every finding at once; the caller decides whether errors stop 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import Enum
+
+from srcbuild.records import record
 
 
 class Severity(str, Enum):
@@ -16,7 +17,7 @@ class Severity(str, Enum):
     INFO = "info"
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One statement about a recipe or a machine: what, why (with its source) and what to do."""
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+
+from srcbuild.records import record
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -60,7 +61,7 @@ def default_work_dir() -> Path:
     return Path(platformdirs.user_cache_dir("srcbuild")) / "work"
 
 
-@dataclass(frozen=True)
+@record
 class Paths:
     """The directories one srcbuild invocation uses."""
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import filelock
@@ -32,6 +32,7 @@ from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
 from srcbuild.plan.render import settings_table
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.resolve import BuildOptions, ResolvedBuild
 from srcbuild.resolve.prepare import resolve_on_host
 
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from srcbuild.ext.run import PreparedExt
 
 
-@dataclass(frozen=True)
+@record
 class Prepared:
     """A build resolved on this host and its plan: what ``srcbuild plan`` shows and a build runs."""
 
@@ -73,7 +74,7 @@ def _import_build_steps() -> None:
     import srcbuild.verify.report  # noqa: F401
 
 
-@dataclass(frozen=True)
+@record
 class CacheDecision:
     """Whether a build's wheel is in the cache already: the local store, then each remote
     (``--remote``, ``SRCBUILD_REMOTES``), whose entries the trust policy must accept."""

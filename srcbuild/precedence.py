@@ -10,15 +10,15 @@ puts each value under the variable it stands for, unless the environment sets th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from srcbuild.config import env_bool, origin
+from srcbuild.records import record
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@record
 class Chosen(Generic[T]):
     """A setting's value and where it came from ("default", "recipe r.toml [build.portable]",
     "environment SRCBUILD_PORTABLE", "config file PATH (portable)", "command line --portable")."""

@@ -28,16 +28,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Generic, TypeVar
 
 from srcbuild.errors import Interrupted
+from srcbuild.records import record
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
+@record
 class RunResult:
     """How a command ended: its exit code and the last lines it printed."""
 

@@ -16,19 +16,19 @@ import re
 import shutil
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import UsageError
 from srcbuild.paths import Paths
 from srcbuild.recipe.packages import PACKAGE_NAMES
+from srcbuild.records import record
 
 CLEANABLE = ("checkout", "build", "environment")
 _AGE = re.compile(r"^(\d+)([smhdw])\Z")
 _UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
-@dataclass(frozen=True)
+@record
 class WorkItem:
     """One thing in the work directory."""
 

@@ -8,7 +8,7 @@ A recipe *can build here now* when it passes the compatibility rules and the hos
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from srcbuild.advice.fit import NO, rule_errors
@@ -20,13 +20,14 @@ from srcbuild.host.jobs import max_jobs
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.rules.host import MPI_LABELS, host_findings
 
 READY, AFTER_INSTALL, CANNOT = "ready", "after-install", "cannot"
 _ORDER = {READY: 0, AFTER_INSTALL: 1, CANNOT: 2}
 
 
-@dataclass(frozen=True)
+@record
 class RecipeVerdict:
     """``reasons``: rule messages (cannot) or the pieces to install (after-install), plus notes."""
 
@@ -60,7 +61,7 @@ def missing_piece(finding: Finding, recipe: Recipe) -> str:
     return labels.get(finding.rule, finding.message)
 
 
-@dataclass(frozen=True)
+@record
 class DoctorReport:
     host: HostFacts
     driver_cuda: str | None  # newest CUDA the driver runs natively

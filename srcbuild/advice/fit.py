@@ -10,7 +10,6 @@ official wheels carry SASS for: the official wheel is the better answer there.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from srcbuild.advice.window import OfficialWheel, branch_runs, driver_runs, version
@@ -18,13 +17,14 @@ from srcbuild.capability import ComputeCapability
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 FITS, NEEDS_DRIVER, NO = "fits", "needs-driver", "no"
 ORDER = {FITS: 0, NEEDS_DRIVER: 1, NO: 2}
 NEWER_THAN_KNOWLEDGE = "-newer-than-knowledge"  # rules.tags: a release the knowledge base does not have yet
 
 
-@dataclass(frozen=True)
+@record
 class RecipeFit:
     """One catalog recipe judged for one GPU."""
 

@@ -9,14 +9,14 @@ a current distribution does not carry. The Python made is the newest the wheel s
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
 from srcbuild.advice.window import OfficialWheel, version
 from srcbuild.envs.runtime import runtime_command
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class PythonToMake:
     """The Python an official wheel needs and this machine lacks, and where to make it."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from srcbuild.advice.fit import FITS, NEEDS_DRIVER, NO, RecipeFit, coverage, judge_all, rank, rule_errors
@@ -23,6 +22,7 @@ from srcbuild.capability import ComputeCapability
 from srcbuild.host.facts import DriverInfo, GpuInfo
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 __all__ = [
     "FITS",
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@record
 class GpuAdvice:
     """Everything ``recommend`` says about one GPU model (identical GPUs are counted, not repeated)."""
 
@@ -96,7 +96,7 @@ class GpuAdvice:
 TELL_WHICH = "lspci -nn | grep -i nvidia"
 
 
-@dataclass(frozen=True)
+@record
 class Recommendation:
     origin: str  # "this machine", "--lspci FILE", ...
     driver: DriverInfo | None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -21,6 +20,7 @@ from srcbuild.capability import generation as cc_generation
 from srcbuild.knowledge import KnowledgeBase, TorchRelease, versions
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.knowledge.model import CudaRelease
+from srcbuild.records import record
 
 
 def version(text: str) -> Version:
@@ -30,7 +30,7 @@ def version(text: str) -> Version:
         return Version("0")
 
 
-@dataclass(frozen=True)
+@record
 class DriverCheck:
     """Whether a driver runs a CUDA release, and how (natively or through minor-version compatibility)."""
 
@@ -70,14 +70,14 @@ def driver_reach(kb: KnowledgeBase, driver: str) -> str | None:
     return f"CUDA up to {native}"
 
 
-@dataclass(frozen=True)
+@record
 class GccRange:
     cuda: str
     min_gcc: int | None
     max_gcc: int
 
 
-@dataclass(frozen=True)
+@record
 class OfficialWheel:
     """A torch release whose official wheel for ``cuda_tag`` already carries SASS for the GPU."""
 
@@ -105,7 +105,7 @@ class OfficialWheel:
         }
 
 
-@dataclass(frozen=True)
+@record
 class CudaOption:
     """One CUDA release that targets the GPU, with what goes with it."""
 
@@ -132,7 +132,7 @@ class CudaOption:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Window:
     """The toolchain window for one compute capability (and, when known, one driver)."""
 

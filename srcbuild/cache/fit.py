@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
@@ -35,6 +34,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
+from srcbuild.records import record
 
 CUDA_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/"
 PEP425 = "https://peps.python.org/pep-0425/"
@@ -51,7 +51,7 @@ _MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(.+)\Z")
 _LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The interpreter a wheel is installed for, and the machine it runs on."""
 
@@ -122,7 +122,7 @@ def probe_target(python: Path, driver_cuda: tuple[int, int] | None = None, probe
     )
 
 
-@dataclass(frozen=True)
+@record
 class Machine:
     """What a lookup needs of the machine a wheel is for: its CPU architecture and glibc."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +45,10 @@ from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Found:
     """A wheel ready to install, and where it came from ("local" or a remote URL)."""
 
@@ -97,7 +97,7 @@ def find_wheel(
     return Found(pulled[0], pulled[1].url)
 
 
-@dataclass(frozen=True)
+@record
 class InstallResult:
     """What ``srcbuild install`` did."""
 
@@ -123,7 +123,7 @@ class InstallResult:
         }
 
 
-@dataclass(frozen=True)
+@record
 class PipOptions:
     """How ``install`` runs pip: with the wheel's dependencies (pip resolves them from its usual
     index, or ``index_url``/``extra_index_urls``) unless ``no_deps``; ``allow_modified`` lets an

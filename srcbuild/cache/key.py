@@ -61,7 +61,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from srcbuild.errors import UsageError
@@ -69,6 +69,7 @@ from srcbuild.files import sha256_file
 from srcbuild.host.platform import host_platform_tag
 from srcbuild.recipe.model import Recipe, SourcePin
 from srcbuild.recipe.packages import package_spec
+from srcbuild.records import record
 
 FINGERPRINT_SCHEMA = 2
 
@@ -161,7 +162,7 @@ def filter_build_env(build_env: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
+@record
 class FingerprintInputs:
     """Everything the request fingerprint hashes, as plain data."""
 
@@ -265,7 +266,7 @@ def fingerprint(inputs: FingerprintInputs) -> str:
     return hashlib.sha256(canonical_json(inputs.to_json())).hexdigest()
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedFacts:
     """What the build measured: the exact inputs behind one entry of a fingerprint."""
 

@@ -6,11 +6,12 @@ Results are data (``Problem``, ``GcResult``); the CLI renders them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError, UsageError
+from srcbuild.records import record
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
@@ -34,7 +35,7 @@ def entry_size(entry: CacheEntry) -> int:
     return total
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """A damaged entry: its directory, what is wrong, and whether it was removed."""
 
@@ -46,7 +47,7 @@ class Problem:
         return {"path": str(self.path), "problem": self.message, "removed": self.removed}
 
 
-@dataclass(frozen=True)
+@record
 class VerifyResult:
     checked: int
     problems: tuple[Problem, ...]
@@ -79,7 +80,7 @@ def verify_store(cache: WheelCache, remove: bool = False) -> VerifyResult:
     return VerifyResult(checked, tuple(problems))
 
 
-@dataclass(frozen=True)
+@record
 class GcResult:
     removed: tuple[CacheEntry, ...]
     kept: int

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fing
 from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
 from srcbuild.files import sha256_file
+from srcbuild.records import record
 
 MANIFEST_NAME = "manifest.json"
 LOG_NAME = "build.log"
@@ -92,7 +93,7 @@ def _portable(data: Any) -> dict[str, str]:
     return {"sysroot_glibc": _glibc(data.get("sysroot_glibc")), "platform_tag": tag}
 
 
-@dataclass(frozen=True)
+@record
 class Manifest:
     """One cache entry's description (see the module docstring)."""
 

@@ -8,16 +8,16 @@ HTTP remote loads. ``netio``'s docstring says what each bound does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.records import record
 
 KiB = 1024
 GiB = 1024 * 1024 * KiB
 
 
-@dataclass(frozen=True)
+@record
 class NetLimits:
     """The bounds of one remote's traffic (see the module docstring)."""
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.cache.staging import host_tag
+from srcbuild.records import record
 
 _PROC = Path("/proc")
 _TOKEN = re.compile(r"([A-Za-z0-9.-]{1,64})_([0-9a-f-]{0,36})_([0-9]{0,20})_([0-9]{1,10})_([0-9]{1,20})_([0-9a-f]{12})")
@@ -60,7 +60,7 @@ def start_ticks(pid: int, proc: Path = _PROC) -> int | None:
     return int(fields[19])
 
 
-@dataclass(frozen=True)
+@record
 class Owner:
     """One process as a token names it."""
 

@@ -33,7 +33,6 @@ import re
 import shutil
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild import proc
@@ -41,6 +40,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
 from srcbuild.files import write_atomic
 from srcbuild.paths import default_config_dir
+from srcbuild.records import record
 
 NAMESPACE = "srcbuild-cache"
 SSH_KEYGEN = "ssh-keygen"
@@ -89,7 +89,7 @@ def _ssh_keygen() -> str:
     return found
 
 
-@dataclass(frozen=True)
+@record
 class PublicKey:
     """One OpenSSH public key: ``ssh-ed25519 AAAA... comment``."""
 
@@ -123,7 +123,7 @@ class PublicKey:
         return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
 
 
-@dataclass(frozen=True)
+@record
 class TrustedSigner:
     """A line of the trusted-signers file: a principal name and its key."""
 
@@ -251,7 +251,7 @@ def verify_manifest(manifest: Manifest, signature: bytes, signers: Path, work: P
     return principal
 
 
-@dataclass(frozen=True)
+@record
 class TrustPolicy:
     """What a pull accepts: entries signed by a trusted key, or any intact entry (``trust_unsigned``)."""
 

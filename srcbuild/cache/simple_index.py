@@ -32,7 +32,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -47,13 +47,14 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
 from srcbuild.files import sha256_file, write_atomic
+from srcbuild.records import record
 
 FILES_DIR = "files"
 SIMPLE_DIR = "simple"
 FINGERPRINT_ATTR = "data-srcbuild-fingerprint"
 
 
-@dataclass(frozen=True)
+@record
 class IndexedWheel:
     """One wheel as the index serves it."""
 

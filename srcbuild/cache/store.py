@@ -33,7 +33,6 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.cache.ground import kind_of, plain_dir, plain_file
@@ -42,6 +41,7 @@ from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
 from srcbuild.files import copy_synced, fsync_dir, sha256_file, write_atomic, write_synced
+from srcbuild.records import record
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 
@@ -72,7 +72,7 @@ def serves(manifest: Manifest, requested: Sequence[ComputeCapability]) -> bool:
     return all(covers(kernels, cc) for cc in requested)
 
 
-@dataclass(frozen=True)
+@record
 class CacheEntry:
     """One stored wheel: its directory and its manifest."""
 

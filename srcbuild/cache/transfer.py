@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.cache.manifest import Manifest
@@ -28,12 +27,13 @@ from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stde
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, DiskFull, NotFoundError, SrcbuildError, UsageError
 from srcbuild.files import sha256_file
+from srcbuild.records import record
 
 DOWNLOAD_NAME = "download.whl"
 LOG_DOWNLOAD_NAME = "download.log"
 
 
-@dataclass(frozen=True)
+@record
 class Transfer:
     """What happened to one entry: "sent", "present" (already there), "fetched", "rejected" (it
     arrived damaged or was refused by the trust policy), "unusable" (the remote's listing left it

@@ -3,11 +3,12 @@ interface each program (``ccache``, ``sccache``) implements."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+from srcbuild.records import record
 
-@dataclass(frozen=True)
+
+@record
 class CompilerCacheConfig:
     """The resolved compiler cache of one build; ``kind`` "none" means no launcher."""
 
@@ -33,7 +34,7 @@ class CompilerCacheConfig:
         return f"{self.kind} ({', '.join(where)})" if where else self.kind
 
 
-@dataclass(frozen=True)
+@record
 class CacheStats:
     """What the compiler cache did during one build."""
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -38,9 +38,10 @@ from srcbuild.errors import StepFailed, UsageError
 from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths, checkout_root
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class ContainerRequest:
     """What the user asked ``container build`` for."""
 
@@ -57,7 +58,7 @@ class ContainerRequest:
     torch_fingerprint: Optional[str] = None
 
 
-@dataclass(frozen=True)
+@record
 class ContainerLayout:
     """Where one recipe's container build keeps its files on the host."""
 
@@ -161,7 +162,7 @@ def write_context(spec: DockerfileSpec, layout: ContainerLayout) -> None:
     tmp.rename(layout.context)
 
 
-@dataclass(frozen=True)
+@record
 class ContainerResult:
     wheel: Path
     image_id: str

@@ -29,11 +29,11 @@ import re
 import shlex
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from srcbuild.container.images import Bases
 from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 SRCBUILD_VENV = "/opt/srcbuild"
 WORK = "/srcbuild/work"
@@ -45,7 +45,7 @@ CONTEXT_FILES = ("pyproject.toml", "README.md", "srcbuild", "recipes", "patches"
 CACHE_IDS = ("srcbuild-work", "srcbuild-wheels")
 
 
-@dataclass(frozen=True)
+@record
 class DockerfileSpec:
     """What the Dockerfile builds: decided from the recipe, the bases and the plan's options."""
 

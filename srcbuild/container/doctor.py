@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional
 
 from srcbuild import proc
 from srcbuild.container.engine import INSTALL, EngineProbe, probe_engine
+from srcbuild.records import record
 
 CDI_DIRS = (Path("/etc/cdi"), Path("/var/run/cdi"))
 DOCKER_DAEMON = Path("/etc/docker/daemon.json")
@@ -46,7 +47,7 @@ SHM = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Observed:
     """What the probes saw (no decisions)."""
 
@@ -58,7 +59,7 @@ class Observed:
     gpu: Optional[tuple[str, str, bool, str]] = None  # engine, image, ok, last line
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     name: str
     status: str  # ok | problem | info | skipped
@@ -69,7 +70,7 @@ class Check:
         return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
 
 
-@dataclass(frozen=True)
+@record
 class ContainerReport:
     checks: tuple[Check, ...] = field(default_factory=tuple)
 

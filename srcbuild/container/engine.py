@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Optional
 
 from srcbuild import proc
 from srcbuild.errors import HostError, UsageError
+from srcbuild.records import record
 
 ENGINES = ("docker", "podman")
 INSTALL = {
@@ -26,7 +26,7 @@ INSTALL = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class EngineProbe:
     """What ``<engine> info`` said: found on PATH, usable, and the first line of its answer."""
 
@@ -36,7 +36,7 @@ class EngineProbe:
     detail: str
 
 
-@dataclass(frozen=True)
+@record
 class Engine:
     name: str
     program: str

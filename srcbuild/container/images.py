@@ -9,13 +9,13 @@ plain Debian Python image on which srcbuild provisions the toolchain itself. ``-
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
 from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -25,7 +25,7 @@ else:  # pragma: no cover
 DATA = Path(__file__).with_name("data") / "cuda_images.toml"
 
 
-@dataclass(frozen=True)
+@record
 class CudaImage:
     """One row of the data: the official devel/runtime tags of one CUDA release."""
 
@@ -39,7 +39,7 @@ class CudaImage:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class Bases:
     """The images of the Dockerfile's stages, and why."""
 

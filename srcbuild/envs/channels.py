@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.records import record
 
 ALIAS_VARIABLE = "SRCBUILD_CHANNEL_ALIAS"
 MIRRORS_VARIABLE = "SRCBUILD_CHANNEL_MIRRORS"  # "name=url name2=url2" (spaces or commas)
@@ -40,7 +40,7 @@ def _slash(url: str) -> str:
     return url if url.endswith("/") else url + "/"
 
 
-@dataclass(frozen=True)
+@record
 class ChannelRouting:
     """How logical channel names become URLs on this machine."""
 

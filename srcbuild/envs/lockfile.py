@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import EnvironmentError_
 from srcbuild.files import write_atomic
 from srcbuild.recipe.load import display_path
+from srcbuild.records import record
 
 LOCK_SUFFIX = ".conda-lock.yml"
 
 
-@dataclass(frozen=True)
+@record
 class LockedPackage:
     """One package pinned to an exact file."""
 
@@ -64,7 +64,7 @@ class LockedPackage:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Lockfile:
     content_hash: str
     channels: tuple[str, ...]

@@ -19,7 +19,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +28,12 @@ from filelock import FileLock
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
 from srcbuild.files import write_atomic
+from srcbuild.records import record
 
 MARKER = ".srcbuild-env.json"
 
 
-@dataclass(frozen=True)
+@record
 class BuildEnv:
     """A ready environment: everything the build step needs to use it."""
 
@@ -150,7 +151,7 @@ def _rmtree(path: Path) -> None:
         shutil.rmtree(path)
 
 
-@dataclass(frozen=True)
+@record
 class EnvStore:
     """The ``envs`` directory: find, create atomically, remove."""
 

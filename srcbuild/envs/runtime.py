@@ -14,18 +14,18 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.errors import EnvironmentError_, HostError, UsageError
+from srcbuild.records import record
 
 CHANNEL = "conda-forge"
 _VERSION = re.compile(r"^3\.\d{1,2}$")
 _INTERPRETER = re.compile(r"^python(3\.\d{1,2})$")
 
 
-@dataclass(frozen=True)
+@record
 class Runtime:
     """A Python made for running wheels: where it is, its version and how it was made."""
 

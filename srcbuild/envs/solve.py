@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.envs.lockfile import LockedPackage
 from srcbuild.envs.spec import EnvSpec, package_name
 from srcbuild.errors import EnvironmentError_
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +27,7 @@ else:  # pragma: no cover
 _TREE = re.compile(r"^[\s│├└─]+")
 
 
-@dataclass(frozen=True)
+@record
 class SolveExplanation:
     package: str  # the package whose constraint failed
     message: str

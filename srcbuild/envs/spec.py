@@ -20,7 +20,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from srcbuild.envs.channels import ChannelRouting, routing_from
 from srcbuild.errors import RecipeError
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -61,7 +62,7 @@ def package_name(spec: str) -> str:
     return match.group(1).lower() if match else spec.strip().lower()
 
 
-@dataclass(frozen=True)
+@record
 class EnvSpec:
     """A build environment, as data: everything that decides what gets installed."""
 
@@ -138,7 +139,7 @@ class EnvSpec:
         }
 
 
-@dataclass(frozen=True)
+@record
 class BuildDeps:
     """The table in ``srcbuild/knowledge/data/build_deps.toml``."""
 

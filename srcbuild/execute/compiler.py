@@ -8,15 +8,15 @@ it afterwards, also when the build fails. The tree itself is decided in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
+from srcbuild.records import record
 from srcbuild.resolve.compiler import AlternativesTree
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     """What ``update-alternatives --query gcc`` said: None value means no such alternative."""
 

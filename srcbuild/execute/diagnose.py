@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from srcbuild.records import record
 
-@dataclass(frozen=True)
+
+@record
 class Signature:
     id: str
     pattern: str
@@ -21,7 +22,7 @@ class Signature:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class Diagnosis:
     id: str
     line: str  # the log line that matched

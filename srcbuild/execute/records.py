@@ -10,11 +10,11 @@ that step found from the state file instead of measuring it again. Every record 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from srcbuild.compiler_cache.model import CacheStats
+from srcbuild.records import record
 from srcbuild.sources.localdiff import LocalChanges
 
 R = TypeVar("R", bound="Record")
@@ -57,14 +57,14 @@ class Record:
             return None
 
 
-@dataclass(frozen=True)
+@record
 class Done(Record):
     """A step that measured nothing later steps read (its work is on disk or on the screen)."""
 
     kind: ClassVar[str] = "done"
 
 
-@dataclass(frozen=True)
+@record
 class PreflightPassed(Record):
     kind: ClassVar[str] = "preflight"
     ignored_errors: int = 0  # --ignore-preflight went on despite this many errors
@@ -77,7 +77,7 @@ class PreflightPassed(Record):
         return cls(int(data["ignored_errors"]))
 
 
-@dataclass(frozen=True)
+@record
 class TorchBuilt(Record):
     """The recipe's torch wheel, from torch's own pipeline (a cache hit or a build), which runs
     before a torchvision build's torch-wheel step (``srcbuild.pipeline``)."""
@@ -95,7 +95,7 @@ class TorchBuilt(Record):
         return cls(Path(data["wheel"]), str(data.get("sha256") or ""), str(data.get("entry") or ""))
 
 
-@dataclass(frozen=True)
+@record
 class TorchWheelCopied(Record):
     """The recipe's torch wheel (from torch's pipeline) and the copy a torchvision build installs."""
 
@@ -111,7 +111,7 @@ class TorchWheelCopied(Record):
         return cls(Path(data["wheel"]), Path(data["copy"]))
 
 
-@dataclass(frozen=True)
+@record
 class SourcesChecked(Record):
     """The checkout's commit and each submodule's, measured before the build (the manifest's)."""
 
@@ -130,7 +130,7 @@ class SourcesChecked(Record):
         return cls(str(data["commit"]), tuple(sorted((str(k), str(v)) for k, v in submodules.items())))
 
 
-@dataclass(frozen=True)
+@record
 class LocalChangesFound(Record):
     """The files that differ from the tag plus the recipe's patches, found before the build."""
 
@@ -145,7 +145,7 @@ class LocalChangesFound(Record):
         return cls(LocalChanges.from_json(data["changes"]))
 
 
-@dataclass(frozen=True)
+@record
 class CompilerCacheStarted(Record):
     """The compiler cache's counters when the build started: the result reports the difference."""
 
@@ -170,7 +170,7 @@ class CompilerCacheStarted(Record):
         )
 
 
-@dataclass(frozen=True)
+@record
 class CompilerCacheCounted(Record):
     """This build's hits and misses of the compiler cache."""
 
@@ -186,7 +186,7 @@ class CompilerCacheCounted(Record):
         return cls(started.before)
 
 
-@dataclass(frozen=True)
+@record
 class WheelVerified(Record):
     """The built wheel and the kernels it holds (the manifest records them)."""
 
@@ -203,7 +203,7 @@ class WheelVerified(Record):
         return cls(Path(data["wheel"]), tuple(map(int, data["sass"])), tuple(map(int, data["ptx"])))
 
 
-@dataclass(frozen=True)
+@record
 class WheelStored(Record):
     """The wheel as the cache holds it."""
 

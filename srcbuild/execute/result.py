@@ -8,9 +8,10 @@ from typing import Any
 
 from srcbuild.execute.diagnose import Diagnosis
 from srcbuild.plan.model import Plan
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class CachedWheel:
     """A wheel as its cache entry records it: where it lies, the sha256 its manifest states, and
     the entry's key. Whoever copies the wheel out checks the bytes it copies against ``sha256``
@@ -21,7 +22,7 @@ class CachedWheel:
     entry: str
 
 
-@dataclass(frozen=True)
+@record
 class StepOutcome:
     id: str
     status: str  # done / skipped / resumed (done earlier) / failed / interrupted

@@ -6,14 +6,14 @@ Frozen data like ``srcbuild.plan.actions``; what each does is ``srcbuild.ext.han
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from srcbuild.plan.actions import Action, SkipCondition
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class ExtPreflight(Action):
     """Show the recipe's and the torch's findings; stop when they say the build cannot work."""
 
@@ -30,7 +30,7 @@ class ExtPreflight(Action):
 
 
 
-@dataclass(frozen=True)
+@record
 class VerifyExtWheel(Action):
     name: ClassVar[str] = "verify-ext-wheel"
     dist: Path
@@ -51,7 +51,7 @@ class VerifyExtWheel(Action):
 
 
 
-@dataclass(frozen=True)
+@record
 class CacheExtWheel(Action):
     name: ClassVar[str] = "cache-ext-wheel"
     dist: Path
@@ -66,7 +66,7 @@ class CacheExtWheel(Action):
 
 
 
-@dataclass(frozen=True)
+@record
 class TorchWheelInstalled(SkipCondition):
     """The build environment already holds this torch wheel: the sha256 srcbuild recorded when it
     installed it matches, and the environment's torch is still that version."""

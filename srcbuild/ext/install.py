@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,6 +30,7 @@ from srcbuild.errors import EnvironmentError_, NotFoundError, SrcbuildError, Usa
 from srcbuild.ext.key import KIND
 from srcbuild.ext.knowledge import normalize
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 TORCH_PROBE = (
     "import json, sys, torch; from importlib import metadata; print(json.dumps({'version': torch.__version__, "
@@ -38,7 +38,7 @@ TORCH_PROBE = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class ExtInstall:
     name: str
     recipe: str

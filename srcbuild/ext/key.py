@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from srcbuild.cache.key import canonical_json, filter_build_env
+from srcbuild.records import record
 
 EXT_SCHEMA = 1
 KIND = "extension"
 
 
-@dataclass(frozen=True)
+@record
 class ExtKeyInputs:
     """Everything an extension's request fingerprint hashes, as plain data."""
 

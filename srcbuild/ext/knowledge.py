@@ -13,12 +13,13 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,7 +38,7 @@ class ExtensionDataError(Exception):
     """A malformed row of extensions.toml: a bug in srcbuild, named by file and row."""
 
 
-@dataclass(frozen=True)
+@record
 class ExtensionKnowledge:
     """What building one extension from source needs."""
 

@@ -14,7 +14,6 @@ with, or the torch already installed in ``--env``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +24,13 @@ from srcbuild.errors import UsageError
 from srcbuild.ext.knowledge import ExtensionKnowledge
 from srcbuild.ext.source import ExtRequest, Sdist
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.resolve import ResolvedBuild
 
 KEPT_VARS = frozenset({"PATH", "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS"})
 
 
-@dataclass(frozen=True)
+@record
 class TorchChoice:
     """The torch an extension builds against."""
 
@@ -58,7 +58,7 @@ class TorchChoice:
                 "origin": self.origin}
 
 
-@dataclass(frozen=True)
+@record
 class ExtBuild:
     """One extension build for one recipe against one torch."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,7 @@ from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.resolve import BuildOptions, ResolvedBuild
 from srcbuild.resolve.prepare import resolve_on_host
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from srcbuild.ext.key import ExtKeyInputs
 
 
-@dataclass(frozen=True)
+@record
 class TorchRequest:
     """What the command line said about torch (at most one of these)."""
 
@@ -50,7 +51,7 @@ class TorchRequest:
         return f"--torch {self.version}" if self.version else "the recipe's torch wheel"
 
 
-@dataclass(frozen=True)
+@record
 class PreparedExt:
     build: ExtBuild
     plan: Plan

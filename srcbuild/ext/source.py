@@ -20,7 +20,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -30,13 +29,14 @@ from packaging.version import InvalidVersion, Version
 from srcbuild import proc
 from srcbuild.errors import HostError, NotFoundError, UsageError
 from srcbuild.ext.knowledge import normalize
+from srcbuild.records import record
 
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 _HEX40 = re.compile(r"[0-9a-f]{40}\Z")
 TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
+@record
 class ExtRequest:
     """What the user asked to build."""
 
@@ -55,7 +55,7 @@ class ExtRequest:
         return f"{self.name}{self.specifier}"
 
 
-@dataclass(frozen=True)
+@record
 class Sdist:
     """One sdist on an index: the file pip would fetch, and its sha256."""
 

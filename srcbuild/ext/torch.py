@@ -16,13 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from srcbuild import proc
 from srcbuild.errors import EnvironmentError_, UsageError
 from srcbuild.files import sha256_file
+from srcbuild.records import record
 from srcbuild.verify.fatbin import count_entries
 from srcbuild.verify.kernels import Kernels, sm_list
 
@@ -43,7 +43,7 @@ print(json.dumps({"version": torch.__version__, "cuda": torch.version.cuda,
 """
 
 
-@dataclass(frozen=True)
+@record
 class TorchIdentity:
     """One torch: its version, CUDA, kernels and the identity the cache key hashes."""
 

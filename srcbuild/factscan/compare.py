@@ -15,7 +15,6 @@ Per kind:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -25,11 +24,12 @@ from srcbuild.capability import ComputeCapability
 from srcbuild.factscan.read import WheelFacts
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.knowledge import versions as kversions
+from srcbuild.records import record
 
 AGREES, CONTRADICTS, UNCOVERED = "agrees", "contradicts", "not covered"
 
 
-@dataclass(frozen=True)
+@record
 class Comparison:
     """One shipped fact held against what the wheel states."""
 

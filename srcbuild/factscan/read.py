@@ -16,7 +16,7 @@ import shutil
 import stat
 import tempfile
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import field
 from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from typing import Any
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import UsageError, VerificationFailed
 from srcbuild.factscan import nvcc
+from srcbuild.records import record
 from srcbuild.verify.wheel import WheelReport, measure_wheel
 
 COPY_CHUNK = 1 << 20
@@ -34,7 +35,7 @@ _CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
 _LOCAL_CU_RE = re.compile(r"""__version__\s*=\s*['"][^'"]*\+cu(\d)(\d+)?(\d)['"]""")
 
 
-@dataclass(frozen=True)
+@record
 class LibraryKernels:
     """One library's device code: SASS and PTX capabilities."""
 
@@ -46,7 +47,7 @@ class LibraryKernels:
         return {"name": self.name, "sass": [str(c) for c in self.sass], "ptx": [str(c) for c in self.ptx]}
 
 
-@dataclass(frozen=True)
+@record
 class WheelFacts:
     """What one upstream wheel states about itself, and how it was read."""
 

@@ -6,11 +6,12 @@ preflight read. Nothing here runs a program; the probes in the sibling modules f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.records import record
 
 
 def version_matches(pinned: str, found: str) -> bool:
@@ -25,7 +26,7 @@ def version_matches(pinned: str, found: str) -> bool:
 
 
 
-@dataclass(frozen=True)
+@record
 class GpuInfo:
     """One NVIDIA GPU: its name, compute capability (None when unknown) and PCI device id."""
 
@@ -47,7 +48,7 @@ class GpuInfo:
         }
 
 
-@dataclass(frozen=True)
+@record
 class DriverInfo:
     """The NVIDIA kernel driver version, e.g. "470.82.01"."""
 
@@ -60,7 +61,7 @@ class DriverInfo:
         return int(self.version.split(".")[0])
 
 
-@dataclass(frozen=True)
+@record
 class CudaToolkit:
     """A CUDA toolkit whose nvcc reported ``version`` ("11.8.89") when run."""
 
@@ -80,7 +81,7 @@ class CudaToolkit:
         return ".".join(self.version.split(".")[:2])
 
 
-@dataclass(frozen=True)
+@record
 class HeaderVersion:
     """A library version read from its header (cuDNN, NCCL)."""
 
@@ -88,7 +89,7 @@ class HeaderVersion:
     header: Path
 
 
-@dataclass(frozen=True)
+@record
 class GccInstall:
     """A gcc whose ``-dumpfullversion`` said ``version``; ``gxx`` is the matching g++ if present."""
 
@@ -98,7 +99,7 @@ class GccInstall:
     gxx: Path | None = None
 
 
-@dataclass(frozen=True)
+@record
 class MpiInstall:
     """An MPI implementation ("openmpi", "mpich", "intel-mpi") with its compiler wrappers."""
 
@@ -109,7 +110,7 @@ class MpiInstall:
     source: str  # the command whose output named the version
 
 
-@dataclass(frozen=True)
+@record
 class DockerInfo:
     """The docker client, and the runtimes its daemon reported (None: daemon not reachable)."""
 
@@ -121,7 +122,7 @@ class DockerInfo:
         return bool(self.runtimes) and "nvidia" in (self.runtimes or ())
 
 
-@dataclass(frozen=True)
+@record
 class Resources:
     """Cores, memory and the free disk of the work directory."""
 
@@ -132,7 +133,7 @@ class Resources:
     disk_free_bytes: int | None
 
 
-@dataclass(frozen=True)
+@record
 class HostFacts:
     """Everything ``probe_host`` found, plus a line for each tool it looked for and did not find."""
 

@@ -16,13 +16,13 @@ The live probe (``srcbuild.host.gpu``) and ``srcbuild recommend`` (``--paste``, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from srcbuild.capability import ComputeCapability, chip_base, chip_capability
 from srcbuild.errors import UsageError
 from srcbuild.host.facts import DriverInfo, GpuInfo
 from srcbuild.host.parsers import ALL_PARSERS, TRUNCATED, GpuListing, ListedGpu, Parser, read_paste
 from srcbuild.knowledge import GpuModel, KnowledgeBase, gpu_names
+from srcbuild.records import record
 
 LSPCI_COMMAND = "lspci -nn | grep -i nvidia"
 SMI_QUERY_COMMAND = "nvidia-smi --query-gpu=name,pci.device_id,compute_cap,driver_version --format=csv"
@@ -30,7 +30,7 @@ SMI_QUERY_COMMAND = "nvidia-smi --query-gpu=name,pci.device_id,compute_cap,drive
 _RANK = ("nvidia-smi --query-gpu csv", "lspci -nn", "lspci", "nvidia-smi -L", "/proc/driver", "nvidia-smi table")
 
 
-@dataclass(frozen=True)
+@record
 class PasteReading:
     """The GPUs and driver read from a paste, the formats recognised and what to run for more."""
 

@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from srcbuild.records import record
 
 NVIDIA_VENDOR = "10de"
 TRUNCATED = "..."
@@ -66,7 +67,7 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\d+)", re.MULTILINE)
 _MEMINFO = re.compile(r"^(\w+):\s+(\d+) kB", re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@record
 class ListedGpu:
     """One GPU as a tool's output shows it; every field may be missing."""
 
@@ -80,7 +81,7 @@ class ListedGpu:
         return bool(self.name and self.name.endswith(TRUNCATED))
 
 
-@dataclass(frozen=True)
+@record
 class GpuListing:
     """One recognised tool output: its format, its GPUs and the driver it names."""
 
@@ -157,11 +158,11 @@ def parse_lspci_mm(text: str) -> GpuListing | None:
             continue
         gpus.append(_mm_device(device))
     records = _vmm_records(text)
-    for record in records:
+    for fields in records:
         seen = True
-        cls = _MM_ID.sub("", record.get("Class", ""))
-        if _DISPLAY_CLASS.match(cls) and record.get("Vendor", "").lower().startswith("nvidia"):
-            gpus.append(_mm_device(record.get("Device", "")))
+        cls = _MM_ID.sub("", fields.get("Class", ""))
+        if _DISPLAY_CLASS.match(cls) and fields.get("Vendor", "").lower().startswith("nvidia"):
+            gpus.append(_mm_device(fields.get("Device", "")))
     if not seen:
         return None
     return GpuListing("lspci -vmm" if records else "lspci -mm", tuple(gpus))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,10 @@ from srcbuild.knowledge.model import (
     TorchRelease,
     WheelCaveat,
 )
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class KnowledgeBase:
     """Every compatibility fact srcbuild knows, as tuples of frozen rows."""
 

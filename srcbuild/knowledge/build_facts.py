@@ -9,7 +9,6 @@ is read once.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from packaging.version import Version
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +27,7 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 FILE = "build.toml"
 
 
-@dataclass(frozen=True)
+@record
 class PtxIsaLimit:
     cc_major: int
     generation: str
@@ -37,7 +37,7 @@ class PtxIsaLimit:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class VariableEra:
     """torch releases ``since <= version < until`` read ``names``."""
 
@@ -50,7 +50,7 @@ class VariableEra:
         return (self.since is None or version >= self.since) and (self.until is None or version < self.until)
 
 
-@dataclass(frozen=True)
+@record
 class BuildFacts:
     minor_compat_floor: dict[int, str]  # CUDA major -> oldest driver running its later minors
     minor_compat_source: str

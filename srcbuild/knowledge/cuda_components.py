@@ -9,12 +9,13 @@ one release; the probe checks a home against them (``srcbuild.host.toolchain.mis
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
+
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,7 +25,7 @@ else:  # pragma: no cover
 FILE = Path(__file__).resolve().parent / "data" / "cuda_components.toml"
 
 
-@dataclass(frozen=True)
+@record
 class Component:
     """One piece of a complete CUDA home."""
 

@@ -6,13 +6,14 @@ source; rules built on them warn instead of rejecting.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.knowledge import versions
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class CudaPatch:
     """Patch-level nuance of a CUDA release: applies ``from`` a patch release on, or ``upto`` one."""
 
@@ -30,7 +31,7 @@ class CudaPatch:
         return versions.at_most(v, versions.parse(self.upto_version))
 
 
-@dataclass(frozen=True)
+@record
 class CudaRelease:
     """What one CUDA toolkit release accepts. ``version`` is as asked ("11.4.1"), ``line`` the row ("11.4")."""
 
@@ -55,7 +56,7 @@ class CudaRelease:
         return (self.min_gcc is None or gcc_major >= self.min_gcc) and gcc_major <= self.max_gcc
 
 
-@dataclass(frozen=True)
+@record
 class ArchSupport:
     """The CUDA releases whose nvcc targets a compute capability (``cuda_max`` None: still current)."""
 
@@ -67,7 +68,7 @@ class ArchSupport:
     reported_source: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class GccCaveat:
     """A host gcc problem narrower than a gcc major (e.g. gcc 10.3+ with CUDA up to 11.4.0)."""
 
@@ -87,14 +88,14 @@ class GccCaveat:
         )
 
 
-@dataclass(frozen=True)
+@record
 class DriverBranch:
     branch: int
     cuda: str  # the newest CUDA whose GA minimum driver this branch satisfies
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class DriverLimit:
     """The last driver branch and CUDA toolkit for a range of compute capabilities."""
 
@@ -107,7 +108,7 @@ class DriverLimit:
     unconfirmed: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class GpuChip:
     """A GPU chip: compute capability, PCI device ids (with product names) and id ranges."""
 
@@ -122,7 +123,7 @@ class GpuChip:
         return dict(self.devices).get(device_id)
 
 
-@dataclass(frozen=True)
+@record
 class GpuModel:
     """A marketing name on one chip. ``ambiguous``: the name also exists on a chip of another capability."""
 
@@ -138,7 +139,7 @@ class GpuModel:
         return tuple(f"10de:{i:04x}" for i in self.pci_ids)
 
 
-@dataclass(frozen=True)
+@record
 class TorchRelease:
     """What one torch release (line, or patch release after overrides) needs from its toolchain."""
 
@@ -173,7 +174,7 @@ class TorchRelease:
         return fact in self.unconfirmed
 
 
-@dataclass(frozen=True)
+@record
 class CudnnRelease:
     """Which CUDA builds of a cuDNN release exist and the lowest compute capability per CUDA major."""
 
@@ -197,7 +198,7 @@ class CudnnRelease:
         return dict(self.lowest_cc).get(versions.parse(cuda)[0])
 
 
-@dataclass(frozen=True)
+@record
 class Breakage:
     """A known problem building an old torch tag on newer tools or a legacy GPU, and its fix."""
 
@@ -226,7 +227,7 @@ class Breakage:
         return versions.matches(self.torch, torch_version)
 
 
-@dataclass(frozen=True)
+@record
 class ToolFloor:
     """A requirement of a range of torch (or torchvision) releases: a build tool of the build
     environment (stage "build"), or a run-time dependency's pin where the wheel is installed ("run")."""
@@ -238,14 +239,14 @@ class ToolFloor:
     stage: str = "build"  # "build": the build environment; "run": wherever the wheel is installed
 
 
-@dataclass(frozen=True)
+@record
 class PinReason:
     what: str  # "setuptools<=59.5.0" or "CMAKE_POLICY_VERSION_MINIMUM=3.5"
     why: str
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class BuildPins:
     """What the build environment of one torch tag needs: pip requirements and build variables."""
 
@@ -265,7 +266,7 @@ class BuildPins:
         }
 
 
-@dataclass(frozen=True)
+@record
 class PipCommand:
     """How the official wheels of a range of torch releases are installed (``{torch}``, ``{tag}`` ...)."""
 
@@ -274,7 +275,7 @@ class PipCommand:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class WheelCaveat:
     """Something an official wheel lacks on older GPUs although it carries their kernels."""
 
@@ -285,7 +286,7 @@ class WheelCaveat:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class RuntimeCaveat:
     """A torch feature that needs a newer GPU than torch itself (Triton behind torch.compile: 7.0)."""
 

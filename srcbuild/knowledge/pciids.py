@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from srcbuild.capability import capability_rows, chip_base, chip_capability
+from srcbuild.records import record
 
 NVIDIA = "10de"
 _DEVICE_RE = re.compile(r"^\t([0-9a-f]{4})\s+(.*)$")
@@ -55,7 +55,7 @@ RENAMED_HEADER = """\
 """
 
 
-@dataclass(frozen=True)
+@record
 class PciDevice:
     device_id: int
     chip: str  # the chip code as pci.ids writes it: "GK107M"
@@ -91,7 +91,7 @@ def merge(sources: Iterable[list[PciDevice]]) -> dict[int, PciDevice]:
     return devices
 
 
-@dataclass(frozen=True)
+@record
 class Renamed:
     """An id an older ``pci.ids`` names with another chip code: the knowledge keeps ``chip``."""
 

@@ -31,6 +31,7 @@ from srcbuild.mirror.gitrepos import GitMirror
 from srcbuild.mirror.layout import DEBIAN, PATCHES, PYPI, base_of, nvidia_path
 from srcbuild.mirror.manifest import Entry, Manifest, read_manifest
 from srcbuild.mirror.pypi import SIMPLE, PipSet, build_requirements, index_pypi, mirror_pip
+from srcbuild.records import record
 from srcbuild.sources.mirrors import MirrorRules
 from srcbuild.toolchain.download import NVIDIA_HOSTS, Artifact, Downloader
 from srcbuild.toolchain.facts import DebianRoute
@@ -40,7 +41,7 @@ from srcbuild.toolchain.providers.apt import configured_mirror
 PARTIAL = ".partial"  # downloads in progress (resumed by the next run); not part of the mirror
 
 
-@dataclass(frozen=True)
+@record
 class SdistFile:
     """An extension's sdist on the index, with the sha256 the index states."""
 
@@ -50,7 +51,7 @@ class SdistFile:
     sha256: str
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """One recipe and the packages its mirror serves, with what they need."""
 

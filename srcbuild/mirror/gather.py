@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import HostError
 from srcbuild.recipe.model import Recipe
 from srcbuild.recipe.packages import package_spec
+from srcbuild.records import record
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts
 from srcbuild.toolchain.index_files import IndexFile
 from srcbuild.toolchain.needs import requests_for
@@ -37,7 +37,7 @@ else:  # pragma: no cover
 SIZES_FILE = Path(__file__).resolve().parent / "data" / "git_sizes.toml"
 
 
-@dataclass(frozen=True)
+@record
 class Repo:
     url: str
     tag: str  # "" for a source pinned by its commit alone (an extension's git+URL@COMMIT)
@@ -49,7 +49,7 @@ class Repo:
         return self.tag or self.commit or ""
 
 
-@dataclass(frozen=True)
+@record
 class Download:
     url: str
     sha256: str
@@ -57,13 +57,13 @@ class Download:
     why: str  # "CUDA 9.2 (runfile)"
 
 
-@dataclass(frozen=True)
+@record
 class Patch:
     name: str  # as the recipe lists it: "torch/v1.7.1/0001-x.patch"
     path: Path
 
 
-@dataclass(frozen=True)
+@record
 class CondaPiece:
     """A toolchain piece the ``conda`` provider installs: its channel and match specs."""
 
@@ -72,7 +72,7 @@ class CondaPiece:
     why: str  # "gcc 7 (conda)"
 
 
-@dataclass(frozen=True)
+@record
 class Needs:
     repos: tuple[Repo, ...]
     downloads: tuple[Download, ...]
@@ -84,7 +84,7 @@ class Needs:
     providers: tuple[tuple[str, str], ...] = ()  # (tool, provider) of each piece gathered
 
 
-@dataclass(frozen=True)
+@record
 class Fetches:
     """What one offer's provider fetches."""
 
@@ -188,7 +188,7 @@ def git_sizes(path: Path = SIZES_FILE) -> dict[str, int]:
     return {str(row["url"]).rstrip("/"): int(row["size"]) for row in data.get("repo", [])}
 
 
-@dataclass(frozen=True)
+@record
 class Estimate:
     downloads: int  # bytes the data records for the toolchain downloads from NVIDIA's site
     repos: int  # bytes the data records for the repositories (an upper bound)

@@ -26,11 +26,12 @@ from typing import Any
 from srcbuild.errors import NotFoundError, UsageError
 from srcbuild.files import sha256_file
 from srcbuild.mirror.layout import MANIFEST, file_url, git_path
+from srcbuild.records import record
 
 FORMAT = 1
 
 
-@dataclass(frozen=True)
+@record
 class Entry:
     sha256: str
     size: int
@@ -155,7 +156,7 @@ def read_git_refs(base: str, url: str) -> dict[str, str] | None:
     return refs
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     path: str
     why: str

@@ -24,7 +24,6 @@ import tarfile
 import urllib.parse
 import zipfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -42,6 +41,7 @@ from srcbuild.errors import HostError, NotFoundError
 from srcbuild.files import sha256_file, write_atomic
 from srcbuild.mirror.layout import PYPI
 from srcbuild.mirror.manifest import Entry
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,7 +51,7 @@ else:  # pragma: no cover
 SIMPLE = f"{PYPI}/simple"
 
 
-@dataclass(frozen=True)
+@record
 class PipSet:
     """One ``pip download``: requirements (with their dependencies unless ``hashed``) for a Python."""
 

@@ -13,12 +13,12 @@ too): a step whose work is already on disk is skipped, and the executor prints t
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from srcbuild.command import Command
 from srcbuild.compiler_cache import CompilerCacheConfig
+from srcbuild.records import record
 from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
 
@@ -45,7 +45,7 @@ class Action:
         return {"name": self.name, "description": self.describe(), "args": self.args(), "shell": list(self.shell())}
 
 
-@dataclass(frozen=True)
+@record
 class Preflight(Action):
     """Show the resolved build's rule and host findings; stop when they say the build cannot work."""
 
@@ -62,7 +62,7 @@ class Preflight(Action):
         return {"ignore": "1" if self.ignore else ""}
 
 
-@dataclass(frozen=True)
+@record
 class TorchWheel(Action):
     """torchvision's torch: the recipe's torch wheel from the cache, built first when missing."""
 
@@ -77,7 +77,7 @@ class TorchWheel(Action):
         return {"dest": str(self.dest)}
 
 
-@dataclass(frozen=True)
+@record
 class SyncSources(Action):
     """Run the sources step's commands a checkout on disk still needs, under the object cache's lock."""
 
@@ -89,7 +89,7 @@ class SyncSources(Action):
         return f"run the commands below that {self.sync.checkout} still needs (all of them on a first build)"
 
 
-@dataclass(frozen=True)
+@record
 class VerifySources(Action):
     name: ClassVar[str] = "verify-sources"
     sync: SourceSync
@@ -102,7 +102,7 @@ class VerifySources(Action):
         return {"checkout": str(self.sync.checkout), "commit": pin.commit or "", "tag": pin.tag}
 
 
-@dataclass(frozen=True)
+@record
 class ApplyPatches(Action):
     """Refuse a checkout holding patches the recipe no longer asks for, then run the patches step's
     commands (each skips a patch already recorded), naming the patch that does not apply."""
@@ -121,7 +121,7 @@ class ApplyPatches(Action):
         return {"checkout": str(self.patches.checkout)}
 
 
-@dataclass(frozen=True)
+@record
 class CheckEnv(Action):
     """--env: the existing environment must run the recipe's Python."""
 
@@ -140,7 +140,7 @@ class CheckEnv(Action):
         return self.shell_lines
 
 
-@dataclass(frozen=True)
+@record
 class EnsureEnv(Action):
     """Make (or reuse) the environment the resolved build chose, with the backend it chose."""
 
@@ -165,7 +165,7 @@ class EnsureEnv(Action):
         return self.shell_lines
 
 
-@dataclass(frozen=True)
+@record
 class Provision(Action):
     """Fetch the toolchain pins the host lacks into srcbuild's toolchains directory (or reuse them)."""
 
@@ -182,7 +182,7 @@ class Provision(Action):
         return tuple(p.command() for p in self.planned)
 
 
-@dataclass(frozen=True)
+@record
 class CheckBuildTree(Action):
     """A build tree configured with other CMake settings is cleaned instead of reused."""
 
@@ -203,7 +203,7 @@ class CheckBuildTree(Action):
         return self.shell_lines
 
 
-@dataclass(frozen=True)
+@record
 class CheckLocalChanges(Action):
     """Compare the checkout and its submodules with the tag plus the recipe's patches."""
 
@@ -218,7 +218,7 @@ class CheckLocalChanges(Action):
         return {"checkout": str(self.sync.checkout)}
 
 
-@dataclass(frozen=True)
+@record
 class CompilerCacheStart(Action):
     """Start the compiler cache with the build's settings and keep its counters (see ``compiler_cache``)."""
 
@@ -232,7 +232,7 @@ class CompilerCacheStart(Action):
         return {"kind": self.config.kind, "url": self.config.url or "", "dist": self.config.dist_scheduler or ""}
 
 
-@dataclass(frozen=True)
+@record
 class CompilerCacheStats(Action):
     """Read the compiler cache's counters after the build: the result's hits and misses."""
 
@@ -246,7 +246,7 @@ class CompilerCacheStats(Action):
         return {"kind": self.config.kind}
 
 
-@dataclass(frozen=True)
+@record
 class VerifyWheel(Action):
     name: ClassVar[str] = "verify-wheel"
     dist: Path
@@ -259,7 +259,7 @@ class VerifyWheel(Action):
         return {"dist": str(self.dist), "pattern": self.pattern}
 
 
-@dataclass(frozen=True)
+@record
 class RetagWheel(Action):
     """A portable build's wheel gets the ``manylinux_X_Y`` tag its symbol versions allow
     (``verify.manylinux.wheel_platform_tag``), written by ``python -m wheel tags`` (WHEEL and RECORD)."""
@@ -287,7 +287,7 @@ class RetagWheel(Action):
         )
 
 
-@dataclass(frozen=True)
+@record
 class CacheWheel(Action):
     name: ClassVar[str] = "cache-wheel"
     dist: Path
@@ -311,14 +311,14 @@ class SkipCondition:
     reason: ClassVar[str] = ""
 
 
-@dataclass(frozen=True)
+@record
 class SourcesComplete(SkipCondition):
     name: ClassVar[str] = "sources-complete"
     reason: ClassVar[str] = "the checkout is already at the tag with every submodule (its build tree is kept)"
     sync: SourceSync
 
 
-@dataclass(frozen=True)
+@record
 class PatchesApplied(SkipCondition):
     name: ClassVar[str] = "patches-applied"
     reason: ClassVar[str] = "every patch is already applied to the checkout"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Finding
 from srcbuild.plan.actions import Action, SkipCondition
+from srcbuild.records import record
 from srcbuild.resolve.model import Setting
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def step_log(logs: Path, index: int, step_id: str) -> Path:
     return logs / f"{index:02d}-{step_id}.log"
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """One step of a build: commands to run, an internal action, or an action that decides which of
     its commands run (``action.runs_commands``: the sources step).
@@ -70,7 +71,7 @@ class Step:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """Everything a build will do, in order; the executor runs exactly this object."""
 

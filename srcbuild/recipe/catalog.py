@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import difflib
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import RecipeError
 from srcbuild.paths import Paths, catalog_dir
 from srcbuild.recipe.load import RecipeLoader, display_path
 from srcbuild.recipe.model import Recipe
+from srcbuild.records import record
 
 
 def is_path_argument(text: str) -> bool:
     return text.endswith(".toml") or "/" in text or text.startswith(".")
 
 
-@dataclass(frozen=True)
+@record
 class BrokenRecipe:
     """A recipe file in the search path that does not load, and why."""
 

@@ -7,17 +7,18 @@ paths, commits and commands is the planner's job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.records import record
 
 DEFAULT_TORCH_REPO = "https://github.com/pytorch/pytorch"
 DEFAULT_TORCHVISION_REPO = "https://github.com/pytorch/vision"
 
 
-@dataclass(frozen=True)
+@record
 class SourcePin:
     """A git tag (and optionally the commit it must resolve to) of one repository."""
 
@@ -26,7 +27,7 @@ class SourcePin:
     commit: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Toolchain:
     """Versions of the tools the build uses. ``cuda`` is None for a CPU-only build."""
 
@@ -36,7 +37,7 @@ class Toolchain:
     cudnn: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     """Compute capabilities to compile for; ``ptx`` also embeds PTX for the highest one."""
 
@@ -52,14 +53,14 @@ class Gpu:
         return ";".join(items)
 
 
-@dataclass(frozen=True)
+@record
 class Mpi:
     enabled: bool = False
     implementation: str = "openmpi"
     version: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Build:
     """Extra build variables and patches (paths relative to a patches directory)."""
 
@@ -75,7 +76,7 @@ class Build:
         return dict(self.env)
 
 
-@dataclass(frozen=True)
+@record
 class EnvTable:
     """Additions to the build environment: conda packages, channels, pip packages."""
 
@@ -84,7 +85,7 @@ class EnvTable:
     pip: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class ExtensionPin:
     """One ``[[extensions]]`` entry: what ``srcbuild ext --recipe R --all`` builds."""
 
@@ -103,7 +104,7 @@ class ExtensionPin:
         return {k: v for k, v in (("name", self.name), ("version", self.version), ("git", self.git)) if v}
 
 
-@dataclass(frozen=True)
+@record
 class Recipe:
     """One fully merged and validated recipe."""
 

@@ -12,15 +12,14 @@ Adding a package type is one ``PACKAGES`` entry here plus its function in ``VARI
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.version import InvalidVersion, Version
 
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.recipe.model import Recipe, SourcePin
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class PackageSpec:
     """One buildable package."""
 

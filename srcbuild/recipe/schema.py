@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.records import record
 
 Check = Callable[[object], "str | None"]
 
@@ -28,7 +28,7 @@ ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MPI_IMPLEMENTATIONS = ("openmpi", "mpich", "mvapich2", "intel-mpi")
 
 
-@dataclass(frozen=True)
+@record
 class Field:
     kind: type | tuple[type, ...]
     description: str

@@ -13,15 +13,15 @@ makes the commands and ``srcbuild.execute.compiler`` restores a system selection
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.envmods import EnvChanges
+from srcbuild.records import record
 
 PRIORITY = "50"
 
 
-@dataclass(frozen=True)
+@record
 class AlternativesTree:
     """An update-alternatives database: ``altdir``/``admindir`` None means the system's."""
 

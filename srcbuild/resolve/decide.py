@@ -13,13 +13,13 @@ or the cluster's CPUs, the compiler cache found on PATH): ``srcbuild.resolve.set
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from srcbuild.config import env_bool, origin
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.precedence import Chosen, from_cli, from_env, from_env_bool, precedence
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.resolve.inputs import BuildOptions
 
 PORTABLE_VAR = "SRCBUILD_PORTABLE"
@@ -38,7 +38,7 @@ def _jobs(var: str) -> Callable[[str], int]:
     return read
 
 
-@dataclass(frozen=True)
+@record
 class Decided:
     """The settings of one build that neither the host nor the probe decides (None: left to the host)."""
 

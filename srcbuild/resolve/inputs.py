@@ -10,16 +10,17 @@ hand; ``srcbuild.resolve.probe.probe_build_host`` fills ``BuildHost`` in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from srcbuild.records import record
 
 if TYPE_CHECKING:
     from srcbuild.host.facts import HostFacts
     from srcbuild.toolchain.planned import PlannedProvision
 
 
-@dataclass(frozen=True)
+@record
 class BuildOptions:
     """Command-line options of ``srcbuild torch|torchvision|plan``; None means "not given"."""
 
@@ -42,7 +43,7 @@ class BuildOptions:
     portable: bool | None = None  # --portable: old glibc sysroot, manylinux tag (srcbuild.resolve.portable)
 
 
-@dataclass(frozen=True)
+@record
 class SysrootGcc:
     """The compiler of a portable build: a conda gcc with the sysroot of ``glibc`` in its prefix."""
 
@@ -60,7 +61,7 @@ class SysrootGcc:
         return f"{where.get(self.status, 'missing')}: gcc_linux-64 + sysroot_linux-64 {self.glibc} (portable)"
 
 
-@dataclass(frozen=True)
+@record
 class DistCluster:
     """What the sccache-dist scheduler of a build reported when the host was probed: its build
     servers and their CPUs (none when it answered nothing usable), and how it was asked."""
@@ -80,7 +81,7 @@ class DistCluster:
         return f"the sccache-dist scheduler {self.scheduler} reported no build servers"
 
 
-@dataclass(frozen=True)
+@record
 class BuildHost:
     """Facts about this machine a build uses; None where nothing was found.
 

@@ -10,7 +10,7 @@ key (``srcbuild.cache.key.key_inputs``) hashes its binary inputs.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ from srcbuild.findings import Finding, Severity
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, SourcePin
 from srcbuild.recipe.packages import PackageSpec
+from srcbuild.records import record
 from srcbuild.resolve.compiler import AlternativesTree
 from srcbuild.resolve.inputs import BuildOptions
 
@@ -52,7 +53,7 @@ class Origin(enum.IntEnum):
         return cls.DEFAULT
 
 
-@dataclass(frozen=True)
+@record
 class Setting:
     """One resolved build setting and where its value came from."""
 
@@ -79,7 +80,7 @@ class Provider(str, enum.Enum):
     MISSING = "missing"  # the recipe needs it and nobody provides it (a host finding says so)
 
 
-@dataclass(frozen=True)
+@record
 class Toolchain:
     """One toolchain piece of the build: Python, gcc, g++, CUDA, cuDNN, MPI or NCCL."""
 
@@ -101,7 +102,7 @@ class Toolchain:
         }
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedPatch:
     """One of the recipe's patches, by content."""
 
@@ -113,7 +114,7 @@ class ResolvedPatch:
         return {"name": self.name, "path": str(self.path), "sha256": self.sha256}
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedEnv:
     """The build environment: an existing one (``--env``), or one a backend makes from ``spec``."""
 
@@ -144,7 +145,7 @@ class ResolvedEnv:
         }
 
 
-@dataclass(frozen=True)
+@record
 class CompilerChoice:
     """The gcc the build selects and the alternatives tree it is selected in."""
 
@@ -155,7 +156,7 @@ class CompilerChoice:
     system: bool  # --system-alternatives: the system's database, restored afterwards
 
 
-@dataclass(frozen=True)
+@record
 class Portable:
     """A portable build: compiled against the sysroot of ``glibc``, its wheel retagged ``manylinux``."""
 
@@ -172,7 +173,7 @@ class Portable:
         }
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedBuild:
     """Every decision of one build of ``package`` for ``recipe``; made once, never re-made downstream."""
 

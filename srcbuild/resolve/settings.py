@@ -7,17 +7,18 @@ Nothing downstream reads ``os.environ``: the environment is passed in as a mappi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from srcbuild.compiler_cache import CompilerCacheConfig, resolve_compiler_cache
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.resolve.decide import Decided, decide
 from srcbuild.resolve.inputs import BuildHost, BuildOptions
 from srcbuild.resolve.model import Setting
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedSettings:
     """The settings as values the planner uses, plus the printable list with sources."""
 

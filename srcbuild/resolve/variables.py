@@ -24,7 +24,6 @@ Which releases read an era-specific variable is data: the ``[[variable_era]]`` r
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +33,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.packages import version_of_tag
+from srcbuild.records import record
 
 if TYPE_CHECKING:
     from srcbuild.knowledge import KnowledgeBase
@@ -69,7 +69,7 @@ def _era(version: str) -> Version:
         return Version("2.0")
 
 
-@dataclass(frozen=True)
+@record
 class Toolset:
     """The compilers and directories the variables point at."""
 

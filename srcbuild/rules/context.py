@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.knowledge import versions
 from srcbuild.knowledge.base import KnowledgeBase
 from srcbuild.recipe.model import Recipe
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class RecipeFacts:
     """A recipe's pins as the rules compare them (versions without the tag's ``v``)."""
 
@@ -52,7 +52,7 @@ def _release(tag: str) -> str | None:
     return versions.show(parsed) if parsed and len(parsed) >= 2 else None
 
 
-@dataclass(frozen=True)
+@record
 class RecipeHints:
     """Catalog recipes to name in a fix ("e.g. the recipe kepler-cu102")."""
 

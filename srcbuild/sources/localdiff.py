@@ -41,18 +41,18 @@ import re
 import stat
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from srcbuild import proc
 from srcbuild.errors import StepFailed
 from srcbuild.files import sha256_file
+from srcbuild.records import record
 
 GIT_TIMEOUT = 600.0  # a torch checkout has tens of thousands of files to hash in a fresh index
 
 
-@dataclass(frozen=True)
+@record
 class LocalChanges:
     """The files of a checkout that differ from its tag plus patches, and one hash over the differences."""
 
@@ -113,8 +113,8 @@ def _expected_entries(repo: Path, env: Mapping[str, str]) -> list[tuple[str, str
     """(mode, object id, path) of every entry of the private index ``env`` names."""
     out = _git(repo, ["ls-files", "-s", "-z"], env, "listing the pinned tree")
     entries = []
-    for record in out.split("\0"):
-        meta, tab, path = record.partition("\t")
+    for line in out.split("\0"):
+        meta, tab, path = line.partition("\t")
         fields = meta.split()
         if tab and len(fields) == 3:
             entries.append((fields[0], fields[1], path))

@@ -25,11 +25,11 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,7 +41,7 @@ MIRROR_NAMES: Mapping[str, Path] = {"gitee": GITEE_MAP}
 ENV_VAR = "SRCBUILD_MIRROR"
 
 
-@dataclass(frozen=True)
+@record
 class MirrorRule:
     """Rewrite URLs starting with ``prefix`` to start with ``base`` instead."""
 
@@ -58,7 +58,7 @@ class MirrorRule:
         return {"prefix": self.prefix, "base": self.base, "origin": self.origin}
 
 
-@dataclass(frozen=True)
+@record
 class MirrorRules:
     """An ordered set of rules with unique prefixes; empty means "fetch from the named URLs"."""
 

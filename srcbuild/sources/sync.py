@@ -50,12 +50,13 @@ recorded commit
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.recipe.model import SourcePin
+from srcbuild.records import record
 from srcbuild.sources.mirrors import MirrorRules
 
 GIT_ENV = (
@@ -124,7 +125,7 @@ def cache_repo(git_cache: Path, url: str) -> Path:
     return git_cache / f"{name or 'repo'}-{digest}.git"
 
 
-@dataclass(frozen=True)
+@record
 class SourceSync:
     """The checkout of one pinned tag and the commands that make it (plain data: the questions asked
     of the checkout on disk are ``srcbuild.sources.checkout``'s)."""

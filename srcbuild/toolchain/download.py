@@ -21,12 +21,12 @@ from __future__ import annotations
 import os
 import time
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from srcbuild.errors import CacheIntegrityError, HostError, MirrorMissing
 from srcbuild.files import human_size, sha256_file
+from srcbuild.records import record
 
 NVIDIA_HOSTS = ("developer.download.nvidia.com", "developer.nvidia.com")
 MIRROR_VAR = "SRCBUILD_NVIDIA_MIRROR"
@@ -34,7 +34,7 @@ CHUNK = 1 << 20
 TIMEOUT = 30.0  # seconds without a byte before a connection counts as failed
 
 
-@dataclass(frozen=True)
+@record
 class Artifact:
     """A file to download: where from, its sha256 from the data, its size when the data knows it."""
 
@@ -47,7 +47,7 @@ class Artifact:
         return Path(urllib.parse.urlparse(self.url).path).name or "download"
 
 
-@dataclass(frozen=True)
+@record
 class Fetched:
     path: Path
     url: str  # where the bytes came from (the mirror's URL when one was used)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,7 +37,7 @@ def matches(pin: str, version: str) -> bool:
     return version.split(".")[: len(want)] == want
 
 
-@dataclass(frozen=True)
+@record
 class Runfile:
     version: str
     url: str
@@ -46,7 +47,7 @@ class Runfile:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class RedistComponent:
     name: str
     version: str
@@ -55,7 +56,7 @@ class RedistComponent:
     size: int
 
 
-@dataclass(frozen=True)
+@record
 class Redist:
     version: str
     base: str
@@ -71,7 +72,7 @@ class Redist:
         return self.base.rstrip("/") + "/" + component.path
 
 
-@dataclass(frozen=True)
+@record
 class CudnnArchive:
     version: str
     cuda: str  # "9.2", or "11" for a build that serves every 11.x
@@ -85,7 +86,7 @@ class CudnnArchive:
         return matches(self.cuda, cuda)
 
 
-@dataclass(frozen=True)
+@record
 class Wheel:
     """A wheel of the package index pinned by requirement (``name==version``), sha256 and size."""
 
@@ -102,7 +103,7 @@ class Wheel:
         return self.requirement.split("==", 1)[1].strip() if "==" in self.requirement else ""
 
 
-@dataclass(frozen=True)
+@record
 class IndexWheel:
     """A cuDNN or NCCL wheel of the package index (``pypi.toml``): pinned, with the kernels read from it."""
 
@@ -127,7 +128,7 @@ class IndexWheel:
         return f"{self.version}-cuda{self.cuda}"
 
 
-@dataclass(frozen=True)
+@record
 class DebianRoute:
     cuda: str
     expect: str
@@ -140,7 +141,7 @@ class DebianRoute:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class CondaTool:
     channel: str
     packages: tuple[str, ...]
@@ -164,7 +165,7 @@ class CondaTool:
         return tuple(p.format(**values) for p in self.packages)
 
 
-@dataclass(frozen=True)
+@record
 class CondaSysroot:
     """conda-forge's ``sysroot_linux-64`` of one glibc, installed beside a conda gcc (portable builds)."""
 
@@ -178,7 +179,7 @@ class CondaSysroot:
         return tuple(p.format(glibc=self.glibc) for p in self.packages)
 
 
-@dataclass(frozen=True)
+@record
 class NcclSource:
     tag: str
     repo: str
@@ -186,7 +187,7 @@ class NcclSource:
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class ToolchainFacts:
     runfiles: tuple[Runfile, ...] = ()
     redists: tuple[Redist, ...] = ()

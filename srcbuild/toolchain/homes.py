@@ -8,13 +8,14 @@ them, and the host's own install still comes first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from srcbuild.records import record
 from srcbuild.toolchain.store import ToolchainStore
 
 
-@dataclass(frozen=True)
+@record
 class ProvisionedDirs:
     cuda_homes: list[tuple[Path, str]] = field(default_factory=list)  # (home, "srcbuild toolchain <key>")
     gcc_bins: list[Path] = field(default_factory=list)

@@ -8,10 +8,10 @@ those requirements fetches exactly these files.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class IndexFile:
     tool: str  # "cuda", "cudnn", "nccl"
     requirement: str  # "nvidia-cublas-cu11==11.11.3.6"

@@ -13,18 +13,18 @@ the capability.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import IncompatibleError
+from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.verify.kernels import Kernels, covers, sm_list, sm_text
 
 LABELS = {"cudnn": "cuDNN", "nccl": "NCCL"}
 
 
-@dataclass(frozen=True)
+@record
 class Scanned:
     """The kernels of a prefix's libraries: all of them together, and which libraries hold any."""
 

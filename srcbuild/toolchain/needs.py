@@ -9,12 +9,12 @@ toolchains directory; then the first provider that can serve the pin. ``fetch_li
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.errors import HostError
 from srcbuild.host.facts import HostFacts, version_matches
 from srcbuild.recipe.model import Recipe
+from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import offers_for
 from srcbuild.toolchain.providers.base import Offer, Request
@@ -22,7 +22,7 @@ from srcbuild.toolchain.provision import choose, existing
 from srcbuild.toolchain.store import ToolchainStore
 
 
-@dataclass(frozen=True)
+@record
 class Need:
     """One pin and how it is met: ``"host"``, ``"provisioned"``, ``"fetch"`` or ``"missing"``."""
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.files import human_size
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, MpiInstall
 from srcbuild.recipe.model import Recipe
+from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.needs import Need, needs_for, uses_magma
 from srcbuild.toolchain.providers.base import Offer, Request
@@ -30,7 +30,7 @@ from srcbuild.toolchain.store import ToolchainStore, toolchain_key
 PLANNED = "srcbuild toolchain (provisioned before the build)"
 
 
-@dataclass(frozen=True)
+@record
 class PlannedProvision:
     offer: Offer
     prefix: Path
@@ -58,7 +58,7 @@ class PlannedProvision:
         return {**self.offer.to_json(), "prefix": str(self.prefix), "command": self.command()}
 
 
-@dataclass(frozen=True)
+@record
 class Provisioning:
     steps: tuple[PlannedProvision, ...]
     needs: tuple[Need, ...]

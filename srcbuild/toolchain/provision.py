@@ -7,12 +7,12 @@ processes asking for the same toolkit at once make it once and the second reuses
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import HostError, UsageError
 from srcbuild.host.toolchain import missing_components
+from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.kernels import check_runs, recorded, scan_prefix
 from srcbuild.toolchain.providers import PROVIDERS, offers_for
@@ -26,7 +26,7 @@ FETCHING_ITSELF = ("conda", "debian", "pypi", "source")
 KERNEL_TOOLS = ("cudnn", "nccl")  # their libraries' kernels are read after every fetch
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     toolchain: Toolchain
     reused: bool

@@ -4,17 +4,17 @@ will fetch for it instead of a page of manual steps."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from srcbuild.files import human_size
 from srcbuild.host.facts import HostFacts
 from srcbuild.recipe.model import Recipe
+from srcbuild.records import record
 from srcbuild.toolchain.needs import Need, fetch_line, needs_for
 from srcbuild.toolchain.session import Session
 from srcbuild.toolchain.store import Toolchain
 
 
-@dataclass(frozen=True)
+@record
 class ToolchainReport:
     root: str
     provisioned: tuple[Toolchain, ...]

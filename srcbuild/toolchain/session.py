@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
+from srcbuild.records import record
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, load_facts
 from srcbuild.toolchain.providers import provider_order
@@ -23,7 +24,7 @@ from srcbuild.toolchain.providers.base import Context
 from srcbuild.toolchain.store import ToolchainStore
 
 
-@dataclass(frozen=True)
+@record
 class Session:
     store: ToolchainStore
     facts: ToolchainFacts

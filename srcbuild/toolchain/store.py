@@ -19,11 +19,12 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from srcbuild.files import write_atomic
+from srcbuild.records import record
 from srcbuild.toolchain.download import download_lock
 
 if TYPE_CHECKING:  # the lock is loaded by what takes it: listing the store does not
@@ -33,7 +34,7 @@ MANIFEST = ".srcbuild-toolchain.json"
 FORMAT = "srcbuild-toolchain/1"
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     """One file a prefix was made from."""
 
@@ -45,7 +46,7 @@ class Source:
         return asdict(self)
 
 
-@dataclass(frozen=True)
+@record
 class Provisioned:
     """What a provider made: the files it used and facts about the result (``nvcc``, ``gcc`` ...)."""
 
@@ -53,7 +54,7 @@ class Provisioned:
     facts: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@record
 class Toolchain:
     """A complete prefix in the toolchains directory and its manifest."""
 
@@ -130,13 +131,13 @@ def _read_manifest(prefix: Path) -> Toolchain | None:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class GcReport:
     removed: tuple[Path, ...]
     freed: int
 
 
-@dataclass(frozen=True)
+@record
 class ToolchainStore:
     """Find, make (atomically, once), list and remove provisioned toolchains."""
 

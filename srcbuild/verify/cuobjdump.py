@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 from srcbuild import proc
+from srcbuild.records import record
 from srcbuild.verify.fatbin import FatbinEntry
 
 _LINE_RE = re.compile(r"^(ELF|PTX) file\s+\d+:\s+\S*?\.sm_(\d+)[a-z]?\.(?:cubin|ptx)\s*$", re.MULTILINE)
@@ -24,7 +24,7 @@ _FATAL_RE = re.compile(r"^cuobjdump fatal\s*:\s*(.*)$", re.MULTILINE)
 ALL_EXIT_CODES = tuple(range(256))
 
 
-@dataclass(frozen=True)
+@record
 class CrossCheck:
     """cuobjdump's listing of one file compared with ``scan_elf``'s."""
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -37,6 +36,7 @@ from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.verify.smoke import SmokeCheck, _last_error, _parse
 
 STEP_SCRIPT = Path(__file__).with_name("ddp_step.py")
@@ -47,7 +47,7 @@ STEPS = 3
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-@dataclass(frozen=True)
+@record
 class WheelBackends:
     """What the installed wheel has, as its own interpreter reports it (``ddp_step.py probe``)."""
 
@@ -78,7 +78,7 @@ class WheelBackends:
         return ", ".join(f"{name} {'yes' if getattr(self, name) else 'no'}" for name in ("nccl", "gloo", "mpi"))
 
 
-@dataclass(frozen=True)
+@record
 class DdpRequest:
     """What the user asked for: ``--ddp N`` processes on this node, and where it sits among nodes."""
 
@@ -110,7 +110,7 @@ class DdpRequest:
             )
 
 
-@dataclass(frozen=True)
+@record
 class DdpPlan:
     """This node's launch, decided from the request and the wheel's backends."""
 
@@ -265,7 +265,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@dataclass(frozen=True)
+@record
 class DdpResult:
     checks: tuple[SmokeCheck, ...]
     plan: Optional[DdpPlan]

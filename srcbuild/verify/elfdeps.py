@@ -7,14 +7,15 @@ members are read by ``elfread`` (a stream) instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import BinaryIO
+
+from srcbuild.records import record
 
 _CUDART_RE = re.compile(r"^libcudart\.so\.(\d+)(?:\.(\d+))?$")
 _MPI_RE = re.compile(r"^libmpi\.so(?:\.(\d+))?")
 
 
-@dataclass(frozen=True)
+@record
 class DynamicInfo:
     """The dynamic linking facts of one ELF file."""
 

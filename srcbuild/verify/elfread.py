@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, Union
 
+from srcbuild.records import record
 from srcbuild.verify.elfdeps import DynamicInfo
 from srcbuild.verify.fatbin import FATBIN_MAGIC, FatbinEntry
 
@@ -75,7 +76,7 @@ class ElfFacts:
         return self.dynamic.needed
 
 
-@dataclass(frozen=True)
+@record
 class _Layout:
     cls64: bool
     header: struct.Struct  # e_type .. e_shstrndx after e_ident

@@ -30,11 +30,11 @@ import os
 import struct
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Union
 
 from srcbuild.errors import VerificationFailed
+from srcbuild.records import record
 
 if TYPE_CHECKING:
     from elftools.elf.elffile import ELFFile
@@ -52,7 +52,7 @@ _HEADER = struct.Struct("<HHIQIIHHIIIQ")  # kind .. flags: the first 48 bytes
 PathOrFile = Union[str, os.PathLike, BinaryIO]
 
 
-@dataclass(frozen=True)
+@record
 class FatbinEntry:
     """One kernel image in a fat binary: SASS for ``sm`` or PTX for ``compute_<sm>``."""
 

@@ -18,17 +18,17 @@ says so; the report makes it a warning, not an error.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.knowledge.build_facts import load_build_facts
+from srcbuild.records import record
 
 if TYPE_CHECKING:
     from srcbuild.verify.fatbin import FatbinEntry
 
 
-@dataclass(frozen=True)
+@record
 class Kernels:
     """Compute capabilities (integer form, 35 for 3.5) with SASS and with PTX."""
 
@@ -69,7 +69,7 @@ def sm_text(sms: Iterable[int]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-@dataclass(frozen=True)
+@record
 class Coverage:
     """How (or whether) a GPU of compute capability ``cc`` can run a kernel set."""
 

@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import EnvironmentError_
+from srcbuild.records import record
 
 POLICY_SOURCE = "auditwheel's manylinux policies (auditwheel/policy/manylinux-policy.json, pypa/auditwheel)"
 
 
-@dataclass(frozen=True)
+@record
 class Policy:
     """One manylinux policy for one architecture: the versions its machines provide per library."""
 
@@ -55,7 +55,7 @@ class Policy:
         return allowed is None or number in allowed
 
 
-@dataclass(frozen=True)
+@record
 class Need:
     """One version a wheel member imports, with the symbols linked against it."""
 
@@ -72,7 +72,7 @@ class Need:
         return f"{self.version} ({self.library})"
 
 
-@dataclass(frozen=True)
+@record
 class TagDecision:
     """The tag a wheel may carry and the versions that keep it from the next older tag."""
 

@@ -6,7 +6,6 @@ or ``mpirun`` through ``srcbuild.proc.probe``; parsing its answer is pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from packaging.specifiers import SpecifierSet
@@ -14,9 +13,10 @@ from packaging.version import InvalidVersion, Version
 
 from srcbuild import proc
 from srcbuild.host.parsers import parse_mpi_version as parse_version_output
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class MpiAbi:
     """Releases of one MPI implementation that ship ``libmpi.so.<abi>``."""
 
@@ -100,7 +100,7 @@ def version_matches(wanted: str, found: str) -> bool:
     return found.split(".")[: len(want)] == want
 
 
-@dataclass(frozen=True)
+@record
 class HostMpi:
     """The MPI the build host has on PATH."""
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 from srcbuild.verify.checks import check_abi, check_cuda_runtime, check_mpi
 from srcbuild.verify.cuobjdump import CrossCheck, cross_check
 from srcbuild.verify.fatbin import FatbinEntry
@@ -36,7 +37,7 @@ KERNEL_RULE_SOURCE = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class VerifyReport:
     """The verdict on one wheel: findings, kernel table and coverage rows."""
 

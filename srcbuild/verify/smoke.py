@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -30,11 +30,12 @@ from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import EnvironmentError_, HostError
 from srcbuild.recipe import Recipe
+from srcbuild.records import record
 
 CHECKS_SCRIPT = Path(__file__).with_name("smoke_checks.py")
 
 
-@dataclass(frozen=True)
+@record
 class SmokeCheck:
     name: str
     status: str  # "pass" | "fail" | "skipped"
@@ -45,7 +46,7 @@ class SmokeCheck:
         return {"name": self.name, "status": self.status, "detail": self.detail, "seconds": self.seconds}
 
 
-@dataclass(frozen=True)
+@record
 class SmokePlan:
     """Everything ``run_smoke`` does, decided up front."""
 
@@ -57,7 +58,7 @@ class SmokePlan:
     mpi: bool
 
 
-@dataclass(frozen=True)
+@record
 class SmokeReport:
     recipe: str
     checks: tuple[SmokeCheck, ...]

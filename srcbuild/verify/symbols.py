@@ -20,8 +20,9 @@ import io
 import re
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from srcbuild.records import record
 
 _GLIBC = re.compile(r"^GLIBC_(\d+)\.(\d+)(?:\.\d+)?$")
 ELF_MAGIC = b"\x7fELF"
@@ -79,7 +80,7 @@ def symbols_newer_than(data: bytes, floor: tuple[int, int]) -> list[str]:
     return sorted(found)
 
 
-@dataclass(frozen=True)
+@record
 class ElfLinks:
     """What one ELF file of a wheel imports: versions (with their symbols) and libraries."""
 

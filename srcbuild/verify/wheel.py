@@ -16,13 +16,14 @@ import re
 import zipfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Optional
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild.errors import UsageError, VerificationFailed
+from srcbuild.records import record
 from srcbuild.verify.elfdeps import DynamicInfo
 from srcbuild.verify.elfread import ElfFacts
 from srcbuild.verify.fatbin import FatbinEntry
@@ -36,7 +37,7 @@ _VERSION_PY_RE = re.compile(r"""^cuda\s*(?::[^=]*)?=\s*(?:['"]([^'"]*)['"]|None)
 LibraryHook = Callable[[str, Path, "Counter[FatbinEntry]", frozenset], Any]
 
 
-@dataclass(frozen=True)
+@record
 class LibraryReport:
     """One shared library of a wheel."""
 
@@ -66,7 +67,7 @@ class LibraryReport:
         }
 
 
-@dataclass(frozen=True)
+@record
 class WheelReport:
     """What a wheel holds, measured without judging it."""
 

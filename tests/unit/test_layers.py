@@ -52,6 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "command",
         "envmods",
         "findings",
+        "records",
     ),
 )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Callable, Protocol
 from urllib.parse import urlparse
@@ -28,9 +28,10 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import UsageError
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class RemoteOptions:
     """Settings a remote may need, resolved once from the command line and the environment."""
 

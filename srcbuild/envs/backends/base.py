@@ -7,7 +7,6 @@ A backend turns an ``EnvSpec`` into a ready ``BuildEnv``: ``describe`` says exac
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -17,9 +16,10 @@ from srcbuild.envs.prefix import BuildEnv
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError, MirrorMissing
 from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.records import record
 
 
-@dataclass(frozen=True)
+@record
 class CommandIO:
     """What a backend's commands run with: the caller's environment and where ``+ cmd`` lines go
     (the build's console, or stderr for ``srcbuild env create``). Passed down, never read from

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from srcbuild.records import record
 
 APT_ROOT = Path("/etc/apt")
 
@@ -69,7 +70,7 @@ def mirror_options(root: Path) -> tuple[str, ...]:
     )
 
 
-@dataclass(frozen=True)
+@record
 class PrivateApt:
     """apt-get with its sources, lists and cache all under ``root``."""
 

@@ -9,7 +9,7 @@ the log, where to print, and the environment to run tools with.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -17,6 +17,7 @@ from srcbuild import proc
 from srcbuild.errors import MirrorMissing, StepFailed
 from srcbuild.files import human_size
 from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.records import record
 from srcbuild.toolchain.download import Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
 from srcbuild.toolchain.store import Provisioned
@@ -24,7 +25,7 @@ from srcbuild.toolchain.store import Provisioned
 TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     """One toolchain pin to provision: ``cuda 9.2``, ``cudnn 7.6`` (for a CUDA), ``gcc 7`` ..."""
 
@@ -51,7 +52,7 @@ class Request:
         return f"{self.version}-sysroot{self.sysroot}" if self.sysroot else self.version
 
 
-@dataclass(frozen=True)
+@record
 class Offer:
     """A provider's answer to a request: what it will make, from where, and how big the download is."""
 
@@ -79,7 +80,7 @@ class Offer:
         }
 
 
-@dataclass(frozen=True)
+@record
 class Context:
     """What provisioning needs besides the offer."""
 
