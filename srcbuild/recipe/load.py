@@ -7,8 +7,10 @@ did-you-mean for unknown keys; nothing here raises anything else for a bad file.
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,18 @@ def display_path(path: Path) -> str:
     """The path as a user would type it: relative to the current directory when inside it, with
     control characters written as escapes so a message stays one line."""
     try:
-        text = str(path.resolve().relative_to(Path.cwd().resolve()))
+        cwd = os.getcwd()
+    except OSError:  # the current directory was removed
+        cwd = ""
+    return _display(Path(path), cwd)
+
+
+@lru_cache(maxsize=512)
+def _display(path: Path, cwd: str) -> str:
+    """``display_path`` for one working directory: loading the catalog asks for the same few paths
+    about fifty times, and each answer resolves both paths through the file system."""
+    try:
+        text = str(path.resolve().relative_to(Path(cwd).resolve())) if cwd else str(path)
     except (ValueError, OSError):
         text = str(path)
     return "".join(c.encode("unicode_escape").decode("ascii") if not c.isprintable() else c for c in text)

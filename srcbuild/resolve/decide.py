@@ -21,8 +21,7 @@ from srcbuild.precedence import Chosen, from_cli, from_env, from_env_bool, prece
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
 from srcbuild.resolve.inputs import BuildOptions
-
-PORTABLE_VAR = "SRCBUILD_PORTABLE"
+from srcbuild.resolve.portable import portable_setting
 
 
 def _jobs(var: str) -> Callable[[str], int]:
@@ -59,16 +58,9 @@ class Decided:
 
 
 def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str]) -> Chosen[bool]:
-    """default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` < ``--portable``."""
-    name = recipe.path.name if recipe.path else recipe.name
-    in_recipe = recipe.build.portable
-    flag = "--portable" if options.portable else "--no-portable"
-    return precedence(
-        Chosen(False, "default"),
-        None if in_recipe is None else Chosen(in_recipe, f"recipe {name} [build.portable]"),
-        from_env_bool(environ, PORTABLE_VAR),
-        from_cli(options.portable, flag),
-    )
+    """default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` < ``--portable``
+    (``srcbuild.resolve.portable.portable_setting``)."""
+    return portable_setting(recipe, options.portable, environ)
 
 
 def compiler_cache_choice(recipe_kind: str | None, cli_kind: str | None, environ: Mapping[str, str]) -> Chosen[str]:

@@ -9,9 +9,10 @@ is configured ``--with-sysroot`` into its own prefix, so it needs no flag. A dis
 links the machine's glibc and is refused with a finding; a conda gcc that already has that
 sysroot beside it (an activated conda environment) is accepted.
 
-Precedence (decided with the build's other settings, ``srcbuild.resolve.decide.portable_choice``):
-default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` (or the config file's
+Precedence (``portable_setting``, which ``srcbuild.resolve.decide`` decides with the build's other
+settings): default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` (or the config file's
 ``portable``) < ``--portable``. Pure: the host's answer comes in as a ``toolchain.needs.Need``.
+Light on purpose: ``srcbuild doctor`` asks each recipe's sysroot without importing the resolver.
 """
 
 from __future__ import annotations
@@ -22,21 +23,35 @@ from typing import TYPE_CHECKING
 
 from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
+from srcbuild.precedence import Chosen, from_cli, from_env_bool, precedence
 from srcbuild.recipe import Recipe
-from srcbuild.resolve.decide import portable_choice
-from srcbuild.resolve.inputs import BuildOptions, SysrootGcc
 
 if TYPE_CHECKING:
+    from srcbuild.resolve.inputs import SysrootGcc
     from srcbuild.toolchain.needs import Need
 
 PEP600 = "https://peps.python.org/pep-0600/"
+PORTABLE_VAR = "SRCBUILD_PORTABLE"
+
+
+def portable_setting(recipe: Recipe, cli_portable: bool | None, environ: Mapping[str, str]) -> Chosen[bool]:
+    """default (no) < recipe ``[build] portable`` < ``SRCBUILD_PORTABLE`` < ``--portable`` (``cli_portable``)."""
+    name = recipe.path.name if recipe.path else recipe.name
+    in_recipe = recipe.build.portable
+    flag = "--portable" if cli_portable else "--no-portable"
+    return precedence(
+        Chosen(False, "default"),
+        None if in_recipe is None else Chosen(in_recipe, f"recipe {name} [build.portable]"),
+        from_env_bool(environ, PORTABLE_VAR),
+        from_cli(cli_portable, flag),
+    )
 
 
 def recipe_sysroot(recipe: Recipe, environ: Mapping[str, str], portable: bool | None = None) -> str | None:
     """The sysroot glibc a build of ``recipe`` compiles against ("2.17"), None when it is not
     portable: for the commands that provision or report what a recipe needs (``toolchain install
     --recipe``, ``doctor``), decided as a build decides it (``portable`` is ``--portable``)."""
-    if not portable_choice(recipe, BuildOptions(portable=portable), environ).value:
+    if not portable_setting(recipe, portable, environ).value:
         return None
     return sysroot_glibc(environ)
 
@@ -57,6 +72,7 @@ def sysroot_glibc(environ: Mapping[str, str]) -> str:
 def sysroot_gcc(need: Need, glibc: str, sysroot_path: str, toolchain_dir: Path) -> SysrootGcc:
     """The portable compiler as the gcc request's ``toolchain.needs.Need`` says: the host's conda
     gcc, a provisioned prefix, a prefix the build fetches first (into ``toolchain_dir``), or none."""
+    from srcbuild.resolve.inputs import SysrootGcc
     from srcbuild.toolchain.store import toolchain_key
 
     major = need.request.version.split(".")[0]

@@ -23,12 +23,12 @@ from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.arches import unlisted_arches
 from srcbuild.resolve.compiler import AlternativesTree, compiler_env, private_tree
-from srcbuild.resolve.decide import PORTABLE_VAR, Decided
+from srcbuild.resolve.decide import Decided
 from srcbuild.resolve.environment import resolve_environment
 from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
 from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
 from srcbuild.resolve.packages import package_spec, package_variables
-from srcbuild.resolve.portable import refused_compiler, sysroot_glibc
+from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
 from srcbuild.resolve.variables import Toolset, wheel_version
