@@ -8,6 +8,10 @@ as the baseline, the CPU seconds the best run took (user + system, children incl
 * ``srcbuild --help`` <= 0.15 s
 * ``srcbuild doctor`` <= 0.25 s
 * ``srcbuild recipes list`` (no goal; for comparison)
+* ``srcbuild doctor`` on a machine with a GPU (no goal; for comparison): the same command with an
+  ``nvidia-smi`` on PATH that answers as a GeForce GTX 1080 on driver 535.183.01 does, so doctor
+  also imports and runs the advice for that GPU (official wheels, recipes that fit it), which a
+  machine without an NVIDIA GPU skips
 
 The children run with bytecode caching on (``PYTHONDONTWRITEBYTECODE`` removed from their
 environment) after one warm-up run each, as an installed srcbuild runs: pip compiles the modules
@@ -38,15 +42,29 @@ COMMANDS: list[tuple[str, list[str], float | None]] = [
     ("srcbuild --help", [sys.executable, "-m", "srcbuild", "--help"], 0.15),
     ("srcbuild recipes list", [sys.executable, "-m", "srcbuild", "recipes", "list"], None),
     ("srcbuild doctor", [sys.executable, "-m", "srcbuild", "doctor"], 0.25),
+    ("doctor, GTX 1080 machine", [sys.executable, "-m", "srcbuild", "doctor"], None),
 ]
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+# what `nvidia-smi --query-gpu=name,compute_cap,driver_version,pci.device_id --format=csv,noheader`
+# prints on a GTX 1080 (pci 10de:1b80)
+FAKE_SMI = "#!/bin/sh\necho 'NVIDIA GeForce GTX 1080, 6.1, 535.183.01, 0x1B8010DE'\n"
 
 
-def run(argv: list[str], cwd: Path) -> tuple[float, float]:
+def gpu_env(tmp: Path) -> dict[str, str]:
+    """``ENV`` with an nvidia-smi that answers as a GTX 1080 first on PATH."""
+    bin_dir = tmp / "gpu-bin"
+    bin_dir.mkdir(exist_ok=True)
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(FAKE_SMI)
+    smi.chmod(0o755)
+    return {**ENV, "PATH": f"{bin_dir}{os.pathsep}{ENV.get('PATH', os.defpath)}"}
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the child and its children)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(argv, cwd=cwd, env=env or ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -62,8 +80,9 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for label, argv, goal in COMMANDS:
-            run(argv, Path(tmp))  # the warm-up: bytecode written, files in the page cache
-            runs = sorted(run(argv, Path(tmp)) for _ in range(args.runs))
+            env = gpu_env(Path(tmp)) if "GTX 1080" in label else ENV
+            run(argv, Path(tmp), env)  # the warm-up: bytecode written, files in the page cache
+            runs = sorted(run(argv, Path(tmp), env) for _ in range(args.runs))
             best, median = runs[0], statistics.median(r[0] for r in runs)
             base = base or best
             verdict = "" if goal is None else f"<= {goal} s: {'met' if best[0] <= goal else 'missed'}"
