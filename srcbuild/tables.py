@@ -40,22 +40,36 @@ CACHE_FORMAT = 1
 
 def read_table(name: str, data_dir: Path = DATA_DIR) -> dict[str, Any]:
     """One data file, with the short source names of its ``[sources]`` table expanded in every ``source``."""
-    path = data_dir / f"{name}.toml"
+    return _read_kept(data_dir / f"{name}.toml", data_dir == DATA_DIR, _with_sources)  # shipped, not a test's
+
+
+def read_data_file(path: Path, shipped: bool) -> dict[str, Any]:
+    """A TOML data file as ``tomllib`` parses it; a file srcbuild ships (``shipped``) is kept parsed
+    in the user's cache as ``read_table`` keeps its tables (a site's or a test's own file is not)."""
+    return _read_kept(path, shipped, lambda data: data)
+
+
+def _read_kept(path: Path, keep: bool, finish: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """``finish`` of the parsed file, from the cache while it matches the file (``keep``), else parsed."""
     with path.open("rb") as fh:
         stamp = _stamp(os.fstat(fh.fileno()))
-        cache = _cache_file(path) if data_dir == DATA_DIR else None  # the shipped tables, not a test's
+        cache = _cache_file(path) if keep else None
         cached = _cached(cache, stamp) if cache is not None else None
         if cached is not None:
             return cached
-        data = tomllib.load(fh)
+        data = finish(tomllib.load(fh))
+    if cache is not None:
+        _keep(cache, stamp, data)
+    return data
+
+
+def _with_sources(data: dict[str, Any]) -> dict[str, Any]:
     names = data.pop("sources", {})
     if names:
         pattern = re.compile(
             r"(?<![\w/.-])(" + "|".join(re.escape(k) for k in sorted(names, key=len, reverse=True)) + r")(?![\w-])"
         )
         _expand_sources(data, lambda text: pattern.sub(lambda m: names[m.group(1)], text))
-    if cache is not None:
-        _keep(cache, stamp, data)
     return data
 
 

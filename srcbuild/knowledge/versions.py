@@ -57,8 +57,10 @@ def line(version: VersionTuple, parts: int = 2) -> VersionTuple:
     return version[:parts]
 
 
+@lru_cache(maxsize=4096)
 def matches(spec: str, version: str) -> bool:
-    """Whether ``version`` satisfies a PEP 440 specifier such as ``">=1.7,<2"``."""
+    """Whether ``version`` satisfies a PEP 440 specifier such as ``">=1.7,<2"`` (memoised: the
+    rules ask the same few pairs hundreds of times while ``srcbuild doctor`` judges the catalog)."""
     try:
         return Version(show(parse(version))) in SpecifierSet(spec)
     except (InvalidSpecifier, InvalidVersion, ValueError):

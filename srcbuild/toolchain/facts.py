@@ -16,6 +16,7 @@ from typing import Any
 
 from srcbuild.errors import UsageError
 from srcbuild.records import record
+from srcbuild.tables import read_data_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -225,7 +226,7 @@ def _read(directory: Path, name: str) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return read_data_file(path, shipped=directory == DATA_DIR)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: cannot read toolchain data: {exc}", f"fix or remove {path}") from None
 
