@@ -57,6 +57,24 @@ class KnowledgeBase:
     checked: str = ""  # the date the data was last checked against its sources
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
+    def release_versions(self, project: str) -> tuple[tuple[int, ...], ...]:
+        """Every torch (or torchvision) release this knowledge names, as (major, minor, patch),
+        oldest first; worked out once per knowledge base (the rules ask it for every recipe)."""
+        return self._release_versions[project == "torch"]
+
+    @functools.cached_property
+    def _release_versions(self) -> dict[bool, tuple[tuple[int, ...], ...]]:
+        torch: set[tuple[int, ...]] = set()
+        vision: set[tuple[int, ...]] = set()
+        for row in self.torch_releases:
+            for release, torchvisions in row.torchvision_map:
+                for found, names in ((torch, (release,)), (vision, torchvisions)):
+                    for name in names:
+                        parsed = versions.try_parse(name)
+                        if parsed is not None:
+                            found.add((*parsed, 0, 0, 0)[:3])
+        return {True: tuple(sorted(torch)), False: tuple(sorted(vision))}
+
     # -- CUDA -------------------------------------------------------------------------------------
 
     def cuda(self, version: str) -> CudaRelease | None:

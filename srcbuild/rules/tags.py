@@ -31,14 +31,7 @@ def pad(version: tuple[int, ...]) -> tuple[int, ...]:
 
 def known_releases(kb: KnowledgeBase, project: str) -> list[tuple[int, ...]]:
     """Every torch (or torchvision) release the knowledge base knows, oldest first."""
-    found: set[tuple[int, ...]] = set()
-    for row in kb.torch_releases:
-        for torch, torchvisions in row.torchvision_map:
-            for release in (torch,) if project == "torch" else torchvisions:
-                parsed = versions.try_parse(release)
-                if parsed is not None:
-                    found.add(pad(parsed))
-    return sorted(found)
+    return list(kb.release_versions(project))
 
 
 def _tag(release: tuple[int, ...]) -> str:
