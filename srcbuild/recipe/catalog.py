@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import difflib
 import shlex
-from functools import lru_cache
 from pathlib import Path
 
 from srcbuild.errors import RecipeError
-from srcbuild.paths import Paths, catalog_dir
-from srcbuild.recipe.load import RecipeLoader, display_path
+from srcbuild.paths import Paths
+from srcbuild.recipe.load import RecipeLoader, display_path, shipped_recipe
 from srcbuild.recipe.model import Recipe
 from srcbuild.records import record
 
@@ -89,16 +88,9 @@ class RecipeCatalog:
 def recipe_reference(recipe: Recipe) -> str:
     """How a hint names ``recipe`` without a catalog at hand: its name for a recipe of the built-in
     catalog, else the path of its file as given (shell-quoted), so the command works when pasted."""
-    if recipe.path is None or _in_catalog(recipe.path):
+    if recipe.path is None or shipped_recipe(recipe.path):
         return shlex.quote(recipe.name)
     return shlex.quote(display_path(recipe.path))
-
-
-@lru_cache(maxsize=256)
-def _in_catalog(path: Path) -> bool:
-    """Whether ``path`` is a file of the built-in catalog (asked for each hint of each recipe doctor
-    judges: each answer resolves both paths through the file system)."""
-    return path.resolve().parent == catalog_dir().resolve()
 
 
 def recipe_argument(recipe: Recipe, paths: Paths) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import RecipeError
+from srcbuild.paths import catalog_dir
 from srcbuild.recipe.envcheck import check_env_entries
 from srcbuild.recipe.model import (
     DEFAULT_TORCH_REPO,
@@ -30,6 +31,7 @@ from srcbuild.recipe.model import (
     Toolchain,
 )
 from srcbuild.recipe.schema import REQUIRED, SCHEMA, Field, changes_what_runs, control_character, recipe_name_reason
+from srcbuild.tables import read_data_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,7 +62,19 @@ def _display(path: Path, cwd: str) -> str:
     return "".join(c.encode("unicode_escape").decode("ascii") if not c.isprintable() else c for c in text)
 
 
+@lru_cache(maxsize=256)
+def shipped_recipe(path: Path) -> bool:
+    """Whether ``path`` is a file of the built-in catalog (resolved once per path: hints ask it for
+    every recipe doctor judges)."""
+    return path.resolve().parent == catalog_dir().resolve()
+
+
 def read_toml(path: Path) -> dict[str, Any]:
+    if shipped_recipe(path):  # a catalog file is kept parsed, as the shipped data tables are
+        try:
+            return read_data_file(path, shipped=True)
+        except (OSError, ValueError):
+            pass  # the reading below says what is wrong with it
     where = display_path(path)
     try:
         text = path.read_text(encoding="utf-8")
