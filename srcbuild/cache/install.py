@@ -32,7 +32,6 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
 from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.pins import pinned_requires
 from srcbuild.cache.pip_target import run_pip, start_pip, target_python
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
@@ -317,6 +316,7 @@ def _pip_install(
     requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
     if not requires:
         return
+    from srcbuild.cache.pins import pinned_requires  # packaging's requirement parser: only for a wheel with deps
     from srcbuild.knowledge.base import runtime_pins  # breakages.toml alone, as the lookup's key
 
     requires = pinned_requires(requires, runtime_pins(manifest.package, manifest.version))  # pillow<10, ...
