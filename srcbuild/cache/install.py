@@ -8,12 +8,16 @@ fails is a warning), check it fits the target (``fit``), and run the target's pi
 ``srcbuild.proc``. A miss is an error that names the build command; nothing is built here.
 
 The wheel is handed to pip in pip's hash-checking mode: ``pip install --no-deps --require-hashes
--r REQ`` with ``REQ`` the one line ``NAME @ file:///...whl --hash=sha256:<the manifest's>``. pip
-reads the file to install it anyway, so the hit costs one hash (pip's), and a wheel changed on
-disk since the lookup is refused by pip, never installed. Hash-checking mode needs a hash for
-every requirement, so the wheel's own dependencies (its ``Requires-Dist``) are installed by a
-second ``pip install`` from pip's index, unless ``--no-deps``, with the knowledge base's run-time pins
-joined to them (``srcbuild.cache.pins``: ``pillow<10`` for torchvision 0.12 and older).
+-r REQ`` with ``REQ`` the one line ``NAME @ file:///...whl#sha256=<H> --hash=sha256:<H>``, ``H``
+the manifest's sha256. pip hashes the file before it installs it, so a wheel changed on disk since
+the lookup is refused by pip, never installed; that is the hit's one hash. The same digest in the
+URL (pip's documented ``#sha256=`` form, which also satisfies ``--require-hashes``) is what pip
+records as the file's hash once it has checked it: without it pip hashes the whole file a second
+time for its own install record (``direct_url.json``), as a plain ``pip install FILE`` does.
+Hash-checking mode needs a hash for every requirement, so the wheel's own dependencies (its
+``Requires-Dist``) are installed by a second ``pip install`` from pip's index, unless ``--no-deps``,
+with the knowledge base's run-time pins joined to them (``srcbuild.cache.pins``: ``pillow<10`` for
+torchvision 0.12 and older).
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from typing import Any
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
 from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.pins import pinned_requires
 from srcbuild.cache.pip_target import run_pip, start_pip, target_python
 from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy
@@ -136,8 +139,13 @@ class PipOptions:
 
 
 def hashed_requirement(manifest: Manifest, wheel: Path) -> str:
-    """The requirements-file line that pins ``wheel`` to its manifest's sha256 (pip's hash-checking mode)."""
-    return f"{manifest.package} @ {wheel.resolve().as_uri()} --hash=sha256:{manifest.sha256}\n"
+    """The requirements-file line that pins ``wheel`` to its manifest's sha256 (pip's hash-checking mode).
+
+    The digest is given twice: as ``--hash`` and in the URL (``#sha256=``). pip checks the file
+    against both (they are one value) in one pass, and then takes the URL's, now verified, for its
+    install record instead of hashing the file again."""
+    digest = manifest.sha256
+    return f"{manifest.package} @ {wheel.resolve().as_uri()}#sha256={digest} --hash=sha256:{digest}\n"
 
 
 def pip_install_argv(python: Path, requirements: Path) -> list[str]:
@@ -308,6 +316,7 @@ def _pip_install(
     requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
     if not requires:
         return
+    from srcbuild.cache.pins import pinned_requires  # packaging's requirement parser: only for a wheel with deps
     from srcbuild.knowledge.base import runtime_pins  # breakages.toml alone, as the lookup's key
 
     requires = pinned_requires(requires, runtime_pins(manifest.package, manifest.version))  # pillow<10, ...
@@ -333,8 +342,10 @@ def pip_install_hashed(
         argv = pip_install_argv(python, requirements)
         result = run_pip(pip, argv, echo) if pip is not None else proc.run(argv, env=environ, echo=echo)
     if not result.ok:
-        tail = "\n".join(result.tail[-5:])
-        mismatch = any("THESE PACKAGES DO NOT MATCH THE HASHES" in line for line in result.tail)
+        said = [i for i, line in enumerate(result.tail) if "THESE PACKAGES DO NOT MATCH THE HASHES" in line]
+        mismatch = bool(said)
+        # a mismatch: pip's whole report (the digest expected, twice as given, and the one found)
+        tail = "\n".join(result.tail[said[-1] :] if mismatch else result.tail[-5:])
         raise (CacheIntegrityError if mismatch else StepFailed)(
             f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
             "the cached wheel changed after it was stored: `srcbuild cache verify --remove` drops it"

@@ -4,7 +4,9 @@ imports for ``pip install``) while the cache lookup and the fit check decide whe
 installed at all. Light on purpose: the install command starts pip before it imports the cache.
 
 The target interpreter runs ``-c WAIT_THEN_PIP``: it imports what ``pip install`` imports (each module
-that this pip has; pip's own names, so another pip version only loads less ahead), waits
+that this pip has; pip's own names, so another pip version only loads less ahead), asks the
+``distro`` library pip carries what pip's user-agent string will ask it (distro runs ``lsb_release``
+and ``uname`` for that once and keeps the answers, so they run during the wait), waits
 for one line (pip's arguments as a JSON list) and then runs pip exactly as ``python -m pip ARGS``
 would (``runpy``, as ``-m`` does, with its input from /dev/null as ``proc.run`` gives it). A closed
 input ends it without doing anything. What srcbuild echoes is that plain ``python -m pip ...``.
@@ -34,10 +36,24 @@ for name in (
         importlib.import_module(name)
     except Exception:
         pass
+import os
+try:  # what pip's user-agent asks distro (lsb_release, uname: process starts), which distro remembers
+    from pip._vendor import distro
+    saved = os.dup(0)  # the line arrives there: those programs read /dev/null, as they do under pip
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        distro.name(), distro.version(), distro.codename()
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+except Exception:
+    pass
 line = sys.stdin.readline()
 if not line.strip():
     sys.exit(0)
-import importlib.util, json, os, runpy
+import importlib.util, json, runpy
 null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(null, 0)
 os.close(null)

@@ -31,9 +31,12 @@ HEAVY = (
 HELP_HEAVY = (*HEAVY, "rich", "srcbuild.knowledge", "srcbuild.resolve", "srcbuild.cache", "srcbuild.recipe")
 # install computes the fingerprint from what it counts (resolve.request), never the whole resolve: no
 # resolver, environment backends, rules, toolchain provisioning, host probe or sources; and it prints
-# lines, not tables. With no remote it needs no HTTP client, and it takes no build lock.
+# lines, not tables. With no remote it needs no HTTP client, and it takes no build lock. packaging's
+# requirement parser (whose regexes compile on import) waits for a wheel with dependencies, after pip.
 INSTALL_HEAVY = (
     *HEAVY,
+    "packaging.requirements",
+    "srcbuild.cache.pins",
     "rich",
     "http.client",
     "urllib.request",
