@@ -11,8 +11,10 @@ about 15-25 minutes on 2 cores; ``--only`` picks benchmarks by name.
 * ``lookup``: a lookup < 50 ms and flat from 100 to 100,000 entries;
 * ``verify``: the real 620 MB torch 2.0.1+cu117 wheel, <= 0.3x unzip + cuobjdump, <= 200 MiB;
 * ``source_sync``: a second tag with a warm cache >= 10x faster than ``git clone --recursive``;
-* ``overhead``: ``srcbuild torch`` < 5% over the same commands by hand (needs a CUDA 11.8 toolkit:
-  ``CUDA_HOME``, else the one ``tests/setup.sh`` provisions).
+* ``overhead``: ``srcbuild torch`` over the same commands by hand: < 5% on the larger fixture build,
+  <= 0.8 s fixed on the 3 s fixture build, whose 5% is less than srcbuild's floor (its ratio and
+  the floor's are printed beside it); needs a CUDA 11.8 toolkit: ``CUDA_HOME``, else the one
+  ``tests/setup.sh`` provisions.
 
 A goal the machine's load decides (wall time on a shared machine) says so in its note: the CPU
 seconds beside it do not depend on the neighbours.

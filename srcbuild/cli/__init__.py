@@ -8,6 +8,7 @@ also printed on stdout as ``{"ok": false, "error": ..., "hint": ..., "exit_code"
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -251,4 +252,8 @@ def entrypoint() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+    # The interpreter's last collection walks every object a build made (its modules, dataclasses,
+    # the knowledge base): 40-60 ms of garbage collection after the work is done. Frozen objects
+    # are left out of it; the exit itself is unchanged (atexit handlers, threads, flushed streams).
+    gc.freeze()
     sys.exit(code)

@@ -4,6 +4,10 @@
 other URL is downloaded once into a download cache (``<envs>/.downloads/<sha256>/<file>``). Every
 file's sha256 and md5 are compared with the lock; a mismatch is an ``EnvironmentError_`` naming the
 package and both hashes, and the bad download is deleted.
+
+``urllib.request`` (which loads ``http.client``, ``ssl`` and ``email``: about 70 ms) is imported by
+the download alone: a build imports this module through the environment backends and never
+downloads a package.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import shutil
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import IO
 
@@ -33,10 +36,12 @@ def local_path(url: str) -> Path | None:
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme != "file":
         return None
-    return Path(urllib.request.url2pathname(parsed.path))
+    return Path(urllib.parse.unquote(parsed.path))  # what url2pathname does on POSIX
 
 
 def _download(url: str, dest: Path) -> None:
+    import urllib.request
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".part")
     try:

@@ -130,3 +130,11 @@ def test_an_install_hit_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_doctor_imports_nothing_heavy(tmp_path: Path) -> None:
     found = imported(["doctor"], tmp_path, says="recipe")
     assert heavy_in(found, DOCTOR_HEAVY) == []
+
+
+def test_a_build_plan_imports_no_http_client(tmp_path: Path) -> None:
+    """A build resolves and plans through the environment backends without downloading anything:
+    ``urllib.request`` (with ``http.client``, ``ssl`` and ``email``, about 70 ms of its fixed cost)
+    is imported by a download alone."""
+    found = imported(["plan", "torch", "--recipe", "kepler-cu102"], tmp_path, says="Plan: torch")
+    assert heavy_in(found, ("http.client", "urllib.request", "ssl", "email")) == []
