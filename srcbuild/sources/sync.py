@@ -22,7 +22,11 @@ A sync (``SourceSync.commands()``, pure) runs:
    leaves only the partial directory, which the next run removes. A checkout already at the same
    commit with no patch applied (an interrupted sync) is kept instead, so running every command
    again continues where the last run stopped.
-3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --force --jobs N`` with
+3. ``git submodule sync --recursive``, then every submodule whose commit the seeded git dir already
+   holds is checked out straight from it, N at a time, at every depth (``CHECKOUT_CACHED``: one
+   ``git checkout`` per submodule, no transport, the same files, ``.git`` links and config as
+   ``git submodule update`` writes). Only when some submodule is left (new to the cache, or a commit
+   the cache lacks) does ``git submodule update --init --recursive --jobs N`` run, with
    ``submodule.alternateLocation=superproject``: each submodule clone borrows the objects the cache
    already holds for it and fetches only the rest (``alternateErrorStrategy=info``: a submodule the
    cache has never seen is simply cloned). Both are restartable: rerunning them continues.
@@ -116,6 +120,40 @@ SWAP = (
     'then exec rm -rf "$1"; fi; rm -rf "$2" && exec mv -T "$1" "$2"'
 )
 
+# Checking out the submodules the cache already holds, in parallel (run in the checkout as
+# `sh -c CHECKOUT_CACHED name CHECKOUT_CACHED JOBS . .git [git submodule update ...]`; it runs
+# itself again, with no update command, in each submodule that has submodules). For every gitlink
+# of the work tree $3 (git dir $4, both relative to the checkout) whose git dir $4/modules/<name>
+# (seeded from the cache) holds the recorded commit: connect it the way git does (a relative
+# `gitdir:` file and core.worktree), then `git checkout -f --detach` the commit, up to JOBS at a
+# time. `git submodule init` then records the URLs. A gitlink it cannot take this way (not cached,
+# commit missing, a path or name with blanks) is printed as "left <path>"; only then does the top
+# level run the update command it was given, which clones and fetches just those (the rest are
+# already at their commits). A checkout that fails stops the command with git's own message.
+CHECKOUT_CACHED = (
+    's=$1 j=$2 W=$3 G=$4; shift 4; test -f "$W/.gitmodules" || exit 0; '
+    'left=$({ git -C "$W" config -f .gitmodules --get-regexp "^submodule\\..*\\.path\\$"; echo; '
+    'git -C "$W" ls-files -s; } | '
+    "awk 'NF == 0 {i = 1; next} "
+    '!i {if (NF == 2) {n = $1; sub(/^submodule\\./, "", n); sub(/\\.path$/, "", n); name[$2] = n}; next} '
+    '$1 == "160000" {if (NF == 4 && ($4 in name)) print $2, $4, name[$4]; else print "left", "-", "-"}'
+    "' | xargs -r -P \"$j\" -n 3 sh -c '"
+    'up() { r=; x=$1; while :; do r="../$r"; case $x in */*) x=${x#*/} ;; *) break ;; esac; done; echo "$r"; }; '
+    's=$1 j=$2 W=$3 G=$4 c=$5 p=$6 n=$7; if test "$c" = left; then echo "left a submodule of $W"; exit; fi; '
+    'if test "$W" = .; then w=$p; else w=$W/$p; fi; g=$G/modules/$n; '
+    'if ! test -f "$g/HEAD" || ! git --git-dir="$g" cat-file -e "$c^{commit}" 2>/dev/null; '
+    'then echo "left $w"; exit; fi; '
+    'mkdir -p "$w" && echo "gitdir: $(up "$w")$g" >"$w/.git" && '
+    'git --git-dir="$g" config core.worktree "$(up "$g")$w" && '
+    'git -C "$w" -c advice.detachedHead=false checkout -q -f --detach "$c" && '
+    'exec sh -c "$s" nested "$s" "$j" "$w" "$g"'
+    '\' one "$s" "$j" "$W" "$G") || exit; '
+    'git -C "$W" submodule --quiet init >&2 || exit; '
+    'test -n "$left" && test $# -gt 0 || { test -z "$left" || echo "$left"; exit 0; }; '
+    'echo "$left" | sed "s/^left /not in the cache: /"; exec "$@"'
+)
+
+
 def cache_repo(git_cache: Path, url: str) -> Path:
     """The cache entry of a top-level repository URL."""
     name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
@@ -208,6 +246,8 @@ class SourceSync:
             "-c",
             "submodule.alternateErrorStrategy=info",
         )
+        jobs = str(self.jobs)
+        cached = ("sh", "-c", CHECKOUT_CACHED, "checkout-cached", CHECKOUT_CACHED, jobs, ".", ".git")
         return [
             Command(
                 self._git("submodule", "sync", "--quiet", "--recursive"),
@@ -216,12 +256,11 @@ class SourceSync:
                 env=GIT_ENV,
             ),
             Command(
-                self._git(
-                    *update_config, "submodule", "update", "--init", "--recursive", "--force", "--jobs", str(self.jobs)
-                ),
-                "fetch and check out every submodule at every depth, borrowing objects from the cache, "
-                "so setup.py never fetches by itself (--force: also check out a submodule a killed run "
-                "cloned but never checked out)",
+                (*cached, *self._git(*update_config, "submodule", "update", "--init", "--recursive", "--jobs", jobs)),
+                f"check out every submodule at every depth, {self.jobs} at a time: those whose commit the cache "
+                "holds straight from it (no transport; also one a killed run cloned but never checked out), then, "
+                "only if any is left, git submodule update fetches the rest, borrowing objects from the cache, "
+                "so setup.py never fetches by itself",
                 cwd=self.checkout,
                 env=GIT_ENV,
             ),

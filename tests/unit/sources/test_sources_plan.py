@@ -11,7 +11,7 @@ from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.diagnose import explain_git_failure
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.patches import APPLY_ONCE, CHECK_SERIES, PatchSet, explain_patch_failure
-from srcbuild.sources.sync import RECORD, RECORD_ALL, SEED, SWAP, SourceSync, cache_repo
+from srcbuild.sources.sync import CHECKOUT_CACHED, RECORD, RECORD_ALL, SEED, SWAP, SourceSync, cache_repo
 
 URL = "https://github.com/pytorch/pytorch"
 MIRROR = "https://github.com/=https://mirror.example/gh/"
@@ -53,6 +53,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
         ("sh", "-c", SWAP, "swap", partial, checkout),
         ("git", *m, "submodule", "sync", "--quiet", "--recursive"),
         (
+            *("sh", "-c", CHECKOUT_CACHED, "checkout-cached", CHECKOUT_CACHED, "6", ".", ".git"),
             "git",
             *m,
             "-c",
@@ -63,7 +64,6 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
             "update",
             "--init",
             "--recursive",
-            "--force",
             "--jobs",
             "6",
         ),
