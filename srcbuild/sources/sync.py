@@ -138,15 +138,15 @@ CHECKOUT_CACHED = (
     '!i {if (NF == 2) {n = $1; sub(/^submodule\\./, "", n); sub(/\\.path$/, "", n); name[$2] = n}; next} '
     '$1 == "160000" {if (NF == 4 && ($4 in name)) print $2, $4, name[$4]; else print "left", "-", "-"}'
     "' | xargs -r -P \"$j\" -n 3 sh -c '"
-    'up() { r=; x=$1; while :; do r="../$r"; case $x in */*) x=${x#*/} ;; *) break ;; esac; done; echo "$r"; }; '
+    'up() { r=; x=$1; while :; do r="../$r"; case $x in */*) x=${x#*/} ;; *) break ;; esac; done; }; '
     's=$1 j=$2 W=$3 G=$4 c=$5 p=$6 n=$7; if test "$c" = left; then echo "left a submodule of $W"; exit; fi; '
     'if test "$W" = .; then w=$p; else w=$W/$p; fi; g=$G/modules/$n; '
     'if ! test -f "$g/HEAD" || ! git --git-dir="$g" cat-file -e "$c^{commit}" 2>/dev/null; '
     'then echo "left $w"; exit; fi; '
-    'mkdir -p "$w" && echo "gitdir: $(up "$w")$g" >"$w/.git" && '
-    'git --git-dir="$g" config core.worktree "$(up "$g")$w" && '
-    'git -C "$w" -c advice.detachedHead=false checkout -q -f --detach "$c" && '
-    'exec sh -c "$s" nested "$s" "$j" "$w" "$g"'
+    '{ test -d "$w" || mkdir -p "$w"; } && up "$w" && echo "gitdir: $r$g" >"$w/.git" && up "$g" && '
+    'git --git-dir="$g" config core.worktree "$r$w" && '
+    'git -C "$w" -c advice.detachedHead=false checkout -q -f --detach "$c" || exit; '
+    'test -f "$w/.gitmodules" || exit 0; exec sh -c "$s" nested "$s" "$j" "$w" "$g"'
     '\' one "$s" "$j" "$W" "$G") || exit; '
     'git -C "$W" submodule --quiet init >&2 || exit; '
     'test -n "$left" && test $# -gt 0 || { test -z "$left" || echo "$left"; exit 0; }; '
@@ -200,7 +200,8 @@ class SourceSync:
                 env=GIT_ENV,
             ),
             Command(
-                self._git("fetch", "--no-tags", url, f"+refs/tags/{tag}:refs/tags/{tag}"),
+                # fetch.unpackLimit=1: what arrives stays one pack (only indexed), never rewritten as loose objects
+                self._git("-c", "fetch.unpackLimit=1", "fetch", "--no-tags", url, f"+refs/tags/{tag}:refs/tags/{tag}"),
                 f"fetch tag {tag} into the object cache{via}; a cached earlier tag makes this incremental",
                 cwd=self.cache,
                 env=GIT_ENV,

@@ -44,7 +44,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
     assert partial == str(tmp_path / "src" / ".torch-v1.7.1.partial")
     assert [c.argv for c in commands] == [
         ("git", "init", "--bare", "--quiet", cache),
-        ("git", *m, "fetch", "--no-tags", URL, "+refs/tags/v1.7.1:refs/tags/v1.7.1"),
+        ("git", *m, "-c", "fetch.unpackLimit=1", "fetch", "--no-tags", URL, "+refs/tags/v1.7.1:refs/tags/v1.7.1"),
         ("rm", "-rf", "--", partial),
         ("git", "clone", "--quiet", "--shared", "--no-checkout", cache, partial),
         ("git", "remote", "set-url", "origin", URL),
@@ -99,7 +99,9 @@ def test_without_mirrors_git_gets_no_rules_only_the_transports(tmp_path: Path) -
         "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always",
         "-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always", "-c", "protocol.file.allow=user",
     )  # fmt: skip
-    assert sync.commands()[1].argv == ("git", *policy, "fetch", "--no-tags", URL, "+refs/tags/v2.0.0:refs/tags/v2.0.0")
+    assert sync.commands()[1].argv == (
+        ("git", *policy, "-c", "fetch.unpackLimit=1", "fetch", "--no-tags", URL, "+refs/tags/v2.0.0:refs/tags/v2.0.0")
+    )
     assert sync.commands()[1].why == (
         "fetch tag v2.0.0 into the object cache; a cached earlier tag makes this incremental"
     )
