@@ -86,13 +86,13 @@ RECORD = (
 
 # The recording step. The first sync of a repository hard-links the checkout's whole .git/modules
 # tree into the cache in one go (packs are immutable, so links are safe) and turns the copies into
-# bare repositories. Later syncs run RECORD in each submodule, unless every object file of the
+# bare repositories (no index, and no sample hooks: a third of the files every later seed links). Later syncs run RECORD in each submodule, unless every object file of the
 # checkout's submodules is a hard link into the cache (nothing was fetched: nothing to record).
 # Partial copies carry the shell's pid, and losing the final rename to a concurrent sync is fine.
 RECORD_ALL = (
     'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0; '
     'if ! test -d "$c/modules"; then p="$c/modules.partial.$$" && rm -rf "$p" && cp -al .git/modules "$p" && '
-    'find "$p" -name index -type f -delete && '
+    "find \"$p\" -type f \\( -name index -o -path '*/hooks/*.sample' \\) -delete && "
     "find \"$p\" -name config -type f -exec sed -i -e '/^[[:space:]]*worktree = /d' "
     "-e 's/^\\([[:space:]]*bare = \\)false/\\1true/' {} + && "
     '{ mv -T "$p" "$c/modules" 2>/dev/null || rm -rf "$p"; }; exit; fi; '
