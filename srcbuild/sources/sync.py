@@ -86,8 +86,9 @@ RECORD = (
 
 # The recording step. The first sync of a repository hard-links the checkout's whole .git/modules
 # tree into the cache in one go (packs are immutable, so links are safe) and turns the copies into
-# bare repositories (no index, and no sample hooks: a third of the files every later seed links). Later syncs run RECORD in each submodule, unless every object file of the
-# checkout's submodules is a hard link into the cache (nothing was fetched: nothing to record).
+# bare repositories (no index, and no sample hooks: a third of the files every later seed links).
+# Later syncs run RECORD in each submodule, unless every object file of the checkout's submodules
+# is a hard link into the cache (nothing was fetched: nothing to record).
 # Partial copies carry the shell's pid, and losing the final rename to a concurrent sync is fine.
 RECORD_ALL = (
     'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0; '
@@ -127,11 +128,13 @@ SWAP = (
 # (seeded from the cache) holds the recorded commit: connect it the way git does (a relative
 # `gitdir:` file and core.worktree), then `git checkout -f --detach` the commit, up to JOBS at a
 # time. `git submodule init` then records the URLs. A gitlink it cannot take this way (not cached,
-# commit missing, a path or name with blanks) is printed as "left <path>"; only then does the top
-# level run the update command it was given, which clones and fetches just those (the rest are
-# already at their commits). A checkout that fails stops the command with git's own message.
+# commit missing, a path or name with blanks; all of them when $4/modules is missing, as on a
+# first sync) is printed as "left <path>"; only then does the top level run the update command it
+# was given, which clones and fetches just those (the rest are already at their commits). A
+# checkout that fails stops the command with git's own message.
 CHECKOUT_CACHED = (
     's=$1 j=$2 W=$3 G=$4; shift 4; test -f "$W/.gitmodules" || exit 0; '
+    'test -d "$G/modules" || { test $# -eq 0 || exec "$@"; echo "left $W"; exit 0; }; '
     'left=$({ git -C "$W" config -f .gitmodules --get-regexp "^submodule\\..*\\.path\\$"; echo; '
     'git -C "$W" ls-files -s; } | '
     "awk 'NF == 0 {i = 1; next} "
