@@ -127,7 +127,7 @@ SWAP = (
 # of the work tree $3 (git dir $4, both relative to the checkout) whose git dir $4/modules/<name>
 # (seeded from the cache) holds the recorded commit: connect it the way git does (a relative
 # `gitdir:` file and core.worktree), then `git checkout -f --detach` the commit, up to JOBS at a
-# time. `git submodule init` then records the URLs. A gitlink it cannot take this way (not cached,
+# time, while `git submodule init` records the URLs. A gitlink it cannot take this way (not cached,
 # commit missing, a path or name with blanks; all of them when $4/modules is missing, as on a
 # first sync) is printed as "left <path>"; only then does the top level run the update command it
 # was given, which clones and fetches just those (the rest are already at their commits). A
@@ -135,6 +135,7 @@ SWAP = (
 CHECKOUT_CACHED = (
     's=$1 j=$2 W=$3 G=$4; shift 4; test -f "$W/.gitmodules" || exit 0; '
     'test -d "$G/modules" || { test $# -eq 0 || exec "$@"; echo "left $W"; exit 0; }; '
+    'git -C "$W" submodule --quiet init >&2 & i=$!; '
     'left=$({ git -C "$W" config -f .gitmodules --get-regexp "^submodule\\..*\\.path\\$"; echo; '
     'git -C "$W" ls-files -s; } | '
     "awk 'NF == 0 {i = 1; next} "
@@ -151,7 +152,7 @@ CHECKOUT_CACHED = (
     'git -C "$w" -c advice.detachedHead=false checkout -q -f --detach "$c" || exit; '
     'test -f "$w/.gitmodules" || exit 0; exec sh -c "$s" nested "$s" "$j" "$w" "$g"'
     '\' one "$s" "$j" "$W" "$G") || exit; '
-    'git -C "$W" submodule --quiet init >&2 || exit; '
+    "wait $i || exit; "
     'test -n "$left" && test $# -gt 0 || { test -z "$left" || echo "$left"; exit 0; }; '
     'echo "$left" | sed "s/^left /not in the cache: /"; exec "$@"'
 )
