@@ -22,7 +22,11 @@ A sync (``SourceSync.commands()``, pure) runs:
    leaves only the partial directory, which the next run removes. A checkout already at the same
    commit with no patch applied (an interrupted sync) is kept instead, so running every command
    again continues where the last run stopped.
-3. ``git submodule sync --recursive`` and ``git submodule update --init --recursive --force --jobs N`` with
+3. ``git submodule sync --recursive``, then every submodule whose commit the seeded git dir already
+   holds is checked out straight from it, N at a time, at every depth (``CHECKOUT_CACHED``: one
+   ``git checkout`` per submodule, no transport, the same files, ``.git`` links and config as
+   ``git submodule update`` writes). Only when some submodule is left (new to the cache, or a commit
+   the cache lacks) does ``git submodule update --init --recursive --jobs N`` run, with
    ``submodule.alternateLocation=superproject``: each submodule clone borrows the objects the cache
    already holds for it and fetches only the rest (``alternateErrorStrategy=info``: a submodule the
    cache has never seen is simply cloned). Both are restartable: rerunning them continues.
@@ -83,13 +87,14 @@ RECORD = (
 
 # The recording step. The first sync of a repository hard-links the checkout's whole .git/modules
 # tree into the cache in one go (packs are immutable, so links are safe) and turns the copies into
-# bare repositories. Later syncs run RECORD in each submodule, unless every object file of the
-# checkout's submodules is a hard link into the cache (nothing was fetched: nothing to record).
+# bare repositories (no index, and no sample hooks: a third of the files every later seed links).
+# Later syncs run RECORD in each submodule, unless every object file of the checkout's submodules
+# is a hard link into the cache (nothing was fetched: nothing to record).
 # Partial copies carry the shell's pid, and losing the final rename to a concurrent sync is fine.
 RECORD_ALL = (
     'c="$SRCBUILD_GIT_CACHE"; test -d .git/modules || exit 0; '
     'if ! test -d "$c/modules"; then p="$c/modules.partial.$$" && rm -rf "$p" && cp -al .git/modules "$p" && '
-    'find "$p" -name index -type f -delete && '
+    "find \"$p\" -type f \\( -name index -o -path '*/hooks/*.sample' \\) -delete && "
     "find \"$p\" -name config -type f -exec sed -i -e '/^[[:space:]]*worktree = /d' "
     "-e 's/^\\([[:space:]]*bare = \\)false/\\1true/' {} + && "
     '{ mv -T "$p" "$c/modules" 2>/dev/null || rm -rf "$p"; }; exit; fi; '
@@ -116,6 +121,43 @@ SWAP = (
     'if test -n "$h" && test "$h" = "$(git -C "$1" rev-parse HEAD)" && ! test -e "$2/.git/srcbuild-patches"; '
     'then exec rm -rf "$1"; fi; rm -rf "$2" && exec mv -T "$1" "$2"'
 )
+
+# Checking out the submodules the cache already holds, in parallel (run in the checkout as
+# `sh -c CHECKOUT_CACHED name CHECKOUT_CACHED JOBS . .git [git submodule update ...]`; it runs
+# itself again, with no update command, in each submodule that has submodules). For every gitlink
+# of the work tree $3 (git dir $4, both relative to the checkout) whose git dir $4/modules/<name>
+# (seeded from the cache) holds the recorded commit: connect it the way git does (a relative
+# `gitdir:` file and core.worktree), then `git checkout -f --detach` the commit, up to JOBS at a
+# time, while `git submodule init` records the URLs. A gitlink it cannot take this way (not cached,
+# commit missing, a path or name with blanks; all of them when $4/modules is missing, as on a
+# first sync) is printed as "left <path>"; only then does the top level run the update command it
+# was given, which clones and fetches just those (the rest are already at their commits). A
+# checkout that fails stops the command with git's own message.
+CHECKOUT_CACHED = (
+    's=$1 j=$2 W=$3 G=$4; shift 4; test -f "$W/.gitmodules" || exit 0; '
+    'test -d "$G/modules" || { test $# -eq 0 || exec "$@"; echo "left $W"; exit 0; }; '
+    'git -C "$W" submodule --quiet init >&2 & i=$!; '
+    'left=$({ git -C "$W" config -f .gitmodules --get-regexp "^submodule\\..*\\.path\\$"; echo; '
+    'git -C "$W" ls-files -s; } | '
+    "awk 'NF == 0 {i = 1; next} "
+    '!i {if (NF == 2) {n = $1; sub(/^submodule\\./, "", n); sub(/\\.path$/, "", n); name[$2] = n}; next} '
+    '$1 == "160000" {if (NF == 4 && ($4 in name)) print $2, $4, name[$4]; else print "left", "-", "-"}'
+    "' | xargs -r -P \"$j\" -n 3 sh -c '"
+    'up() { r=; x=$1; while :; do r="../$r"; case $x in */*) x=${x#*/} ;; *) break ;; esac; done; }; '
+    's=$1 j=$2 W=$3 G=$4 c=$5 p=$6 n=$7; if test "$c" = left; then echo "left a submodule of $W"; exit; fi; '
+    'if test "$W" = .; then w=$p; else w=$W/$p; fi; g=$G/modules/$n; '
+    'if ! test -f "$g/HEAD" || ! git --git-dir="$g" cat-file -e "$c^{commit}" 2>/dev/null; '
+    'then echo "left $w"; exit; fi; '
+    '{ test -d "$w" || mkdir -p "$w"; } && up "$w" && echo "gitdir: $r$g" >"$w/.git" && up "$g" && '
+    'git --git-dir="$g" config core.worktree "$r$w" && '
+    'git -C "$w" -c advice.detachedHead=false checkout -q -f --detach "$c" || exit; '
+    'test -f "$w/.gitmodules" || exit 0; exec sh -c "$s" nested "$s" "$j" "$w" "$g"'
+    '\' one "$s" "$j" "$W" "$G") || exit; '
+    "wait $i || exit; "
+    'test -n "$left" && test $# -gt 0 || { test -z "$left" || echo "$left"; exit 0; }; '
+    'echo "$left" | sed "s/^left /not in the cache: /"; exec "$@"'
+)
+
 
 def cache_repo(git_cache: Path, url: str) -> Path:
     """The cache entry of a top-level repository URL."""
@@ -163,7 +205,8 @@ class SourceSync:
                 env=GIT_ENV,
             ),
             Command(
-                self._git("fetch", "--no-tags", url, f"+refs/tags/{tag}:refs/tags/{tag}"),
+                # fetch.unpackLimit=1: what arrives stays one pack (only indexed), never rewritten as loose objects
+                self._git("-c", "fetch.unpackLimit=1", "fetch", "--no-tags", url, f"+refs/tags/{tag}:refs/tags/{tag}"),
                 f"fetch tag {tag} into the object cache{via}; a cached earlier tag makes this incremental",
                 cwd=self.cache,
                 env=GIT_ENV,
@@ -209,6 +252,8 @@ class SourceSync:
             "-c",
             "submodule.alternateErrorStrategy=info",
         )
+        jobs = str(self.jobs)
+        cached = ("sh", "-c", CHECKOUT_CACHED, "checkout-cached", CHECKOUT_CACHED, jobs, ".", ".git")
         return [
             Command(
                 self._git("submodule", "sync", "--quiet", "--recursive"),
@@ -217,12 +262,11 @@ class SourceSync:
                 env=GIT_ENV,
             ),
             Command(
-                self._git(
-                    *update_config, "submodule", "update", "--init", "--recursive", "--force", "--jobs", str(self.jobs)
-                ),
-                "fetch and check out every submodule at every depth, borrowing objects from the cache, "
-                "so setup.py never fetches by itself (--force: also check out a submodule a killed run "
-                "cloned but never checked out)",
+                (*cached, *self._git(*update_config, "submodule", "update", "--init", "--recursive", "--jobs", jobs)),
+                f"check out every submodule at every depth, {self.jobs} at a time: those whose commit the cache "
+                "holds straight from it (no transport; also one a killed run cloned but never checked out), then, "
+                "only if any is left, git submodule update fetches the rest, borrowing objects from the cache, "
+                "so setup.py never fetches by itself",
                 cwd=self.checkout,
                 env=GIT_ENV,
             ),

@@ -11,7 +11,7 @@ from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.diagnose import explain_git_failure
 from srcbuild.sources.mirrors import MirrorRules, parse_mirror_args
 from srcbuild.sources.patches import APPLY_ONCE, CHECK_SERIES, PatchSet, explain_patch_failure
-from srcbuild.sources.sync import RECORD, RECORD_ALL, SEED, SWAP, SourceSync, cache_repo
+from srcbuild.sources.sync import CHECKOUT_CACHED, RECORD, RECORD_ALL, SEED, SWAP, SourceSync, cache_repo
 
 URL = "https://github.com/pytorch/pytorch"
 MIRROR = "https://github.com/=https://mirror.example/gh/"
@@ -44,7 +44,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
     assert partial == str(tmp_path / "src" / ".torch-v1.7.1.partial")
     assert [c.argv for c in commands] == [
         ("git", "init", "--bare", "--quiet", cache),
-        ("git", *m, "fetch", "--no-tags", URL, "+refs/tags/v1.7.1:refs/tags/v1.7.1"),
+        ("git", *m, "-c", "fetch.unpackLimit=1", "fetch", "--no-tags", URL, "+refs/tags/v1.7.1:refs/tags/v1.7.1"),
         ("rm", "-rf", "--", partial),
         ("git", "clone", "--quiet", "--shared", "--no-checkout", cache, partial),
         ("git", "remote", "set-url", "origin", URL),
@@ -53,6 +53,7 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
         ("sh", "-c", SWAP, "swap", partial, checkout),
         ("git", *m, "submodule", "sync", "--quiet", "--recursive"),
         (
+            *("sh", "-c", CHECKOUT_CACHED, "checkout-cached", CHECKOUT_CACHED, "6", ".", ".git"),
             "git",
             *m,
             "-c",
@@ -63,7 +64,6 @@ def test_sync_commands_are_exact_and_touch_nothing(tmp_path: Path) -> None:
             "update",
             "--init",
             "--recursive",
-            "--force",
             "--jobs",
             "6",
         ),
@@ -99,7 +99,9 @@ def test_without_mirrors_git_gets_no_rules_only_the_transports(tmp_path: Path) -
         "-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always",
         "-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always", "-c", "protocol.file.allow=user",
     )  # fmt: skip
-    assert sync.commands()[1].argv == ("git", *policy, "fetch", "--no-tags", URL, "+refs/tags/v2.0.0:refs/tags/v2.0.0")
+    assert sync.commands()[1].argv == (
+        ("git", *policy, "-c", "fetch.unpackLimit=1", "fetch", "--no-tags", URL, "+refs/tags/v2.0.0:refs/tags/v2.0.0")
+    )
     assert sync.commands()[1].why == (
         "fetch tag v2.0.0 into the object cache; a cached earlier tag makes this incremental"
     )
