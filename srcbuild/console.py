@@ -288,18 +288,32 @@ def print_lines(lines: Iterable[str], console: Console) -> None:
 
 
 def as_text(renderable: RenderableType, width: int = DEFAULT_WIDTH) -> str:
-    """``renderable`` (a table) as plain text of at most ``width`` columns, for a result built as a string."""
+    """``renderable`` (a table) as plain text of at most ``width`` columns, for a result built as a
+    string: a table without its rule line (no box-drawing characters) and no line with trailing blanks."""
     from rich.console import Console
+    from rich.table import Table
 
+    if isinstance(renderable, Table):
+        renderable.box = None
     buffer = io.StringIO()
     Console(file=buffer, width=width, highlight=False, no_color=True, color_system=None).print(renderable)
-    return buffer.getvalue()
+    return "".join(line.rstrip() + "\n" for line in buffer.getvalue().splitlines())
+
+
+def show_table(drawn: Table, console: Console) -> None:
+    """Print a table: drawn with its rule on a terminal; to a pipe or a file, as plain lines that
+    ``grep``, ``cut`` and ``diff`` read as text (``as_text``: the same columns and wrapping)."""
+    if console.is_terminal:
+        console.print(drawn)
+        return
+    for line in as_text(drawn, console.width).splitlines():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_table(
     title: str | None, columns: Sequence[str], rows: Iterable[Sequence[object]], console: Console | None = None
 ) -> None:
-    (console or make_console()).print(table(title, columns, rows))
+    show_table(table(title, columns, rows), console or make_console())
 
 
 __all__ = [
@@ -317,6 +331,7 @@ __all__ = [
     "print_lines",
     "print_table",
     "shell_words",
+    "show_table",
     "table",
     "wrap_line",
     "wrap_text",

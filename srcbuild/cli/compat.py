@@ -22,7 +22,7 @@ from srcbuild.advice.python import PythonToMake, python_to_make
 from srcbuild.advice.window import Window, version, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
-from srcbuild.console import make_console, print_lines, table
+from srcbuild.console import make_console, print_lines, show_table, table
 from srcbuild.envs.runtime import pythons_here
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
@@ -212,12 +212,13 @@ def _ambiguous(kb: KnowledgeBase, name: str, models: Sequence[GpuModel], as_json
         return 0
     console = make_console()
     ccs = ", ".join(str(window.cc) for window, *_ in answers)
-    console.print(
+    show_table(
         table(
             f'"{name}" names GPUs of different compute capabilities ({ccs})',
             ("name", "chip", "compute capability", "PCI ids"),
             ((m.name, m.chip, str(m.cc), " ".join(m.pci_id_labels)) for m in models),
-        )
+        ),
+        console,
     )
     for window, fits, label, ids, make in answers:
         console.print()
@@ -253,12 +254,13 @@ def render(
     if not window.options:
         console.print("No CUDA release srcbuild knows can target it.")
         return
-    console.print(
+    show_table(
         table(
             f"CUDA releases that target sm_{window.cc.sm}",
             ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"),
             ((o.cuda, o.gcc_range, o.min_driver, _span(o.torch_lines), _span(o.cudnn_lines)) for o in window.options),
-        )
+        ),
+        console,
     )
     official = window.official
     lines = [
@@ -291,7 +293,7 @@ def render(
         lines.append("Last driver: current drivers still support it")
     print_lines(lines, console)
     if fits:
-        console.print(
+        show_table(
             table(
                 "Catalog recipes",
                 ("recipe", "fits", "torch", "CUDA", "why not"),
@@ -299,7 +301,8 @@ def render(
                     (f.recipe, "yes" if f.fits else "no", f.torch, f.cuda, f.reasons[0] if f.reasons else "")
                     for f in fits
                 ),
-            )
+            ),
+            console,
         )
 
 

@@ -16,7 +16,7 @@ import click
 
 from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
-from srcbuild.console import echo_text, make_console, print_lines, table
+from srcbuild.console import echo_text, make_console, print_lines, show_table, table
 from srcbuild.envs import (
     BACKEND_NAMES,
     EnvBackend,
@@ -144,9 +144,10 @@ def show_env(
         (item, "recipe [toolchain] python" if item == spec.python_spec else spec.origin(item))
         for item in spec.conda_specs
     ]
-    console.print(table("conda packages", ("package", "from"), origins))
+    show_table(table("conda packages", ("package", "from"), origins), console)
     if spec.pip:
-        console.print(table("pip packages", ("package", "from"), ((item, spec.origin(item)) for item in spec.pip)))
+        pip_rows = ((item, spec.origin(item)) for item in spec.pip)
+        show_table(table("pip packages", ("package", "from"), pip_rows), console)
     lines = [f"lockfile:  {display_path(lockfile) if lockfile else 'none (the packages are solved at creation)'}"]
     if backend is not None:
         lines.append(f"backend:   {backend.name}")

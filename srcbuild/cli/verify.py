@@ -20,7 +20,7 @@ from rich.console import Console
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
 from srcbuild.console import SETTINGS as CONSOLE_SETTINGS
-from srcbuild.console import Verbosity, make_console, print_lines, table
+from srcbuild.console import Verbosity, make_console, print_lines, show_table, table
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
 from srcbuild.recipe import Recipe, RecipeCatalog
@@ -73,19 +73,20 @@ def render_report(report: VerifyReport, console: Console, listing: bool = False)
             )
             for r, ccs in zip(rows, report.runs_on_rows())
         )
-        console.print(table("CUDA kernels per library", columns, cells))
+        show_table(table("CUDA kernels per library", columns, cells), console)
     else:
         print_lines([f"this wheel has no CUDA: {no_kernels_text(len(wheel.libraries))}"], console)
     if listing and rows:
         everywhere = [c.cc for c in runs_on(report.kernels, wheel.ptx_isa)]
         print_lines([f"the wheel runs on: {generations_text(everywhere)}"], console)
     if report.coverage:
-        console.print(
+        show_table(
             table(
                 "Compute capabilities",
                 ("compute capability", "runs", "via"),
                 ((str(c.cc), "yes" if c.runs else "NO", c.via) for c in report.coverage),
-            )
+            ),
+            console,
         )
     lines = [*platform_lines(report.extra), *(finding.render() for finding in report.findings)]
     print_lines(lines, console)
@@ -245,7 +246,8 @@ def render_ddp(plan: DdpPlan) -> None:
 
 def render_smoke(report: SmokeReport, console: Console) -> None:
     title = f"smoke test of {report.recipe}" + ("" if report.gpu else " (no GPU)")
-    console.print(table(title, ("check", "result", "detail"), ((c.name, c.status, c.detail) for c in report.checks)))
+    checks = ((c.name, c.status, c.detail) for c in report.checks)
+    show_table(table(title, ("check", "result", "detail"), checks), console)
 
 
 def runtime_caveats(recipe: Recipe) -> list[str]:

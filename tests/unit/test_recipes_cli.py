@@ -29,7 +29,8 @@ def test_recipes_list_fits_80_columns_and_names_gpus(
     assert main(["recipes", "list"]) == 0
     out = capsys.readouterr().out
     assert max(len(line.rstrip()) for line in out.splitlines()) <= 80
-    first = next(line for line in out.splitlines() if line.startswith(" kepler-cu92 "))
+    assert all(line == line.rstrip() and "─" not in line for line in out.splitlines())  # plain lines to a pipe
+    first = next(line for line in out.splitlines() if line.startswith("kepler-cu92 "))
     assert first.split()[:3] == ["kepler-cu92", "3.0:", "GeForce"]
     assert "750M" in out
     assert "torch 1.7.1" in first and "CUDA 9.2" in first
@@ -38,7 +39,7 @@ def test_recipes_list_fits_80_columns_and_names_gpus(
 def test_a_broken_recipe_is_listed_with_its_error(broken_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recipes", "list"]) == 0
     out = capsys.readouterr().out
-    assert " mine " in out and " kepler-cu92 " in out
+    assert "\nmine " in out and "\nkepler-cu92 " in out
     broken = out[out.index("broken  broken-one: ") :]
     assert "torch.tagg: unknown key (did you mean 'tag'?)" in " ".join(broken.split())
     assert main(["recipes", "list", "--json"]) == 0

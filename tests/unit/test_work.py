@@ -60,7 +60,7 @@ def test_work_ls_and_clean(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["work", "ls"]) == 0
     out = capsys.readouterr().out
     assert max(len(line.rstrip()) for line in out.splitlines()) <= 80
-    assert " checkout " in out and "kepler-cu92" in out and "40d ago" in out
+    assert "\ncheckout " in out and "kepler-cu92" in out and "40d ago" in out
     assert main(["work", "clean"]) == 2  # says which filter to give
     assert main(["work", "clean", "--recipe", "kepler-cu92", "--dry-run"]) == 0
     assert (paths.sources_dir / "kepler-cu92").exists()

@@ -97,7 +97,7 @@ def test_cli_cross_checks_with_the_recipes_cuda(
     code = main(["verify", str(wheel), "--recipe", "kepler-k80-cu118", "--cuda-home", str(cuda118_home)])
     out, err = capsys.readouterr()
     assert code == 6, out + err
-    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith(" torch/lib/")}
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("torch/lib/")}
     assert rows["torch/lib/libtorch_cuda.so"] == ["3.5", "3.7", "5.0", "5.0", "match"]
     assert rows["torch/lib/libextra.so"] == ["7.5", "8.0", "8.0", "unsupported"]
     assert "info: torch/lib/libextra.so: cuobjdump cross-check unsupported: Support for 'sm_" in " ".join(out.split())

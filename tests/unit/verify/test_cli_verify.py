@@ -34,7 +34,7 @@ def test_missing_arch_exits_6_with_message_and_hint(tmp_path: Path, capsys: pyte
         "hint: rebuild with gpu.arch including 3.0",
     ]
     assert "CUDA kernels per library" in out and "torch/lib/libtorch_cuda.so" in out
-    assert " 3.0                  NO     no kernel image " in out.splitlines()
+    assert "3.0                 NO    no kernel image" in out.splitlines()
 
 
 def test_passing_wheel_prints_verified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,7 +42,7 @@ def test_passing_wheel_prints_verified(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["verify", str(wheel), "--recipe", "kepler-cu92", "--no-cross-check"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == f"verified: {wheel.name}"
-    assert " 3.0                  yes    SASS sm_30 " in out.splitlines()
+    assert "3.0                 yes   SASS sm_30" in out.splitlines()
 
 
 def test_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
