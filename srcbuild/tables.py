@@ -24,6 +24,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,14 @@ def _with_sources(data: dict[str, Any]) -> dict[str, Any]:
 def _cache_file(path: Path) -> Path:
     import platformdirs  # loaded by every command that resolves a path anyway
 
-    where = hashlib.sha256(str(path.parent.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return Path(platformdirs.user_cache_dir("srcbuild")) / "tables" / f"{path.stem}-{where}.json"
+    return Path(platformdirs.user_cache_dir("srcbuild")) / "tables" / f"{path.stem}-{_dir_key(path.parent)}.json"
+
+
+@lru_cache(maxsize=64)
+def _dir_key(directory: Path) -> str:
+    """The part of a kept table's name that tells its data directory: resolved and hashed once per
+    directory, not for each of the files read from it (a doctor reads about thirty)."""
+    return hashlib.sha256(str(directory.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _stamp(st: os.stat_result) -> list[int]:
