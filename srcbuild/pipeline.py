@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import filelock
 from rich.console import Console
 
+from srcbuild.console import show_table
 from srcbuild.paths import Paths
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
@@ -162,7 +163,7 @@ def run_build(
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
     plan, resolved = prepared.plan, prepared.resolved
     console.print(f"[bold]srcbuild {plan.package} {plan.version} (recipe {plan.recipe})[/bold]")
-    console.print(settings_table(plan.settings))
+    show_table(settings_table(plan.settings), console)
     fp = build_fingerprint(resolved)
     decision = CacheDecision.open(recipe, plan, fp, paths, options, environ, console)
 
@@ -209,7 +210,7 @@ def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console,
     b, plan = prepared.build, prepared.plan
     console.print(f"[bold]srcbuild ext {b.label} (recipe {plan.recipe})[/bold]")
     console.print(f"torch: {prepared.identity.describe()}", markup=False, highlight=False)
-    console.print(settings_table(plan.settings))
+    show_table(settings_table(plan.settings), console)
     cache = WheelCache(b.base.paths.cache_dir)
     fp = prepared.fingerprint
     archs = list(b.recipe.gpu.arch) if b.cuda else []
