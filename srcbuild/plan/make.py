@@ -34,6 +34,7 @@ from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.resolve.variables import cmake_settings, wheel_version
+from srcbuild.rules.host import DISK_MIN_GIB
 from srcbuild.sources.sync import SourceSync
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
@@ -128,6 +129,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         system_alternatives=r.compiler.system,
         findings=r.findings,
         compiler_tree=r.compiler.tree,
+        disk_need_bytes=DISK_MIN_GIB * 2**30,
     )
 
 
