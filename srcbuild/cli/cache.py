@@ -97,7 +97,8 @@ def entry_row(entry: CacheEntry, now: float | None = None) -> dict[str, Any]:
         "recipe": m.recipe_name,
         "compute_capabilities": kernels_label(m),
         "kernels": {"sass": list(m.sass), "ptx": list(m.ptx)},
-        "size": entry_size(entry),
+        "size": entry_size(entry),  # the entry on disk: wheel, manifest, logs
+        "wheel_size": m.size,
         "created": m.created,
         "age": age_label(m.created, now),
         "wheel": m.wheel,
@@ -116,7 +117,7 @@ def cache_group() -> None:
 @path_options
 @json_option
 def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
-    """The cached wheels: package, version, recipe, compute capabilities, size, age."""
+    """The cached wheels: package, version, recipe, kernels (compute capabilities), wheel size, age."""
     cache = open_cache(work_dir, cache_dir)
     rows = [entry_row(e) for e in sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)]
     if as_json:
@@ -129,7 +130,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
 
     print_table(
         f"srcbuild cache: {cache.root}",
-        ("key", "package", "version", "recipe", "compute capabilities", "size", "age"),
+        ("key", "package", "version", "recipe", "kernels", "size", "age"),
         (
             (
                 row["entry_key"][:12],
@@ -137,7 +138,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
                 row["version"],
                 row["recipe"],
                 row["compute_capabilities"],
-                human_size(row["size"]),
+                human_size(row["wheel_size"]),
                 row["age"],
             )
             for row in rows

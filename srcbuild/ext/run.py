@@ -228,7 +228,27 @@ def prepare_ext(
     )
     findings = (*recipe_findings(base), *findings, *range_findings(knowledge, sdist.version if sdist else None,
                                                                      identity))
-    return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+    plan = replace(make_ext_plan(b), continue_command=continue_command(recipe, request, torch, options, paths))
+    return PreparedExt(b, plan, identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+
+
+def continue_command(
+    recipe: Recipe, request: ExtRequest, torch: TorchRequest, options: BuildOptions, paths: Paths
+) -> str:
+    """The ``srcbuild ext ... --resume`` command that continues this build after a failure or an
+    interrupt (the CLI prints the user's own command line with --resume instead, when it has one)."""
+    import shlex
+
+    from srcbuild.recipe.catalog import recipe_argument
+
+    args = ["srcbuild", "ext", str(request)]
+    if torch.wheel:
+        args += ["--torch-wheel", str(torch.wheel)]
+    elif torch.version:
+        args += ["--torch", torch.version]
+    if options.env_prefix:
+        args += ["--env", str(options.env_prefix)]
+    return " ".join([shlex.join(args), "--recipe", recipe_argument(recipe, paths), "--resume"])
 
 
 # The recipe's compatibility findings that bear on an extension: the compiler and CUDA pins and the
