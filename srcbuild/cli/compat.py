@@ -271,7 +271,10 @@ def render(
         table(
             f"CUDA releases that target sm_{window.cc.sm}",
             ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"),
-            ((o.cuda, o.gcc_range, o.min_driver, _span(o.torch_lines), _span(o.cudnn_lines)) for o in window.options),
+            (
+                (o.cuda, o.gcc_range, o.min_driver or "not known", _span(o.torch_lines), _span(o.cudnn_lines))
+                for o in window.options
+            ),
         ),
         console,
     )

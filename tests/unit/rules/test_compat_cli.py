@@ -165,3 +165,27 @@ def test_mpi_for_a_gpu_no_recipe_builds_says_how_to_make_one(capsys: pytest.Capt
     assert "without MPI, no build is needed: pip install torch==" in text
     assert "does not fit (" not in text and "other recipes do not fit it (srcbuild compat --arch 8.6 says why)" in text
     assert len(out.splitlines()) < 20
+
+
+@pytest.mark.parametrize(
+    ("recipe", "cc", "cuda", "absent"),
+    [
+        ("torch28-cu128-sm103", "10.3", "12.8", "sm_103"),
+        ("torch28-cu128-sm110", "11.0", "12.8", "sm_110"),
+        ("torch210-cu130-sm101", "10.1", "13.0", "sm_101"),
+    ],
+)
+def test_a_capability_inside_the_span_but_outside_ptxas_set_is_refused(
+    capsys: pytest.CaptureFixture[str], recipe: str, cc: str, cuda: str, absent: str
+) -> None:
+    """CUDA 12.8 targets 10.0 and 12.0 but not 10.3 or 11.0; CUDA 13.0 renamed 10.1 to 11.0: the set
+    read from the nvcc wheel's ptxas is the evidence, not a min..max span."""
+    code, out, _ = run(capsys, "recipes", "check", "--json", str(COMBOS / f"{recipe}.toml"))
+    assert code == 3
+    (report,) = json.loads(out)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "cuda-arch"]
+    assert finding["message"].startswith(f"CUDA {cuda} cannot target compute capability {cc} (")
+    evidence = finding["source"]
+    accepted = evidence.split(": binary:")[0].split()
+    assert evidence.startswith(f"CUDA {cuda}'s ptxas accepts sm_") and absent not in accepted
+    assert "binary: nvidia_cuda_nvcc" in evidence and "sha256:" in evidence
