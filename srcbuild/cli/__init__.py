@@ -98,6 +98,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "srcbuild.cli.mirror:mirror_group",
         "Gather what recipes need into a directory for machines without a network, and check it.",
     ),
+    "config": (
+        "srcbuild.cli.settings:config_group",
+        "The settings: SRCBUILD_* variables and srcbuild.toml keys, with their values and origins.",
+    ),
 }
 
 
@@ -167,7 +171,9 @@ def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: b
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
-    return "--debug" in argv or os.environ.get("SRCBUILD_DEBUG", "") not in ("", "0")
+    from srcbuild.precedence import env_value  # after a failure only: --help stays without it
+
+    return "--debug" in argv or (env_value(os.environ, "SRCBUILD_DEBUG") or "0") != "0"
 
 
 def _fail(

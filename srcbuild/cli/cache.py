@@ -29,6 +29,7 @@ from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
 from srcbuild.paths import default_config_dir
+from srcbuild.precedence import env_value
 
 
 def signing_options(func: F) -> F:
@@ -430,7 +431,8 @@ def serve_cmd(
     wheels = write_index(cache, target, key)
     _note_unsigned(key, False)
     try:
-        server = make_server(target, host, port, log_requests=bool(command_environ().get("SRCBUILD_SERVE_LOG")))
+        log = bool(env_value(command_environ(), "SRCBUILD_SERVE_LOG"))
+        server = make_server(target, host, port, log_requests=log)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "choose another --port") from None
     address = server.server_address

@@ -25,6 +25,7 @@ import click
 from srcbuild.cli.common import F, command_environ
 from srcbuild.errors import MirrorMissing, SourceMismatch
 from srcbuild.mirror.layout import DIR_VAR, PATCHES, base_of, is_url, mirror_dir_settings
+from srcbuild.precedence import env_value
 
 if TYPE_CHECKING:
     from srcbuild.mirror.manifest import Manifest
@@ -74,11 +75,11 @@ def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, .
     environ.update(mirror_dir_settings(location, manifest.git_hosts))
     from srcbuild.toolchain.providers import ORDER_VAR
 
-    if manifest.providers and not environ.get(ORDER_VAR):  # the providers whose files it holds, first
+    if manifest.providers and not env_value(environ, ORDER_VAR):  # the providers whose files it holds, first
         environ[ORDER_VAR] = ",".join(manifest.providers)
     if not is_url(base):
         environ[PATCHES_VAR] = os.pathsep.join(
-            p for p in (str(Path(base) / PATCHES), environ.get(PATCHES_VAR, "")) if p
+            p for p in (str(Path(base) / PATCHES), env_value(environ, PATCHES_VAR) or "") if p
         )
     return add
 
@@ -112,7 +113,7 @@ def mirror_dir_option(packages: Callable[[dict[str, Any]], tuple[str, ...]]) -> 
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, mirror_dir: str | None = None, **kw: Any) -> Any:
-            location = mirror_dir or command_environ().get(DIR_VAR)
+            location = mirror_dir or env_value(command_environ(), DIR_VAR)
             if not location:
                 return func(*args, **kw)
             recipe = kw.get("recipe") or kw.get("recipe_name")

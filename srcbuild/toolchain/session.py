@@ -16,6 +16,7 @@ from typing import IO
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, load_facts
@@ -67,8 +68,9 @@ def open_session(
     env = dict(environ)
     store = ToolchainStore(paths.toolchain_dir)
     out = sys.stderr if stream is None else stream
-    mirror_dir = env.get(DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
-    chosen = env.get(MIRROR_VAR) if mirror_dir else mirror or env.get(MIRROR_VAR) or configured_mirror(env)
+    mirror_dir = env_value(env, DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
+    given = env_value(env, MIRROR_VAR)
+    chosen = given if mirror_dir else mirror or given or configured_mirror(env)
     downloader = Downloader(store.downloads, mirror=chosen, offline=offline, stream=out, mirror_dir=mirror_dir)
     ctx = Context(
         downloader=downloader,
