@@ -29,6 +29,7 @@ from srcbuild.findings import Finding
 from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
+from srcbuild.precedence import env_value
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
 from srcbuild.resolve import BuildOptions, ResolvedBuild
@@ -134,11 +135,12 @@ def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
     try:
         return find_sdist(request, pip_indexes(sys.executable, environ))
     except NotFoundError as exc:
-        if not environ.get(MIRROR_DIR_VAR):
+        mirror_dir = env_value(environ, MIRROR_DIR_VAR)
+        if not mirror_dir:
             raise
         raise MirrorMissing(
-            f"the sdist of {request} is not in the mirror {environ[MIRROR_DIR_VAR]}'s package index ({exc.message})",
-            f"add it on a connected machine: srcbuild mirror create {environ[MIRROR_DIR_VAR]} --ext {request}",
+            f"the sdist of {request} is not in the mirror {mirror_dir}'s package index ({exc.message})",
+            f"add it on a connected machine: srcbuild mirror create {mirror_dir} --ext {request}",
             {"create_options": ["--ext", str(request)]},
         ) from None
 
@@ -149,7 +151,7 @@ def check_git_mirror(request: ExtRequest, environ: Mapping[str, str]) -> None:
     from srcbuild.ext.source import is_commit
     from srcbuild.mirror.manifest import read_git_refs
 
-    base = environ.get(MIRROR_DIR_VAR)
+    base = env_value(environ, MIRROR_DIR_VAR)
     if not base or not request.is_git:
         return
     ref = request.git_ref or ""

@@ -18,6 +18,7 @@ from srcbuild.host.mpi import list_mpi
 from srcbuild.host.system import conda_env_dirs, find_conda, probe_docker, probe_resources
 from srcbuild.host.toolchain import CONTRACT_VAR, find_cudnn, find_nccl, list_cuda, list_gcc
 from srcbuild.paths import Paths
+from srcbuild.precedence import env_value
 from srcbuild.toolchain.homes import ProvisionedDirs, provisioned_dirs
 
 T = TypeVar("T")
@@ -94,7 +95,7 @@ def probe_host(
         docker=docker,
         resources=resources,
         missing=tuple(missing),
-        cuda_contract="warn" if env.get(CONTRACT_VAR, "").strip().lower() == "warn" else "error",
+        cuda_contract="warn" if (env_value(env, CONTRACT_VAR) or "").strip().lower() == "warn" else "error",
     )
 
 

@@ -50,7 +50,15 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     if r.provisioning:  # the compiler step registers a provisioned gcc: it must exist by then
         steps.append(provision_step(r))
     steps.append(compiler_step(r))
-    sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
+    sources = SourceSync(
+        r.pin,
+        r.checkout,
+        r.paths.git_cache_dir,
+        r.mirrors,
+        r.options.git_jobs,
+        label=package,
+        accept_moved=r.options.accept_moved_tag,
+    )
     steps.extend(sources_steps(sources))
     patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:

@@ -16,6 +16,7 @@ from typing import IO
 from srcbuild.errors import UsageError
 from srcbuild.mirror.layout import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, load_facts
@@ -69,7 +70,7 @@ def open_session(
     env = dict(environ)
     store = ToolchainStore(paths.toolchain_dir)
     out = sys.stderr if stream is None else stream
-    mirror_dir = env.get(DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
+    mirror_dir = env_value(env, DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
     chosen = nvidia_mirror(env, mirror)
     downloader = Downloader(store.downloads, mirror=chosen, offline=offline, stream=out, mirror_dir=mirror_dir)
     ctx = Context(
@@ -86,13 +87,15 @@ def open_session(
 def nvidia_mirror(environ: Mapping[str, str], mirror: str | None = None) -> str | None:
     """The mirror NVIDIA's downloads come from: ``--mirror`` > SRCBUILD_NVIDIA_MIRROR > toolchain.toml
     (with ``--mirror-dir``, the variable that names its NVIDIA part alone)."""
-    if environ.get(DIR_VAR):
-        return environ.get(MIRROR_VAR) or None
-    return mirror or environ.get(MIRROR_VAR) or configured_mirror(environ)
+    given = env_value(environ, MIRROR_VAR)
+    if env_value(environ, DIR_VAR):
+        return given
+    return mirror or given or configured_mirror(environ)
 
 
 def route_reach(
     facts: ToolchainFacts, environ: Mapping[str, str], mirror: str | None = None, offline: bool = False
 ) -> Reach:
     """The probe of each route's host, with the mirrors this run uses (none under --offline or --mirror-dir)."""
-    return Reach(facts, dict(environ), nvidia_mirror(environ, mirror), off=offline or bool(environ.get(DIR_VAR)))
+    off = offline or bool(env_value(environ, DIR_VAR))
+    return Reach(facts, dict(environ), nvidia_mirror(environ, mirror), off=off)

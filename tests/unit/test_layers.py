@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "files",
         "paths",
         "precedence",
+        "settings",
         "tables",
         "capability",
         "config",

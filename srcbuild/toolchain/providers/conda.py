@@ -37,6 +37,7 @@ from pathlib import Path
 from srcbuild import proc
 from srcbuild.errors import EnvironmentError_, MirrorMissing, StepFailed
 from srcbuild.mirror.layout import DIR_VAR
+from srcbuild.precedence import env_value
 from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import check_nvcc, link_targets_layout
@@ -156,12 +157,13 @@ class CondaProvider:
         try:
             sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
         except EnvironmentError_ as exc:
-            if not ctx.environ.get(DIR_VAR):
+            mirror_dir = env_value(ctx.environ, DIR_VAR)
+            if not mirror_dir:
                 raise
             raise MirrorMissing(
-                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {ctx.environ[DIR_VAR]}'s "
+                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {mirror_dir}'s "
                 f"{tool.channel} channel ({exc.message})",
-                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+                f"add it on a connected machine: srcbuild mirror create {mirror_dir} --recipe RECIPE",
             ) from None
         facts_out: dict[str, str] = {}
         if offer.request.tool == "gcc":
