@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.knowledge import versions
 from srcbuild.knowledge.model import (
     ArchSupport,
     Breakage,
@@ -25,6 +24,7 @@ from srcbuild.knowledge.model import (
     ToolFloor,
     WheelCaveat,
 )
+from srcbuild.knowledge.versions import parse, try_parse
 
 
 class KnowledgeDataError(Exception):
@@ -46,7 +46,7 @@ def _req(row: dict[str, Any], key: str, where: str) -> Any:
 
 def _version(row: dict[str, Any], key: str, where: str) -> str:
     value = str(_req(row, key, where))
-    if versions.try_parse(value) is None:
+    if try_parse(value) is None:
         raise KnowledgeDataError(f"{where}: {key} = {value!r} is not a version")
     return value
 
@@ -84,7 +84,7 @@ def cuda_releases(data: dict[str, Any]) -> tuple[CudaRelease, ...]:
                 patches=patches,
             )
         )
-    return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+    return tuple(sorted(rows, key=lambda r: parse(r.version)))
 
 
 def arch_support(data: dict[str, Any]) -> tuple[ArchSupport, ...]:
@@ -168,7 +168,7 @@ def cudnn_releases(data: dict[str, Any]) -> tuple[CudnnRelease, ...]:
                 unconfirmed=bool(row.get("unconfirmed", False)),
             )
         )
-    return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+    return tuple(sorted(rows, key=lambda r: parse(r.version)))
 
 
 def breakages(data: dict[str, Any]) -> tuple[Breakage, ...]:
