@@ -135,7 +135,7 @@ class KnowledgeBase:
             return None
         best: str | None = None
         for row in self.cuda_releases:
-            if versions.at_least(driver, versions.parse(row.min_driver)):
+            if row.min_driver is not None and versions.at_least(driver, versions.parse(row.min_driver)):
                 best = row.line
         return best
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from srcbuild.errors import CacheIntegrityError, VerificationFailed
-from srcbuild.verify.elfread import ElfFacts, read_stream
+from srcbuild.verify.elfread import ElfFacts, ImpossibleElf, read_stream
 from srcbuild.verify.inflate import open_member
 
 _SO_RE = re.compile(r"\.so(\.\d+)*$")
@@ -94,6 +94,8 @@ def _read_member(
                 facts = read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename, tee=out)
             extra = hook(info.filename, copy, facts) if facts.entries else None
             return facts, extra
+    except ImpossibleElf as exc:
+        raise VerificationFailed(f"{wheel}: {exc.message}", exc.hint) from None
     except VerificationFailed as exc:
         reason = exc.message.split(": ", 1)[-1]
         return ElfFacts(size=info.file_size, elf=False, unreadable=reason), None
