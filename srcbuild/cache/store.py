@@ -46,6 +46,7 @@ from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
 from srcbuild.files import copy_synced, fsync_dir, sha256_file, write_atomic, write_synced
 from srcbuild.records import record
+from srcbuild.verified import identity as _identity
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 
@@ -433,11 +434,6 @@ class WheelCache:
 
 
 _NOT_A_DIRECTORY = {True: "a symbolic link; not followed", False: "not a directory; left out"}
-
-
-def _identity(st: os.stat_result) -> list[int]:
-    """What a file's ``stat`` says about its identity: device, inode, size, mtime and ctime (ns)."""
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def stamp_for(wheel: Path, sha256: str) -> bytes:

@@ -151,6 +151,22 @@ def test_compat_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]
     assert err.splitlines()[0].startswith(message)
 
 
+def test_a_mistyped_gpu_name_suggests_its_family_first(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "recommend", "--gpu", "GTX 1800")
+    assert code == 2
+    assert err.splitlines()[1] == "hint: did you mean 'GeForce GTX 1080', 'GeForce GTX 1070', 'GeForce GTX 1050'?"
+
+
+def test_mpi_for_a_gpu_no_recipe_builds_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recommend", "--gpu", "RTX 3090", "--mpi")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "no catalog recipe builds torch with MPI for it make one: srcbuild recipes new my-mpi --extends " in text
+    assert "without MPI, no build is needed: pip install torch==" in text
+    assert "does not fit (" not in text and "other recipes do not fit it (srcbuild compat --arch 8.6 says why)" in text
+    assert len(out.splitlines()) < 20
+
+
 @pytest.mark.parametrize(
     ("recipe", "cc", "cuda", "absent"),
     [
