@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("knowledge", "recipe"),
     (
         "__init__",
+        "packages",
         "errors",
         "proc",
         "files",
