@@ -40,6 +40,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
 from srcbuild.files import write_atomic
 from srcbuild.paths import default_config_dir
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 NAMESPACE = "srcbuild-cache"
@@ -65,13 +66,13 @@ def payload(manifest: Manifest) -> bytes:
 
 
 def trusted_signers_path(environ: Mapping[str, str]) -> Path:
-    value = environ.get("SRCBUILD_TRUSTED_SIGNERS")
+    value = env_value(environ, "SRCBUILD_TRUSTED_SIGNERS")
     return Path(value).expanduser() if value else default_config_dir(environ) / "trusted-signers"
 
 
 def signing_key_path(given: str | None, environ: Mapping[str, str]) -> Path | None:
     """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
-    value = given or environ.get("SRCBUILD_SIGNING_KEY")
+    value = given or env_value(environ, "SRCBUILD_SIGNING_KEY")
     if value:
         return Path(value).expanduser()
     default = default_config_dir(environ) / "signing-key"

@@ -30,6 +30,7 @@ from srcbuild.errors import UsageError
 from srcbuild.files import human_size
 from srcbuild.packages import pinned_packages
 from srcbuild.paths import default_config_dir
+from srcbuild.precedence import env_value
 
 
 def signing_options(func: F) -> F:
@@ -97,7 +98,8 @@ def entry_row(entry: CacheEntry, now: float | None = None) -> dict[str, Any]:
         "recipe": m.recipe_name,
         "compute_capabilities": kernels_label(m),
         "kernels": {"sass": list(m.sass), "ptx": list(m.ptx)},
-        "size": entry_size(entry),
+        "size": entry_size(entry),  # the entry on disk: wheel, manifest, logs
+        "wheel_size": m.size,
         "created": m.created,
         "age": age_label(m.created, now),
         "wheel": m.wheel,
@@ -116,7 +118,7 @@ def cache_group() -> None:
 @path_options
 @json_option
 def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
-    """The cached wheels: package, version, recipe, compute capabilities, size, age."""
+    """The cached wheels: package, version, recipe, kernels (compute capabilities), wheel size, age."""
     cache = open_cache(work_dir, cache_dir)
     rows = [entry_row(e) for e in sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)]
     if as_json:
@@ -129,7 +131,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
 
     print_table(
         f"srcbuild cache: {cache.root}",
-        ("key", "package", "version", "recipe", "compute capabilities", "size", "age"),
+        ("key", "package", "version", "recipe", "kernels", "size", "age"),
         (
             (
                 row["entry_key"][:12],
@@ -137,7 +139,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
                 row["version"],
                 row["recipe"],
                 row["compute_capabilities"],
-                human_size(row["size"]),
+                human_size(row["wheel_size"]),
                 row["age"],
             )
             for row in rows
@@ -430,7 +432,8 @@ def serve_cmd(
     wheels = write_index(cache, target, key)
     _note_unsigned(key, False)
     try:
-        server = make_server(target, host, port, log_requests=bool(command_environ().get("SRCBUILD_SERVE_LOG")))
+        log = bool(env_value(command_environ(), "SRCBUILD_SERVE_LOG"))
+        server = make_server(target, host, port, log_requests=log)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "choose another --port") from None
     address = server.server_address

@@ -14,9 +14,10 @@ from srcbuild.cli.common import PackageChoice, command_environ, json_option, pat
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.packages import build_order, package_spec
 from srcbuild.paths import Paths
+from srcbuild.precedence import env_value
 from srcbuild.recipe import RecipeCatalog
 
 
@@ -94,7 +95,7 @@ def build_command(
     for flag, value in (("--env", env_prefix), ("--cuda-home", cuda_home), ("--max-jobs", max_jobs)):
         if value is not None:
             inside += [flag, str(value)]
-    mirror_dir = command_environ().get(MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
+    mirror_dir = env_value(command_environ(), MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
     torch_fp = None
     if package_spec(package).needs_torch_wheel and image_tag:  # the runtime image installs torch's cached wheel too
         from srcbuild.resolve.request import request_fingerprint

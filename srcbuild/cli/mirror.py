@@ -24,6 +24,7 @@ from srcbuild.cli.common import (
 from srcbuild.errors import CacheIntegrityError, NotFoundError, UsageError
 from srcbuild.files import human_size
 from srcbuild.packages import pinned_packages
+from srcbuild.precedence import env_value
 
 if TYPE_CHECKING:
     from srcbuild.mirror.create import Target
@@ -158,7 +159,7 @@ def create_command(
     catalog = RecipeCatalog(paths)
     facts = load_facts(environ)
     prefer = provider_order(environ)
-    backend = env_backend or environ.get("SRCBUILD_ENV_BACKEND") or None
+    backend = env_backend or env_value(environ, "SRCBUILD_ENV_BACKEND") or None
     wheel_platforms = _wheel_platforms(platforms, environ)
     glibc = _target_glibc(platforms)
     if python is not None and not re.fullmatch(r"3\.\d+", python):
@@ -180,7 +181,7 @@ def create_command(
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
-    nvidia = environ.get("SRCBUILD_NVIDIA_MIRROR") or None
+    nvidia = env_value(environ, "SRCBUILD_NVIDIA_MIRROR") or None
     stream = sys.stderr
     report = create_mirror(
         Path(directory),
