@@ -14,7 +14,7 @@ from srcbuild.cli.common import command_environ, json_option, path_options, prin
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.precedence import env_value
 from srcbuild.recipe import RecipeCatalog

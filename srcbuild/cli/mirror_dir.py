@@ -24,7 +24,8 @@ import click
 
 from srcbuild.cli.common import F, command_environ
 from srcbuild.errors import MirrorMissing, SourceMismatch
-from srcbuild.mirror.layout import DIR_VAR, PATCHES, base_of, is_url, mirror_dir_settings
+from srcbuild.mirror.layout import PATCHES, base_of, is_url, mirror_dir_settings
+from srcbuild.offline import DIR_VAR
 from srcbuild.precedence import env_value
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import field
 
+import srcbuild.knowledge.versions as versions
 from srcbuild.capability import ComputeCapability
-from srcbuild.knowledge import versions
 from srcbuild.records import record
 
 
