@@ -16,11 +16,10 @@ from typing import Any
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import RecipeError
+from srcbuild.packages import PACKAGES
 from srcbuild.paths import catalog_dir
 from srcbuild.recipe.envcheck import check_env_entries
 from srcbuild.recipe.model import (
-    DEFAULT_TORCH_REPO,
-    DEFAULT_TORCHVISION_REPO,
     Build,
     EnvTable,
     ExtensionPin,
@@ -32,12 +31,12 @@ from srcbuild.recipe.model import (
 )
 from srcbuild.recipe.schema import (
     REQUIRED,
-    SCHEMA,
     Field,
     build_env_allowlist,
     changes_what_runs,
     control_character,
     recipe_name_reason,
+    recipe_schema,
 )
 from srcbuild.tables import read_data_file
 
@@ -127,10 +126,11 @@ def _type_reason(value: object, field: Field) -> str | None:
 
 def validate_table(data: dict[str, Any], where: str) -> None:
     """Check one file's keys, types and values against the schema (before merging)."""
+    schema = recipe_schema()
     for key, value in data.items():
-        if key not in SCHEMA:
-            raise RecipeError(f"{where}: {_show(key)}: unknown key{_did_you_mean(key, list(SCHEMA))}")
-        spec = SCHEMA[key]
+        if key not in schema:
+            raise RecipeError(f"{where}: {_show(key)}: unknown key{_did_you_mean(key, list(schema))}")
+        spec = schema[key]
         if isinstance(spec, dict):
             if not isinstance(value, dict):
                 raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {_short(value)}")
@@ -339,10 +339,15 @@ class RecipeLoader:
         extensions = tuple(
             ExtensionPin(name=e["name"], version=e.get("version"), git=e.get("git")) for e in data.get("extensions", [])
         )
-        torch = _pin(data["torch"], DEFAULT_TORCH_REPO)
-        torchvision = _pin(data["torchvision"], DEFAULT_TORCHVISION_REPO) if "torchvision" in data else None
-        if torchvision is not None and "tag" not in data["torchvision"]:
-            raise RecipeError(f"{where}: torchvision.tag: required key is missing")
+        pins: list[tuple[str, SourcePin]] = []
+        for spec in PACKAGES.values():  # torch's table is required (REQUIRED); the others pin when present
+            pinned = data.get(spec.recipe_table)
+            if pinned is None:
+                continue
+            if "tag" not in pinned:
+                raise RecipeError(f"{where}: {spec.recipe_table}.tag: required key is missing")
+            pins.append((spec.recipe_table, _pin(pinned, spec.default_repo)))
+        torch = dict(pins)["torch"]
         if "name" not in data:
             reason = recipe_name_reason(path.stem)
             if reason:
@@ -354,7 +359,7 @@ class RecipeLoader:
             name=data.get("name", path.stem),
             description=data.get("description", ""),
             torch=torch,
-            torchvision=torchvision,
+            pins=tuple((table, pin) for table, pin in pins if table != "torch"),
             toolchain=toolchain,
             gpu=gpu,
             mpi=mpi,

@@ -272,12 +272,11 @@ SOURCE_TABLE = {
     "repo": Field(str, "git URL of the repository", _repo),
 }
 
+# the keys of a recipe besides the package tables (``recipe_schema`` adds those)
 SCHEMA: dict[str, Field | dict[str, Field]] = {
     "name": Field(str, "recipe name; defaults to the file name", recipe_name_reason),
     "description": Field(str, "one line: which GPUs this serves"),
     "extends": Field(str, "name of a parent recipe; tables merge key by key, this file wins", recipe_name_reason),
-    "torch": SOURCE_TABLE,
-    "torchvision": SOURCE_TABLE,
     "toolchain": {
         "python": Field(str, 'Python major.minor, e.g. "3.8"', _matches(PYTHON_RE, 'a Python version like "3.8"')),
         "gcc": Field(str, 'gcc major (or major.minor), e.g. "7"', _matches(GCC_RE, 'a gcc version like "7" or "11.2"')),
@@ -320,5 +319,18 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         item_check=_extension,
     ),
 }
+
+
+
+def recipe_schema() -> dict[str, Field | dict[str, Field]]:
+    """The whole schema: ``SCHEMA`` and a pin table (``SOURCE_TABLE``) for each registered package
+    (``srcbuild.packages.PACKAGES``: ``[torch]``, ``[torchvision]``, ``[torchaudio]``), asked each time
+    so a package added to the registry is a recipe table at once."""
+    from srcbuild.packages import PACKAGES
+
+    head = ("name", "description", "extends")
+    tables: dict[str, Field | dict[str, Field]] = {spec.recipe_table: SOURCE_TABLE for spec in PACKAGES.values()}
+    return {**{key: SCHEMA[key] for key in head}, **tables, **{k: v for k, v in SCHEMA.items() if k not in head}}
+
 
 REQUIRED = ("torch.tag", "toolchain.python", "toolchain.gcc", "toolchain.cuda")
