@@ -171,7 +171,7 @@ def wheel_requires(wheel: Path, name: str) -> list[str]:
     """The wheel's ``Requires-Dist`` lines (markers kept: pip evaluates them for the target)."""
     from email.parser import BytesParser
 
-    from srcbuild.cache.limits import MiB, read_member
+    from srcbuild.limits import MiB, read_member
 
     try:
         with zipfile.ZipFile(wheel) as zf:

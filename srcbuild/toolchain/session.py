@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR
+from srcbuild.offline import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
 from srcbuild.precedence import env_value
 from srcbuild.records import record

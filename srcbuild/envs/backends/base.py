@@ -15,7 +15,7 @@ from srcbuild.command import Command
 from srcbuild.envs.prefix import BuildEnv
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError, MirrorMissing
-from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.offline import DIR_VAR, missing_requirement
 from srcbuild.precedence import env_value
 from srcbuild.records import record
 

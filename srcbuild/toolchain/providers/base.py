@@ -16,7 +16,7 @@ from typing import IO, Protocol
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, StepFailed
 from srcbuild.files import human_size
-from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.offline import DIR_VAR, missing_requirement
 from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.toolchain.download import Downloader

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from srcbuild.errors import HostError, MirrorMissing, StepFailed
 from srcbuild.files import sha256_file
-from srcbuild.mirror.layout import DEBIAN_VAR, DIR_VAR
+from srcbuild.offline import DEBIAN_VAR, DIR_VAR
 from srcbuild.precedence import env_value
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror, mirror_options
