@@ -23,6 +23,7 @@ from srcbuild.console import SETTINGS as CONSOLE_SETTINGS
 from srcbuild.console import Verbosity, make_console, print_lines, show_table, table
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
+from srcbuild.packages import package_spec, pinned_packages
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.verify.cuobjdump import find_cuobjdump
@@ -341,9 +342,11 @@ def smoke_command(
         wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
         if torchvision_wheel:
             wheels.append(Path(torchvision_wheel))
-        elif wheel is None and recipe.torchvision is not None:
-            with contextlib.suppress(UsageError):  # the recipe's cached torchvision, when there is one
-                wheels.append(cached_wheel(recipe, "torchvision"))
+        elif wheel is None:
+            others = [p for p in pinned_packages(recipe) if package_spec(p).needs_torch_wheel]
+            for package in others:  # the recipe's cached torchvision, torchaudio, when there is one
+                with contextlib.suppress(UsageError):
+                    wheels.append(cached_wheel(recipe, package))
         interpreter = find_python(recipe, python)
         env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
     host_mpi = probe_host_mpi() if recipe.mpi.enabled else None

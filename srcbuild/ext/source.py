@@ -214,6 +214,20 @@ def _read_page(url: str) -> tuple[str, str] | None:
         raise
 
 
+def index_files(project: str, indexes: Sequence[str]) -> list[tuple[str, str]]:
+    """(file name, URL) of every file ``project``'s pages list on the indexes that answer."""
+    out: list[tuple[str, str]] = []
+    for index in indexes:
+        page_url = index.rstrip("/") + f"/{normalize(project)}/"
+        try:
+            page = _read_page(page_url)
+        except (OSError, ValueError):
+            continue
+        if page is not None:
+            out += page_files(page_url, *page)
+    return out
+
+
 def find_sdist(request: ExtRequest, indexes: Sequence[str]) -> Sdist:
     """The sdist of ``request`` on the first index that has one; NotFoundError otherwise."""
     if not indexes:

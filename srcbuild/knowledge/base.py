@@ -36,6 +36,7 @@ from srcbuild.knowledge.model import (
     TorchRelease,
     WheelCaveat,
 )
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 
@@ -60,22 +61,25 @@ class KnowledgeBase:
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def release_versions(self, project: str) -> tuple[tuple[int, ...], ...]:
-        """Every torch (or torchvision) release this knowledge names, as (major, minor, patch),
-        oldest first; worked out once per knowledge base (the rules ask it for every recipe)."""
-        return self._release_versions[project == "torch"]
+        """Every torch (or torchvision, torchaudio) release this knowledge names, as (major, minor,
+        patch), oldest first; worked out once per knowledge base (the rules ask it for every recipe)."""
+        return self._release_versions.get(project, ())
 
     @functools.cached_property
-    def _release_versions(self) -> dict[bool, tuple[tuple[int, ...], ...]]:
-        torch: set[tuple[int, ...]] = set()
-        vision: set[tuple[int, ...]] = set()
+    def _release_versions(self) -> dict[str, tuple[tuple[int, ...], ...]]:
+        found: dict[str, set[tuple[int, ...]]] = {"torch": set()}
         for row in self.torch_releases:
-            for release, torchvisions in row.torchvision_map:
-                for found, names in ((torch, (release,)), (vision, torchvisions)):
+            for release, _ in row.torchvision_map:  # the torch releases the table knows
+                parsed = versions.try_parse(release)
+                if parsed is not None:
+                    found["torch"].add((*parsed, 0, 0, 0)[:3])
+            for package, mapping in row.paired_maps:
+                for _, names in mapping:
                     for name in names:
                         parsed = versions.try_parse(name)
                         if parsed is not None:
-                            found.add((*parsed, 0, 0, 0)[:3])
-        return {True: tuple(sorted(torch)), False: tuple(sorted(vision))}
+                            found.setdefault(package, set()).add((*parsed, 0, 0, 0)[:3])
+        return {project: tuple(sorted(releases)) for project, releases in found.items()}
 
     # -- CUDA -------------------------------------------------------------------------------------
 
@@ -183,6 +187,23 @@ class KnowledgeBase:
         release = self.torch(torch_version)
         return release.torchvision if release else ()
 
+    def paired_for(self, package: str, torch_version: str) -> tuple[str, ...]:
+        """``package``'s releases made for a torch release ("torchaudio", "1.7.1" -> ("0.7.2",))."""
+        release = self.torch(torch_version)
+        return release.paired(package) if release else ()
+
+    def torch_for_package(self, package: str, version: str) -> str | None:
+        """The torch release a release of ``package`` was made for ("torchaudio", "0.7.2" -> "1.7.1")."""
+        parsed = versions.try_parse(version)
+        if parsed is None:
+            return None
+        shown = versions.show(parsed)
+        for row in self.torch_releases:
+            for torch_version, releases in dict(row.paired_maps).get(package, ()):
+                if shown in releases:
+                    return torch_version
+        return None
+
     def torch_for_torchvision(self, torchvision_version: str) -> str | None:
         """The torch release a torchvision release was made for ("0.8.2" -> "1.7.1")."""
         parsed = versions.try_parse(torchvision_version)
@@ -268,15 +289,15 @@ class KnowledgeBase:
         """
         return pins_for(self.tool_floors, self.breakages, torch_version, host_tools)
 
-    def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
-        """pip requirements the build environment of a torchvision release needs ("0.8.2" ->
-        setuptools<77, numpy<2); its run-time pins are ``runtime_pins``."""
+    def package_build_pins(self, project: str, version: str) -> BuildPins:
+        """pip requirements the build environment of a release of a package built against torch
+        needs ("torchvision", "0.8.2" -> setuptools<77, numpy<2); its run-time pins are ``runtime_pins``."""
         rows = [
             f
             for f in self.tool_floors
-            if f.project == "torchvision" and f.stage == "build" and versions.matches(f.release, torchvision_version)
+            if f.project == project and f.stage == "build" and versions.matches(f.release, version)
         ]
-        reasons = tuple(PinReason(f.requirement, f"torchvision {torchvision_version} build", f.source) for f in rows)
+        reasons = tuple(PinReason(f.requirement, f"{project} {version} build", f.source) for f in rows)
         return BuildPins(pip=tuple(_merge_requirements([f.requirement for f in rows])), env=(), reasons=reasons)
 
     def runtime_pins(self, project: str, version: str) -> tuple[str, ...]:
@@ -372,6 +393,15 @@ def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
+def _paired_maps(row: dict[str, Any]) -> tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]:
+    """The row's map of each package built against torch (a key named after a registered package)."""
+    return tuple(
+        (name, tuple((k, tuple(v)) for k, v in row[name].items()))
+        for name, spec in PACKAGES.items()
+        if spec.needs_torch_wheel and isinstance(row.get(name), dict)
+    )
+
+
 def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tuple:
     rows = []
     overrides: dict[str, dict[str, Any]] = {}
@@ -386,6 +416,7 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tup
             version=line,
             line=line,
             torchvision_map=tuple((k, tuple(v)) for k, v in row.get("torchvision", {}).items()),
+            paired_maps=_paired_maps(row),
             python_min=str(row["python_min"]),
             python_max=str(row["python_max"]),
             cuda_min=cuda_min,

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from srcbuild.errors import HostError
+from srcbuild.packages import package_spec
 from srcbuild.recipe.model import Recipe
-from srcbuild.recipe.packages import package_spec
 from srcbuild.records import record
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts
 from srcbuild.toolchain.fetches import CondaPiece, Download, Fetches
