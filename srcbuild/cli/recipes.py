@@ -225,11 +225,13 @@ def starter_text(name: str, base: Recipe, base_text: str) -> str:
         f"# ---- {base.name}, for reference ----",
     ]
     skip = re.compile(r"^\s*(name|description|extends)\s*=")
-    body = [
-        line if not line.strip() else ("#" + line if line.startswith("#") else "# " + line)
-        for line in base_text.splitlines()
-        if not skip.match(line)
-    ]
+    body = []
+    top = True  # the recipe's own keys come before its first table; a table's name (an extension's) stays
+    for line in base_text.splitlines():
+        top = top and not line.lstrip().startswith("[")
+        if top and skip.match(line):
+            continue
+        body.append(line if not line.strip() else ("#" + line if line.startswith("#") else "# " + line))
     return "\n".join([*head, *body]) + "\n"
 
 

@@ -73,6 +73,12 @@ def _cuda(value: object) -> str | None:
     return f'{value!r} is not a CUDA version (expected a form like "11.8" or "none" for a CPU-only build)'
 
 
+def _cudnn(value: object) -> str | None:
+    if value == "none" or CUDNN_RE.fullmatch(str(value)):
+        return None
+    return f'{value!r} is not a cuDNN version like "7.6" or "8.0.5" (or "none": no cuDNN)'
+
+
 def _capability(value: object) -> str | None:
     try:
         ComputeCapability.parse(str(value))
@@ -277,8 +283,8 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         "cuda": Field(str, 'CUDA version, e.g. "9.2", or "none" for a CPU-only build', _cuda),
         "cudnn": Field(
             str,
-            'cuDNN version, e.g. "7.6" (absent: build without cuDNN)',
-            _matches(CUDNN_RE, 'a cuDNN version like "7.6" or "8.0.5"'),
+            'cuDNN version, e.g. "7.6" (absent or "none": build without cuDNN, also one the parent names)',
+            _cudnn,
         ),
     },
     "gpu": {
