@@ -42,12 +42,12 @@ from urllib.parse import quote, unquote
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from srcbuild.cache.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.serve_pool import BoundedHTTPServer
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
 from srcbuild.files import sha256_file, write_atomic
+from srcbuild.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.records import record
 
 FILES_DIR = "files"

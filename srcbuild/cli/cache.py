@@ -1,4 +1,4 @@
-"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust``: the wheel cache and its remotes."""
+"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust|key``: the wheel cache and its remotes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from srcbuild.cli.common import (
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
-from srcbuild.paths import default_config_dir
+from srcbuild.packages import pinned_packages
 from srcbuild.precedence import env_value
 
 
@@ -49,11 +49,9 @@ def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
         return None
     key = signing_key_path(signing_key, command_environ())
     if key is None:
-        default = default_config_dir(command_environ()) / "signing-key"
         raise UsageError(
             "no signing key: pushed entries are signed so that others can trust them",
-            f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
-            "or pass --signing-key KEY (or --unsigned)",
+            "create one with `srcbuild cache key new`, or pass --signing-key KEY (or --unsigned)",
         )
     return key
 
@@ -323,7 +321,7 @@ def _no_match(ref: str) -> list[CacheEntry]:
 
 
 @cache_group.command("pull")
-@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
+@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (each package it pins).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
 @trust_option
 @allow_modified_option
@@ -363,7 +361,7 @@ def pull_cmd(
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
-        packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
+        packages = pinned_packages(recipe)
         fingerprints = [request_fingerprint(recipe, package, command_environ()) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
@@ -449,6 +447,7 @@ def serve_cmd(
     return 0
 
 
-from srcbuild.cli.cache_trust import trust_group  # noqa: E402
+from srcbuild.cli.cache_trust import key_group, trust_group  # noqa: E402
 
 cache_group.add_command(trust_group)
+cache_group.add_command(key_group)

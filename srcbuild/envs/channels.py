@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.precedence import env_value
 from srcbuild.records import record
 

@@ -2,7 +2,7 @@
 
 The libraries' fat binaries come from ``verify.wheel.measure_wheel`` (each member inflated once, as
 a stream, in bounded memory). The small text members (``*.dist-info/METADATA``, ``version.py``,
-``crt/host_config.h``) are read with ``cache.limits.read_member``'s bound. An nvcc wheel's
+``crt/host_config.h``) are read with ``limits.read_member``'s bound. An nvcc wheel's
 ``ptxas`` is copied out in 1 MiB pieces to a temporary directory and asked ``--help``: only there
 does it list the targets it accepts. The wheel file is hashed once for its sha256.
 """
@@ -21,9 +21,9 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
+import srcbuild.factscan.nvcc as nvcc
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import UsageError, VerificationFailed
-from srcbuild.factscan import nvcc
 from srcbuild.records import record
 from srcbuild.verify.wheel import WheelReport, measure_wheel
 
@@ -146,8 +146,8 @@ def kind_of(project: str) -> str:
 
 
 def _text(zf: zipfile.ZipFile, member: str, wheel: str) -> str | None:
-    from srcbuild.cache.limits import read_member
     from srcbuild.errors import CacheIntegrityError
+    from srcbuild.limits import read_member
 
     try:
         info = zf.getinfo(member)
@@ -185,8 +185,8 @@ def _member(zf: zipfile.ZipFile, pattern: re.Pattern[str]) -> str | None:
 
 def _run_ptxas(zf: zipfile.ZipFile, wheel: str, platforms: tuple[str, ...]) -> tuple[str | None, str | None]:
     """ptxas's ``--help`` text, or why it was not read (a wheel for another machine, or no ptxas)."""
-    from srcbuild.cache.limits import check_member
     from srcbuild.errors import CacheIntegrityError
+    from srcbuild.limits import check_member
     from srcbuild.proc import probe
 
     member = _member(zf, PTXAS_RE)

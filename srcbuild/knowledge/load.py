@@ -10,7 +10,6 @@ import re
 from typing import Any
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.knowledge import versions
 from srcbuild.knowledge.model import (
     ArchSupport,
     ArchTargets,
@@ -27,6 +26,7 @@ from srcbuild.knowledge.model import (
     ToolFloor,
     WheelCaveat,
 )
+from srcbuild.knowledge.versions import parse, try_parse
 
 
 class KnowledgeDataError(Exception):
@@ -48,7 +48,7 @@ def _req(row: dict[str, Any], key: str, where: str) -> Any:
 
 def _version(row: dict[str, Any], key: str, where: str) -> str:
     value = str(_req(row, key, where))
-    if versions.try_parse(value) is None:
+    if try_parse(value) is None:
         raise KnowledgeDataError(f"{where}: {key} = {value!r} is not a version")
     return value
 
@@ -93,7 +93,7 @@ def cuda_releases(data: dict[str, Any]) -> tuple[CudaRelease, ...]:
                 gaps=gaps,
             )
         )
-    return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+    return tuple(sorted(rows, key=lambda r: parse(r.version)))
 
 
 _TARGET_RE = re.compile(r"^[0-9]{2,3}[a-z]?$")
@@ -195,7 +195,7 @@ def cudnn_releases(data: dict[str, Any]) -> tuple[CudnnRelease, ...]:
                 unconfirmed=bool(row.get("unconfirmed", False)),
             )
         )
-    return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+    return tuple(sorted(rows, key=lambda r: parse(r.version)))
 
 
 def breakages(data: dict[str, Any]) -> tuple[Breakage, ...]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from srcbuild.config import env_bool, origin
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.precedence import Chosen, env_value, from_cli, from_env, from_env_bool, precedence
 from srcbuild.recipe import Recipe
 from srcbuild.records import record

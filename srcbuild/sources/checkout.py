@@ -13,9 +13,9 @@ from pathlib import Path
 
 from filelock import FileLock
 
+import srcbuild.sources.tagpins as tagpins
 from srcbuild import proc
 from srcbuild.errors import SourceMismatch, StepFailed
-from srcbuild.sources import tagpins
 from srcbuild.sources.patches import PatchSet, patch_sha256
 from srcbuild.sources.sync import GIT_ENV, SourceSync
 

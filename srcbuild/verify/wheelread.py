@@ -7,7 +7,7 @@ through ``elfread.ElfStream`` in 1 MiB pieces, so memory holds a
 few pieces per worker and the tables the reader keeps, never a library. Members inflate on
 ``workers`` threads (zlib releases the interpreter lock while it inflates). What a wheel says about
 itself is refused before a byte is inflated when it cannot be honest: a member or the whole wheel
-expanding past ``cache.limits``' bounds (zip bombs). A member that cannot be read (a corrupt deflate
+expanding past ``limits``' bounds (zip bombs). A member that cannot be read (a corrupt deflate
 stream, a bad CRC, an unknown compression) is ``VerificationFailed`` (exit 6) naming it.
 
 The answer for a wheel file is kept (keyed by path, size, modification time and inode), however it
@@ -67,7 +67,7 @@ def open_wheel(path: Path) -> zipfile.ZipFile:
 
 
 def _check_sizes(zf: zipfile.ZipFile, path: Path) -> None:
-    from srcbuild.cache.limits import check_expansion, check_member
+    from srcbuild.limits import check_expansion, check_member
 
     try:
         for info in zf.infolist():

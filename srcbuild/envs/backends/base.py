@@ -15,7 +15,7 @@ from srcbuild.command import Command
 from srcbuild.envs.prefix import BuildEnv
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError, MirrorMissing
-from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.offline import DIR_VAR, missing_requirement
 from srcbuild.precedence import env_value
 from srcbuild.records import record
 
@@ -32,6 +32,9 @@ class CommandIO:
 
 class EnvBackend(Protocol):
     name: str
+    # what it can do, asked instead of its name: True when it installs the spec's conda packages
+    # from its channels; False when it installs the pip packages alone, into a venv of a host Python
+    conda_packages: bool
 
     def describe(self, spec: EnvSpec, prefix: Path, lockfile: Path | None) -> list[str]: ...
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import srcbuild.cache.store as store_module
-from srcbuild.cache.limits import MAX_RATIO, check_member
 from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.errors import CacheIntegrityError
+from srcbuild.limits import MAX_RATIO, check_member
 from tests.unit.cache.synthetic import catalog_recipe, make_manifest, make_wheel
 
 
