@@ -15,8 +15,9 @@ layout version, and each listing corrects it.
 Rows are written only for entries whose stat is older than ``SETTLED_SECONDS`` (a change in the
 same clock tick as the row would otherwise go unseen), and only into an index file this user
 owns and no one else can write (``_trusted``): another user's index is never read, a store of
-another user's gets none, and a listing that cannot write it still reads every manifest. Lookups, installs and pulls never use
-the index: they read their fingerprint's manifests and check the wheel's sha256 themselves.
+another user's gets none, and a listing that cannot write it still reads every manifest.
+Lookups, installs and pulls never use the index: they read their fingerprint's manifests and
+check the wheel's sha256 themselves.
 """
 
 from __future__ import annotations
