@@ -43,6 +43,16 @@ def answer_lines(advice: GpuAdvice) -> list[str]:
         lines.append(f"build: {best.recipe} ({best.summary}); {why}")
         if official is not None and official.pip:
             lines.append(f"  without MPI, no build is needed: {official.pip}")
+    elif advice.want_mpi:
+        base = next((r.recipe for r in advice.recipes if r.mpi), None)
+        lines.append("no catalog recipe builds torch with MPI for it")
+        if base is not None and advice.window is not None:
+            lines.append(
+                f"  make one: srcbuild recipes new my-mpi --extends {base} "
+                f'(then set arch = ["{advice.window.cc}"] in its [gpu] table)'
+            )
+        if official is not None and official.pip:
+            lines.append(f"  without MPI, no build is needed: {official.pip}")
     else:
         lines.append("no official wheel and no catalog recipe fits it")
     return lines
@@ -96,7 +106,9 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
     lines.append(f"  compute capability {advice.window.cc} ({advice.window.generation})")
     lines.extend(f"  {line}" for line in answer_lines(advice))
     lines.extend(f"  {line}" for line in window_lines(advice.window)[1:])
-    shown = [f for f in advice.recipes if f.status != "no"] if advice.lead == "wheel" else list(advice.recipes)
+    fitting = [f for f in advice.recipes if f.status != "no"]
+    # beside a wheel, or when none fits, the recipes that do not fit are one line, not one each
+    shown = fitting if advice.lead == "wheel" or not fitting else list(advice.recipes)
     if shown:
         lines.append("  recipes, best first:")
     for fit in shown:

@@ -112,7 +112,7 @@ class CudaOption:
     cuda: str
     gcc_min: int | None
     gcc_max: int
-    min_driver: str
+    min_driver: str | None  # None: not known yet (a named gap of the CUDA row)
     torch_lines: tuple[str, ...]  # torch lines that accept this CUDA and compile for the GPU
     cudnn_lines: tuple[str, ...]  # cuDNN lines with a build for this CUDA that supports the GPU
 

@@ -54,6 +54,7 @@ class EntrySummary:
     cuda: str  # the key's CUDA release; "" for a CPU build
     created: float
     size: int  # bytes of every file in the entry directory
+    wheel_size: int  # bytes of the wheel, as its manifest says
     modified: bool
 
     @property
@@ -76,6 +77,7 @@ class EntrySummary:
             cuda=str(m.key_inputs.get("cuda") or ""),
             created=m.created,
             size=size,
+            wheel_size=m.size,
             modified=bool(m.modified),
         )
 
@@ -93,13 +95,14 @@ class EntrySummary:
                 self.cuda,
                 self.created,
                 self.size,
+                self.wheel_size,
                 self.modified,
             ]
         )
 
     @classmethod
     def from_row(cls, location: str, row: str) -> EntrySummary:
-        key, fp, package, version, recipe, wheel, sass, ptx, cuda, created, size, modified = json.loads(row)
+        key, fp, package, version, recipe, wheel, sass, ptx, cuda, created, size, wheel_size, modified = json.loads(row)
         return cls(
             location,
             str(key),
@@ -113,6 +116,7 @@ class EntrySummary:
             str(cuda),
             float(created),
             int(size),
+            int(wheel_size),
             bool(modified),
         )
 

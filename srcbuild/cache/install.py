@@ -46,6 +46,7 @@ from srcbuild.errors import (
 )
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
+from srcbuild.precedence import env_value
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.records import record
@@ -170,7 +171,7 @@ def wheel_requires(wheel: Path, name: str) -> list[str]:
     """The wheel's ``Requires-Dist`` lines (markers kept: pip evaluates them for the target)."""
     from email.parser import BytesParser
 
-    from srcbuild.cache.limits import MiB, read_member
+    from srcbuild.limits import MiB, read_member
 
     try:
         with zipfile.ZipFile(wheel) as zf:
@@ -267,9 +268,8 @@ def install(
         target = asking.result()
         if target is None:
             raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-        machine = (
-            Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
-        )
+        described = env_value(environ, "SRCBUILD_MACHINE_FILE")
+        machine = Machine.host(environ) if described else Machine(target.machine, target.glibc)
         if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
             manifest, wheel_path, origin = peek_wheel(
                 cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine, environ=environ

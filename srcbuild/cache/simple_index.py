@@ -42,11 +42,11 @@ from urllib.parse import quote, unquote
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from srcbuild.cache.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
 from srcbuild.files import sha256_file, write_atomic
+from srcbuild.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.records import record
 
 FILES_DIR = "files"
@@ -188,13 +188,27 @@ def _index_entry(entry: CacheEntry, files: Path, signing_key: Path | None = None
 
 
 def write_index(cache: WheelCache, out: Path, signing_key: Path | None = None) -> list[IndexedWheel]:
-    """Write the PEP 503 index of every entry of ``cache`` under ``out`` (signed with ``signing_key``)."""
+    """Write the PEP 503 index of every entry of ``cache`` under ``out`` (signed with ``signing_key``).
+
+    Every wheel is checked against its manifest first (``CacheEntry.check_fast``: re-hashed unless
+    its file identity is the one recorded when it was last hashed). A damaged one is moved to the
+    store's ``damaged/`` and nothing is written: ``CacheIntegrityError`` (exit 7) names it, and the
+    next run publishes the entries that are left."""
+    entries = [entry for entry in cache.entries() if entry.wheel_path.is_file()]
+    for entry in entries:
+        try:
+            entry.check_fast()
+        except CacheIntegrityError as exc:
+            moved = cache.move_aside(entry.path)
+            where = f"moved aside to {moved}" if moved else "it could not be moved aside"
+            raise CacheIntegrityError(
+                f"{exc.message}; {where}, not published",
+                "no index was written; run the command again to publish the intact entries",
+            ) from None
     files = out / FILES_DIR
     files.mkdir(parents=True, exist_ok=True)
     wheels: list[IndexedWheel] = []
-    for entry in cache.entries():
-        if not entry.wheel_path.is_file():
-            continue
+    for entry in entries:
         wheels.append(_index_entry(entry, files, signing_key)[0])
     projects: dict[str, list[IndexedWheel]] = {}
     for wheel in wheels:

@@ -7,7 +7,7 @@ Layout under the root (the key contract is in ``srcbuild.cache.key``)::
                                       manifest.json
                                       manifest.json.sig  # when pulled signed (``signing``)
                                       build.log    # when the build had one
-                                      stamp.json   # size and mtime of the wheel when last hashed
+                                      stamp.json   # the wheel's file identity when last hashed
     locks/<fp>.lock                                # build_lock(fp)
     tmp/                                           # staging, on the same filesystem (``staging``)
     damaged/<entry-key>-<time>/                    # entries a lookup found damaged, moved aside
@@ -18,9 +18,13 @@ that opens the store removes it (its writer's lock is gone).
 A lookup reads only the directory of its fingerprint: its cost does not grow with the store.
 
 A store serves only what it can vouch for: a lookup checks the wheel against its manifest's
-sha256 before returning it (cheaply when the wheel's size and mtime are those recorded in
-``stamp.json`` when it was last hashed, by re-hashing otherwise), and moves a damaged entry aside
-with a warning, so it is a miss: never installed, never built on. ``store`` refuses a wheel that
+sha256 before returning it, and moves a damaged entry aside with a warning, so it is a miss:
+never installed, never built on. The check is a full re-hash unless the wheel's file identity is
+the one ``stamp.json`` recorded when it was last hashed: device, inode, size, mtime and ctime, all
+in nanoseconds where the filesystem has them. Size and mtime alone can be put back after an edit
+(``touch -d``); the ctime cannot, since any write or ``utime`` sets it to the current time, and a
+file replaced by another has another inode. So a hit at 500 MB costs a ``stat``, not a re-read,
+and a wheel changed in any way since it was hashed is hashed again. ``store`` refuses a wheel that
 contradicts the settings of its fingerprint (``wheelcheck``).
 """
 
@@ -42,6 +46,7 @@ from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
 from srcbuild.files import copy_synced, fsync_dir, sha256_file, write_atomic, write_synced
 from srcbuild.records import record
+from srcbuild.verified import identity as _identity
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 
@@ -102,14 +107,15 @@ class CacheEntry:
         return sig if sig.is_file() else None
 
     def check_fast(self) -> None:
-        """``check``, skipped when the wheel's size and mtime are those recorded when it was last hashed."""
+        """``check``, skipped when the wheel's file identity is the one recorded when it was last
+        hashed (``stamp_for``: device, inode, size, mtime and ctime)."""
         try:
             st = os.stat(self.wheel_path)
             stamp = json.loads((self.path / STAMP_NAME).read_text(encoding="utf-8"))
             if (
                 isinstance(stamp, dict)
-                and st.st_size == self.manifest.size == stamp.get("size")
-                and st.st_mtime_ns == stamp.get("mtime_ns")
+                and st.st_size == self.manifest.size
+                and stamp.get("identity") == _identity(st)
                 and stamp.get("sha256") == self.manifest.sha256
             ):
                 return
@@ -444,8 +450,10 @@ _NOT_A_DIRECTORY = {True: "a symbolic link; not followed", False: "not a directo
 
 
 def stamp_for(wheel: Path, sha256: str) -> bytes:
-    """The ``stamp.json`` of a wheel just hashed: its size and mtime, and the sha256 they vouch for."""
+    """The ``stamp.json`` of a wheel just hashed: its file identity (``_identity``) and the sha256
+    it vouches for. A stamp of the older form (size and mtime only) never matches: that wheel is
+    hashed once more and stamped again."""
     st = os.stat(wheel)
-    return json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}).encode("utf-8")
+    return json.dumps({"identity": _identity(st), "sha256": sha256}).encode("utf-8")
 
 

@@ -98,6 +98,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "srcbuild.cli.mirror:mirror_group",
         "Gather what recipes need into a directory for machines without a network, and check it.",
     ),
+    "config": (
+        "srcbuild.cli.settings:config_group",
+        "The settings: SRCBUILD_* variables and srcbuild.toml keys, with their values and origins.",
+    ),
 }
 
 
@@ -167,7 +171,9 @@ def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: b
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
-    return "--debug" in argv or os.environ.get("SRCBUILD_DEBUG", "") not in ("", "0")
+    from srcbuild.precedence import env_value  # after a failure only: --help stays without it
+
+    return "--debug" in argv or (env_value(os.environ, "SRCBUILD_DEBUG") or "0") != "0"
 
 
 def _fail(
@@ -189,6 +195,30 @@ def _fail(
     return code
 
 
+def continue_hint(args: Sequence[str]) -> str:
+    """The hint of an interrupted command: the command line that continues it, as typed, with
+    ``--resume`` added for a command that has it (a build); any other command (a toolchain
+    install, a mirror, a download) continues by running again, keeping what it finished."""
+    import shlex
+
+    from srcbuild.cli.common import resume_command
+
+    command: click.Command = cli
+    ctx = click.Context(cli)
+    for word in args:
+        if not isinstance(command, click.Group):
+            break
+        if word.startswith("-"):
+            continue
+        found = command.get_command(ctx, word)
+        if found is None:
+            break
+        command = found
+    if any(param.name == "resume" for param in command.params):
+        return f"continue with: {resume_command(list(args))}"
+    return f"continue with: {shlex.join(['srcbuild', *(a for a in args if a != '--json')])}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run srcbuild with ``argv`` (without the program name); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -206,9 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        return _fail(exc.message, exc.hint, exc.exit_code, as_json, exc.details)
+        hint = exc.hint
+        if exc.exit_code == 130 and "srcbuild " not in (hint or ""):  # an interrupt names what continues it
+            hint = continue_hint(args)
+        return _fail(exc.message, hint, exc.exit_code, as_json, exc.details)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        return _fail("interrupted", None, 130, as_json)
+        return _fail("interrupted", continue_hint(args), 130, as_json)
     except click.ClickException as exc:
         if not as_json:
             exc.show()

@@ -116,6 +116,12 @@ def build_options(func: F) -> F:
             help="Send compile jobs to this sccache-dist scheduler, e.g. http://scheduler:10600 "
             "[env SRCBUILD_DIST_SCHEDULER; token in SRCBUILD_DIST_TOKEN].",
         ),
+        click.option(
+            "--accept-moved-tag",
+            is_flag=True,
+            help="The recipe pins no commit and the tag now names another commit than when first "
+            "seen here: accept it and record it (otherwise refused, exit 7).",
+        ),
         path_options,
     ]
     for deco in reversed(decorators):
@@ -150,6 +156,7 @@ def options_from(package: str, kw: dict[str, Any]) -> BuildOptions:
         dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
         portable=kw.get("portable"),
+        accept_moved_tag=bool(kw.get("accept_moved_tag")),
     )
 
 

@@ -1,4 +1,4 @@
-"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust``: the wheel cache and its remotes."""
+"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust|key``: the wheel cache and its remotes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from srcbuild.cli.common import (
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
-from srcbuild.paths import default_config_dir
+from srcbuild.precedence import env_value
 
 if TYPE_CHECKING:
     from srcbuild.cache.index import EntrySummary
@@ -51,11 +51,9 @@ def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
         return None
     key = signing_key_path(signing_key, command_environ())
     if key is None:
-        default = default_config_dir(command_environ()) / "signing-key"
         raise UsageError(
             "no signing key: pushed entries are signed so that others can trust them",
-            f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
-            "or pass --signing-key KEY (or --unsigned)",
+            "create one with `srcbuild cache key new`, or pass --signing-key KEY (or --unsigned)",
         )
     return key
 
@@ -102,7 +100,8 @@ def entry_row(entry: EntrySummary, now: float | None = None) -> dict[str, Any]:
         "recipe": entry.recipe,
         "compute_capabilities": kernels_text(entry.sass, entry.ptx, entry.cuda),
         "kernels": {"sass": list(entry.sass), "ptx": list(entry.ptx)},
-        "size": entry.size,
+        "size": entry.size,  # the entry on disk: wheel, manifest, logs
+        "wheel_size": entry.wheel_size,
         "created": entry.created,
         "age": age_label(entry.created, now),
         "wheel": entry.wheel,
@@ -121,7 +120,7 @@ def cache_group() -> None:
 @path_options
 @json_option
 def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
-    """The cached wheels: package, version, recipe, compute capabilities, size, age."""
+    """The cached wheels: package, version, recipe, kernels (compute capabilities), wheel size, age."""
     from srcbuild.cache.index import summaries
 
     cache = open_cache(work_dir, cache_dir)
@@ -137,7 +136,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
 
     print_table(
         f"srcbuild cache: {cache.root}",
-        ("key", "package", "version", "recipe", "compute capabilities", "size", "age"),
+        ("key", "package", "version", "recipe", "kernels", "size", "age"),
         (
             (
                 row["entry_key"][:12],
@@ -145,7 +144,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
                 row["version"],
                 row["recipe"],
                 row["compute_capabilities"],
-                human_size(row["size"]),
+                human_size(row["wheel_size"]),
                 row["age"],
             )
             for row in rows
@@ -440,7 +439,8 @@ def serve_cmd(
     wheels = write_index(cache, target, key)
     _note_unsigned(key, False)
     try:
-        server = make_server(target, host, port, log_requests=bool(command_environ().get("SRCBUILD_SERVE_LOG")))
+        log = bool(env_value(command_environ(), "SRCBUILD_SERVE_LOG"))
+        server = make_server(target, host, port, log_requests=log)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "choose another --port") from None
     address = server.server_address
@@ -457,6 +457,7 @@ def serve_cmd(
     return 0
 
 
-from srcbuild.cli.cache_trust import trust_group  # noqa: E402
+from srcbuild.cli.cache_trust import key_group, trust_group  # noqa: E402
 
 cache_group.add_command(trust_group)
+cache_group.add_command(key_group)

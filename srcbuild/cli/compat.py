@@ -149,10 +149,23 @@ def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, 
     return chip.cc, label, (f"10de:{device:04x}",)
 
 
+def _family(name: str) -> list[str]:
+    return [word for word in name.upper().split() if word.isalpha()]
+
+
+def close_gpu_names(name: str, names: Sequence[str]) -> list[str]:
+    """Up to three known names close to ``name``, those of its family first ("GTX 1800" finds the
+    GTX 1080 before an RTX A1000 whose letters and digits look as close)."""
+    family = _family(name)
+    kin = {n.upper(): n for n in names if family and _family(n)[-len(family) :] == family}
+    close = difflib.get_close_matches(name.upper(), list(kin), n=3, cutoff=0.5)
+    return [kin[c] for c in close] or difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+
+
 def unknown_gpu_error(kb: KnowledgeBase, name: str) -> UsageError:
     """The error ``compat --gpu`` and ``recommend --gpu`` both raise for a name no GPU has (exit 2)."""
     names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    close = close_gpu_names(name, names)
     hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
     return UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
 
@@ -258,7 +271,10 @@ def render(
         table(
             f"CUDA releases that target sm_{window.cc.sm}",
             ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"),
-            ((o.cuda, o.gcc_range, o.min_driver, _span(o.torch_lines), _span(o.cudnn_lines)) for o in window.options),
+            (
+                (o.cuda, o.gcc_range, o.min_driver or "not known", _span(o.torch_lines), _span(o.cudnn_lines))
+                for o in window.options
+            ),
         ),
         console,
     )

@@ -14,8 +14,9 @@ from srcbuild.cli.common import command_environ, json_option, path_options, prin
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
+from srcbuild.precedence import env_value
 from srcbuild.recipe import RecipeCatalog
 
 
@@ -93,7 +94,7 @@ def build_command(
     for flag, value in (("--env", env_prefix), ("--cuda-home", cuda_home), ("--max-jobs", max_jobs)):
         if value is not None:
             inside += [flag, str(value)]
-    mirror_dir = command_environ().get(MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
+    mirror_dir = env_value(command_environ(), MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
     torch_fp = None
     if package == "torchvision" and image_tag:  # the runtime image installs torch's cached wheel too
         from srcbuild.resolve.request import request_fingerprint

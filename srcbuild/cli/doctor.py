@@ -56,10 +56,13 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
         return doctor_containers(paths, as_json, **containers)
     environ = command_environ()
     from srcbuild.host import probe_host
+    from srcbuild.toolchain.homes import provisioned_dirs
 
     # the probes mostly wait on programs (nvidia-smi, lspci, nvcc, gcc, mpicc, docker): they run while
     # what judges their answers is imported and the catalog is read
-    probing = proc.Background(lambda: probe_host(work_dir=paths.work_dir, environ=environ))
+    probing = proc.Background(
+        lambda: probe_host(work_dir=paths.work_dir, environ=environ, provisioned=provisioned_dirs)
+    )
     from srcbuild.advice.doctor import diagnose
     from srcbuild.advice.render import render_doctor
     from srcbuild.envs.runtime import pythons_here
@@ -156,6 +159,7 @@ def recommend_command(
     from srcbuild.host.parsers import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, parse_proc_driver_version
     from srcbuild.knowledge import load_knowledge
     from srcbuild.recipe import RecipeCatalog
+    from srcbuild.toolchain.homes import provisioned_dirs
 
     paths = resolve_paths(work_dir, cache_dir)
     kb = load_knowledge()
@@ -199,7 +203,7 @@ def recommend_command(
         driver_info = DriverInfo(driver.strip(), "--driver")
         origin.append(f"--driver {driver}")
     if not origin:
-        host = probe_host(work_dir=paths.work_dir, environ=command_environ())
+        host = probe_host(work_dir=paths.work_dir, environ=command_environ(), provisioned=provisioned_dirs)
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")
     recipes = RecipeCatalog(paths).load_all()

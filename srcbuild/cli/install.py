@@ -84,6 +84,15 @@ def install_cmd(
                 raise UsageError("--create needs --into DIR", "e.g. --into ~/venvs/old-gpu --create")
             into = str(Path(into).expanduser().absolute())
             if not (Path(into) / "bin" / "python").exists():
+                if package in ("torch", "torchvision"):  # a miss is said before a Python is made for nothing
+                    from srcbuild.cache.install import peek_wheel
+
+                    peek_wheel(
+                        WheelCache(paths.cache_dir), recipe, package, open_remotes(remotes, s3_endpoint_url),
+                        _fingerprint(recipe, package),
+                        TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
+                        allow_modified=allow_modified, environ=command_environ(),
+                    )
                 from srcbuild.envs.runtime import make_runtime
 
                 made = make_runtime(recipe.toolchain.python, Path(into), paths.work_dir, command_environ())

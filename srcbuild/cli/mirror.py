@@ -15,6 +15,7 @@ import click
 from srcbuild.cli.common import command_environ, complete_recipe, json_option, path_options, print_json, resolve_paths
 from srcbuild.errors import CacheIntegrityError, NotFoundError, UsageError
 from srcbuild.files import human_size
+from srcbuild.precedence import env_value
 from srcbuild.resolve import PACKAGE_NAMES
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def create_command(
     catalog = RecipeCatalog(paths)
     facts = load_facts(environ)
     prefer = provider_order(environ)
-    backend = env_backend or environ.get("SRCBUILD_ENV_BACKEND") or None
+    backend = env_backend or env_value(environ, "SRCBUILD_ENV_BACKEND") or None
     wheel_platforms = _wheel_platforms(platforms, environ)
     glibc = _target_glibc(platforms)
     if python is not None and not re.fullmatch(r"3\.\d+", python):
@@ -172,7 +173,7 @@ def create_command(
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
-    nvidia = environ.get("SRCBUILD_NVIDIA_MIRROR") or None
+    nvidia = env_value(environ, "SRCBUILD_NVIDIA_MIRROR") or None
     stream = sys.stderr
     report = create_mirror(
         Path(directory),

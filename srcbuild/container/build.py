@@ -35,7 +35,7 @@ from srcbuild.container.dockerfile import (
 )
 from srcbuild.container.engine import Engine
 from srcbuild.errors import StepFailed, UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths, checkout_root
 from srcbuild.recipe import Recipe
 from srcbuild.records import record

@@ -129,7 +129,7 @@ def make_runtime(
 def _from_conda(python: str, target: Path, final: Path, work_dir: Path, environ: Mapping[str, str]) -> None:
     from srcbuild.envs.backends.rattler_backend import rattler_available
     from srcbuild.envs.channels import routing_from
-    from srcbuild.toolchain.providers.conda import solve_and_install
+    from srcbuild.envs.prefix_install import solve_and_install
 
     if not rattler_available():
         raise HostError(

@@ -39,6 +39,7 @@ from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
 from srcbuild.plan.actions import CheckLocalChanges
 from srcbuild.plan.model import Step
+from srcbuild.precedence import env_value
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.sources import checkout
 
@@ -425,7 +426,7 @@ def _container_image(ex: Runner) -> dict[str, str]:
     """The devel image a `srcbuild container build` runs this build in (its id), else nothing."""
     from srcbuild.container import BUILD_IMAGE_VAR
 
-    image = ex.environ.get(BUILD_IMAGE_VAR)
+    image = env_value(ex.environ, BUILD_IMAGE_VAR)
     return {"container_image": image} if image else {}
 
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from srcbuild.execute import handlers, retag
+import srcbuild.execute.handlers as handlers
+import srcbuild.execute.retag as retag
 from srcbuild.execute.records import Record
 from srcbuild.execute.runner import Runner
 from srcbuild.plan import actions as a

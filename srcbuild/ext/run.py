@@ -26,9 +26,10 @@ from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
 from srcbuild.ext.source import ExtRequest, Sdist, find_sdist, pip_indexes
 from srcbuild.ext.torch import TorchIdentity, from_environment, from_wheel
 from srcbuild.findings import Finding
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
+from srcbuild.precedence import env_value
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
 from srcbuild.resolve import BuildOptions, ResolvedBuild
@@ -134,11 +135,12 @@ def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
     try:
         return find_sdist(request, pip_indexes(sys.executable, environ))
     except NotFoundError as exc:
-        if not environ.get(MIRROR_DIR_VAR):
+        mirror_dir = env_value(environ, MIRROR_DIR_VAR)
+        if not mirror_dir:
             raise
         raise MirrorMissing(
-            f"the sdist of {request} is not in the mirror {environ[MIRROR_DIR_VAR]}'s package index ({exc.message})",
-            f"add it on a connected machine: srcbuild mirror create {environ[MIRROR_DIR_VAR]} --ext {request}",
+            f"the sdist of {request} is not in the mirror {mirror_dir}'s package index ({exc.message})",
+            f"add it on a connected machine: srcbuild mirror create {mirror_dir} --ext {request}",
             {"create_options": ["--ext", str(request)]},
         ) from None
 
@@ -149,7 +151,7 @@ def check_git_mirror(request: ExtRequest, environ: Mapping[str, str]) -> None:
     from srcbuild.ext.source import is_commit
     from srcbuild.mirror.manifest import read_git_refs
 
-    base = environ.get(MIRROR_DIR_VAR)
+    base = env_value(environ, MIRROR_DIR_VAR)
     if not base or not request.is_git:
         return
     ref = request.git_ref or ""
@@ -226,7 +228,27 @@ def prepare_ext(
     )
     findings = (*recipe_findings(base), *findings, *range_findings(knowledge, sdist.version if sdist else None,
                                                                      identity))
-    return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+    plan = replace(make_ext_plan(b), continue_command=continue_command(recipe, request, torch, options, paths))
+    return PreparedExt(b, plan, identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+
+
+def continue_command(
+    recipe: Recipe, request: ExtRequest, torch: TorchRequest, options: BuildOptions, paths: Paths
+) -> str:
+    """The ``srcbuild ext ... --resume`` command that continues this build after a failure or an
+    interrupt (the CLI prints the user's own command line with --resume instead, when it has one)."""
+    import shlex
+
+    from srcbuild.recipe.catalog import recipe_argument
+
+    args = ["srcbuild", "ext", str(request)]
+    if torch.wheel:
+        args += ["--torch-wheel", str(torch.wheel)]
+    elif torch.version:
+        args += ["--torch", torch.version]
+    if options.env_prefix:
+        args += ["--env", str(options.env_prefix)]
+    return " ".join([shlex.join(args), "--recipe", recipe_argument(recipe, paths), "--resume"])
 
 
 # The recipe's compatibility findings that bear on an extension: the compiler and CUDA pins and the

@@ -13,9 +13,11 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+import srcbuild.knowledge.gpu_names as gpu_names
+import srcbuild.knowledge.load as load
+import srcbuild.knowledge.versions as versions
 from srcbuild import tables
 from srcbuild.capability import ComputeCapability, generation
-from srcbuild.knowledge import gpu_names, load, versions
 from srcbuild.knowledge.model import (
     ArchSupport,
     Breakage,
@@ -133,7 +135,7 @@ class KnowledgeBase:
             return None
         best: str | None = None
         for row in self.cuda_releases:
-            if versions.at_least(driver, versions.parse(row.min_driver)):
+            if row.min_driver is not None and versions.at_least(driver, versions.parse(row.min_driver)):
                 best = row.line
         return best
 

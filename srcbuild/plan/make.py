@@ -34,6 +34,7 @@ from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.resolve.variables import cmake_settings, wheel_version
+from srcbuild.rules.host import DISK_MIN_GIB
 from srcbuild.sources.sync import SourceSync
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
@@ -49,7 +50,15 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     if r.provisioning:  # the compiler step registers a provisioned gcc: it must exist by then
         steps.append(provision_step(r))
     steps.append(compiler_step(r))
-    sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
+    sources = SourceSync(
+        r.pin,
+        r.checkout,
+        r.paths.git_cache_dir,
+        r.mirrors,
+        r.options.git_jobs,
+        label=package,
+        accept_moved=r.options.accept_moved_tag,
+    )
     steps.extend(sources_steps(sources))
     patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:
@@ -120,6 +129,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         system_alternatives=r.compiler.system,
         findings=r.findings,
         compiler_tree=r.compiler.tree,
+        disk_need_bytes=DISK_MIN_GIB * 2**30,
     )
 
 

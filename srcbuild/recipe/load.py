@@ -30,13 +30,26 @@ from srcbuild.recipe.model import (
     SourcePin,
     Toolchain,
 )
-from srcbuild.recipe.schema import REQUIRED, SCHEMA, Field, changes_what_runs, control_character, recipe_name_reason
+from srcbuild.recipe.schema import (
+    REQUIRED,
+    SCHEMA,
+    Field,
+    build_env_allowlist,
+    changes_what_runs,
+    control_character,
+    recipe_name_reason,
+)
 from srcbuild.tables import read_data_file
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
+
+# Bounds on what one recipe may make srcbuild read: the catalog's recipes are 1-3 KiB and extend at
+# most one parent; a 60 MB file or a chain of 1,000 parents is not a recipe.
+MAX_RECIPE_BYTES = 1024 * 1024
+MAX_EXTENDS_DEPTH = 32
 
 _TYPE_NAMES = {str: "a string", bool: "true or false", list: "an array", dict: "a table"}
 
@@ -77,7 +90,14 @@ def read_toml(path: Path) -> dict[str, Any]:
             pass  # the reading below says what is wrong with it
     where = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_RECIPE_BYTES + 1)
+        if len(raw) > MAX_RECIPE_BYTES:
+            raise RecipeError(
+                f"{where}: the file is larger than {MAX_RECIPE_BYTES // 1024} KiB; a recipe is a few KiB of TOML",
+                "check that this is the recipe you meant",
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RecipeError(f"{where}: no such recipe file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -208,6 +228,12 @@ class RecipeLoader:
         if parent.resolve() in seen:
             names = [p.stem for p in seen] + [parent.stem]
             raise RecipeError(f"{where}: extends: cycle {' -> '.join(names)}")
+        if len(seen) >= MAX_EXTENDS_DEPTH:
+            raise RecipeError(
+                f"{display_path(seen[0])}: extends: more than {MAX_EXTENDS_DEPTH} recipes deep "
+                f"(stopped at {where}, which extends '{parent_name}')",
+                "let the recipe extend a catalog recipe directly instead of a chain of files",
+            )
         parent_data, chain = self._merged(parent, seen)
         child = {k: v for k, v in data.items() if k != "extends"}
         parent_data = {k: v for k, v in parent_data.items() if k not in ("name", "extends")}
@@ -250,14 +276,25 @@ class RecipeLoader:
         patch_files = tuple(self._find_patch(p, i, path, where) for i, p in enumerate(patches))
         build_env = tuple(sorted(build_data.get("env", {}).items()))
         allow_override = bool(build_data.get("allow_env_override", False))
-        overrides = [name for name, _ in build_env if changes_what_runs(name)]
+        overrides = [name for name, value in build_env if changes_what_runs(name, value)]
         if overrides and not allow_override:
+            allow = build_env_allowlist()
+            listed = [(n, v) for n, v in build_env if n in overrides and allow.kind(n) is not None]
+            if listed:
+                name, value = listed[0]
+                raise RecipeError(
+                    f"{where}: build.env: {allow.value_reason(name, value)}; a value other than that is "
+                    "refused unless [build] allow_env_override = true",
+                    "the build switches and the values each takes are listed in srcbuild/recipe/data/"
+                    "build_env.toml (docs/security.md)",
+                )
             raise RecipeError(
-                f"{where}: build.env: {', '.join(overrides)} would change which programs run or what they load; "
-                "refused unless [build] allow_env_override = true",
-                "[build] env takes build switches (USE_*, BUILD_*, TORCH_*, MAX_JOBS, CMAKE_* except the "
-                "variables that load code; docs/security.md); add allow_env_override = true under [build] "
-                "only if the recipe needs more",
+                f"{where}: build.env: {', '.join(overrides)} would change which programs run or what they "
+                "load; refused unless [build] allow_env_override = true",
+                "[build] env takes the build switches torch, torchvision and the extensions document "
+                "(USE_*, BUILD_*, MAX_JOBS, TORCH_CUDA_ARCH_LIST, CMAKE_BUILD_TYPE ...: srcbuild/recipe/data/"
+                "build_env.toml; docs/security.md); add allow_env_override = true under [build] only if the "
+                "recipe needs more",
             )
         build = Build(
             env=build_env,
@@ -271,7 +308,7 @@ class RecipeLoader:
         env = EnvTable(
             conda=tuple(check_env_entries(env_data.get("conda", []), "env.conda", where)),
             channels=tuple(check_env_entries(env_data.get("channels", []), "env.channels", where)),
-            pip=tuple(check_env_entries(env_data.get("pip", []), "env.pip", where)),
+            pip=tuple(check_env_entries(env_data.get("pip", []), "env.pip", where, allow_override)),
         )
         extensions = tuple(
             ExtensionPin(name=e["name"], version=e.get("version"), git=e.get("git")) for e in data.get("extensions", [])

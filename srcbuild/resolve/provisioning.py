@@ -33,6 +33,7 @@ def with_provisioning(
     from srcbuild.toolchain.needs import needs_for
     from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
     from srcbuild.toolchain.providers import provider_order
+    from srcbuild.toolchain.session import route_reach
     from srcbuild.toolchain.store import ToolchainStore
 
     facts = host.facts
@@ -47,7 +48,8 @@ def with_provisioning(
         needs = needs_for(recipe, facts, store, data, provider_order(environ), glibc)
     else:
         exclude = ("cuda",) if decided.cuda_home.value else ()  # a CUDA home the user named is never replaced
-        planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc)
+        reach = route_reach(data, environ)
+        planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc, reach)
         host = replace(
             build_host(recipe, planned.facts, environ),
             provisioning=planned.steps,

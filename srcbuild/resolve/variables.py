@@ -33,6 +33,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.packages import version_of_tag
+from srcbuild.recipe.schema import override_note
 from srcbuild.records import record
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvCha
     for name, value in _knowledge_pins_env(kb, version):
         env = env.set(name, value, "knowledge base (old tags)")
     for name, value in recipe.build.env:
-        env = env.set(name, value, "recipe [build.env]" + _consequence(name, value))
+        env = env.set(name, value, "recipe [build.env]" + override_note(name, value) + _consequence(name, value))
     return env
 
 

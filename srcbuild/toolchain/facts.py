@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.tables import read_data_file
 
@@ -366,5 +367,5 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
 
 
 def load_facts(environ: Mapping[str, str]) -> ToolchainFacts:
-    extra = [Path(p) for p in environ.get(DATA_VAR, "").split(os.pathsep) if p]
+    extra = [Path(p) for p in (env_value(environ, DATA_VAR) or "").split(os.pathsep) if p]
     return merge([*(parse_dir(d) for d in extra), parse_dir(DATA_DIR)])

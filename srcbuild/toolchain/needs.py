@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srcbuild.errors import HostError
 from srcbuild.host.facts import HostFacts, version_matches
@@ -18,8 +19,11 @@ from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import offers_for
 from srcbuild.toolchain.providers.base import Offer, Request
-from srcbuild.toolchain.provision import choose, existing
+from srcbuild.toolchain.provision import existing
 from srcbuild.toolchain.store import ToolchainStore
+
+if TYPE_CHECKING:
+    from srcbuild.toolchain.reach import Reach
 
 
 @record
@@ -31,6 +35,7 @@ class Need:
     where: Path | None = None  # the host's install or the provisioned prefix
     offer: Offer | None = None
     why: str = ""  # for "missing": what the data lacks
+    passed_over: tuple[str, ...] = ()  # routes that cannot be reached from here, one line each
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -113,7 +118,12 @@ def needs_for(
     facts: ToolchainFacts,
     prefer: Sequence[str] = (),
     sysroot: str | None = None,
+    reach: Reach | None = None,
 ) -> list[Need]:
+    """How each pin of ``recipe`` is met; a pin fetched takes the first route that can be reached
+    (``reach`` probes; None: the first route in the documented order)."""
+    from srcbuild.toolchain.provision import routes
+
     out = []
     for request in requests_for(recipe, sysroot):
         if request.tool == "magma" and not offers_for(request, facts):
@@ -127,7 +137,10 @@ def needs_for(
             out.append(Need(request, "provisioned", provisioned.prefix))
             continue
         try:
-            out.append(Need(request, "fetch", offer=choose(request, facts, prefer=prefer)))
+            offers, passed = routes(request, facts, prefer=prefer, reach=reach)
+            used = offers[0].provider
+            lines = tuple(p.line(used if used != p.provider else None) for p in passed)
+            out.append(Need(request, "fetch", offer=offers[0], passed_over=lines))
         except HostError as exc:
             if request.tool != "magma":  # optional: torch builds without it
                 out.append(Need(request, "missing", why=exc.message))
@@ -139,4 +152,5 @@ def fetch_line(needs: list[Need]) -> str | None:
     offers = [n.offer.describe() for n in needs if n.offer is not None]
     missing = [f"{n.request.label} (no provider)" for n in needs if n.status == "missing"]
     items = offers + missing
-    return f"srcbuild will fetch: {', '.join(items)}" if items else None
+    passed = "".join(f" ({line})" for n in needs for line in n.passed_over)
+    return f"srcbuild will fetch: {', '.join(items)}{passed}" if items else None

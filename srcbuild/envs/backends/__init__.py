@@ -16,6 +16,7 @@ from srcbuild.envs.backends.rattler_backend import RattlerBackend, rattler_avail
 from srcbuild.envs.backends.venv_backend import VenvBackend, venv_unsuitable
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import HostError, UsageError
+from srcbuild.precedence import env_value
 
 BACKEND_NAMES = ("conda", "mamba", "micromamba", "rattler", "venv")
 CONDA_TOOLS = ("micromamba", "mamba", "conda")  # preference order when several are installed
@@ -103,5 +104,5 @@ def backend_for(name: str, executable: str | None) -> EnvBackend:
 
 def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str]) -> EnvBackend:
     """The backend named (argument, then ``SRCBUILD_ENV_BACKEND``), else the best one available."""
-    chosen = name or environ.get(BACKEND_VARIABLE) or None
+    chosen = name or env_value(environ, BACKEND_VARIABLE) or None
     return pick_backend(chosen, spec, conda_tools_on_path(environ), rattler_available())

@@ -16,7 +16,8 @@ from typing import IO, Protocol
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, StepFailed
 from srcbuild.files import human_size
-from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.offline import DIR_VAR, missing_requirement
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.toolchain.download import Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
@@ -123,10 +124,11 @@ def run_step(
     if not result.ok:
         last = next((line for line in reversed(result.tail) if line.strip()), "")
         where = f"see {ctx.log_path}" if ctx.log_path else "rerun with --debug"
-        lacking = missing_requirement(result.tail) if ctx.environ.get(DIR_VAR) else None
+        mirror_dir = env_value(ctx.environ, DIR_VAR)
+        lacking = missing_requirement(result.tail) if mirror_dir else None
         if lacking is not None:
             raise MirrorMissing(
-                f"{what}: {lacking} is not in the mirror {ctx.environ[DIR_VAR]}'s package index",
-                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+                f"{what}: {lacking} is not in the mirror {mirror_dir}'s package index",
+                f"add it on a connected machine: srcbuild mirror create {mirror_dir} --recipe RECIPE",
             )
         raise StepFailed(f"{what} failed (exit {result.returncode}): {last}".rstrip(": "), where)

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 from srcbuild import proc
+from srcbuild.envs.prefix_install import solve_and_install
 from srcbuild.errors import EnvironmentError_, MirrorMissing, StepFailed
-from srcbuild.mirror.layout import DIR_VAR
+from srcbuild.offline import DIR_VAR
+from srcbuild.precedence import env_value
 from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import check_nvcc, link_targets_layout
@@ -82,51 +83,6 @@ def channel_and_specs(request: Request, facts: ToolchainFacts) -> tuple[str, tup
     return tool.channel, _specs(request, tool, facts)
 
 
-def solve_and_install(
-    specs: Sequence[str],
-    channel_urls: Sequence[str],
-    target: Path,
-    final: Path,
-    cache: Path,
-    channel: str = "conda-forge",
-) -> list[Source]:
-    """Solve ``specs`` for linux-64 on the channels and link them into ``target`` as if at ``final``."""
-    import rattler
-
-    gateway = rattler.Gateway(cache_dir=cache / "repodata", show_progress=False)
-
-    async def run() -> list[Source]:
-        records = await rattler.solve(
-            sources=[rattler.Channel(u) for u in channel_urls],
-            specs=list(specs),
-            gateway=gateway,
-            platforms=["linux-64", "noarch"],
-            virtual_packages=[v.into_generic() for v in rattler.VirtualPackage.detect()],
-        )
-        await rattler.install(
-            list(records),
-            target_prefix=target,
-            cache_dir=cache / "pkgs",
-            alternative_target_prefix=final,
-            execute_link_scripts=True,
-            show_progress=False,
-        )
-        return [Source(str(r.url), str(r.sha256.hex() if r.sha256 else ""), int(r.size or 0)) for r in records]
-
-    import asyncio  # only when installing: the event loop costs every command 10 ms to import
-
-    try:
-        return asyncio.run(run())
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EnvironmentError_(
-            f"installing {', '.join(specs)} from {', '.join(channel_urls)} failed: {first}",
-            f"set SRCBUILD_CHANNEL_MIRRORS='{channel}=URL' to a reachable mirror and run the same command again",
-        ) from None
-
-
 class CondaProvider:
     name = "conda"
     tools: tuple[str, ...] = ("cuda", "gcc", "mpi", "magma")
@@ -154,14 +110,16 @@ class CondaProvider:
         specs = _specs(offer.request, tool, facts)
         url = routing.base_url(tool.channel)
         try:
-            sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
+            installed = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
+            sources = [Source(*file) for file in installed]
         except EnvironmentError_ as exc:
-            if not ctx.environ.get(DIR_VAR):
+            mirror_dir = env_value(ctx.environ, DIR_VAR)
+            if not mirror_dir:
                 raise
             raise MirrorMissing(
-                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {ctx.environ[DIR_VAR]}'s "
+                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {mirror_dir}'s "
                 f"{tool.channel} channel ({exc.message})",
-                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+                f"add it on a connected machine: srcbuild mirror create {mirror_dir} --recipe RECIPE",
             ) from None
         facts_out: dict[str, str] = {}
         if offer.request.tool == "gcc":

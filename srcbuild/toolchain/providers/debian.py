@@ -25,7 +25,8 @@ from pathlib import Path
 
 from srcbuild.errors import HostError, MirrorMissing, StepFailed
 from srcbuild.files import sha256_file
-from srcbuild.mirror.layout import DEBIAN_VAR, DIR_VAR
+from srcbuild.offline import DEBIAN_VAR, DIR_VAR
+from srcbuild.precedence import env_value
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror, mirror_options
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
@@ -75,7 +76,8 @@ class DebianProvider:
     def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
         route = facts.debian_for(offer.request.version)
         assert route is not None
-        in_mirror = ctx.environ.get(DEBIAN_VAR) if ctx.environ.get(DIR_VAR) else None
+        mirror_dir = env_value(ctx.environ, DIR_VAR)
+        in_mirror = env_value(ctx.environ, DEBIAN_VAR) if mirror_dir else None
         mirror = in_mirror or offer.details.get("mirror") or configured_mirror(self.apt_root)
         if not mirror:
             raise HostError("no Debian mirror is configured in /etc/apt", "use --from redist or --from runfile")
@@ -94,7 +96,7 @@ class DebianProvider:
             if not in_mirror:
                 raise
             raise MirrorMissing(
-                f"Debian {route.suite}'s {', '.join(route.packages)} are not in the mirror {ctx.environ[DIR_VAR]} "
+                f"Debian {route.suite}'s {', '.join(route.packages)} are not in the mirror {mirror_dir} "
                 f"({exc.message})",
                 "add them on a connected machine: SRCBUILD_TOOLCHAIN_PROVIDERS=debian srcbuild mirror create",
                 {"create_prefix": "SRCBUILD_TOOLCHAIN_PROVIDERS=debian"},

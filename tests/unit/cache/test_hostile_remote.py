@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.limits import MAX_PAGE, read_limited, safe_file_name
 from srcbuild.cache.manifest import Manifest, check_wheel_name
 from srcbuild.cache.remotes import open_remote
 from srcbuild.cache.remotes.directory import DirectoryRemote
@@ -19,6 +18,7 @@ from srcbuild.cache.store import WheelCache
 from srcbuild.cache.transfer import fetch_first, pull_entries, pull_entry, push_entries
 from srcbuild.cli import main
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.limits import MAX_PAGE, read_limited, safe_file_name
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 UNSIGNED = TrustPolicy(Path("/nonexistent/trusted-signers"), trust_unsigned=True)

@@ -149,3 +149,43 @@ def test_compat_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert err.splitlines()[0].startswith(message)
+
+
+def test_a_mistyped_gpu_name_suggests_its_family_first(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "recommend", "--gpu", "GTX 1800")
+    assert code == 2
+    assert err.splitlines()[1] == "hint: did you mean 'GeForce GTX 1080', 'GeForce GTX 1070', 'GeForce GTX 1050'?"
+
+
+def test_mpi_for_a_gpu_no_recipe_builds_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recommend", "--gpu", "RTX 3090", "--mpi")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "no catalog recipe builds torch with MPI for it make one: srcbuild recipes new my-mpi --extends " in text
+    assert "without MPI, no build is needed: pip install torch==" in text
+    assert "does not fit (" not in text and "other recipes do not fit it (srcbuild compat --arch 8.6 says why)" in text
+    assert len(out.splitlines()) < 20
+
+
+@pytest.mark.parametrize(
+    ("recipe", "cc", "cuda", "absent"),
+    [
+        ("torch28-cu128-sm103", "10.3", "12.8", "sm_103"),
+        ("torch28-cu128-sm110", "11.0", "12.8", "sm_110"),
+        ("torch210-cu130-sm101", "10.1", "13.0", "sm_101"),
+    ],
+)
+def test_a_capability_inside_the_span_but_outside_ptxas_set_is_refused(
+    capsys: pytest.CaptureFixture[str], recipe: str, cc: str, cuda: str, absent: str
+) -> None:
+    """CUDA 12.8 targets 10.0 and 12.0 but not 10.3 or 11.0; CUDA 13.0 renamed 10.1 to 11.0: the set
+    read from the nvcc wheel's ptxas is the evidence, not a min..max span."""
+    code, out, _ = run(capsys, "recipes", "check", "--json", str(COMBOS / f"{recipe}.toml"))
+    assert code == 3
+    (report,) = json.loads(out)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "cuda-arch"]
+    assert finding["message"].startswith(f"CUDA {cuda} cannot target compute capability {cc} (")
+    evidence = finding["source"]
+    accepted = evidence.split(": binary:")[0].split()
+    assert evidence.startswith(f"CUDA {cuda}'s ptxas accepts sm_") and absent not in accepted
+    assert "binary: nvidia_cuda_nvcc" in evidence and "sha256:" in evidence
