@@ -146,11 +146,7 @@ def test_push_needs_a_signing_key_or_unsigned(tmp_path: Path, capsys: pytest.Cap
     assert main(["cache", "push", "--remote", str(tmp_path / "share")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "error: no signing key: pushed entries are signed so that others can trust them"
-    config = Path(os.environ["SRCBUILD_CONFIG_DIR"])
-    assert err[1] == (
-        f"hint: create one with `mkdir -p {config} && ssh-keygen -t ed25519 -N '' -f {config / 'signing-key'}`, "
-        "or pass --signing-key KEY (or --unsigned)"
-    )
+    assert err[1] == "hint: create one with `srcbuild cache key new`, or pass --signing-key KEY (or --unsigned)"
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/", "http://", "s3://bucket\n/x"])
