@@ -10,6 +10,7 @@ newer PTX; the floors and their source are data (``knowledge/data/build.toml``, 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Iterable
 from typing import Any
 
@@ -156,6 +157,7 @@ class Window:
     newest_torchvision: str | None = None
     checked: str = ""  # the date the knowledge was last checked
     newest_known: str = ""  # the newest torch release the knowledge holds (staleness shows)
+    stale: str = ""  # a line when the knowledge is older than STALE_DAYS
     runtime_caveats: tuple[str, ...] = ()  # what current torch cannot do there (torch.compile below 7.0)
 
     @property
@@ -183,6 +185,7 @@ class Window:
             "newest_torchvision": self.newest_torchvision,
             "knowledge_checked": self.checked or None,
             "knowledge_newest_torch": self.newest_known or None,
+            "knowledge_stale": self.stale or None,
             "runtime_caveats": list(self.runtime_caveats),
             "source": self.source,
         }
@@ -335,5 +338,6 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         newest_torchvision=(kb.torchvision_for(torch[0]) or (None,))[-1] if torch else None,
         checked=kb.checked,
         newest_known=kb.newest_known_torch,
+        stale=kb.stale_note(datetime.date.today()),
         runtime_caveats=tuple(f"{c.message}: {c.advice}" for c in kb.runtime_caveats_for(cc)),
     )

@@ -45,8 +45,8 @@ from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
 from srcbuild.files import copy_synced, fsync_dir, sha256_file, write_atomic, write_synced
+from srcbuild.files import identity as _identity
 from srcbuild.records import record
-from srcbuild.verified import identity as _identity
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
 

@@ -28,6 +28,7 @@ from srcbuild.cli.common import (
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
+from srcbuild.packages import pinned_packages
 from srcbuild.precedence import env_value
 
 if TYPE_CHECKING:
@@ -331,7 +332,7 @@ def _no_match(ref: str) -> list[CacheEntry]:
 
 
 @cache_group.command("pull")
-@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
+@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (each package it pins).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
 @trust_option
 @allow_modified_option
@@ -371,7 +372,7 @@ def pull_cmd(
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
-        packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
+        packages = pinned_packages(recipe)
         fingerprints = [request_fingerprint(recipe, package, command_environ()) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):

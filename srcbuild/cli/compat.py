@@ -261,6 +261,7 @@ def render(
             f"Newest torch: {ceiling} in theory; {reported} reported to work",
             f"Knowledge last checked: {window.checked or 'unknown'}"
             + (f" (newest torch it knows: {window.newest_known})" if window.newest_known else ""),
+            *([f"Warning: {window.stale}"] if window.stale else []),
         ],
         console,
     )

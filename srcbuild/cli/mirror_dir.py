@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from srcbuild.mirror.manifest import Manifest
 
 PATCHES_VAR = "SRCBUILD_PATCHES_PATH"
-MIRROR_CHECKED = "mirror-files-checked.json"  # in the work dir: srcbuild.verified records
+MIRROR_CHECKED = "mirror-files-checked.json"  # in the work dir: srcbuild.files.VerifiedFiles records
 
 
 def create_command(base: str, recipe: str | None, packages: tuple[str, ...]) -> str:
@@ -89,9 +89,9 @@ def check_files(root: Path, manifest: Manifest, record: Path, location: str) -> 
     """Every file of a mirror directory against its manifest before anything is taken from it
     (``mirror.manifest.verify``): a file that differs, a symbolic link out of the mirror or a git
     file the manifest does not list is refused (exit 7). A file already found to match is not
-    hashed again while its identity is unchanged (``srcbuild.verified``, records in ``record``)."""
+    hashed again while its identity is unchanged (``srcbuild.files.VerifiedFiles``, records in ``record``)."""
+    from srcbuild.files import VerifiedFiles
     from srcbuild.mirror.manifest import verify
-    from srcbuild.verified import VerifiedFiles
 
     checked = VerifiedFiles(record)
     problems = verify(root, manifest, checked)

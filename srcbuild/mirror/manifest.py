@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import NotFoundError, UsageError
-from srcbuild.files import sha256_file
+from srcbuild.files import VerifiedFiles, sha256_file
 from srcbuild.mirror.layout import GIT, MANIFEST, file_url, git_path
 from srcbuild.records import record
-from srcbuild.verified import VerifiedFiles
 
 FORMAT = 1
 
@@ -173,7 +172,7 @@ def verify(root: Path, manifest: Manifest, checked: VerifiedFiles | None = None)
     link takes out of the mirror (never followed there); and every file under ``git/`` the
     manifest does not list (a ref added to a repository moves a tag as surely as a changed one).
     With ``checked``, a file whose identity has not changed since it last matched is not hashed
-    again (``srcbuild.verified``)."""
+    again (``srcbuild.files.VerifiedFiles``)."""
     problems = []
     top = root.resolve()
     for rel, entry in sorted(manifest.files.items()):

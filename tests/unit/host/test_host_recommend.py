@@ -174,7 +174,8 @@ def test_pascal_recipes_need_a_newer_driver_on_r470() -> None:
 
 GT750M_LAPTOP = """\
 srcbuild recommend: --lspci {path}
-knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)
+knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0); newest on the index then: \
+torch 2.15.0, torchvision 0.29.2, torchaudio 2.11.0, CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3
 
 GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   compute capability 3.0 (Kepler)
@@ -249,7 +250,8 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(
     monkeypatch.setenv("PATH", str(tmp_path))
     assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[3:] == wrap_lines(
+    lines = out.splitlines()
+    assert lines[lines.index("") + 1 :] == wrap_lines(
         [
             "GPU: GeForce GTX 860M, from --gpu",
             "  the name 'GeForce GTX 860M' is used by GPUs of different compute capabilities:",

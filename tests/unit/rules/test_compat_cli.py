@@ -70,7 +70,7 @@ def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
     assert "CUDA range: 8.0 to 10.2" in lines
     assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
     assert lines[1] == "Newest torch: 1.13.1 in theory; 1.10.2 reported to work"
-    assert lines[2] == "Knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)"
+    assert lines[2] == "Knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0)"
     assert "Official wheels with sm_30 SASS: torch 1.3.0 cu101" in lines
     assert "Last driver: R470 (runs CUDA ≤ 11.4 natively); last CUDA toolkit: 10.2" in lines
     assert "10.2  ≤ 8       440.33      1.0–1.13     7.6–8.4" in lines  # a table to a pipe: plain lines
