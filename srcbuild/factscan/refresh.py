@@ -120,17 +120,17 @@ def _line(version: Version) -> str:
 
 def known(tables: Mapping[str, dict[str, Any]], item: Tracked) -> set[str] | None:
     """What the data files know of ``item``: releases (torch...) or lines (nvcc...); None: no table."""
-    if item.kind in ("torch", "torchvision"):
+    if item.kind in ("torch", "torchvision", "torchaudio"):
         out: set[str] = set()
         for row in tables["torch"].get("torch", []):
-            for release, visions in row.get("torchvision", {}).items():
-                out.update([release] if item.kind == "torch" else visions)
+            if item.kind == "torch":
+                out.update(row.get("torchvision", {}))
+                continue
+            for paired in row.get(item.kind, {}).values():  # torch release -> its torchvision/torchaudio
+                out.update(str(v) for v in paired)
+        if item.kind == "torchaudio" and not out:
+            return None  # no pairing table yet
         return out
-    if item.kind == "torchaudio":
-        data = tables.get("torchaudio")
-        if data is None:
-            return None
-        return {str(v) for v in _strings(data, "torchaudio")} | {str(v) for v in _strings(data, "version")}
     if item.kind == "nvcc":
         return {str(row["version"]) for row in tables["cuda"].get("cuda", [])}
     table = tables.get(item.kind)
@@ -142,22 +142,6 @@ def known(tables: Mapping[str, dict[str, Any]], item: Tracked) -> set[str] | Non
         if any(b.split(".")[0] == str(item.cuda_major) for b in builds):
             lines.add(".".join(str(row["version"]).split(".")[:2]))
     return lines
-
-
-def _strings(node: Any, key: str) -> list[str]:
-    found: list[str] = []
-    if isinstance(node, dict):
-        for k, value in node.items():
-            if k == key and isinstance(value, str):
-                found.append(value)
-            elif k == key and isinstance(value, list):
-                found.extend(str(v) for v in value)
-            else:
-                found.extend(_strings(value, key))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(_strings(value, key))
-    return found
 
 
 def _final(files: Sequence[IndexFile]) -> list[IndexFile]:
