@@ -13,14 +13,11 @@ resolves to is recorded when the sources are fetched.
 
 from __future__ import annotations
 
-import html.parser
-import json
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -30,6 +27,7 @@ from srcbuild import proc
 from srcbuild.errors import HostError, NotFoundError, UsageError
 from srcbuild.ext.knowledge import normalize
 from srcbuild.records import record
+from srcbuild.simple_page import page_files
 
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 _HEX40 = re.compile(r"[0-9a-f]{40}\Z")
@@ -123,36 +121,6 @@ def pip_indexes(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     main = environ.get("PIP_INDEX_URL") or values.get("index-url") or _pip_default_index(python)
     extras = (environ.get("PIP_EXTRA_INDEX_URL") or values.get("extra-index-url", "")).split()
     return tuple(u for u in (main, *extras) if u)
-
-
-class _Links(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self.hrefs.extend(value for key, value in attrs if key == "href" and value)
-
-
-def page_files(page_url: str, body: str, content_type: str) -> list[tuple[str, str]]:
-    """(file name, URL with its #sha256= fragment) of every file a simple page lists."""
-    if "json" in content_type:
-        data: dict[str, Any] = json.loads(body)
-        files = []
-        for f in data.get("files", []):
-            digest = (f.get("hashes") or {}).get("sha256")
-            url = urllib.parse.urljoin(page_url, f.get("url", ""))
-            files.append((f.get("filename", ""), f"{url.split('#')[0]}#sha256={digest}" if digest else url))
-        return files
-    parser = _Links()
-    parser.feed(body)
-    out = []
-    for href in parser.hrefs:
-        url = urllib.parse.urljoin(page_url, href)
-        name = urllib.parse.unquote(urllib.parse.urlsplit(url).path).rsplit("/", 1)[-1]
-        out.append((name, url))
-    return out
 
 
 def sdist_version(project: str, filename: str) -> str | None:

@@ -38,6 +38,7 @@ from packaging.version import Version
 
 from srcbuild.factscan.index import IndexFile
 from srcbuild.factscan.read import WheelFacts
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 
@@ -120,16 +121,14 @@ def _line(version: Version) -> str:
 
 def known(tables: Mapping[str, dict[str, Any]], item: Tracked) -> set[str] | None:
     """What the data files know of ``item``: releases (torch...) or lines (nvcc...); None: no table."""
-    if item.kind in ("torch", "torchvision", "torchaudio"):
+    if item.kind in PACKAGES:  # torch's releases, and each paired package's map in torch.toml's rows
         out: set[str] = set()
         for row in tables["torch"].get("torch", []):
-            if item.kind == "torch":
+            if item.kind == "torch":  # the torch releases the rows name
                 out.update(row.get("torchvision", {}))
-                continue
-            for paired in row.get(item.kind, {}).values():  # torch release -> its torchvision/torchaudio
-                out.update(str(v) for v in paired)
-        if item.kind == "torchaudio" and not out:
-            return None  # no pairing table yet
+            else:
+                for paired in row.get(item.kind, {}).values():
+                    out.update(paired)
         return out
     if item.kind == "nvcc":
         return {str(row["version"]) for row in tables["cuda"].get("cuda", [])}
@@ -170,9 +169,6 @@ def plan(
             continue
         newest.append((item.project, str(max(f.version for f in files))))
         have = known(tables, item)
-        if have is None and item.kind == "torchaudio":
-            notes.append(f"{item.project}: no torchaudio table in the knowledge data yet; not compared")
-            continue
         if have is None:
             notes.append(f"{item.project}: no {item.kind} table in the knowledge data; every line counts as new")
             have = set()

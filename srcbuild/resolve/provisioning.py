@@ -31,7 +31,7 @@ def with_provisioning(
 ) -> BuildHost:
     """``host`` with the planned provisioning, the MAGMA prefix and a portable build's compiler."""
     from srcbuild.resolve.portable import sysroot_gcc, sysroot_glibc
-    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.data_files import load_facts
     from srcbuild.toolchain.needs import needs_for
     from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
     from srcbuild.toolchain.providers import provider_order
