@@ -11,7 +11,7 @@ from pathlib import Path
 from srcbuild.host.facts import GccInstall, HostFacts
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.needs import _on_host, gcc_release, requests_for
 from srcbuild.toolchain.providers.base import Request
 from srcbuild.toolchain.provision import choose
