@@ -11,6 +11,7 @@ those that cannot fit, each with its reasons.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -107,12 +108,16 @@ class Recommendation:
     notes: tuple[str, ...] = ()
     checked: str = ""  # the date the knowledge was last checked
     newest_known: str = ""  # the newest torch release the knowledge holds
+    newest_seen: str = ""  # the newest release of each tracked project on the index, at the last refresh
+    stale: str = ""  # a line when the knowledge is older than STALE_DAYS
 
     def to_json(self) -> dict[str, Any]:
         return {
             "origin": self.origin,
             "knowledge_checked": self.checked or None,
             "knowledge_newest_torch": self.newest_known or None,
+            "knowledge_newest_seen": self.newest_seen or None,
+            "knowledge_stale": self.stale or None,
             "driver": {"version": self.driver.version, "source": self.driver.source} if self.driver else None,
             "gpus": [g.to_json() for g in self.gpus],
             "notes": list(self.notes),
@@ -182,4 +187,13 @@ def recommend(
         for members in groups.values()
     )
     found = () if gpus else ("no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE",)
-    return Recommendation(origin, driver, advice, (*found, *notes), kb.checked, kb.newest_known_torch)
+    return Recommendation(
+        origin,
+        driver,
+        advice,
+        (*found, *notes),
+        kb.checked,
+        kb.newest_known_torch,
+        kb.newest_seen,
+        kb.stale_note(datetime.date.today()),
+    )

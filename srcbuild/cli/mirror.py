@@ -146,7 +146,7 @@ def create_command(
     from srcbuild.mirror.pypi import PipSet
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.sources.mirrors import parse_mirror_args
-    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.data_files import load_facts
     from srcbuild.toolchain.providers import provider_order
 
     if is_url(directory):

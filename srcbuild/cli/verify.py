@@ -171,7 +171,7 @@ def verify_command(
         progress = None if as_json else progress_printer(path)
     else:
         progress = None
-    tool = None if no_cross_check else find_cuobjdump(Path(cuda_home) if cuda_home else None)
+    tool = None if no_cross_check else cross_checker(Path(cuda_home) if cuda_home else None, recipe)
     report = verify_wheel(wheel, recipe, wanted, probe_host=not no_host_mpi, cuobjdump=tool, progress=progress)
     failure = failure_of(report)
     if as_json:
@@ -183,13 +183,40 @@ def verify_command(
         console = make_console()
         render_report(report, console, listing=listing)
         if tool is None and not no_cross_check and report.kernels.sass | report.kernels.ptx:
-            console.print("cuobjdump: not found (give --cuda-home); cross-check skipped", highlight=False)
+            console.print(
+                "cuobjdump: not found on PATH nor in a CUDA srcbuild provisioned (give --cuda-home, or "
+                "srcbuild toolchain install cuda 11.8); cross-check skipped",
+                highlight=False,
+            )
     if failure is not None:
         raise failure
     if not as_json:
         warnings = sum(1 for f in report.findings if f.severity is Severity.WARNING)
         click.echo(f"verified: {Path(wheel).name}" + (f" ({warnings} warnings)" if warnings else ""))
     return 0
+
+
+def cross_checker(cuda_home: Optional[Path], recipe: Optional[Recipe]) -> Optional[Path]:
+    """The cuobjdump that cross-checks the parser: ``--cuda-home``'s (or CUDA_HOME's); else that of
+    the recipe's CUDA as srcbuild provisioned it; else the one on PATH; else the oldest CUDA srcbuild
+    provisioned (an old cuobjdump still reads Kepler and Maxwell code, which CUDA 13's refuses)."""
+    if cuda_home is not None:
+        return find_cuobjdump(cuda_home)
+    from srcbuild.toolchain.store import ToolchainStore
+
+    homes = []
+    for entry in ToolchainStore(resolve_paths().toolchain_dir).entries():
+        tool = entry.prefix / "bin" / "cuobjdump"
+        if entry.name == "cuda" and tool.is_file():
+            homes.append((tuple(int(p) for p in entry.version.split(".") if p.isdigit()), entry.version, tool))
+    want = recipe.toolchain.cuda if recipe is not None else None
+    for _, version, tool in homes:
+        if want and (version == want or version.startswith(want + ".")):
+            return tool
+    on_path = find_cuobjdump(None)
+    if on_path is not None:
+        return on_path
+    return min(homes)[2] if homes else None
 
 
 def cached_wheel(recipe: Recipe, package: str) -> Path:

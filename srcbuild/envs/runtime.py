@@ -104,13 +104,16 @@ def make_runtime(
     system = shutil.which(f"python{python}", path=environ.get("PATH"))
     if system is not None and proc.probe([system, "-c", "import venv"]) is None:
         system = None  # a shim or a broken install: not a Python of that version here
-    if backend == "venv" and system is None:
+    from srcbuild.envs.backends import installs_conda_packages
+
+    pip_only = backend is not None and not installs_conda_packages(backend)  # a venv of the system's Python
+    if pip_only and system is None:
         raise HostError(f"python{python} is not installed here", "leave out --backend venv to make it with rattler")
     into.parent.mkdir(parents=True, exist_ok=True)
     tmp = into.with_name(f".{into.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        if system is not None and backend != "rattler":
+        if system is not None and (backend is None or pip_only):
             route = f"venv of {system}"
             done = proc.run([system, "-m", "venv", str(tmp)])
             if not done.ok:

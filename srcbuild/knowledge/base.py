@@ -7,6 +7,7 @@ derived from rows) that still carries its ``source``.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import re
 from dataclasses import field
@@ -39,6 +40,10 @@ from srcbuild.knowledge.model import (
 from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
+STALE_DAYS = 60  # older knowledge is called out by doctor, recommend and compat
+_SEEN_LABELS = {"torch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+_SEEN_PREFIXES = (("nvidia-cuda-nvcc", "CUDA"), ("nvidia-cudnn-", "cuDNN"), ("nvidia-nccl-", "NCCL"))
+
 
 @record
 class KnowledgeBase:
@@ -58,6 +63,8 @@ class KnowledgeBase:
     wheel_caveats: tuple[WheelCaveat, ...] = ()
     runtime_caveats: tuple[RuntimeCaveat, ...] = ()
     checked: str = ""  # the date the data was last checked against its sources
+    # what `knowledge refresh` last found on the package index: project -> newest release (index.toml)
+    index_newest: tuple[tuple[str, str], ...] = ()
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def release_versions(self, project: str) -> tuple[tuple[int, ...], ...]:
@@ -108,6 +115,14 @@ class KnowledgeBase:
     def cuda_window(self, cc: ComputeCapability) -> tuple[CudaRelease, ...]:
         """CUDA releases whose nvcc can target ``cc``, oldest first."""
         return tuple(r for r in self.cuda_releases if r.accepts_cc(cc))
+
+    def gcc_pin(self, cuda: str, gcc_major: int) -> str | None:
+        """The gcc release to provision for ``gcc_major`` with ``cuda`` when later minors of that
+        major are known bad ("10.2" for gcc 10 with CUDA up to 11.4.0); None: any release will do."""
+        for caveat in self.gcc_caveats:
+            if caveat.good is not None and caveat.applies(cuda, gcc_major):
+                return caveat.good
+        return None
 
     def arch(self, cc: ComputeCapability) -> ArchSupport | None:
         """Which CUDA releases target ``cc``, with the source of that fact."""
@@ -236,6 +251,33 @@ class KnowledgeBase:
         """The newest torch release the tables know ("2.15.0"): what the knowledge is current to."""
         known = [v for row in self.torch_releases for v, _ in row.torchvision_map]
         return max(known, key=versions.parse) if known else ""
+
+    @property
+    def newest_seen(self) -> str:
+        """The newest release of each tracked project on the index when the knowledge was last
+        refreshed ("torch 2.15.0, torchvision 0.29.2, ..., CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3")."""
+        groups: dict[str, list[str]] = {}
+        for project, release in self.index_newest:
+            label = _SEEN_LABELS.get(project) or next(
+                (name for prefix, name in _SEEN_PREFIXES if project.startswith(prefix)), project
+            )
+            groups.setdefault(label, []).append(release)
+        return ", ".join(f"{label} {max(found, key=versions.parse)}" for label, found in groups.items())
+
+    def stale_note(self, today: datetime.date) -> str:
+        """A line saying the knowledge is older than ``STALE_DAYS`` on ``today``; "" when it is not
+        (or when its date is unknown)."""
+        try:
+            checked = datetime.date.fromisoformat(self.checked)
+        except ValueError:
+            return ""
+        age = (today - checked).days
+        if age <= STALE_DAYS:
+            return ""
+        return (
+            f"the knowledge is {age} days old (last checked {self.checked}): releases since then are not "
+            "known; see what is new with: srcbuild knowledge refresh --dry-run"
+        )
 
     def runtime_caveats_for(self, cc: ComputeCapability) -> tuple[RuntimeCaveat, ...]:
         """Features of current torch that ``cc`` cannot use (torch.compile below 7.0)."""
@@ -460,6 +502,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     breakage_rows = load.breakages(breakage_data)
     torch_data = tables.read_table("torch", directory)
     torch_rows, overrides = _torch_rows(torch_data, cuda_rows)
+    seen = tables.read_table("index", directory) if (directory / "index.toml").is_file() else {}
     return KnowledgeBase(
         cuda_releases=cuda_rows,
         arch_support=load.arch_support(cuda_data),
@@ -474,6 +517,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
         pip_commands=load.pip_commands(torch_data),
         wheel_caveats=load.wheel_caveats(torch_data),
         runtime_caveats=load.runtime_caveats(torch_data),
-        checked=str(tables.read_table("capabilities", directory).get("checked", "")),
+        checked=max(str(tables.read_table("capabilities", directory).get("checked", "")), str(seen.get("checked", ""))),
+        index_newest=tuple((str(p["name"]), str(p["newest"])) for p in seen.get("project", [])),
         _torch_overrides=overrides,
     )

@@ -34,6 +34,8 @@ def request_inputs(
     spec = package_spec(package)
     spec.pin(recipe)  # a recipe without this package's pin is refused here, as by a build
     variables = dict(build_pins(version_of_tag(recipe.torch.tag)).env)  # rows keyed on torch's release, as the build's
+    if recipe.toolchain.cuda is not None and spec.needs_torch_wheel:
+        variables.update(spec.cuda_variables)  # as the build sets them (FORCE_CUDA, USE_CUDA: not keyed)
     variables.update((row.name, row.value) for row in package_rows(spec, recipe))  # torchaudio's BUILD_SOX=0
     variables.update(recipe.build.env)  # the recipe's own values come last there too
     return FingerprintInputs.from_recipe(
