@@ -23,6 +23,7 @@ from packaging.utils import parse_wheel_filename
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, NotFoundError, UsageError
 from srcbuild.ext.host import (
+    cpu_gcc,
     disk_findings,
     disk_need,
     for_extension,
@@ -151,6 +152,9 @@ def ext_settings(settings: tuple[Setting, ...], recipe: Recipe, python: str, why
     for s in settings:
         if s.name == "python" and python != recipe.toolchain.python:
             s = replace(s, source=f"{why} (the recipe pins {recipe.toolchain.python})")
+        elif s.name == "gcc" and s.value != recipe.toolchain.gcc:
+            s = replace(s, source=f"the newest gcc here: a CPU extension needs no CUDA's compiler (the recipe pins "
+                        f"{recipe.toolchain.gcc})")
         elif s.name in ("cudnn", "mpi"):
             s = replace(s, source="an extension links no " + ("cuDNN" if s.name == "cudnn" else "MPI"))
         out.append(s)
@@ -295,7 +299,8 @@ def prepare_ext(
     else:
         wheel = _recipe_torch_wheel(recipe, paths, environ)
         python, why = wheel_python(wheel) or recipe.toolchain.python, f"the Python of {wheel.name}"
-    view = for_extension(recipe, python)
+    gcc = cpu_gcc(recipe.toolchain.gcc, environ.get("PATH")) if recipe.toolchain.cuda is None else None
+    view = for_extension(recipe, python, gcc)
     base = resolve_on_host(view, replace(options, package="torch", extension=True), paths, environ)
     if options.env_prefix:
         identity = from_environment(Path(options.env_prefix), dict(environ))
