@@ -281,7 +281,8 @@ def render(
     )
     official = window.official
     lines = [
-        f"CUDA range: {window.options[0].cuda} to {window.options[-1].cuda}",
+        f"CUDA range: {window.cuda_range}"
+        + (f" (CUDA before {window.options[0].cuda} is not in srcbuild's tables)" if window.cuda_first else ""),
         (
             f"Newest torch: {window.newest_torch} with torchvision {window.newest_torchvision}"
             if window.newest_torch
