@@ -248,7 +248,7 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(
     python = tmp_path / "python{}.{}".format(*sys.version_info[:2])
     python.symlink_to(os.path.realpath(sys.executable))  # this Python: in the GM107 wheel's range only
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
+    assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0  # no environment is active (conftest)
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[lines.index("") + 1 :] == wrap_lines(
@@ -269,6 +269,10 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(
             "      no build needed: pip install torch==2.14.1 torchvision==0.29.1 "
             "--index-url https://download.pytorch.org/whl/cu126",
             "        (official cu126 wheel of torch 2.14.1, SASS for 5.0 and up, Python 3.10 to 3.14)",
+            "        pip installs into an environment, and none is active; make one: "
+            "srcbuild env runtime --python {}.{} --into ~/venvs/torch-2.14.1".format(*sys.version_info[:2]),
+            "        then install with it: ~/venvs/torch-2.14.1/bin/python -m pip install torch==2.14.1 "
+            "torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cu126",
             "      for torch 2.15.0 (newer than the official wheel) build: maxwell-cu126 "
             "(torch 2.15.0, torchvision 0.29.2, CUDA 12.6, gcc 13, Python 3.12)",
             "  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)",
