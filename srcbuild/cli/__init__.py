@@ -20,7 +20,7 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
-from srcbuild.errors import FULL_ERRNOS, DiskFull, SrcbuildError, disk_full
+from srcbuild.errors import FULL_ERRNOS, DiskFull, HostError, SrcbuildError, disk_full
 from srcbuild.packages import PACKAGES
 from srcbuild.proc import stop_on_signals
 
@@ -257,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except OSError as exc:  # a write no step turned into its own message: a full disk is still named
+        no_temp = no_temp_dir(exc)
+        if no_temp is not None:
+            return _fail(no_temp.message, no_temp.hint, no_temp.exit_code, as_json)
         full = disk_full(exc, Path(exc.filename)) if isinstance(exc.filename, str) else None
         if full is None and exc.errno in FULL_ERRNOS:
             full = DiskFull(f"a filesystem is full ({exc.strerror})", "free space (`df -h` shows where), then retry")
@@ -266,6 +269,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         return _internal_error(exc, debug, as_json)
     return result if isinstance(result, int) else 0
+
+
+def no_temp_dir(exc: OSError) -> HostError | None:
+    """Exit 4 naming TMPDIR for a temporary directory that cannot be made: none of tempfile's
+    candidates is writable ("No usable temporary directory"), or the one it chose is gone or
+    read-only."""
+    import errno
+    import tempfile
+
+    setting = os.environ.get("TMPDIR")
+    named = f"TMPDIR={setting}" if setting else "TMPDIR is not set"
+    hint = "point TMPDIR at a directory you can write: mkdir -p ~/tmp && export TMPDIR=~/tmp"
+    if isinstance(exc, FileNotFoundError) and "No usable temporary directory" in str(exc.strerror):
+        return HostError(
+            f"no writable temporary directory ({named}; /tmp, /var/tmp and the current directory failed too)", hint
+        )
+    chosen = tempfile.tempdir
+    if (
+        chosen
+        and isinstance(exc.filename, str)
+        and exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR)
+        and Path(exc.filename).parent == Path(chosen)
+    ):
+        return HostError(f"cannot create a temporary directory in {chosen} ({named}): {exc.strerror}", hint)
+    return None
 
 
 def _internal_error(exc: Exception, debug: bool, as_json: bool) -> int:
