@@ -120,6 +120,7 @@ SETTINGS: tuple[Setting, ...] = (
 NOT_SETTINGS: dict[str, str] = {
     "SRCBUILD_CONFIG_SOURCES": "bookkeeping: which variables this run took from the config file",
     "SRCBUILD_GIT_CACHE": "set by srcbuild for the git commands it runs, never read from the user",
+    "SRCBUILD_EXT_SOURCE_EDIT": "set by srcbuild in an extension build's variables: the edit made to its sdist",
     "SRCBUILD_PREV_GCC": "a variable of the shell script that switches the host compiler",
     "SRCBUILD_PREV_STATUS": "a variable of the shell script that switches the host compiler",
     "SRCBUILD_VENV": "where the build image installs srcbuild (a path in the Dockerfile)",
