@@ -123,7 +123,10 @@ def scan_command(
     help="Write the rows into the data files here [default: srcbuild's own knowledge data].",
 )
 @click.option(
-    "--dest", type=click.Path(file_okay=False), default=None, help="Where wheels go [default: <work dir>/scan]."
+    "--dest",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the wheels read here [default: a directory under the work dir, removed after reading].",
 )
 @json_option
 def refresh_command(
@@ -164,16 +167,27 @@ def refresh_command(
             return 0
         _print_plan(found, total)
         return 0
+    import shutil
+    import tempfile
+
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    target = Path(dest) if dest else resolve_paths().work_dir / "scan"
-    settled = refresh.settle(
-        found,
-        _fetcher(target),
-        lambda path: scan_wheel(path, today),
-        max_download << 20,
-        capabilities,
-        _gcc_floor(data["cuda"]),
-    )
+    work = resolve_paths().work_dir
+    if dest is None:
+        work.mkdir(parents=True, exist_ok=True)
+    # without --dest the wheels go to a directory of their own, removed once read (NCCL: 300 MB each)
+    target = Path(dest) if dest else Path(tempfile.mkdtemp(prefix="refresh-", dir=work))
+    try:
+        settled = refresh.settle(
+            found,
+            _fetcher(target),
+            lambda path: scan_wheel(path, today),
+            max_download << 20,
+            capabilities,
+            _gcc_floor(data["cuda"]),
+        )
+    finally:
+        if dest is None:
+            shutil.rmtree(target, ignore_errors=True)
     changes = _write(directory, settled, found, today)
     if as_json:
         print_json(

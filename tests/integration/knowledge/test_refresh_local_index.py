@@ -19,6 +19,7 @@ import pytest
 
 from srcbuild import tables
 from srcbuild.cli import main
+from srcbuild.paths import Paths
 
 pytestmark = pytest.mark.integration
 
@@ -105,8 +106,10 @@ def test_refresh_finds_a_newer_cuda_on_a_pinned_local_index(
     assert found["newest"]["nvidia-cuda-nvcc"] == VERSION
     assert (data / "cuda.toml").read_text() == (tables.DATA_DIR / "cuda.toml").read_text()  # a dry run writes nothing
 
-    code, out = refresh("--data-dir", str(data), "--dest", str(tmp_path / "wheels"))
+    code, out = refresh("--data-dir", str(data))
     assert code == 0, out
+    work = Paths.resolve(environ=os.environ).work_dir
+    assert not list(work.glob("refresh-*"))  # the wheels read are not kept without --dest
     assert '+version = "13.9"' in out and '+sass = "75 100 100f 140 140a"' in out
     assert "gap: nvidia-cuda-nvcc 13.9: sm_140: compute capability 14.0 is not in capabilities.toml" in out
     row = tables.read_data_file(data / "cuda.toml", shipped=False)["cuda"][-1]
