@@ -151,12 +151,15 @@ def diagnose(
     recipes: Sequence[Recipe],
     paths: Paths,
     python_here: frozenset[str] | None = None,
+    python_active: frozenset[str] | None = None,
 ) -> DoctorReport:
     """The doctor's report; ``python_here`` (the machine's Python versions) adds how to make the
     Python an official wheel needs when none of them runs it."""
     res = host.resources
     jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
-    advice = recommend(kb, host.gpus, host.driver, recipes, "this machine", python_here=python_here).gpus
+    advice = recommend(
+        kb, host.gpus, host.driver, recipes, "this machine", python_here=python_here, python_active=python_active
+    ).gpus
     verdicts = sorted(
         (verdict(kb, r, host, paths, advice) for r in recipes), key=lambda v: (_ORDER[v.status], v.recipe)
     )

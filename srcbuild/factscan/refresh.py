@@ -143,22 +143,6 @@ def known(tables: Mapping[str, dict[str, Any]], item: Tracked) -> set[str] | Non
     return lines
 
 
-def _strings(node: Any, key: str) -> list[str]:
-    found: list[str] = []
-    if isinstance(node, dict):
-        for k, value in node.items():
-            if k == key and isinstance(value, str):
-                found.append(value)
-            elif k == key and isinstance(value, list):
-                found.extend(str(v) for v in value)
-            else:
-                found.extend(_strings(value, key))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(_strings(value, key))
-    return found
-
-
 def _final(files: Sequence[IndexFile]) -> list[IndexFile]:
     return [f for f in files if not f.version.is_prerelease and not f.version.is_devrelease and not f.version.local]
 

@@ -116,6 +116,14 @@ class KnowledgeBase:
         """CUDA releases whose nvcc can target ``cc``, oldest first."""
         return tuple(r for r in self.cuda_releases if r.accepts_cc(cc))
 
+    def gcc_pin(self, cuda: str, gcc_major: int) -> str | None:
+        """The gcc release to provision for ``gcc_major`` with ``cuda`` when later minors of that
+        major are known bad ("10.2" for gcc 10 with CUDA up to 11.4.0); None: any release will do."""
+        for caveat in self.gcc_caveats:
+            if caveat.good is not None and caveat.applies(cuda, gcc_major):
+                return caveat.good
+        return None
+
     def arch(self, cc: ComputeCapability) -> ArchSupport | None:
         """Which CUDA releases target ``cc``, with the source of that fact."""
         for row in self.arch_support:

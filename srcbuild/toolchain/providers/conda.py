@@ -66,7 +66,8 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
 
 def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[str, ...]:
     if request.tool == "gcc":
-        specs = tool.specs(major=request.version.split(".")[0])
+        # "10.2" (a pinned good release, toolchain.needs.gcc_release) gives gcc_linux-64 10.2.*
+        specs = tool.specs(major=request.version)
         if request.sysroot:
             assert facts.sysroot is not None
             specs += dataclasses.replace(facts.sysroot, glibc=request.sysroot).specs()
