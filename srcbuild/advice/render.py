@@ -27,7 +27,8 @@ def answer_lines(advice: GpuAdvice) -> list[str]:
         via = f"; driver {official.driver_note}" if official.driver_note else ""
         lines.append(f"no build needed: {official.pip}")
         lines.append(
-            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up, "
+            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up"
+            f"{official.sass_evidence}, "
             f"Python {official.python}{via})"
         )
         lines.extend(f"  caveat: {c}" for c in official.caveats)
@@ -121,14 +122,19 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
     return lines
 
 
-def checked_line(checked: str, newest: str = "") -> str:
-    """When the knowledge was last checked, and the newest torch it holds (so that staleness shows)."""
+def checked_line(checked: str, newest: str = "", seen: str = "", stale: str = "") -> str:
+    """When the knowledge was last checked, the newest torch it holds and the newest release of each
+    tracked project the index had then (so that staleness shows); a second line when it is stale."""
     known = f" (newest torch it knows: {newest})" if newest else ""
-    return f"knowledge last checked: {checked or 'unknown'}{known}"
+    text = f"knowledge last checked: {checked or 'unknown'}{known}"
+    if seen:
+        text += f"; newest on the index then: {seen}"
+    return text + (f"\nwarning: {stale}" if stale else "")
 
 
 def render_recommendation(result: Recommendation) -> str:
-    lines = [f"srcbuild recommend: {result.origin}", checked_line(result.checked, result.newest_known)]
+    checked = checked_line(result.checked, result.newest_known, result.newest_seen, result.stale)
+    lines = [f"srcbuild recommend: {result.origin}", checked]
     if result.driver:
         lines.append(f"driver: {result.driver.version}, from {result.driver.source}")
     lines.extend(result.notes)
@@ -144,7 +150,8 @@ def _gib(value: int | None) -> str:
 
 def render_doctor(report: DoctorReport) -> str:
     host = report.host
-    out = ["srcbuild doctor", checked_line(report.checked, report.newest_known), "", "GPUs:"]
+    checked = checked_line(report.checked, report.newest_known, report.newest_seen, report.stale)
+    out = ["srcbuild doctor", checked, "", "GPUs:"]
     out.extend(f"  {gpu_line(g)}" + (f": compute capability {g.cc}" if g.cc else "") for g in host.gpus)
     if not host.gpus:
         out.append("  none found")

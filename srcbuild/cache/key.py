@@ -67,8 +67,8 @@ from typing import Any
 from srcbuild.errors import UsageError
 from srcbuild.files import sha256_file
 from srcbuild.host.platform import host_platform_tag
+from srcbuild.packages import package_spec
 from srcbuild.recipe.model import Recipe, SourcePin
-from srcbuild.recipe.packages import package_spec
 from srcbuild.records import record
 
 FINGERPRINT_SCHEMA = 2

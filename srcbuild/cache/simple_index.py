@@ -34,7 +34,7 @@ import tempfile
 import zipfile
 from dataclasses import replace
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -43,6 +43,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.serve_pool import BoundedHTTPServer
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
 from srcbuild.files import sha256_file, write_atomic
@@ -262,6 +263,15 @@ class _IndexHandler(SimpleHTTPRequestHandler):
             return None
 
 
+    def log_error(self, format: str, *args: Any) -> None:
+        # a client that stopped reading its answer: the bounded server's one line, request log or not
+        if format.startswith("Request timed out") and isinstance(self.server, BoundedHTTPServer):
+            why = f"stopped reading its answer for {self.server.io_timeout:g} s"
+            self.server.note_dropped(self.client_address, why)
+            return
+        super().log_error(format, *args)
+
+
 class _QuietHandler(_IndexHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -269,8 +279,9 @@ class _QuietHandler(_IndexHandler):
 
 def make_server(
     directory: Path, host: str = "127.0.0.1", port: int = 0, log_requests: bool = False
-) -> ThreadingHTTPServer:
-    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``);
-    ``log_requests`` prints a line per request on stderr (``SRCBUILD_SERVE_LOG``)."""
+) -> BoundedHTTPServer:
+    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``) with a
+    fixed number of threads and per-connection timeouts (``serve_pool``); ``log_requests`` prints a
+    line per request on stderr (``SRCBUILD_SERVE_LOG``). Every dropped client is a line either way."""
     handler = partial(_IndexHandler if log_requests else _QuietHandler, directory=str(directory))
-    return ThreadingHTTPServer((host, port), handler)
+    return BoundedHTTPServer((host, port), handler)

@@ -297,24 +297,37 @@ class WheelCache:
         """Every entry directory, walked with lstat: ``entries/`` itself a link is refused (the
         walk would leave the store); a link or a file among shards, fingerprints and entries is
         left out (and listed in ``refused``)."""
+        return map(Path, self.entry_dirs(refused))
+
+    def entry_dirs(self, refused: Refused | None = None) -> Iterator[str]:
+        """``_entry_paths`` as strings (a listing of many entries builds no path objects)."""
         if not plain_dir(self.root, self.entries_dir):
             return
-        for shard in self._plain_children(self.entries_dir, refused):
-            for fp_dir in self._plain_children(shard, refused):
-                yield from self._plain_children(fp_dir, refused)
+        root = str(self.root)
+        for shard in self._plain_children(str(self.entries_dir), root, refused):
+            for fp_dir in self._plain_children(shard, root, refused):
+                yield from self._plain_children(fp_dir, root, refused)
 
-    def _plain_children(self, directory: Path, refused: Refused | None) -> list[Path]:
+    @staticmethod
+    def _plain_children(directory: str, root: str, refused: Refused | None) -> list[str]:
+        """The subdirectories of ``directory``, sorted; the type comes from the directory listing
+        (lstat where the filesystem does not say), so a link is never followed."""
         try:
-            names = sorted(os.listdir(directory))
+            with os.scandir(directory) as found:
+                listed = sorted((child.name, child) for child in found)
         except OSError:
             return []
         children = []
-        for name in names:
-            kind = kind_of(directory / name)
-            if kind == "dir":
-                children.append(directory / name)
-            elif refused is not None and kind is not None:
-                refused.append((self._below_root(directory / name), _NOT_A_DIRECTORY[kind == "link"]))
+        for _name, child in listed:
+            try:
+                is_dir = child.is_dir(follow_symlinks=False)
+                is_link = not is_dir and child.is_symlink()
+            except OSError:
+                continue
+            if is_dir:
+                children.append(child.path)
+            elif refused is not None:
+                refused.append((os.path.relpath(child.path, root), _NOT_A_DIRECTORY[is_link]))
         return children
 
     def _below_root(self, path: Path) -> str:

@@ -65,7 +65,7 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     )
     from srcbuild.advice.doctor import diagnose
     from srcbuild.advice.render import render_doctor
-    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.envs.runtime import active_pythons, pythons_here
     from srcbuild.knowledge import load_knowledge
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.resolve.portable import recipe_sysroot
@@ -74,7 +74,9 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
 
     recipes = RecipeCatalog(paths).load_all()
     host = probing.result()
-    report = diagnose(load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")))
+    report = diagnose(
+        load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")), active_pythons(environ)
+    )
 
     def sysroot_of(recipe: Recipe) -> str | None:
         return recipe_sysroot(recipe, environ)
@@ -152,7 +154,7 @@ def recommend_command(
     from srcbuild.advice.recommend import recommend
     from srcbuild.advice.render import render_recommendation
     from srcbuild.cli.compat import unknown_gpu_error
-    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.envs.runtime import active_pythons, pythons_here
     from srcbuild.host import probe_host
     from srcbuild.host.facts import DriverInfo
     from srcbuild.host.identify import identify_name, identify_pci, read_gpus
@@ -208,7 +210,8 @@ def recommend_command(
         origin.append("this machine")
     recipes = RecipeCatalog(paths).load_all()
     here = pythons_here(command_environ().get("PATH"))
-    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here)
+    active = active_pythons(command_environ())
+    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here, active)
     if as_json:
         print_json(result.to_json())
     else:

@@ -172,6 +172,7 @@ def refresh_command(
         lambda path: scan_wheel(path, today),
         max_download << 20,
         capabilities,
+        _gcc_floor(data["cuda"]),
     )
     changes = _write(directory, settled, found, today)
     if as_json:
@@ -193,6 +194,15 @@ def refresh_command(
     for release, gap in settled.gaps:
         click.echo(f"gap: {release}: {gap}")
     return 0
+
+
+def _gcc_floor(cuda: dict[str, Any]) -> tuple[int, str] | None:
+    """(min_gcc, version) of the newest CUDA row that states a host gcc floor."""
+    rows = [r for r in cuda.get("cuda", []) if r.get("min_gcc") is not None]
+    if not rows:
+        return None
+    newest = max(rows, key=lambda r: tuple(int(p) for p in str(r["version"]).split(".")))
+    return int(newest["min_gcc"]), str(newest["version"])
 
 
 def _fetcher(target: Path) -> Callable[[Any], Path]:

@@ -126,7 +126,7 @@ def _files(project: str, page_url: str, body: str, content_type: str) -> list[In
                 )
             )
     else:
-        from srcbuild.ext.source import page_files
+        from srcbuild.simple_page import page_files
 
         rows = []
         for filename, url in page_files(page_url, body, content_type):

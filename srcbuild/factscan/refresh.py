@@ -38,6 +38,7 @@ from packaging.version import Version
 
 from srcbuild.factscan.index import IndexFile
 from srcbuild.factscan.read import WheelFacts
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 
@@ -120,17 +121,15 @@ def _line(version: Version) -> str:
 
 def known(tables: Mapping[str, dict[str, Any]], item: Tracked) -> set[str] | None:
     """What the data files know of ``item``: releases (torch...) or lines (nvcc...); None: no table."""
-    if item.kind in ("torch", "torchvision"):
+    if item.kind in PACKAGES:  # torch's releases, and each paired package's map in torch.toml's rows
         out: set[str] = set()
         for row in tables["torch"].get("torch", []):
-            for release, visions in row.get("torchvision", {}).items():
-                out.update([release] if item.kind == "torch" else visions)
+            if item.kind == "torch":  # the torch releases the rows name
+                out.update(row.get("torchvision", {}))
+            else:
+                for paired in row.get(item.kind, {}).values():
+                    out.update(paired)
         return out
-    if item.kind == "torchaudio":
-        data = tables.get("torchaudio")
-        if data is None:
-            return None
-        return {str(v) for v in _strings(data, "torchaudio")} | {str(v) for v in _strings(data, "version")}
     if item.kind == "nvcc":
         return {str(row["version"]) for row in tables["cuda"].get("cuda", [])}
     table = tables.get(item.kind)
@@ -142,22 +141,6 @@ def known(tables: Mapping[str, dict[str, Any]], item: Tracked) -> set[str] | Non
         if any(b.split(".")[0] == str(item.cuda_major) for b in builds):
             lines.add(".".join(str(row["version"]).split(".")[:2]))
     return lines
-
-
-def _strings(node: Any, key: str) -> list[str]:
-    found: list[str] = []
-    if isinstance(node, dict):
-        for k, value in node.items():
-            if k == key and isinstance(value, str):
-                found.append(value)
-            elif k == key and isinstance(value, list):
-                found.extend(str(v) for v in value)
-            else:
-                found.extend(_strings(value, key))
-    elif isinstance(node, list):
-        for value in node:
-            found.extend(_strings(value, key))
-    return found
 
 
 def _final(files: Sequence[IndexFile]) -> list[IndexFile]:
@@ -186,9 +169,6 @@ def plan(
             continue
         newest.append((item.project, str(max(f.version for f in files))))
         have = known(tables, item)
-        if have is None and item.kind == "torchaudio":
-            notes.append(f"{item.project}: no torchaudio table in the knowledge data yet; not compared")
-            continue
         if have is None:
             notes.append(f"{item.project}: no {item.kind} table in the knowledge data; every line counts as new")
             have = set()
@@ -283,8 +263,11 @@ def settle(
     scan: Callable[[Path], WheelFacts],
     max_bytes: int,
     capabilities: set[str],
+    gcc_floor: tuple[int, str] | None = None,
 ) -> Settled:
-    """Download (within ``max_bytes`` in all) and read what settles each new row; render the rows."""
+    """Download (within ``max_bytes`` in all) and read what settles each new row; render the rows.
+    ``gcc_floor``: (min_gcc, CUDA line) of the newest CUDA row, carried into a new row whose
+    host_config.h states no lower bound (Spack's floor is open-ended: ``%gcc@:5`` for ``cuda@11.4:``)."""
     budget = max_bytes
     rows: list[tuple[str, str]] = []
     gaps: list[tuple[str, str]] = []
@@ -307,7 +290,7 @@ def settle(
                 facts_read.extend(read)
         if item.kind == "nvcc":
             if read:
-                row, more = nvcc_row(item, read, capabilities)
+                row, more = nvcc_row(item, read, capabilities, gcc_floor)
                 rows.append(("cuda", row))
                 gaps.extend((label, g) for g in more)
         elif item.kind in ("cudnn", "nccl"):
@@ -339,7 +322,9 @@ def _index_note(item: NewRelease) -> str:
     return f"index ({item.project} {' '.join(item.versions)}{when})"
 
 
-def nvcc_row(item: NewRelease, read: Sequence[WheelFacts], capabilities: set[str]) -> tuple[str, tuple[str, ...]]:
+def nvcc_row(
+    item: NewRelease, read: Sequence[WheelFacts], capabilities: set[str], gcc_floor: tuple[int, str] | None = None
+) -> tuple[str, tuple[str, ...]]:
     """The [[cuda]] row of a new CUDA line, and the gaps it leaves."""
     ptxas = next((f for f in read if f.kind == "nvcc" and f.ptxas_sass), None)
     header = next((f for f in read if f.gcc_max is not None), None)
@@ -353,6 +338,10 @@ def nvcc_row(item: NewRelease, read: Sequence[WheelFacts], capabilities: set[str
     if header is not None:
         if header.gcc_min is not None:
             lines.append(f"min_gcc = {header.gcc_min}")
+        elif gcc_floor is not None:
+            lines.append(f"min_gcc = {gcc_floor[0]}")
+            sources.append(f"min_gcc as CUDA {gcc_floor[1]} (host_config.h states no lower bound; spack-cuda"
+                           f" conflicts('%gcc@:{gcc_floor[0] - 1}', when='%cuda@11.4:') is open-ended)")
         lines.append(f"max_gcc = {header.gcc_max}")
         sources.append(f"{header.evidence} (crt/host_config.h: gcc > {header.gcc_max} refused)")
     else:

@@ -110,6 +110,7 @@ class GccCaveat:
     message: str
     fix: str
     source: str
+    good: str | None = None  # the newest good release of that gcc major ("10.2"): what srcbuild provisions
 
     def applies(self, cuda: str, gcc_major: int) -> bool:
         v = versions.parse(cuda)
@@ -189,6 +190,16 @@ class TorchRelease:
     official_wheels: tuple[tuple[str, ComputeCapability], ...]  # cuda tag -> lowest SASS capability
     source: str
     unconfirmed: frozenset[str] = field(default_factory=frozenset)
+    # package -> (torch patch release -> that package's releases): every package built against torch
+    # whose map the row holds (torchvision, torchaudio), keyed by its name in srcbuild.packages
+    paired_maps: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
+
+    def paired(self, package: str) -> tuple[str, ...]:
+        """``package``'s releases made for this version (all of the line's when asked for the line)."""
+        mapping = dict(dict(self.paired_maps).get(package, ()))
+        if self.version in mapping:
+            return mapping[self.version]
+        return tuple(v for vs in mapping.values() for v in vs)
 
     @property
     def torchvision(self) -> tuple[str, ...]:

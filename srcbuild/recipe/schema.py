@@ -73,6 +73,12 @@ def _cuda(value: object) -> str | None:
     return f'{value!r} is not a CUDA version (expected a form like "11.8" or "none" for a CPU-only build)'
 
 
+def _cudnn(value: object) -> str | None:
+    if value == "none" or CUDNN_RE.fullmatch(str(value)):
+        return None
+    return f'{value!r} is not a cuDNN version like "7.6" or "8.0.5" (or "none": no cuDNN)'
+
+
 def _capability(value: object) -> str | None:
     try:
         ComputeCapability.parse(str(value))
@@ -266,20 +272,19 @@ SOURCE_TABLE = {
     "repo": Field(str, "git URL of the repository", _repo),
 }
 
+# the keys of a recipe besides the package tables (``recipe_schema`` adds those)
 SCHEMA: dict[str, Field | dict[str, Field]] = {
     "name": Field(str, "recipe name; defaults to the file name", recipe_name_reason),
     "description": Field(str, "one line: which GPUs this serves"),
     "extends": Field(str, "name of a parent recipe; tables merge key by key, this file wins", recipe_name_reason),
-    "torch": SOURCE_TABLE,
-    "torchvision": SOURCE_TABLE,
     "toolchain": {
         "python": Field(str, 'Python major.minor, e.g. "3.8"', _matches(PYTHON_RE, 'a Python version like "3.8"')),
         "gcc": Field(str, 'gcc major (or major.minor), e.g. "7"', _matches(GCC_RE, 'a gcc version like "7" or "11.2"')),
         "cuda": Field(str, 'CUDA version, e.g. "9.2", or "none" for a CPU-only build', _cuda),
         "cudnn": Field(
             str,
-            'cuDNN version, e.g. "7.6" (absent: build without cuDNN)',
-            _matches(CUDNN_RE, 'a cuDNN version like "7.6" or "8.0.5"'),
+            'cuDNN version, e.g. "7.6" (absent or "none": build without cuDNN, also one the parent names)',
+            _cudnn,
         ),
     },
     "gpu": {
@@ -314,5 +319,18 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         item_check=_extension,
     ),
 }
+
+
+
+def recipe_schema() -> dict[str, Field | dict[str, Field]]:
+    """The whole schema: ``SCHEMA`` and a pin table (``SOURCE_TABLE``) for each registered package
+    (``srcbuild.packages.PACKAGES``: ``[torch]``, ``[torchvision]``, ``[torchaudio]``), asked each time
+    so a package added to the registry is a recipe table at once."""
+    from srcbuild.packages import PACKAGES
+
+    head = ("name", "description", "extends")
+    tables: dict[str, Field | dict[str, Field]] = {spec.recipe_table: SOURCE_TABLE for spec in PACKAGES.values()}
+    return {**{key: SCHEMA[key] for key in head}, **tables, **{k: v for k, v in SCHEMA.items() if k not in head}}
+
 
 REQUIRED = ("torch.tag", "toolchain.python", "toolchain.gcc", "toolchain.cuda")

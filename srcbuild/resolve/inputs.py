@@ -42,6 +42,7 @@ class BuildOptions:
     no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
     portable: bool | None = None  # --portable: old glibc sysroot, manylinux tag (srcbuild.resolve.portable)
     accept_moved_tag: bool = False  # --accept-moved-tag: record a tag's new commit (sources.tagpins)
+    extension: bool = False  # an extension's build: its toolchain is CUDA and gcc alone (no MAGMA, cuDNN, MPI)
 
 
 @record

@@ -1,28 +1,20 @@
 """The sourced data providers work from: download URLs, sha256, components, routes per version.
 
-Built-in files live in ``toolchain/data/`` (each row names its source). ``SRCBUILD_TOOLCHAIN_DATA``
-names more directories (``os.pathsep``-separated) holding files of the same names; their rows come
-first, so a site can add a version, or a test its own checksums, without editing srcbuild.
+Built-in files live in ``toolchain/data/`` (each row names its source), one per provider: each
+provider reads its own file (``Provider.read_data``; ``toolchain.data_files`` asks them all).
+``SRCBUILD_TOOLCHAIN_DATA`` names more directories (``os.pathsep``-separated) holding files of the
+same names; their rows come first, so a site can add a version, or a test its own checksums,
+without editing srcbuild.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from srcbuild.errors import UsageError
-from srcbuild.precedence import env_value
 from srcbuild.records import record
-from srcbuild.tables import read_data_file
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_VAR = "SRCBUILD_TOOLCHAIN_DATA"
@@ -202,6 +194,8 @@ class ToolchainFacts:
     nccl: tuple[NcclSource, ...] = ()
     sysroot: CondaSysroot | None = None
     index_wheels: tuple[IndexWheel, ...] = ()
+    # rows of a provider that keeps its own types (provider name -> rows): a new provider needs no field here
+    rows: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def index_wheel_for(self, tool: str, version: str, cuda: str) -> IndexWheel | None:
         """The first ``pypi.toml`` row of ``tool`` matching the pin ``version`` built for ``cuda``'s major."""
@@ -222,150 +216,6 @@ class ToolchainFacts:
         return next((a for a in self.cudnn if matches(version, a.version) and a.serves(cuda)), None)
 
 
-def _read(directory: Path, name: str) -> dict[str, Any]:
-    path = directory / name
-    if not path.is_file():
-        return {}
-    try:
-        return read_data_file(path, shipped=directory == DATA_DIR)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read toolchain data: {exc}", f"fix or remove {path}") from None
-
-
-def _size(value: object) -> int | None:
+def data_size(value: object) -> int | None:
+    """A size in bytes as a data file gives it (a number, or digits), else None."""
     return int(value) if isinstance(value, (int, str)) and str(value).isdigit() else None
-
-
-def _conda(table: Mapping[str, Any]) -> CondaTool:
-    return CondaTool(
-        channel=str(table.get("channel", "conda-forge")),
-        packages=tuple(str(p) for p in table.get("packages", ())),
-        source=str(table.get("source", "")),
-        triplet=str(table.get("triplet", "")),
-        majors=tuple(str(m) for m in table.get("majors", ())),
-        versions=tuple(str(v) for v in table.get("versions", ())),
-        archs=tuple(str(a) for a in table.get("archs", ())),
-    )
-
-
-def parse_dir(directory: Path) -> ToolchainFacts:
-    """The rows of one data directory (files that are absent contribute nothing)."""
-    runfiles = tuple(
-        Runfile(
-            str(r["version"]),
-            str(r["url"]),
-            str(r.get("sha256", "")),
-            str(r.get("path_flag", "--toolkitpath")),
-            _size(r.get("size")),
-            str(r.get("source", "")),
-        )
-        for r in _read(directory, "cuda_runfile.toml").get("runfile", [])
-    )
-    redists = tuple(
-        Redist(
-            str(r["version"]),
-            str(r["base"]),
-            str(r.get("manifest", "")),
-            tuple(
-                RedistComponent(str(c["name"]), str(c["version"]), str(c["path"]), str(c["sha256"]), int(c["size"]))
-                for c in r.get("components", [])
-            ),
-            str(r.get("source", "")),
-        )
-        for r in _read(directory, "cuda_redist.toml").get("redist", [])
-    )
-    cudnn = tuple(
-        CudnnArchive(
-            str(a["version"]),
-            str(a["cuda"]),
-            str(a["url"]),
-            str(a.get("sha256", "")),
-            str(a.get("layout", "legacy")),
-            _size(a.get("size")),
-            str(a.get("source", "")),
-        )
-        for a in _read(directory, "cudnn_archives.toml").get("cudnn", [])
-    )
-    debian = tuple(
-        DebianRoute(
-            str(d["cuda"]),
-            str(d["expect"]),
-            str(d["suite"]),
-            tuple(str(c) for c in d.get("components", ("main",))),
-            str(d.get("keyring", "")),
-            tuple(str(p) for p in d.get("packages", ())),
-            tuple(Wheel(str(w["requirement"]), str(w["sha256"]), _size(w.get("size"))) for w in d.get("wheels", ())),
-            _size(d.get("download_size")),
-            str(d.get("source", "")),
-        )
-        for d in _read(directory, "debian.toml").get("debian", [])
-    )
-    conda = _read(directory, "conda.toml")
-    index_wheels = tuple(
-        IndexWheel(
-            tool=str(w["tool"]),
-            version=str(w["version"]),
-            cuda=str(w["cuda"]),
-            requirement=str(w["requirement"]),
-            filename=str(w["filename"]),
-            sha256=str(w["sha256"]),
-            size=_size(w.get("size")),
-            package=str(w.get("package", "")),
-            sass=tuple(str(a) for a in w.get("sass", ())),
-            ptx=tuple(str(a) for a in w.get("ptx", ())),
-            source=str(w.get("source", "")),
-        )
-        for w in _read(directory, "pypi.toml").get("wheel", [])
-    )
-    nccl = tuple(
-        NcclSource(str(n["tag"]), str(n["repo"]), str(n.get("lowest_cc", "")), str(n.get("source", "")))
-        for n in _read(directory, "nccl.toml").get("nccl", [])
-    )
-    return ToolchainFacts(
-        runfiles=runfiles,
-        redists=redists,
-        cudnn=cudnn,
-        debian=debian,
-        gcc=_conda(conda["gcc"]) if "gcc" in conda else None,
-        mpi={name: _conda(table) for name, table in conda.get("mpi", {}).items()},
-        cuda_conda=_conda(conda["cuda"]) if "cuda" in conda else None,
-        magma=_conda(conda["magma"]) if "magma" in conda else None,
-        nccl=nccl,
-        sysroot=_sysroot(conda["sysroot"]) if "sysroot" in conda else None,
-        index_wheels=index_wheels,
-    )
-
-
-def _sysroot(table: Mapping[str, Any]) -> CondaSysroot:
-    return CondaSysroot(
-        channel=str(table.get("channel", "conda-forge")),
-        packages=tuple(str(p) for p in table.get("packages", ())),
-        glibc=str(table["glibc"]),
-        path=str(table.get("path", "x86_64-conda-linux-gnu/sysroot")),
-        source=str(table.get("source", "")),
-    )
-
-
-def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
-    """Rows of earlier parts first; the first part that has gcc, conda CUDA, MAGMA or an MPI flavour wins."""
-    mpi: dict[str, CondaTool] = {}
-    for part in reversed(parts):
-        mpi.update(part.mpi)
-    return ToolchainFacts(
-        runfiles=tuple(r for p in parts for r in p.runfiles),
-        redists=tuple(r for p in parts for r in p.redists),
-        cudnn=tuple(a for p in parts for a in p.cudnn),
-        debian=tuple(d for p in parts for d in p.debian),
-        gcc=next((p.gcc for p in parts if p.gcc is not None), None),
-        mpi=mpi,
-        cuda_conda=next((p.cuda_conda for p in parts if p.cuda_conda is not None), None),
-        magma=next((p.magma for p in parts if p.magma is not None), None),
-        nccl=tuple(n for p in parts for n in p.nccl),
-        sysroot=next((p.sysroot for p in parts if p.sysroot is not None), None),
-        index_wheels=tuple(w for p in parts for w in p.index_wheels),
-    )
-
-
-def load_facts(environ: Mapping[str, str]) -> ToolchainFacts:
-    extra = [Path(p) for p in (env_value(environ, DATA_VAR) or "").split(os.pathsep) if p]
-    return merge([*(parse_dir(d) for d in extra), parse_dir(DATA_DIR)])

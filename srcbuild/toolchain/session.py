@@ -18,8 +18,9 @@ from srcbuild.offline import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
 from srcbuild.precedence import env_value
 from srcbuild.records import record
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
-from srcbuild.toolchain.facts import ToolchainFacts, load_facts
+from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import provider_order
 from srcbuild.toolchain.providers.base import Context
 from srcbuild.toolchain.reach import Reach

@@ -71,6 +71,18 @@ TORCH_SCATTER_212_SDIST = Artifact(
     "torch-scatter", "2.1.2", "torch_scatter-2.1.2.tar.gz",
     "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47",
 )
+TORCH_CLUSTER_163_SDIST = Artifact(
+    "torch-cluster", "1.6.3", "torch_cluster-1.6.3.tar.gz",
+    "78d5a930a5bbd0d8788df8c6d66addd68d6dd292fe3edb401e3dacba26308152",
+)
+TORCH_SPLINE_CONV_122_SDIST = Artifact(
+    "torch-spline-conv", "1.2.2", "torch_spline_conv-1.2.2.tar.gz",
+    "ed45a81da29f774665dbdd4709d7e534cdf16d2e7006dbd06957f35bd09661b2",
+)
+TORCH_SPARSE_0618_SDIST = Artifact(
+    "torch-sparse", "0.6.18", "torch_sparse-0.6.18.tar.gz",
+    "2f14c510a6e93f404c6ea357210615b3c15a71731f9dbd86f25434e34fb5a741",
+)
 
 
 def cache_dir() -> Path:

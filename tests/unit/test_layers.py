@@ -234,3 +234,10 @@ def test_lint_imports_counts_imports_in_functions_and_under_type_checking(
         assert "toy.low.b -> toy.high.a" in capsys.readouterr().out
     (tmp_path / "toy/low/b.py").write_text("x = 1\n")
     assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 0
+
+
+def test_the_architecture_drawing_is_the_contract() -> None:
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawing = doc.split("## Layers\n", 1)[1].split("```\n", 2)[1]
+    drawn = [" ".join(block.split()) for block in " ".join(drawing.split("\n")).split("▼")]
+    assert drawn == [" ".join(layer.split()) for layer in CONTRACT["layers"]]

@@ -32,6 +32,9 @@ class CommandIO:
 
 class EnvBackend(Protocol):
     name: str
+    # what it can do, asked instead of its name: True when it installs the spec's conda packages
+    # from its channels; False when it installs the pip packages alone, into a venv of a host Python
+    conda_packages: bool
 
     def describe(self, spec: EnvSpec, prefix: Path, lockfile: Path | None) -> list[str]: ...
 

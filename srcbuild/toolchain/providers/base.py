@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, StepFailed
@@ -21,6 +21,7 @@ from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.toolchain.download import Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
+from srcbuild.toolchain.fetches import Fetches
 from srcbuild.toolchain.store import Provisioned
 
 TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")
@@ -94,10 +95,18 @@ class Context:
 
 
 class Provider(Protocol):
+    """One way of provisioning tools: it reads its own data file, offers what it can for a request,
+    says what an offer downloads (for ``mirror create``) and provisions it."""
+
     name: str
     tools: tuple[str, ...]
+    data_file: str  # its file in toolchain/data/ (and in each SRCBUILD_TOOLCHAIN_DATA directory)
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts: ...
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None: ...
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None: ...
 
     def provision(
         self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context

@@ -31,14 +31,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild import proc
 from srcbuild.envs.prefix_install import solve_and_install
 from srcbuild.errors import EnvironmentError_, MirrorMissing, StepFailed
 from srcbuild.offline import DIR_VAR
 from srcbuild.precedence import env_value
-from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
+from srcbuild.toolchain.facts import CondaSysroot, CondaTool, ToolchainFacts, release_of
+from srcbuild.toolchain.fetches import CondaPiece, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import check_nvcc, link_targets_layout
 from srcbuild.toolchain.store import Provisioned, Source
@@ -63,7 +66,8 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
 
 def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[str, ...]:
     if request.tool == "gcc":
-        specs = tool.specs(major=request.version.split(".")[0])
+        # "10.2" (a pinned good release, toolchain.needs.gcc_release) gives gcc_linux-64 10.2.*
+        specs = tool.specs(major=request.version)
         if request.sysroot:
             assert facts.sysroot is not None
             specs += dataclasses.replace(facts.sysroot, glibc=request.sysroot).specs()
@@ -73,6 +77,28 @@ def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[st
     if request.tool == "magma":
         return tool.specs(nodot=release_of(request.cuda or request.version).replace(".", ""))
     return tool.specs(version=request.version)
+
+
+def _conda(table: Mapping[str, Any]) -> CondaTool:
+    return CondaTool(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        source=str(table.get("source", "")),
+        triplet=str(table.get("triplet", "")),
+        majors=tuple(str(m) for m in table.get("majors", ())),
+        versions=tuple(str(v) for v in table.get("versions", ())),
+        archs=tuple(str(a) for a in table.get("archs", ())),
+    )
+
+
+def _sysroot(table: Mapping[str, Any]) -> CondaSysroot:
+    return CondaSysroot(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        glibc=str(table["glibc"]),
+        path=str(table.get("path", "x86_64-conda-linux-gnu/sysroot")),
+        source=str(table.get("source", "")),
+    )
 
 
 def channel_and_specs(request: Request, facts: ToolchainFacts) -> tuple[str, tuple[str, ...]] | None:
@@ -86,6 +112,23 @@ def channel_and_specs(request: Request, facts: ToolchainFacts) -> tuple[str, tup
 class CondaProvider:
     name = "conda"
     tools: tuple[str, ...] = ("cuda", "gcc", "mpi", "magma")
+    data_file = "conda.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        return ToolchainFacts(
+            gcc=_conda(data["gcc"]) if "gcc" in data else None,
+            mpi={name: _conda(table) for name, table in data.get("mpi", {}).items()},
+            cuda_conda=_conda(data["cuda"]) if "cuda" in data else None,
+            magma=_conda(data["magma"]) if "magma" in data else None,
+            sysroot=_sysroot(data["sysroot"]) if "sysroot" in data else None,
+        )
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        found = channel_and_specs(offer.request, facts)
+        return Fetches(conda=(CondaPiece(found[0], found[1], offer.describe()),)) if found else None
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         tool = _tool_for(request, facts)

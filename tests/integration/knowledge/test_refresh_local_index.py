@@ -113,6 +113,7 @@ def test_refresh_finds_a_newer_cuda_on_a_pinned_local_index(
     assert (row["version"], row["sass"], row["ptx"], row["max_gcc"], row["gaps"]) == (
         "13.9", "75 100 100f 140 140a", "75 100 140", 17, ["min_driver"]
     )
+    assert row["min_gcc"] == 6 and "min_gcc as CUDA 13.5" in row["source"]
     assert row["targets"].startswith(f"binary: nvidia_cuda_nvcc-{VERSION}-py3-none-manylinux2014_x86_64.whl sha256:")
     record = tables.read_data_file(data / "index.toml", shipped=False)
     assert {"name": "nvidia-cuda-nvcc", "newest": VERSION} in record["project"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.needs import fetch_line, needs_for
 from srcbuild.toolchain.providers.apt import configured_mirror
 from srcbuild.toolchain.providers.base import Request

@@ -17,8 +17,8 @@ from srcbuild.offline import missing_requirement
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.sources.mirrors import parse_mirror_args
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.download import NVIDIA_HOSTS
-from srcbuild.toolchain.facts import load_facts
 
 
 @pytest.mark.parametrize(

@@ -67,10 +67,10 @@ def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0] == "GeForce GT 750M (GK107): compute capability 3.0 (Kepler) [PCI 10de:0fe4"
     assert lines[1] == "  10de:0fe9]"  # wrapped to 80 columns, continued two columns in
     del lines[1]
-    assert "CUDA range: 8.0 to 10.2" in lines
+    assert "CUDA range: 5.0 to 10.2 (CUDA before 8.0 is not in srcbuild's tables)" in lines
     assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
     assert lines[1] == "Newest torch: 1.13.1 in theory; 1.10.2 reported to work"
-    assert lines[2] == "Knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)"
+    assert lines[2] == "Knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0)"
     assert "Official wheels with sm_30 SASS: torch 1.3.0 cu101" in lines
     assert "Last driver: R470 (runs CUDA ≤ 11.4 natively); last CUDA toolkit: 10.2" in lines
     assert "10.2  ≤ 8       440.33      1.0–1.13     7.6–8.4" in lines  # a table to a pipe: plain lines
