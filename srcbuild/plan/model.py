@@ -79,7 +79,7 @@ class Step:
 class Plan:
     """Everything a build will do, in order; the executor runs exactly this object."""
 
-    package: str  # "torch" or "torchvision"
+    package: str  # a package of srcbuild.packages: "torch", "torchvision", "torchaudio"
     recipe: str
     version: str  # the wheel version the build produces, e.g. "1.7.1+cu92.sm30"
     settings: tuple[Setting, ...]
