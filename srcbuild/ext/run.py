@@ -329,7 +329,7 @@ def prepare_ext(
     cuda_tool = base.toolchain("cuda")
     nvcc = cuda_tool.version if cuda else None
     release = load_knowledge().cuda(nvcc) if nvcc else None
-    accepts = (release.min_cc, release.max_cc) if release is not None else None
+    accepts = release.targets.capabilities if release is not None else None
     findings = ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
                             release.source if release is not None else "")
     source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {
