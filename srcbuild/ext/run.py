@@ -190,8 +190,8 @@ def env_python(prefix: Path, environ: Mapping[str, str]) -> str:
 
 def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> str:
     """The Python to build with for ``--torch version`` (``srcbuild.ext.host.pick_python``) among
-    those the index has a torch wheel of that version for on this platform; the recipe's pin when
-    the index cannot be read (pip then says what it lacks)."""
+    those the index has a torch wheel of that version for on this platform; when no index page lists
+    torch, among this machine's (pip then says what it lacks)."""
     from srcbuild.envs.runtime import pythons_here
     from srcbuild.ext.source import index_files
 
@@ -211,9 +211,9 @@ def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> st
             python = wheel_python(Path(filename))
             if python:
                 offered.add(python)
-    if not offered:
-        return pin
     here = pythons_here(environ.get("PATH"))
+    if not offered:  # no index page lists torch (a find-links directory, say): pip decides, for a Python here
+        return pick_python(pin, here, here) or pin
     chosen = pick_python(pin, offered, here)
     if chosen is None:
         have = ", ".join(sorted(here)) or "none"
