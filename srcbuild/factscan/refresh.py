@@ -80,6 +80,7 @@ class NewRelease:
     uploaded: str | None = None
     cuda_major: int | None = None
     metadata_of: IndexFile | None = None  # torch, torchvision, torchaudio: the wheel whose METADATA is read
+    python_tags: tuple[str, ...] = ()  # of all its wheels on the index ("cp311", "cp314t", "py3")
 
     @property
     def read_bytes(self) -> int:
@@ -196,7 +197,8 @@ def _new_releases(item: Tracked, files: Sequence[IndexFile], have: set[str]) -> 
         }[item.kind]
         uploaded = min((f.uploaded for f in mine if f.uploaded), default=None)
         meta = (_for_this_machine(mine) or [f for f in mine if "any" in f.platform_tags] or mine)[0]
-        out.append(NewRelease(item.project, item.kind, name, (name,), (), gaps, uploaded, None, meta))
+        tags = tuple(sorted({t for f in mine for t in f.python_tags}, key=lambda t: (len(t), t)))
+        out.append(NewRelease(item.project, item.kind, name, (name,), (), gaps, uploaded, None, meta, tags))
     return out
 
 
@@ -288,6 +290,8 @@ def settle(
         label = f"{item.project} {item.name}"
         if item.metadata_of is not None and read_meta is not None:
             said, pairing, left = metadata_facts(item, read_meta(item.metadata_of))
+            if item.python_tags:
+                said.insert(0, f"wheels for {' '.join(item.python_tags)}")
             stated.extend((label, s) for s in said)
             pairings.extend(pairing)
             gaps.extend((label, g) for g in left)

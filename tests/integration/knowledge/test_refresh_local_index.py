@@ -125,6 +125,7 @@ def test_refresh_finds_a_newer_cuda_on_a_pinned_local_index(
     assert row["min_gcc"] == 6 and "min_gcc as CUDA 13.5" in row["source"]
     assert row["targets"].startswith(f"binary: nvidia_cuda_nvcc-{VERSION}-py3-none-manylinux2014_x86_64.whl sha256:")
     assert "read: torchvision 0.30.0: Requires-Dist torch==2.15.0" in out
+    assert "read: torchvision 0.30.0: wheels for py3" in out
     torch_row = tables.read_data_file(data / "torch.toml", shipped=False)["torch"]
     (row_215,) = [r for r in torch_row if r["version"] == "2.15"]
     assert row_215["torchvision"]["2.15.0"] == ["0.29.2", "0.30.0"]
