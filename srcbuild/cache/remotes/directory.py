@@ -144,24 +144,29 @@ class DirectoryRemote:
 
 
 def _copy_out(fin: BinaryIO, to: Path, limit: int, what: str, source: Path) -> None:
-    """Copy a file of the share to this machine: a read error is the share's, a write error ours."""
-    with open(to, "wb") as fout:
-        total = 0
-        while True:
-            try:
-                chunk = fin.read(min(CHUNK, limit + 1 - total))
-            except OSError as exc:
-                raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
-            if not chunk:
-                return
-            total += len(chunk)
-            if total > limit:
-                raise CacheIntegrityError(
-                    f"{what} is larger than the {limit} bytes its manifest states; the download was stopped",
-                    "the remote copy is damaged or hostile; it was not stored",
-                )
-            try:
-                fout.write(chunk)
-            except OSError as exc:
-                full = disk_full(exc, to)
-                raise full or HostError(f"{to}: cannot write ({exc.strerror})", "check the cache directory") from None
+    """Copy a file of the share to this machine: a read error is the share's, a write error ours
+    (a full disk shows at a write, or only when the last buffered bytes are flushed at the close)."""
+    try:
+        with open(to, "wb") as fout:
+            _copy_chunks(fin, fout, limit, what, source)
+    except OSError as exc:
+        full = disk_full(exc, to)
+        raise full or HostError(f"{to}: cannot write ({exc.strerror})", "check the cache directory") from None
+
+
+def _copy_chunks(fin: BinaryIO, fout: BinaryIO, limit: int, what: str, source: Path) -> None:
+    total = 0
+    while True:
+        try:
+            chunk = fin.read(min(CHUNK, limit + 1 - total))
+        except OSError as exc:
+            raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
+            raise CacheIntegrityError(
+                f"{what} is larger than the {limit} bytes its manifest states; the download was stopped",
+                "the remote copy is damaged or hostile; it was not stored",
+            )
+        fout.write(chunk)
