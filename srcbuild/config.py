@@ -16,6 +16,10 @@ It holds defaults for the settings that are environment variables otherwise, so 
     recipes_path = ["~/my-recipes"]           # SRCBUILD_RECIPES_PATH
     toolchain_dir = "/opt/srcbuild-toolchains"   # SRCBUILD_TOOLCHAIN_DIR
     mirror_dir = "/srv/srcbuild-mirror"       # SRCBUILD_MIRROR_DIR (a path or an http:// URL)
+    toolchain_providers = ["debian", "redist"]   # SRCBUILD_TOOLCHAIN_PROVIDERS
+    s3_endpoint_url = "http://minio.lab:9000"     # SRCBUILD_S3_ENDPOINT_URL
+
+Every key is a setting of ``srcbuild.settings`` (its ``key``); ``srcbuild config show`` lists them.
 
 Precedence, for each setting: command line > environment variable > this file > default. The file
 is read once, by the command line, and its values become the environment defaults of this run

@@ -55,15 +55,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SRCBUILD_MIRROR", "git mirror rules (name or PREFIX=URL ...)", "mirrors", "list", "upstream URLs"),
     Setting("SRCBUILD_MIRROR_DIR", "a mirror directory or URL every download comes from", "mirror_dir", "str"),
     Setting("SRCBUILD_NVIDIA_MIRROR", "a mirror of NVIDIA's download site", "nvidia_mirror", "str", "NVIDIA's site"),
-    Setting("SRCBUILD_CHANNEL_ALIAS", "base URL conda channel names resolve against", None, "str", "conda's"),
-    Setting("SRCBUILD_CHANNEL_MIRRORS", "conda channel mirrors (name=url ...)", None, "list"),
+    Setting("SRCBUILD_CHANNEL_ALIAS", "base URL of conda channel names", "channel_alias", default="conda's"),
+    Setting("SRCBUILD_CHANNEL_MIRRORS", "conda channel mirrors (name=url ...)", "channel_mirrors", "list"),
     Setting(
         "SRCBUILD_DEBIAN_MIRROR", "the Debian archive the debian provider reads", None, "str", "the host's apt sources"
     ),
     Setting(
         "SRCBUILD_TOOLCHAIN_PROVIDERS",
         "toolchain providers to try first (debian,redist)",
-        None,
+        "toolchain_providers",
         "list",
         "each provider's own order",
     ),
@@ -100,7 +100,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SRCBUILD_INSTALLER", "what installs a cached wheel: auto, uv or pip", "installer", "str", "auto"),
     Setting("SRCBUILD_REMOTES", "cache remotes (dir, s3://, http(s)://), comma-separated", "remotes", "list"),
     Setting(
-        "SRCBUILD_S3_ENDPOINT_URL", "the endpoint of s3:// remotes", None, "str", "AWS's", fallback="AWS_ENDPOINT_URL"
+        "SRCBUILD_S3_ENDPOINT_URL", "the endpoint of s3:// remotes", "s3_endpoint_url", default="AWS's",
+        fallback="AWS_ENDPOINT_URL",
     ),
     Setting("SRCBUILD_NET_TIMEOUT", "seconds one read from a remote may wait", None, "number", "30"),
     Setting("SRCBUILD_NET_DEADLINE", "seconds one request to a remote may take", None, "number", "120"),
@@ -120,6 +121,7 @@ SETTINGS: tuple[Setting, ...] = (
 NOT_SETTINGS: dict[str, str] = {
     "SRCBUILD_CONFIG_SOURCES": "bookkeeping: which variables this run took from the config file",
     "SRCBUILD_GIT_CACHE": "set by srcbuild for the git commands it runs, never read from the user",
+    "SRCBUILD_EXT_SOURCE_EDIT": "set by srcbuild in an extension build's variables: the edit made to its sdist",
     "SRCBUILD_PREV_GCC": "a variable of the shell script that switches the host compiler",
     "SRCBUILD_PREV_STATUS": "a variable of the shell script that switches the host compiler",
     "SRCBUILD_VENV": "where the build image installs srcbuild (a path in the Dockerfile)",

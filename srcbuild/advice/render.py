@@ -27,7 +27,8 @@ def answer_lines(advice: GpuAdvice) -> list[str]:
         via = f"; driver {official.driver_note}" if official.driver_note else ""
         lines.append(f"no build needed: {official.pip}")
         lines.append(
-            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up, "
+            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up"
+            f"{official.sass_evidence}, "
             f"Python {official.python}{via})"
         )
         lines.extend(f"  caveat: {c}" for c in official.caveats)

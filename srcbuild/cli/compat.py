@@ -23,7 +23,7 @@ from srcbuild.advice.window import Window, version, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
 from srcbuild.console import make_console, print_lines, show_table, table
-from srcbuild.envs.runtime import pythons_here
+from srcbuild.envs.runtime import active_pythons, pythons_here
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.knowledge.model import GpuModel
@@ -75,7 +75,8 @@ def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_jso
 
 def _python_to_make(window: Window) -> PythonToMake | None:
     """How to make the Python the official wheel needs, when none on this machine's PATH runs it."""
-    return python_to_make(window.official, pythons_here(command_environ().get("PATH")))
+    environ = command_environ()
+    return python_to_make(window.official, pythons_here(environ.get("PATH")), active_pythons(environ))
 
 
 def compat_json(
@@ -93,6 +94,9 @@ def compat_json(
         "pci_ids": list(pci_ids),
         "knowledge_checked": window.checked or None,
         "knowledge_newest_torch": window.newest_known or None,
+        "knowledge_stale": window.stale or None,
+        "cuda_first": window.cuda_first or (window.options[0].cuda if window.options else None),
+        "cuda_first_source": window.cuda_first_source or None,
         "runtime_caveats": list(window.runtime_caveats),
         "newer_recipe": _newer_recipe_json(fits, official.torch if official else None),
         "cuda": [o.to_json() for o in window.options],
@@ -281,7 +285,12 @@ def render(
     )
     official = window.official
     lines = [
-        f"CUDA range: {window.options[0].cuda} to {window.options[-1].cuda}",
+        f"CUDA range: {window.cuda_range}"
+        + (
+            f" (CUDA before {window.options[0].cuda} is not in srcbuild's tables; source: {window.cuda_first_source})"
+            if window.cuda_first
+            else ""
+        ),
         (
             f"Newest torch: {window.newest_torch} with torchvision {window.newest_torchvision}"
             if window.newest_torch

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -65,7 +64,7 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     )
     from srcbuild.advice.doctor import diagnose
     from srcbuild.advice.render import render_doctor
-    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.envs.runtime import active_pythons, pythons_here
     from srcbuild.knowledge import load_knowledge
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.resolve.portable import recipe_sysroot
@@ -74,7 +73,9 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
 
     recipes = RecipeCatalog(paths).load_all()
     host = probing.result()
-    report = diagnose(load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")))
+    report = diagnose(
+        load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")), active_pythons(environ)
+    )
 
     def sysroot_of(recipe: Recipe) -> str | None:
         return recipe_sysroot(recipe, environ)
@@ -87,15 +88,30 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     return 0
 
 
+MAX_PASTE_BYTES = 1024 * 1024  # lspci and nvidia-smi of the biggest machine are a few KiB
+
+
 def _read(path: str, option: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        if path == "-":
+            raw = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's) is read as text
+            data = raw.read(MAX_PASTE_BYTES + 1) if raw is not None else sys.stdin.read(MAX_PASTE_BYTES + 1).encode()
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_PASTE_BYTES + 1)
     except OSError as exc:
         raise UsageError(
             f"{option} {path}: cannot read it ({exc.strerror})", f"pass a file holding the output of {option[2:]}"
         ) from None
+    if len(data) > MAX_PASTE_BYTES:
+        name = "standard input" if path == "-" else path
+        raise UsageError(
+            f"{option} {name}: more than {MAX_PASTE_BYTES // 1024} KiB; what lspci or nvidia-smi print on one "
+            "machine is a few KiB",
+            "paste the output of one command on one machine: "
+            "lspci -nn | grep -i nvidia | srcbuild recommend --paste -",
+        )
+    return data.decode("utf-8", errors="replace")
 
 
 def _pci_id(text: str) -> int:
@@ -152,7 +168,7 @@ def recommend_command(
     from srcbuild.advice.recommend import recommend
     from srcbuild.advice.render import render_recommendation
     from srcbuild.cli.compat import unknown_gpu_error
-    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.envs.runtime import active_pythons, pythons_here
     from srcbuild.host import probe_host
     from srcbuild.host.facts import DriverInfo
     from srcbuild.host.identify import identify_name, identify_pci, read_gpus
@@ -208,7 +224,8 @@ def recommend_command(
         origin.append("this machine")
     recipes = RecipeCatalog(paths).load_all()
     here = pythons_here(command_environ().get("PATH"))
-    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here)
+    active = active_pythons(command_environ())
+    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here, active)
     if as_json:
         print_json(result.to_json())
     else:

@@ -46,6 +46,13 @@ def runtime_command(python: str, into: str) -> str:
     return f"srcbuild env runtime --python {python} --into {into}"
 
 
+def active_pythons(environ: Mapping[str, str]) -> frozenset[str]:
+    """The Python versions of the active environment (``VIRTUAL_ENV``, else ``CONDA_PREFIX``):
+    where a plain ``pip install`` goes; empty when none is active."""
+    prefix = environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX")
+    return pythons_here(os.path.join(prefix, "bin")) if prefix else frozenset()
+
+
 def pythons_here(path: str | None) -> frozenset[str]:
     """The Python versions (``"3.11"``) with an interpreter ``python3.N`` in a directory of ``path``
     (a ``PATH`` value): what ``env runtime`` would make a venv of, and what a pip command runs with.

@@ -470,7 +470,7 @@ def torch_wheel(ex: Runner, dest: Path) -> TorchWheelCopied:
         raise CacheIntegrityError(
             f"torch wheel {wheel.name} of cache entry {built.entry[:12]} has sha256 {got}, "
             f"its manifest says {built.sha256}; the entry is damaged ({where})",
-            "run the same command again: torch is then pulled or rebuilt, and torchvision built against it",
+            f"run the same command again: torch is then pulled or rebuilt, and {ex.plan.package} built against it",
         )
     ex.console.print(f"    torch wheel: {wheel} (sha256 checked)")
     return TorchWheelCopied(wheel, target)

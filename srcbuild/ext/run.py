@@ -140,6 +140,10 @@ def _wheel_version(path: Path) -> str:
     return str(parse_wheel_filename(path.name)[1])
 
 
+# Names the edit made to an sdist (``ExtensionKnowledge.parallel``), so that the cache key holds it.
+EDIT_VAR = "SRCBUILD_EXT_SOURCE_EDIT"
+
+
 def ext_settings(settings: tuple[Setting, ...], recipe: Recipe, python: str, why: str) -> tuple[Setting, ...]:
     """The settings as the extension build really takes them: its Python from the torch, and no
     cuDNN or MPI whatever the recipe pins (an extension links neither)."""
@@ -311,13 +315,16 @@ def prepare_ext(
     sdist = None if request.is_git else _find_sdist(request, environ)
     cuda = recipe.toolchain.cuda is not None
     env = ext_variables(base, knowledge)
+    if sdist is not None and knowledge.parallel is not None and not sdist.filename.endswith(".zip"):
+        env = env.set(EDIT_VAR, knowledge.parallel.describe(),
+                      f"known extension {knowledge.name}: its sdist edited to compile in parallel (in the cache key)")
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
     digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
     b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest)
     cuda_tool = base.toolchain("cuda")
     nvcc = cuda_tool.version if cuda else None
     release = load_knowledge().cuda(nvcc) if nvcc else None
-    accepts = (release.min_cc, release.max_cc) if release is not None else None
+    accepts = release.targets.capabilities if release is not None else None
     findings = ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
                             release.source if release is not None else "")
     source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {

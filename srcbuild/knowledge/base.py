@@ -41,7 +41,7 @@ from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 STALE_DAYS = 60  # older knowledge is called out by doctor, recommend and compat
-_SEEN_LABELS = {"torch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+_SEEN_LABELS = {name: name for name in PACKAGES}  # torch, torchvision, torchaudio
 _SEEN_PREFIXES = (("nvidia-cuda-nvcc", "CUDA"), ("nvidia-cudnn-", "cuDNN"), ("nvidia-nccl-", "NCCL"))
 
 
@@ -115,6 +115,14 @@ class KnowledgeBase:
     def cuda_window(self, cc: ComputeCapability) -> tuple[CudaRelease, ...]:
         """CUDA releases whose nvcc can target ``cc``, oldest first."""
         return tuple(r for r in self.cuda_releases if r.accepts_cc(cc))
+
+    def gcc_pin(self, cuda: str, gcc_major: int) -> str | None:
+        """The gcc release to provision for ``gcc_major`` with ``cuda`` when later minors of that
+        major are known bad ("10.2" for gcc 10 with CUDA up to 11.4.0); None: any release will do."""
+        for caveat in self.gcc_caveats:
+            if caveat.good is not None and caveat.applies(cuda, gcc_major):
+                return caveat.good
+        return None
 
     def arch(self, cc: ComputeCapability) -> ArchSupport | None:
         """Which CUDA releases target ``cc``, with the source of that fact."""

@@ -138,6 +138,7 @@ def gcc_caveats(data: dict[str, Any]) -> tuple[GccCaveat, ...]:
             message=row["message"],
             fix=row["fix"],
             source=row["source"],
+            good=row.get("good"),
         )
         for row in data.get("gcc_caveat", [])
     )

@@ -110,6 +110,7 @@ class GccCaveat:
     message: str
     fix: str
     source: str
+    good: str | None = None  # the newest good release of that gcc major ("10.2"): what srcbuild provisions
 
     def applies(self, cuda: str, gcc_major: int) -> bool:
         v = versions.parse(cuda)

@@ -164,7 +164,9 @@ def gcc_vs_cuda(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> li
                     severity=Severity.WARNING,
                     message=f"CUDA {facts.cuda} with gcc {gcc}: {caveat.message}.",
                     source=caveat.source,
-                    fix=caveat.fix + ".",
+                    fix=caveat.fix
+                    + (f"; a gcc srcbuild provisions is pinned to {caveat.good}" if caveat.good else "")
+                    + ".",
                     field="toolchain.gcc",
                 )
             )

@@ -59,6 +59,19 @@ def uses_magma(recipe: Recipe) -> bool:
     return not any(spec.strip().lower().startswith(MAGMA_PACKAGES) for spec in recipe.env.conda)
 
 
+def gcc_release(gcc: str, cuda: str | None) -> str:
+    """The gcc to provision for the recipe's ``gcc`` major: the major itself ("10": any 10.x), or
+    the newest good release when later ones are known bad with this CUDA ("10.2" for CUDA up to
+    11.4.0, where gcc 10.3 and later break nvcc: a conda gcc is pinned to 10.2.*, a host gcc must be
+    10.2 or older)."""
+    from srcbuild.knowledge import load_knowledge
+
+    major = gcc.split(".")[0]
+    if cuda is None or gcc != major or not major.isdigit():
+        return gcc
+    return load_knowledge().gcc_pin(cuda, int(major)) or gcc
+
+
 def requests_for(recipe: Recipe, sysroot: str | None = None) -> list[Request]:
     """The pins of ``recipe`` that srcbuild can provision, in the order a build needs them.
     ``sysroot``: a portable build's glibc ("2.17"); its gcc is a conda gcc with that sysroot.
@@ -74,7 +87,7 @@ def requests_for(recipe: Recipe, sysroot: str | None = None) -> list[Request]:
             out.append(Request("cudnn", tc.cudnn, cuda=tc.cuda, archs=tuple(str(cc) for cc in recipe.gpu.arch)))
         if uses_magma(recipe):
             out.append(Request("magma", tc.cuda, cuda=tc.cuda, archs=tuple(str(cc) for cc in recipe.gpu.arch)))
-    out.append(Request("gcc", tc.gcc, sysroot=sysroot))
+    out.append(Request("gcc", gcc_release(tc.gcc, tc.cuda), sysroot=sysroot))
     if recipe.mpi.enabled and recipe.mpi.version:
         out.append(Request("mpi", recipe.mpi.version, flavour=recipe.mpi.implementation))
     return out
@@ -89,6 +102,8 @@ def _on_host(request: Request, host: HostFacts) -> Path | None:
         return found.header.parent if found else None
     if request.tool == "gcc":
         gcc = host.gcc(int(request.version.split(".")[0]))
+        if gcc is not None and "." in request.version and not _at_most(gcc.version, request.version):
+            return None  # a host gcc 10.4 where 10.2 is the newest good one
         if gcc is not None and request.sysroot:  # only a conda gcc installed with that sysroot will do
             return gcc.path if conda_sysroot(gcc.path.parent.parent, request.sysroot) else None
         return gcc.path if gcc else None
@@ -154,3 +169,10 @@ def fetch_line(needs: list[Need]) -> str | None:
     items = offers + missing
     passed = "".join(f" ({line})" for n in needs for line in n.passed_over)
     return f"srcbuild will fetch: {', '.join(items)}{passed}" if items else None
+
+
+def _at_most(found: str, newest: str) -> bool:
+    """"10.2.1" is at most "10.2"; "10.4.0" is not (compared on the parts ``newest`` names)."""
+    parts = [int(p) for p in found.split(".") if p.isdigit()]
+    limit = [int(p) for p in newest.split(".")]
+    return parts[: len(limit)] <= limit

@@ -172,3 +172,13 @@ def test_config_show_lists_every_setting_with_its_origin(
     assert all(len(line) <= 80 for line in lines), lines
     assert any(line.split()[:3] == ["SRCBUILD_MIRROR", "gitee", "environment"] for line in lines), lines
     assert any(line.split()[:4] == ["SRCBUILD_REMOTES", "/srv/wheels", "config", "file"] for line in lines), lines
+
+
+def test_list_keys_become_the_variables_their_readers_split(tmp_path: Path) -> None:
+    text = 'toolchain_providers = ["debian", "redist"]\nchannel_mirrors = ["conda-forge=file:///srv/cf"]\n'
+    variables = config.parse_config(text, "s.toml")
+    from srcbuild.envs.channels import routing_from
+    from srcbuild.toolchain.providers import provider_order
+
+    assert provider_order(variables) == ("debian", "redist")
+    assert routing_from(environ=variables).base_url("conda-forge") == "file:///srv/cf/"

@@ -66,7 +66,8 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
 
 def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[str, ...]:
     if request.tool == "gcc":
-        specs = tool.specs(major=request.version.split(".")[0])
+        # "10.2" (a pinned good release, toolchain.needs.gcc_release) gives gcc_linux-64 10.2.*
+        specs = tool.specs(major=request.version)
         if request.sysroot:
             assert facts.sysroot is not None
             specs += dataclasses.replace(facts.sysroot, glibc=request.sysroot).specs()
@@ -122,6 +123,10 @@ class CondaProvider:
             magma=_conda(data["magma"]) if "magma" in data else None,
             sysroot=_sysroot(data["sysroot"]) if "sysroot" in data else None,
         )
+
+    def reached_at(self, offer: Offer, facts: ToolchainFacts) -> str | None:
+        """The URL this route fetches from first, probed before it is chosen (``toolchain.reach``)."""
+        return None  # its hosts are not probed: nothing to fall through to
 
     def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
         """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
