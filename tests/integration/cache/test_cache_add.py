@@ -41,7 +41,9 @@ def test_a_downloaded_wheel_is_verified_recorded_and_keyed_as_what_it_is(
     short = community_wheel(tmp_path, [50])  # Maxwell kernels only: nothing a Kepler GPU runs
     assert main(["cache", "add", str(short), "--recipe", "kepler-k80-cu118", "--source", url]) == 6
     err = capsys.readouterr().err
-    assert err.startswith(f"error: {short.name} does not run on compute capability 3.5, 3.7 (it holds SASS 5.0); it was not added")
+    assert err.startswith(
+        f"error: {short.name} does not run on compute capability 3.5, 3.7 (it holds SASS 5.0); it was not added"
+    )
     assert list(WheelCache(Path(os.environ["SRCBUILD_CACHE_DIR"])).entries()) == []
 
     wheel = community_wheel(tmp_path, [35, 37])
