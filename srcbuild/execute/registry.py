@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from srcbuild.execute import handlers, retag
+from srcbuild.execute import canary, handlers, retag
 from srcbuild.execute.records import Record
 from srcbuild.execute.runner import Runner
 from srcbuild.plan import actions as a
@@ -55,6 +55,7 @@ HANDLERS: dict[type[a.Action], Handler] = dict(
         on(a.EnsureEnv, lambda ex, action, step, log: handlers.ensure_env(ex, log)),
         on(a.Provision, lambda ex, action, step, log: handlers.provision(ex, action.planned, log)),
         on(a.CheckBuildTree, lambda ex, action, step, log: handlers.check_build_tree(ex, action)),
+        on(a.Canary, lambda ex, action, step, log: canary.canary(ex, action, step, log)),
         on(a.CheckLocalChanges, lambda ex, action, step, log: handlers.check_local_changes(ex, action)),
         on(a.CompilerCacheStart, lambda ex, action, step, log: handlers.compiler_cache_start(ex, action.config, log)),
         on(a.CompilerCacheStats, lambda ex, action, step, log: handlers.compiler_cache_stats(ex, action.config)),

@@ -41,6 +41,7 @@ class BuildOptions:
     dist_scheduler: str | None = None  # --dist-scheduler URL of an sccache-dist scheduler
     no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
     portable: bool | None = None  # --portable: old glibc sysroot, manylinux tag (srcbuild.resolve.portable)
+    canary: str = "run"  # torch's canary step: "run", "only" (--canary: stop after it) or "skip" (--no-canary)
 
 
 @record

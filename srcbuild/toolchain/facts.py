@@ -140,6 +140,17 @@ class DebianRoute:
     wheels: tuple[Wheel, ...]
     download_size: int | None
     source: str
+    # Files taken out of one more package without unpacking the rest of it (the static runtime
+    # and the driver stub torch's CMake links, which Debian ships only in nvidia-cuda-dev):
+    # paths inside the package, each copied to the home's lib/ under its path below the
+    # package's library directory (``stubs/libcuda.so``).
+    extract_package: str = ""
+    extract_files: tuple[str, ...] = ()
+
+    @property
+    def all_packages(self) -> tuple[str, ...]:
+        """Every package the route downloads: those unpacked whole, then the one files come from."""
+        return (*self.packages, self.extract_package) if self.extract_package else self.packages
 
 
 @record
@@ -296,6 +307,8 @@ def parse_dir(directory: Path) -> ToolchainFacts:
             tuple(Wheel(str(w["requirement"]), str(w["sha256"]), _size(w.get("size"))) for w in d.get("wheels", ())),
             _size(d.get("download_size")),
             str(d.get("source", "")),
+            str(d.get("extract", {}).get("package", "")),
+            tuple(str(f) for f in d.get("extract", {}).get("files", ())),
         )
         for d in _read(directory, "debian.toml").get("debian", [])
     )

@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "mirror",
         "factscan",
         "work",
+        "canary",
     ),
     ("knowledge", "recipe"),
     (
