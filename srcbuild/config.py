@@ -16,6 +16,10 @@ It holds defaults for the settings that are environment variables otherwise, so 
     recipes_path = ["~/my-recipes"]           # SRCBUILD_RECIPES_PATH
     toolchain_dir = "/opt/srcbuild-toolchains"   # SRCBUILD_TOOLCHAIN_DIR
     mirror_dir = "/srv/srcbuild-mirror"       # SRCBUILD_MIRROR_DIR (a path or an http:// URL)
+    toolchain_providers = ["debian", "redist"]   # SRCBUILD_TOOLCHAIN_PROVIDERS
+    s3_endpoint_url = "http://minio.lab:9000"     # SRCBUILD_S3_ENDPOINT_URL
+
+Every key is a setting of ``srcbuild.settings`` (its ``key``); ``srcbuild config show`` lists them.
 
 Precedence, for each setting: command line > environment variable > this file > default. The file
 is read once, by the command line, and its values become the environment defaults of this run
@@ -34,42 +38,22 @@ from contextlib import contextmanager
 from dataclasses import field
 from pathlib import Path
 
-import platformdirs
-
 from srcbuild.errors import UsageError
 from srcbuild.records import record
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older interpreters only
-    import tomli as tomllib
+from srcbuild.settings import SETTINGS
 
 FILE_NAME = "srcbuild.toml"
 SOURCES_VAR = "SRCBUILD_CONFIG_SOURCES"
 CONFIG_VAR = "SRCBUILD_CONFIG"
 
-# key -> (environment variable, kind): "path", "paths" (joined with os.pathsep), "list" (joined
-# with ","), "str" or "bool" (written as 1/0)
-KEYS: dict[str, tuple[str, str]] = {
-    "work_dir": ("SRCBUILD_WORK_DIR", "path"),
-    "cache_dir": ("SRCBUILD_CACHE_DIR", "path"),
-    "mirrors": ("SRCBUILD_MIRROR", "list"),
-    "remotes": ("SRCBUILD_REMOTES", "list"),
-    "nvidia_mirror": ("SRCBUILD_NVIDIA_MIRROR", "str"),
-    "compiler_cache": ("SRCBUILD_COMPILER_CACHE", "str"),
-    "compiler_cache_url": ("SRCBUILD_COMPILER_CACHE_URL", "str"),
-    "dist_scheduler": ("SRCBUILD_DIST_SCHEDULER", "str"),
-    "portable": ("SRCBUILD_PORTABLE", "bool"),
-    "env_backend": ("SRCBUILD_ENV_BACKEND", "str"),
-    "recipes_path": ("SRCBUILD_RECIPES_PATH", "paths"),
-    "patches_path": ("SRCBUILD_PATCHES_PATH", "paths"),
-    "toolchain_dir": ("SRCBUILD_TOOLCHAIN_DIR", "path"),
-    "keep_build": ("SRCBUILD_KEEP_BUILD", "bool"),
-    "mirror_dir": ("SRCBUILD_MIRROR_DIR", "str"),
-}
+# key -> (environment variable, kind): the settings ``srcbuild.settings`` gives a key; kind "path",
+# "paths" (joined with os.pathsep), "list" (joined with ","), "str" or "bool" (written as 1/0)
+KEYS: dict[str, tuple[str, str]] = {s.key: (s.var, s.kind) for s in SETTINGS if s.key}
 
 
 def default_config_path() -> Path:
+    import platformdirs  # here: the settings are read by every command, the file's path by few
+
     return Path(platformdirs.user_config_dir("srcbuild")) / FILE_NAME
 
 
@@ -104,6 +88,11 @@ def _value(key: str, kind: str, raw: object, where: str) -> str:
 
 def parse_config(text: str, where: str) -> dict[str, str]:
     """The variables a config file's text sets; ``UsageError`` naming the file and key otherwise."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on older interpreters only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

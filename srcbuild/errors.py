@@ -11,7 +11,7 @@ The exit codes are a contract, the same for every command (README.md shows this 
     4  a tool or resource missing on this machine                    HostError
     5  a build step failed                                           StepFailed
     6  verification failed                                           VerificationFailed
-    7  cache integrity                                               CacheIntegrityError
+    7  cache or source integrity                                     CacheIntegrityError, SourceMismatch
     8  the build environment                                         EnvironmentError_
     9  nothing found: no cached wheel, an unreachable remote         NotFoundError
   130  interrupted (resumable)                                       Interrupted
@@ -112,6 +112,13 @@ class VerificationFailed(SrcbuildError):
 
 class CacheIntegrityError(SrcbuildError):
     """A cached or transferred wheel whose content does not match its recorded hash."""
+
+    exit_code = 7
+
+
+class SourceMismatch(SrcbuildError):
+    """A source that is not the one pinned: a tag naming another commit than the recipe pins or
+    than it named when first seen here, a mirror file that differs from the mirror's manifest."""
 
     exit_code = 7
 

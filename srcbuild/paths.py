@@ -13,6 +13,7 @@ from pathlib import Path
 
 import platformdirs
 
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -53,12 +54,16 @@ def default_cache_dir() -> Path:
 
 def default_config_dir(environ: Mapping[str, str]) -> Path:
     """Where the user's srcbuild settings live (the trusted signers, the signing key)."""
-    return Path(environ.get("SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
+    return Path(env_value(environ, "SRCBUILD_CONFIG_DIR") or platformdirs.user_config_dir("srcbuild")).expanduser()
 
 
 def default_work_dir() -> Path:
     """Where sources, build trees, environments and logs go."""
     return Path(platformdirs.user_cache_dir("srcbuild")) / "work"
+
+
+def _split(paths: str | None) -> list[str]:
+    return [p for p in (paths or "").split(os.pathsep) if p]
 
 
 @record
@@ -80,11 +85,11 @@ class Paths:
         environ: Mapping[str, str],
     ) -> Paths:
         """Resolve from explicit arguments, then ``SRCBUILD_*`` variables, then defaults."""
-        work = work_dir or environ.get("SRCBUILD_WORK_DIR") or default_work_dir()
-        cache = cache_dir or environ.get("SRCBUILD_CACHE_DIR") or default_cache_dir()
-        extra = tuple(Path(p) for p in environ.get("SRCBUILD_RECIPES_PATH", "").split(os.pathsep) if p)
-        extra_patches = tuple(Path(p) for p in environ.get("SRCBUILD_PATCHES_PATH", "").split(os.pathsep) if p)
-        toolchains = environ.get("SRCBUILD_TOOLCHAIN_DIR")
+        work = work_dir or env_value(environ, "SRCBUILD_WORK_DIR") or default_work_dir()
+        cache = cache_dir or env_value(environ, "SRCBUILD_CACHE_DIR") or default_cache_dir()
+        extra = tuple(Path(p) for p in _split(env_value(environ, "SRCBUILD_RECIPES_PATH")))
+        extra_patches = tuple(Path(p) for p in _split(env_value(environ, "SRCBUILD_PATCHES_PATH")))
+        toolchains = env_value(environ, "SRCBUILD_TOOLCHAIN_DIR")
         return cls(
             work_dir=Path(work).expanduser().resolve(),
             cache_dir=Path(cache).expanduser().resolve(),

@@ -9,9 +9,12 @@ its manifest), then each remote (pulled into the local store when the trust poli
 hit needs no compiler and no git: the wheel's path is printed and nothing runs. Otherwise the
 plan goes to the executor, under two locks (the fingerprint's and the build tree's).
 
-A package built against the recipe's torch (torchvision) is two pipelines in order: its own
-preflight step runs, then torch's whole pipeline (a cache hit, or a build), then the rest of its
-own steps, whose torch-wheel step copies the wheel torch's pipeline returned.
+A build of a package is the list of package pipelines ``srcbuild.packages.build_order`` gives,
+dependencies first (torchvision, torchaudio: torch's, then its own), run by ``run_build`` in
+order; no pipeline starts another. The last one's preflight step runs first (so a refusal comes
+before torch is built), then each earlier pipeline (a cache hit, or a build), then the rest of its
+own steps, whose torch-wheel step copies the wheel torch's pipeline returned (a ``TorchBuilt``
+record).
 
 ``run_ext`` is the same decision and execution for an extension build that ``srcbuild.ext.run``
 prepared (its fingerprint, the local cache only).
@@ -28,6 +31,7 @@ import filelock
 from rich.console import Console
 
 from srcbuild.console import show_table
+from srcbuild.packages import build_order
 from srcbuild.paths import Paths
 from srcbuild.plan.make import make_plan
 from srcbuild.plan.model import Plan
@@ -154,10 +158,45 @@ def run_build(
     console: Console,
     resume: bool = False,
 ) -> BuildResult:
-    """Build ``options.package`` for ``recipe`` (or take it from the cache); the wheel is in the result."""
+    """Build ``options.package`` for ``recipe`` (or take it from the cache), after the packages it
+    is built against: the package pipelines of ``build_order``, in order; the wheel is in the result."""
+    *first, last = build_order(options.package)
+
+    def dependencies(executor: Executor) -> None:
+        """The pipelines before the last one, in order, each a cache hit or a build; what each
+        returned becomes a record the last one's steps read."""
+        for package in first:
+            done = _run_package(recipe, replace(options, package=package), paths, environ, console)
+            _record_built(executor, done)
+
+    return _run_package(
+        recipe, replace(options, package=last), paths, environ, console, resume, dependencies if first else None
+    )
+
+
+def _record_built(executor: Executor, done: BuildResult) -> None:
+    """Hand a finished dependency's wheel to the steps of the package built against it."""
+    from srcbuild.execute.records import TorchBuilt
+
+    cached = done.cached_wheel  # with its recorded sha256, checked as it is copied
+    if done.plan.package == "torch" and cached is not None:
+        executor.records.add(TorchBuilt(cached.path, cached.sha256, cached.entry))
+
+
+def _run_package(
+    recipe: Recipe,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+    console: Console,
+    resume: bool = False,
+    dependencies: Callable[[Executor], None] | None = None,
+) -> BuildResult:
+    """One package's pipeline: prepare, the cache decision, then its steps; ``dependencies`` (the
+    earlier pipelines of the list) runs after its preflight step, before its torch-wheel step,
+    unless a resumed run did that step already."""
     from srcbuild.execute.context import BuildContext
     from srcbuild.execute.executor import Executor, environ_for_build
-    from srcbuild.execute.records import TorchBuilt
     from srcbuild.resolve.key import build_fingerprint
 
     prepared = prepare(recipe, options, paths, environ, meanwhile=_import_build_steps)
@@ -187,11 +226,12 @@ def run_build(
         if plan.system_alternatives:
             _guard_system_selection(executor, resolved)
         with executor.running():
-            if resolved.package.needs_torch_wheel:
+            if dependencies is not None:
                 # the steps before the torch wheel (preflight: refuse before building torch), then
-                # torch's own pipeline, unless this step was done by the run being resumed
+                # the earlier pipelines, unless this step was done by the run being resumed
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
+<<<<<<< HEAD
                     torch = run_build(recipe, replace(options, package="torch"), paths, environ, console)
                     cached = torch.cached_wheel  # with its recorded sha256, checked as it is copied
                     if cached is not None:
@@ -202,6 +242,10 @@ def run_build(
                 executor.run_steps(until=after)
             else:
                 executor.run_steps()
+=======
+                    dependencies(executor)
+            executor.run_steps()
+>>>>>>> main
         return executor.result
 
 

@@ -127,7 +127,7 @@ def _keep(cache: Path, stamp: list[int], data: dict[str, Any]) -> None:
 def _expand_sources(node: Any, expand: Callable[[str], str]) -> None:
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "source" and isinstance(value, str):
+            if key in ("source", "targets") and isinstance(value, str):
                 node[key] = expand(value)
             else:
                 _expand_sources(value, expand)

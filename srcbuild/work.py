@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from srcbuild.errors import UsageError
+from srcbuild.packages import package_names
 from srcbuild.paths import Paths
-from srcbuild.recipe.packages import PACKAGE_NAMES
 from srcbuild.records import record
 
 CLEANABLE = ("checkout", "build", "environment")
@@ -77,7 +77,7 @@ def _usage(path: Path) -> tuple[int, float]:
 
 
 def _recipe_of_build(name: str) -> str:
-    for suffix in sorted((f"-{name}" for name in PACKAGE_NAMES), key=len, reverse=True):
+    for suffix in sorted((f"-{name}" for name in package_names()), key=len, reverse=True):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name

@@ -46,6 +46,8 @@ def isolated_paths(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.delenv("SRCBUILD_CONFIG", raising=False)
     for var in ("SRCBUILD_TOOLCHAIN_DIR", "SRCBUILD_NVIDIA_MIRROR", "SRCBUILD_TOOLCHAIN_DATA"):
         monkeypatch.delenv(var, raising=False)
+    for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):  # no environment is active, whoever runs the tests
+        monkeypatch.delenv(var, raising=False)
     return base
 
 

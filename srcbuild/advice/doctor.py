@@ -7,6 +7,7 @@ A recipe *can build here now* when it passes the compatibility rules and the hos
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import field
 from typing import Any
@@ -75,12 +76,16 @@ class DoctorReport:
     gpus: tuple[GpuAdvice, ...] = ()  # what to install first on each GPU (official wheel or recipe)
     checked: str = ""
     newest_known: str = ""  # the newest torch release the knowledge holds
+    newest_seen: str = ""  # the newest release of each tracked project on the index, at the last refresh
+    stale: str = ""  # a line when the knowledge is older than STALE_DAYS
 
     def to_json(self) -> dict[str, Any]:
         data = self.host.to_json()
         data["advice"] = [g.to_json() for g in self.gpus]
         data["knowledge_checked"] = self.checked or None
         data["knowledge_newest_torch"] = self.newest_known or None
+        data["knowledge_newest_seen"] = self.newest_seen or None
+        data["knowledge_stale"] = self.stale or None
         data["driver_cuda"] = self.driver_cuda
         data["driver_reach"] = self.driver_reach
         data["driver_notes"] = list(self.driver_notes)
@@ -146,12 +151,15 @@ def diagnose(
     recipes: Sequence[Recipe],
     paths: Paths,
     python_here: frozenset[str] | None = None,
+    python_active: frozenset[str] | None = None,
 ) -> DoctorReport:
     """The doctor's report; ``python_here`` (the machine's Python versions) adds how to make the
     Python an official wheel needs when none of them runs it."""
     res = host.resources
     jobs, reason = max_jobs(res.memory_bytes if res else None, res.cores if res else 1)
-    advice = recommend(kb, host.gpus, host.driver, recipes, "this machine", python_here=python_here).gpus
+    advice = recommend(
+        kb, host.gpus, host.driver, recipes, "this machine", python_here=python_here, python_active=python_active
+    ).gpus
     verdicts = sorted(
         (verdict(kb, r, host, paths, advice) for r in recipes), key=lambda v: (_ORDER[v.status], v.recipe)
     )
@@ -174,4 +182,6 @@ def diagnose(
         gpus=advice,
         checked=kb.checked,
         newest_known=kb.newest_known_torch,
+        newest_seen=kb.newest_seen,
+        stale=kb.stale_note(datetime.date.today()),
     )

@@ -134,7 +134,7 @@ def judge(
     return RecipeFit(
         recipe=recipe.name,
         torch=strip_tag(recipe.torch.tag),
-        torchvision=strip_tag(recipe.torchvision.tag) if recipe.torchvision else None,
+        torchvision=strip_tag(vision.tag) if (vision := recipe.pin_of("torchvision")) else None,
         cuda=cuda,
         gcc=recipe.toolchain.gcc,
         python=recipe.toolchain.python,

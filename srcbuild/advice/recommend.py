@@ -11,6 +11,7 @@ those that cannot fit, each with its reasons.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -50,6 +51,7 @@ class GpuAdvice:
     want_mpi: bool = False
     readings: tuple[GpuAdvice, ...] = ()  # an ambiguous name: the advice for each GPU it may be
     python_here: frozenset[str] | None = None  # the machine's Python versions (None: not looked at)
+    python_active: frozenset[str] | None = None  # the active environment's (empty: none is active)
 
     @property
     def official(self) -> OfficialWheel | None:
@@ -67,7 +69,9 @@ class GpuAdvice:
     @property
     def make_python(self) -> PythonToMake | None:
         """The Python to make first when the official wheel is the answer and none here runs it."""
-        return python_to_make(self.official, self.python_here) if self.lead == "wheel" else None
+        if self.lead != "wheel":
+            return None
+        return python_to_make(self.official, self.python_here, self.python_active)
 
     @property
     def lead(self) -> str:
@@ -104,12 +108,16 @@ class Recommendation:
     notes: tuple[str, ...] = ()
     checked: str = ""  # the date the knowledge was last checked
     newest_known: str = ""  # the newest torch release the knowledge holds
+    newest_seen: str = ""  # the newest release of each tracked project on the index, at the last refresh
+    stale: str = ""  # a line when the knowledge is older than STALE_DAYS
 
     def to_json(self) -> dict[str, Any]:
         return {
             "origin": self.origin,
             "knowledge_checked": self.checked or None,
             "knowledge_newest_torch": self.newest_known or None,
+            "knowledge_newest_seen": self.newest_seen or None,
+            "knowledge_stale": self.stale or None,
             "driver": {"version": self.driver.version, "source": self.driver.source} if self.driver else None,
             "gpus": [g.to_json() for g in self.gpus],
             "notes": list(self.notes),
@@ -124,6 +132,7 @@ def advise(
     recipes: Sequence[Recipe],
     want_mpi: bool = False,
     python_here: frozenset[str] | None = None,
+    python_active: frozenset[str] | None = None,
 ) -> GpuAdvice:
     """The window of one GPU and the verdict of every recipe on it (the same verdict ``compat`` shows)."""
     if gpu.cc is None:
@@ -136,14 +145,15 @@ def advise(
                 recipes,
                 want_mpi,
                 python_here,
+                python_active,
             )
             for cc, chips in _readings(kb, gpu)
         )
-        return GpuAdvice(gpu, count, None, (), want_mpi, readings, python_here)
+        return GpuAdvice(gpu, count, None, (), want_mpi, readings, python_here, python_active)
     version_ = driver.version if driver else None
     window = window_for(kb, gpu.cc, version_)
     fits = judge_all(kb, recipes, gpu.cc, version_, window.last_branch, window.official)
-    return GpuAdvice(gpu, count, window, fits, want_mpi, python_here=python_here)
+    return GpuAdvice(gpu, count, window, fits, want_mpi, python_here=python_here, python_active=python_active)
 
 
 def _readings(kb: KnowledgeBase, gpu: GpuInfo) -> list[tuple[ComputeCapability, str]]:
@@ -165,6 +175,7 @@ def recommend(
     want_mpi: bool = False,
     notes: Sequence[str] = (),
     python_here: frozenset[str] | None = None,
+    python_active: frozenset[str] | None = None,
 ) -> Recommendation:
     """Advice for each distinct GPU model in ``gpus``; ``python_here`` (this machine's Python
     versions) adds how to make the Python an official wheel needs when none of them runs it."""
@@ -172,7 +183,17 @@ def recommend(
     for gpu in gpus:
         groups.setdefault((gpu.name, str(gpu.cc) if gpu.cc else None, gpu.pci_id), []).append(gpu)
     advice = tuple(
-        advise(kb, members[0], len(members), driver, recipes, want_mpi, python_here) for members in groups.values()
+        advise(kb, members[0], len(members), driver, recipes, want_mpi, python_here, python_active)
+        for members in groups.values()
     )
     found = () if gpus else ("no NVIDIA GPU found; describe one with --gpu, --pci-id or --paste FILE",)
-    return Recommendation(origin, driver, advice, (*found, *notes), kb.checked, kb.newest_known_torch)
+    return Recommendation(
+        origin,
+        driver,
+        advice,
+        (*found, *notes),
+        kb.checked,
+        kb.newest_known_torch,
+        kb.newest_seen,
+        kb.stale_note(datetime.date.today()),
+    )

@@ -27,7 +27,8 @@ def answer_lines(advice: GpuAdvice) -> list[str]:
         via = f"; driver {official.driver_note}" if official.driver_note else ""
         lines.append(f"no build needed: {official.pip}")
         lines.append(
-            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up, "
+            f"  (official {official.cuda_tag} wheel of torch {official.torch}, SASS for {official.lowest_cc} and up"
+            f"{official.sass_evidence}, "
             f"Python {official.python}{via})"
         )
         lines.extend(f"  caveat: {c}" for c in official.caveats)
@@ -41,6 +42,16 @@ def answer_lines(advice: GpuAdvice) -> list[str]:
     elif best is not None:
         why = "MPI asked for" if advice.want_mpi else "no official wheel has kernels for it"
         lines.append(f"build: {best.recipe} ({best.summary}); {why}")
+        if official is not None and official.pip:
+            lines.append(f"  without MPI, no build is needed: {official.pip}")
+    elif advice.want_mpi:
+        base = next((r.recipe for r in advice.recipes if r.mpi), None)
+        lines.append("no catalog recipe builds torch with MPI for it")
+        if base is not None and advice.window is not None:
+            lines.append(
+                f"  make one: srcbuild recipes new my-mpi --extends {base} "
+                f'(then set arch = ["{advice.window.cc}"] in its [gpu] table)'
+            )
         if official is not None and official.pip:
             lines.append(f"  without MPI, no build is needed: {official.pip}")
     else:
@@ -96,7 +107,9 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
     lines.append(f"  compute capability {advice.window.cc} ({advice.window.generation})")
     lines.extend(f"  {line}" for line in answer_lines(advice))
     lines.extend(f"  {line}" for line in window_lines(advice.window)[1:])
-    shown = [f for f in advice.recipes if f.status != "no"] if advice.lead == "wheel" else list(advice.recipes)
+    fitting = [f for f in advice.recipes if f.status != "no"]
+    # beside a wheel, or when none fits, the recipes that do not fit are one line, not one each
+    shown = fitting if advice.lead == "wheel" or not fitting else list(advice.recipes)
     if shown:
         lines.append("  recipes, best first:")
     for fit in shown:
@@ -109,14 +122,19 @@ def advice_lines(advice: GpuAdvice) -> list[str]:
     return lines
 
 
-def checked_line(checked: str, newest: str = "") -> str:
-    """When the knowledge was last checked, and the newest torch it holds (so that staleness shows)."""
+def checked_line(checked: str, newest: str = "", seen: str = "", stale: str = "") -> str:
+    """When the knowledge was last checked, the newest torch it holds and the newest release of each
+    tracked project the index had then (so that staleness shows); a second line when it is stale."""
     known = f" (newest torch it knows: {newest})" if newest else ""
-    return f"knowledge last checked: {checked or 'unknown'}{known}"
+    text = f"knowledge last checked: {checked or 'unknown'}{known}"
+    if seen:
+        text += f"; newest on the index then: {seen}"
+    return text + (f"\nwarning: {stale}" if stale else "")
 
 
 def render_recommendation(result: Recommendation) -> str:
-    lines = [f"srcbuild recommend: {result.origin}", checked_line(result.checked, result.newest_known)]
+    checked = checked_line(result.checked, result.newest_known, result.newest_seen, result.stale)
+    lines = [f"srcbuild recommend: {result.origin}", checked]
     if result.driver:
         lines.append(f"driver: {result.driver.version}, from {result.driver.source}")
     lines.extend(result.notes)
@@ -132,7 +150,8 @@ def _gib(value: int | None) -> str:
 
 def render_doctor(report: DoctorReport) -> str:
     host = report.host
-    out = ["srcbuild doctor", checked_line(report.checked, report.newest_known), "", "GPUs:"]
+    checked = checked_line(report.checked, report.newest_known, report.newest_seen, report.stale)
+    out = ["srcbuild doctor", checked, "", "GPUs:"]
     out.extend(f"  {gpu_line(g)}" + (f": compute capability {g.cc}" if g.cc else "") for g in host.gpus)
     if not host.gpus:
         out.append("  none found")

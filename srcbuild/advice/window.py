@@ -10,6 +10,7 @@ newer PTX; the floors and their source are data (``knowledge/data/build.toml``, 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Iterable
 from typing import Any
 
@@ -91,6 +92,12 @@ class OfficialWheel:
     python_min: str = ""  # "3.10"
     python_max: str = ""  # "3.14"
     caveats: tuple[str, ...] = ()
+    from_document: bool = False  # its lowest SASS comes from a document: no binary of it was read
+
+    @property
+    def sass_evidence(self) -> str:
+        """" (from a document, not read from the wheel)" when no binary of it was read, else ""."""
+        return " (from a document, not read from the wheel)" if self.from_document else ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +105,7 @@ class OfficialWheel:
             "torchvision": self.torchvision,
             "cuda_tag": self.cuda_tag,
             "lowest_cc": self.lowest_cc,
+            "lowest_cc_from": "document" if self.from_document else "binary or release notes",
             "driver": self.driver_note,
             "python": self.python,
             "pip": self.pip,
@@ -112,7 +120,7 @@ class CudaOption:
     cuda: str
     gcc_min: int | None
     gcc_max: int
-    min_driver: str
+    min_driver: str | None  # None: not known yet (a named gap of the CUDA row)
     torch_lines: tuple[str, ...]  # torch lines that accept this CUDA and compile for the GPU
     cudnn_lines: tuple[str, ...]  # cuDNN lines with a build for this CUDA that supports the GPU
 
@@ -156,17 +164,22 @@ class Window:
     newest_torchvision: str | None = None
     checked: str = ""  # the date the knowledge was last checked
     newest_known: str = ""  # the newest torch release the knowledge holds (staleness shows)
+    stale: str = ""  # a line when the knowledge is older than STALE_DAYS
     runtime_caveats: tuple[str, ...] = ()  # what current torch cannot do there (torch.compile below 7.0)
+    # the first CUDA that targets it when that is older than the tables' first release (3.0: 5.0, 3.7: 6.5)
+    cuda_first: str | None = None
 
     @property
     def cuda_range(self) -> str:
-        return f"{self.cuda[0]} to {self.cuda[-1]}" if self.cuda else "none"
+        """"5.0 to 10.2": from the first CUDA that targets it (even one the tables start after)."""
+        return f"{self.cuda_first or self.cuda[0]} to {self.cuda[-1]}" if self.cuda else "none"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "compute_capability": str(self.cc),
             "generation": self.generation,
             "cuda": list(self.cuda),
+            "cuda_first": self.cuda_first or (self.cuda[0] if self.cuda else None),
             "gcc_per_cuda": {g.cuda: {"min": g.min_gcc, "max": g.max_gcc} for g in self.gcc},
             "last_driver_branch": self.last_branch,
             "last_driver_branch_cuda": self.last_branch_cuda,
@@ -183,6 +196,7 @@ class Window:
             "newest_torchvision": self.newest_torchvision,
             "knowledge_checked": self.checked or None,
             "knowledge_newest_torch": self.newest_known or None,
+            "knowledge_stale": self.stale or None,
             "runtime_caveats": list(self.runtime_caveats),
             "source": self.source,
         }
@@ -267,6 +281,7 @@ def _described(kb: KnowledgeBase, wheel: OfficialWheel, row: TorchRelease, cc: C
         python_max=row.python_max,
         pip=kb.pip_command(wheel.torch, torchvision, wheel.cuda_tag),
         caveats=tuple(c.message for c in kb.caveats(wheel.torch, wheel.cuda_tag, cc)),
+        from_document=row.is_unconfirmed("official_wheels"),
     )
 
 
@@ -294,6 +309,13 @@ def _option(kb: KnowledgeBase, release: CudaRelease, cc: ComputeCapability) -> C
     )
 
 
+def _first_cuda(support: Any, cudas: tuple[str, ...]) -> str | None:
+    """The arch row's first CUDA when it is older than the first release the CUDA table holds."""
+    if support is None or not cudas or version(support.cuda_min) >= version(cudas[0]):
+        return None
+    return str(support.cuda_min)
+
+
 def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = None) -> Window:
     """The window of ``cc`` (and, when given, of driver ``driver``): the one answer every command shows."""
     rows = cuda_for_cc(kb, cc)
@@ -313,7 +335,10 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
     reported_source = support.reported_source if reported and support is not None else ""
     if newest_official is not None and (reported is None or version(newest_official.torch) > version(reported)):
         reported = newest_official.torch
-        reported_source = f"official {newest_official.cuda_tag} wheel with SASS for {newest_official.lowest_cc} and up"
+        reported_source = (
+            f"official {newest_official.cuda_tag} wheel with SASS for {newest_official.lowest_cc} and up"
+            + newest_official.sass_evidence
+        )
     return Window(
         cc=cc,
         generation=generation or cc_generation(cc),
@@ -335,5 +360,7 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         newest_torchvision=(kb.torchvision_for(torch[0]) or (None,))[-1] if torch else None,
         checked=kb.checked,
         newest_known=kb.newest_known_torch,
+        stale=kb.stale_note(datetime.date.today()),
+        cuda_first=_first_cuda(support, cudas),
         runtime_caveats=tuple(f"{c.message}: {c.advice}" for c in kb.runtime_caveats_for(cc)),
     )

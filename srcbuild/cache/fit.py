@@ -34,6 +34,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import UsageError
 from srcbuild.findings import Finding, Severity
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 CUDA_COMPAT_SOURCE = "https://docs.nvidia.com/deploy/cuda-compatibility/"
@@ -134,8 +135,9 @@ class Machine:
         """This machine, or the description recorded in ``SRCBUILD_MACHINE_FILE``."""
         from srcbuild.host.platform import host_libc, host_machine
 
-        if environ.get("SRCBUILD_MACHINE_FILE"):
-            return cls.read(Path(environ["SRCBUILD_MACHINE_FILE"]))
+        described = env_value(environ, "SRCBUILD_MACHINE_FILE")
+        if described:
+            return cls.read(Path(described))
         return cls(host_machine(), _version_pair(host_libc()))
 
     @classmethod

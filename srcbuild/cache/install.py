@@ -46,6 +46,7 @@ from srcbuild.errors import (
 )
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
+from srcbuild.precedence import env_value
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.records import record
@@ -166,11 +167,32 @@ def pip_deps_argv(python: Path, requires: Sequence[str], options: PipOptions) ->
     return [*argv, *requires]
 
 
+def applicable(requires: list[str]) -> list[str]:
+    """The requirements pip should install with a wheel: not an extra's (``; extra == "test"``: no
+    extra is asked for), not a direct reference (``name @ git+https://...``: a URL pip would fetch
+    and build unchecked); other markers are kept, for pip to evaluate in the target environment."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for text in requires:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.url:
+            continue
+        if req.marker is not None and "extra" in str(req.marker) and not req.marker.evaluate({"extra": ""}):
+            continue
+        out.append(text)
+    return out
+
+
 def wheel_requires(wheel: Path, name: str) -> list[str]:
-    """The wheel's ``Requires-Dist`` lines (markers kept: pip evaluates them for the target)."""
+    """The wheel's ``Requires-Dist`` lines that apply (``applicable``; markers kept: pip evaluates
+    them for the target)."""
     from email.parser import BytesParser
 
-    from srcbuild.cache.limits import MiB, read_member
+    from srcbuild.limits import MiB, read_member
 
     try:
         with zipfile.ZipFile(wheel) as zf:
@@ -183,7 +205,7 @@ def wheel_requires(wheel: Path, name: str) -> list[str]:
             data = read_member(zf, member, name, 4 * MiB)
     except (zipfile.BadZipFile, OSError) as exc:
         raise CacheIntegrityError(f"{name}: not a readable wheel ({exc})", "rebuild it") from None
-    return [str(r) for r in BytesParser().parsebytes(data).get_all("Requires-Dist") or []]
+    return applicable([str(r) for r in BytesParser().parsebytes(data).get_all("Requires-Dist") or []])
 
 
 def miss_error(
@@ -267,9 +289,8 @@ def install(
         target = asking.result()
         if target is None:
             raise UsageError(f"{python} does not run", "pass a working interpreter with --python or --into PREFIX")
-        machine = (
-            Machine.host(environ) if environ.get("SRCBUILD_MACHINE_FILE") else Machine(target.machine, target.glibc)
-        )
+        described = env_value(environ, "SRCBUILD_MACHINE_FILE")
+        machine = Machine.host(environ) if described else Machine(target.machine, target.glibc)
         if dry_run:  # find and check, but download nothing: a remote hit is judged by its signed manifest
             manifest, wheel_path, origin = peek_wheel(
                 cache, recipe, package, remotes, fp, trust, warn, options.allow_modified, machine, environ=environ

@@ -7,9 +7,9 @@ Two hashes name a cached wheel.
 (``json.dumps(..., sort_keys=True, separators=(",", ":"))``, UTF-8) of ``FingerprintInputs.to_json()``::
 
     {"schema": 2,                      # FINGERPRINT_SCHEMA; bump it on any change below
-     "package": "torch",               # or "torchvision"
+     "package": "torch",               # or "torchvision", "torchaudio" (srcbuild.packages)
      "source": {"tag": .., "repo": .., "commit": .. or null},   # the recipe's pin for the package
-     "against": {"tag": .., "repo": .., "commit": ..} or null,  # torchvision only: the torch pin
+     "against": {"tag": .., "repo": .., "commit": ..} or null,  # a package built against torch: the torch pin
      "patches": [{"name": "torch/v1.7.1/0001-x.patch", "sha256": ..}, ...],  # in applying order
      "build_env": {"USE_NCCL": "0", ...},  # recipe [build] env, then the caller's variables (filtered)
      "python_abi": "cp38",
@@ -43,7 +43,8 @@ compiler cache's settings (every ``SCCACHE_*`` and ``CCACHE_*`` variable: where 
 live, never what they are) and any variable whose value is an absolute path (tool locations
 differ between machines; the tool versions are hashed instead). Patches are keyed by content
 (sha256), not by path. A torchvision fingerprint counts the patches under ``torchvision/``, a
-torch one those under ``torch/``; a patch outside both directories counts for both.
+torch one those under ``torch/`` (each package its ``patch_dir``); a patch outside every
+package's directory counts for all.
 
 **Entry key** (``entry_key(fp, resolved)``): the sha256 of the canonical JSON of
 ``{"fingerprint": fp, "resolved": resolved.to_json()}`` where ``ResolvedFacts`` are the exact facts
@@ -67,8 +68,8 @@ from typing import Any
 from srcbuild.errors import UsageError
 from srcbuild.files import sha256_file
 from srcbuild.host.platform import host_platform_tag
+from srcbuild.packages import package_spec
 from srcbuild.recipe.model import Recipe, SourcePin
-from srcbuild.recipe.packages import package_spec
 from srcbuild.records import record
 
 FINGERPRINT_SCHEMA = 2
@@ -224,7 +225,7 @@ class FingerprintInputs:
         platform_tag: str | None = None,
         sysroot: str | None = None,
     ) -> FingerprintInputs:
-        """The inputs for building ``package`` ("torch" or "torchvision") with ``recipe`` on this
+        """The inputs for building ``package`` (a package of ``srcbuild.packages``) with ``recipe`` on this
         platform, from the recipe alone (a lookup that resolves nothing: ``resolve.request``); each
         patch that counts is hashed here. A build keys through ``resolve.key.key_inputs``."""
         spec = package_spec(package)

@@ -9,6 +9,8 @@ import re
 from dataclasses import field
 from pathlib import Path
 
+from srcbuild.cache.index import EntrySummary, summaries
+from srcbuild.cache.index import entry_size as directory_size
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError, UsageError
 from srcbuild.records import record
@@ -26,13 +28,8 @@ def parse_size(text: str) -> int:
 
 
 def entry_size(entry: CacheEntry) -> int:
-    total = 0
-    for child in entry.path.iterdir():
-        try:
-            total += child.stat().st_size
-        except OSError:
-            continue
-    return total
+    """Bytes of the files in the entry's directory."""
+    return directory_size(entry.path)
 
 
 @record
@@ -82,7 +79,7 @@ def verify_store(cache: WheelCache, remove: bool = False) -> VerifyResult:
 
 @record
 class GcResult:
-    removed: tuple[CacheEntry, ...]
+    removed: tuple[EntrySummary, ...]
     kept: int
     freed: int
     staging_cleaned: int = 0
@@ -91,7 +88,7 @@ class GcResult:
     def to_json(self) -> dict[str, object]:
         return {
             "removed": [
-                {"entry_key": e.key, "wheel": e.manifest.wheel, "size": self.sizes.get(e.key, 0)} for e in self.removed
+                {"entry_key": e.key, "wheel": e.wheel, "size": self.sizes.get(e.key, 0)} for e in self.removed
             ],
             "kept": self.kept,
             "freed": self.freed,
@@ -103,10 +100,10 @@ def gc(cache: WheelCache, keep: int | None = None, max_size: int | None = None, 
     """Keep the newest ``keep`` entries and/or the newest that fit in ``max_size`` bytes."""
     if keep is not None and keep < 0:
         raise UsageError(f"--keep {keep} is negative", "pass the number of newest entries to keep")
-    entries = sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)
-    sizes = {e.key: entry_size(e) for e in entries}
-    kept: list[CacheEntry] = []
-    removed: list[CacheEntry] = []
+    entries = summaries(cache)  # newest first, through the listing index
+    sizes = {e.key: e.size for e in entries}
+    kept: list[EntrySummary] = []
+    removed: list[EntrySummary] = []
     total = 0
     for entry in entries:
         over_count = keep is not None and len(kept) >= keep
@@ -118,6 +115,6 @@ def gc(cache: WheelCache, keep: int | None = None, max_size: int | None = None, 
             total += sizes[entry.key]
     if not dry_run:
         for entry in removed:
-            cache.remove(entry)
+            cache.discard(entry.path)
     cleaned = 0 if dry_run else cache.clean_staging()
     return GcResult(tuple(removed), len(kept), sum(sizes[e.key] for e in removed), cleaned, sizes)

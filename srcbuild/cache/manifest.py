@@ -28,9 +28,9 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild import __version__
 from srcbuild.cache.key import FingerprintInputs, ResolvedFacts, entry_key, fingerprint
-from srcbuild.cache.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.errors import CacheIntegrityError, UsageError
 from srcbuild.files import sha256_file
+from srcbuild.limits import MAX_MANIFEST, check_hex64, open_regular, safe_file_name
 from srcbuild.records import record
 
 MANIFEST_NAME = "manifest.json"

@@ -10,11 +10,14 @@ The signed message is the manifest's canonical JSON (``payload``: sorted keys, n
 ASCII), computed from the parsed manifest: a field srcbuild does not read is neither signed nor
 used, and a manifest whose fields were changed no longer verifies.
 
-The tool is OpenSSH's ``ssh-keygen -Y sign`` / ``-Y verify`` (OpenSSH 8.1+, namespace
-``srcbuild-cache``), with an ``allowed_signers`` file (ssh-keygen(1), "ALLOWED SIGNERS") as the
-trusted-signers file: every Linux machine has it, labs already hold ssh keys (and agents, and
-hardware keys) for their people and CI, git uses the same format for signed commits, and no
-cryptography is written here. GPG, as Spack's build caches use, needs a keyring per user and
+The format is OpenSSH's signatures, as ``ssh-keygen -Y sign`` / ``-Y verify`` make and check
+them (OpenSSH 8.1+, namespace ``srcbuild-cache``), with an ``allowed_signers`` file
+(ssh-keygen(1), "ALLOWED SIGNERS") as the trusted-signers file: labs already hold ssh keys (and
+agents, and hardware keys) for their people and CI, and git uses the same format for signed
+commits. srcbuild signs and verifies them itself (``srcbuild.cache.sshsig``, on ``cryptography``),
+so a machine without ssh-keygen signs and verifies too (``srcbuild cache key new`` makes a key);
+ssh-keygen is run only for a key srcbuild cannot use itself (an ssh-agent key's ``.pub``, a key
+with a passphrase, a FIDO key). GPG, as Spack's build caches use, needs a keyring per user and
 more to get wrong for a lab.
 
 Files: the trusted signers in ``$SRCBUILD_TRUSTED_SIGNERS`` (default
@@ -36,10 +39,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from srcbuild import proc
+from srcbuild.cache import sshsig
 from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
 from srcbuild.files import write_atomic
 from srcbuild.paths import default_config_dir
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 NAMESPACE = "srcbuild-cache"
@@ -65,26 +70,28 @@ def payload(manifest: Manifest) -> bytes:
 
 
 def trusted_signers_path(environ: Mapping[str, str]) -> Path:
-    value = environ.get("SRCBUILD_TRUSTED_SIGNERS")
+    value = env_value(environ, "SRCBUILD_TRUSTED_SIGNERS")
     return Path(value).expanduser() if value else default_config_dir(environ) / "trusted-signers"
 
 
 def signing_key_path(given: str | None, environ: Mapping[str, str]) -> Path | None:
     """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
-    value = given or environ.get("SRCBUILD_SIGNING_KEY")
+    value = given or env_value(environ, "SRCBUILD_SIGNING_KEY")
     if value:
         return Path(value).expanduser()
     default = default_config_dir(environ) / "signing-key"
     return default if default.is_file() else None
 
 
-def _ssh_keygen() -> str:
-    """``ssh-keygen`` on PATH, else OpenSSH's usual place (a build may run with a narrowed PATH)."""
+def _ssh_keygen(why: str) -> str:
+    """``ssh-keygen`` on PATH, else OpenSSH's usual place (a build may run with a narrowed PATH),
+    for the keys srcbuild cannot use itself (``why``)."""
     found = shutil.which(SSH_KEYGEN) or next((p for p in SSH_KEYGEN_FALLBACKS if os.access(p, os.X_OK)), None)
     if found is None:
         raise HostError(
-            "ssh-keygen is not installed: it signs and verifies cache entries",
-            "install OpenSSH's client tools, e.g. `sudo apt-get install openssh-client`",
+            f"ssh-keygen is not installed: {why}",
+            "install OpenSSH's client tools (Debian: `sudo apt-get install openssh-client`), "
+            "or make a key srcbuild uses itself with `srcbuild cache key new`",
         )
     return found
 
@@ -205,14 +212,48 @@ class TrustedSigners:
         write_atomic(self.path, text, mode=0o600)
 
 
+def new_signing_key(key: Path, comment: str) -> str:
+    """Write a new ed25519 key pair, ``key`` (mode 600) and ``key.pub``, in OpenSSH's formats
+    (``ssh-keygen -t ed25519 -N ''`` alike, without ssh-keygen); return the ``.pub`` line.
+    Refuses to replace a key that exists."""
+    public = key.with_name(key.name + ".pub")
+    for path in (key, public):
+        if path.exists():
+            raise UsageError(
+                f"{path} exists already: srcbuild does not replace a key",
+                f"use it as it is, or move it away first (mv {path} {path}.old)",
+            )
+    private_bytes, line = sshsig.new_key(comment)
+    try:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(public, line + "\n", mode=0o644)
+        write_atomic(key, private_bytes.decode("ascii"), mode=0o600)
+    except OSError as exc:
+        full = disk_full(exc, key.parent)
+        if full is not None:
+            raise full from None
+        raise HostError(f"{key}: cannot write ({exc.strerror})", f"check the permissions of {key.parent}") from None
+    return line
+
+
 def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
-    """An armored OpenSSH signature of ``payload(manifest)`` made with the private ``key``."""
-    program = _ssh_keygen()
+    """An armored OpenSSH signature of ``payload(manifest)`` made with the private ``key``: in
+    Python (``sshsig``) for a key file without a passphrase, by ``ssh-keygen -Y sign`` for a key
+    only it can use (the ``.pub`` of an ssh-agent key, a passphrase, a FIDO key)."""
     if not key.is_file():
         raise UsageError(
             f"signing key {key} does not exist",
-            f"create it with `mkdir -p {key.parent} && ssh-keygen -t ed25519 -N '' -f {key}`",
+            f"create it with `srcbuild cache key new --signing-key {key}`",
         )
+    try:
+        private = sshsig.load_private_key(key)
+    except OSError as exc:
+        raise UsageError(
+            f"signing key {key}: cannot read ({exc.strerror})", f"check the permissions of {key}"
+        ) from None
+    if private is not None:
+        return sshsig.sign(private, NAMESPACE, payload(manifest))
+    program = _ssh_keygen(f"{key} is a key only ssh-keygen can use (an agent key's .pub, a passphrase, a FIDO key)")
     message = work / "manifest.payload"
     message.write_bytes(payload(manifest))
     result = proc.run([program, "-Y", "sign", "-f", str(key), "-n", NAMESPACE, str(message)])
@@ -227,21 +268,42 @@ def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
 
 
 def verify_manifest(manifest: Manifest, signature: bytes, signers: Path, work: Path, where: str) -> str:
-    """The trusted signer whose key made ``signature`` over ``manifest``; CacheIntegrityError otherwise."""
-    program = _ssh_keygen()
+    """The trusted signer whose key made ``signature`` over ``manifest``; CacheIntegrityError otherwise.
+
+    Checked in Python (``sshsig``); a FIDO (``sk-``) key's signature by ``ssh-keygen -Y verify``."""
     refused = (
         "it is not used; ask its owner to push it again, or trust its signer with `srcbuild cache trust add KEY.pub`"
     )
     if not signers.is_file():
         raise CacheIntegrityError(f"{where}: signed, but no signer is trusted yet ({signers} is missing)", refused)
+    try:
+        blob = sshsig.signer_blob(signature)
+    except sshsig.SignatureError as exc:
+        raise CacheIntegrityError(f"{where}: the signature is damaged ({exc})", refused) from None
+    key_text = base64.b64encode(blob).decode("ascii")
+    trusted = [s for s in TrustedSigners(signers).load() if s.key.blob == key_text]
+    if not trusted:
+        raise CacheIntegrityError(f"{where}: not signed by a trusted key (see {signers})", refused)
+    principal = trusted[0].name
+    if trusted[0].key.key_type.startswith("sk-"):
+        return _verify_with_ssh_keygen(manifest, signature, signers, work, where, principal, refused)
+    try:
+        sshsig.verify(signature, NAMESPACE, payload(manifest))
+    except sshsig.SignatureError:
+        raise CacheIntegrityError(
+            f"{where}: the signature of {principal} does not match this manifest", refused
+        ) from None
+    return principal
+
+
+def _verify_with_ssh_keygen(
+    manifest: Manifest, signature: bytes, signers: Path, work: Path, where: str, principal: str, refused: str
+) -> str:
+    program = _ssh_keygen(f"{where} is signed with a FIDO key, which only ssh-keygen checks")
     sig = work / "manifest.sig"
     message = work / "manifest.payload"
     sig.write_bytes(signature)
     message.write_bytes(payload(manifest))
-    found = proc.probe([program, "-Y", "find-principals", "-s", str(sig), "-f", str(signers)])
-    principal = found.strip().splitlines()[0].strip() if found and found.strip() else ""
-    if not principal or not _NAME.match(principal):
-        raise CacheIntegrityError(f"{where}: not signed by a trusted key (see {signers})", refused)
     ok = proc.probe(
         [program, "-Y", "verify", "-f", str(signers), "-I", principal, "-n", NAMESPACE, "-s", str(sig)],
         stdin=message,

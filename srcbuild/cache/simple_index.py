@@ -34,7 +34,7 @@ import tempfile
 import zipfile
 from dataclasses import replace
 from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -42,11 +42,12 @@ from urllib.parse import quote, unquote
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from srcbuild.cache.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.cache.manifest import Manifest
+from srcbuild.cache.serve_pool import BoundedHTTPServer
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError
 from srcbuild.files import sha256_file, write_atomic
+from srcbuild.limits import MAX_MEMBER, check_member, read_member
 from srcbuild.records import record
 
 FILES_DIR = "files"
@@ -188,13 +189,27 @@ def _index_entry(entry: CacheEntry, files: Path, signing_key: Path | None = None
 
 
 def write_index(cache: WheelCache, out: Path, signing_key: Path | None = None) -> list[IndexedWheel]:
-    """Write the PEP 503 index of every entry of ``cache`` under ``out`` (signed with ``signing_key``)."""
+    """Write the PEP 503 index of every entry of ``cache`` under ``out`` (signed with ``signing_key``).
+
+    Every wheel is checked against its manifest first (``CacheEntry.check_fast``: re-hashed unless
+    its file identity is the one recorded when it was last hashed). A damaged one is moved to the
+    store's ``damaged/`` and nothing is written: ``CacheIntegrityError`` (exit 7) names it, and the
+    next run publishes the entries that are left."""
+    entries = [entry for entry in cache.entries() if entry.wheel_path.is_file()]
+    for entry in entries:
+        try:
+            entry.check_fast()
+        except CacheIntegrityError as exc:
+            moved = cache.move_aside(entry.path)
+            where = f"moved aside to {moved}" if moved else "it could not be moved aside"
+            raise CacheIntegrityError(
+                f"{exc.message}; {where}, not published",
+                "no index was written; run the command again to publish the intact entries",
+            ) from None
     files = out / FILES_DIR
     files.mkdir(parents=True, exist_ok=True)
     wheels: list[IndexedWheel] = []
-    for entry in cache.entries():
-        if not entry.wheel_path.is_file():
-            continue
+    for entry in entries:
         wheels.append(_index_entry(entry, files, signing_key)[0])
     projects: dict[str, list[IndexedWheel]] = {}
     for wheel in wheels:
@@ -248,6 +263,15 @@ class _IndexHandler(SimpleHTTPRequestHandler):
             return None
 
 
+    def log_error(self, format: str, *args: Any) -> None:
+        # a client that stopped reading its answer: the bounded server's one line, request log or not
+        if format.startswith("Request timed out") and isinstance(self.server, BoundedHTTPServer):
+            why = f"stopped reading its answer for {self.server.io_timeout:g} s"
+            self.server.note_dropped(self.client_address, why)
+            return
+        super().log_error(format, *args)
+
+
 class _QuietHandler(_IndexHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -255,8 +279,9 @@ class _QuietHandler(_IndexHandler):
 
 def make_server(
     directory: Path, host: str = "127.0.0.1", port: int = 0, log_requests: bool = False
-) -> ThreadingHTTPServer:
-    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``);
-    ``log_requests`` prints a line per request on stderr (``SRCBUILD_SERVE_LOG``)."""
+) -> BoundedHTTPServer:
+    """An HTTP server for ``directory`` (port 0 picks a free one: ``server.server_address``) with a
+    fixed number of threads and per-connection timeouts (``serve_pool``); ``log_requests`` prints a
+    line per request on stderr (``SRCBUILD_SERVE_LOG``). Every dropped client is a line either way."""
     handler = partial(_IndexHandler if log_requests else _QuietHandler, directory=str(directory))
-    return ThreadingHTTPServer((host, port), handler)
+    return BoundedHTTPServer((host, port), handler)

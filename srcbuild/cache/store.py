@@ -7,7 +7,7 @@ Layout under the root (the key contract is in ``srcbuild.cache.key``)::
                                       manifest.json
                                       manifest.json.sig  # when pulled signed (``signing``)
                                       build.log    # when the build had one
-                                      stamp.json   # size and mtime of the wheel when last hashed
+                                      stamp.json   # the wheel's file identity when last hashed
     locks/<fp>.lock                                # build_lock(fp)
     tmp/                                           # staging, on the same filesystem (``staging``)
     damaged/<entry-key>-<time>/                    # entries a lookup found damaged, moved aside
@@ -18,9 +18,13 @@ that opens the store removes it (its writer's lock is gone).
 A lookup reads only the directory of its fingerprint: its cost does not grow with the store.
 
 A store serves only what it can vouch for: a lookup checks the wheel against its manifest's
-sha256 before returning it (cheaply when the wheel's size and mtime are those recorded in
-``stamp.json`` when it was last hashed, by re-hashing otherwise), and moves a damaged entry aside
-with a warning, so it is a miss: never installed, never built on. ``store`` refuses a wheel that
+sha256 before returning it, and moves a damaged entry aside with a warning, so it is a miss:
+never installed, never built on. The check is a full re-hash unless the wheel's file identity is
+the one ``stamp.json`` recorded when it was last hashed: device, inode, size, mtime and ctime, all
+in nanoseconds where the filesystem has them. Size and mtime alone can be put back after an edit
+(``touch -d``); the ctime cannot, since any write or ``utime`` sets it to the current time, and a
+file replaced by another has another inode. So a hit at 500 MB costs a ``stat``, not a re-read,
+and a wheel changed in any way since it was hashed is hashed again. ``store`` refuses a wheel that
 contradicts the settings of its fingerprint (``wheelcheck``).
 """
 
@@ -41,6 +45,7 @@ from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import CacheIntegrityError, UsageError, disk_full
 from srcbuild.files import copy_synced, fsync_dir, sha256_file, write_atomic, write_synced
+from srcbuild.files import identity as _identity
 from srcbuild.records import record
 
 __all__ = ["CacheEntry", "Manifest", "WheelCache", "serves"]
@@ -102,14 +107,15 @@ class CacheEntry:
         return sig if sig.is_file() else None
 
     def check_fast(self) -> None:
-        """``check``, skipped when the wheel's size and mtime are those recorded when it was last hashed."""
+        """``check``, skipped when the wheel's file identity is the one recorded when it was last
+        hashed (``stamp_for``: device, inode, size, mtime and ctime)."""
         try:
             st = os.stat(self.wheel_path)
             stamp = json.loads((self.path / STAMP_NAME).read_text(encoding="utf-8"))
             if (
                 isinstance(stamp, dict)
-                and st.st_size == self.manifest.size == stamp.get("size")
-                and st.st_mtime_ns == stamp.get("mtime_ns")
+                and st.st_size == self.manifest.size
+                and stamp.get("identity") == _identity(st)
                 and stamp.get("sha256") == self.manifest.sha256
             ):
                 return
@@ -291,24 +297,37 @@ class WheelCache:
         """Every entry directory, walked with lstat: ``entries/`` itself a link is refused (the
         walk would leave the store); a link or a file among shards, fingerprints and entries is
         left out (and listed in ``refused``)."""
+        return map(Path, self.entry_dirs(refused))
+
+    def entry_dirs(self, refused: Refused | None = None) -> Iterator[str]:
+        """``_entry_paths`` as strings (a listing of many entries builds no path objects)."""
         if not plain_dir(self.root, self.entries_dir):
             return
-        for shard in self._plain_children(self.entries_dir, refused):
-            for fp_dir in self._plain_children(shard, refused):
-                yield from self._plain_children(fp_dir, refused)
+        root = str(self.root)
+        for shard in self._plain_children(str(self.entries_dir), root, refused):
+            for fp_dir in self._plain_children(shard, root, refused):
+                yield from self._plain_children(fp_dir, root, refused)
 
-    def _plain_children(self, directory: Path, refused: Refused | None) -> list[Path]:
+    @staticmethod
+    def _plain_children(directory: str, root: str, refused: Refused | None) -> list[str]:
+        """The subdirectories of ``directory``, sorted; the type comes from the directory listing
+        (lstat where the filesystem does not say), so a link is never followed."""
         try:
-            names = sorted(os.listdir(directory))
+            with os.scandir(directory) as found:
+                listed = sorted((child.name, child) for child in found)
         except OSError:
             return []
         children = []
-        for name in names:
-            kind = kind_of(directory / name)
-            if kind == "dir":
-                children.append(directory / name)
-            elif refused is not None and kind is not None:
-                refused.append((self._below_root(directory / name), _NOT_A_DIRECTORY[kind == "link"]))
+        for _name, child in listed:
+            try:
+                is_dir = child.is_dir(follow_symlinks=False)
+                is_link = not is_dir and child.is_symlink()
+            except OSError:
+                continue
+            if is_dir:
+                children.append(child.path)
+            elif refused is not None:
+                refused.append((os.path.relpath(child.path, root), _NOT_A_DIRECTORY[is_link]))
         return children
 
     def _below_root(self, path: Path) -> str:
@@ -431,8 +450,10 @@ _NOT_A_DIRECTORY = {True: "a symbolic link; not followed", False: "not a directo
 
 
 def stamp_for(wheel: Path, sha256: str) -> bytes:
-    """The ``stamp.json`` of a wheel just hashed: its size and mtime, and the sha256 they vouch for."""
+    """The ``stamp.json`` of a wheel just hashed: its file identity (``_identity``) and the sha256
+    it vouches for. A stamp of the older form (size and mtime only) never matches: that wheel is
+    hashed once more and stamped again."""
     st = os.stat(wheel)
-    return json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}).encode("utf-8")
+    return json.dumps({"identity": _identity(st), "sha256": sha256}).encode("utf-8")
 
 

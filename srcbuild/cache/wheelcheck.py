@@ -24,9 +24,9 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from srcbuild.cache.limits import MAX_VERSION_PY, read_member
 from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError
+from srcbuild.limits import MAX_VERSION_PY, read_member
 
 _CUDA = re.compile(r"^cuda\s*(?::\s*\S+\s*)?=\s*(?:'([^']*)'|\"([^\"]*)\"|None)", re.MULTILINE)
 _GIT = re.compile(r"^git_version\s*(?::\s*\S+\s*)?=\s*['\"]([0-9a-f]{7,40})['\"]", re.MULTILINE)

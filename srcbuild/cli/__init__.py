@@ -20,7 +20,8 @@ import click
 
 from srcbuild import __version__
 from srcbuild.cli.common import JSON_OUTPUT
-from srcbuild.errors import FULL_ERRNOS, DiskFull, SrcbuildError, disk_full
+from srcbuild.errors import FULL_ERRNOS, DiskFull, HostError, SrcbuildError, disk_full
+from srcbuild.packages import PACKAGES
 from srcbuild.proc import stop_on_signals
 
 INTERNAL_ERROR = 70
@@ -47,14 +48,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": (
         "srcbuild.cli.plan:plan_command",
         "Print every step, command, directory and variable a build would run, without running it.",
-    ),
-    "torch": (
-        "srcbuild.cli.build:torch_command",
-        "Build a torch wheel for a recipe (or take it from the cache).",
-    ),
-    "torchvision": (
-        "srcbuild.cli.build:torchvision_command",
-        "Build a torchvision wheel against the recipe's torch wheel (built first when missing).",
     ),
     "ext": (
         "srcbuild.cli.ext:ext_command",
@@ -98,7 +91,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "srcbuild.cli.mirror:mirror_group",
         "Gather what recipes need into a directory for machines without a network, and check it.",
     ),
+    "config": (
+        "srcbuild.cli.settings:config_group",
+        "The settings: SRCBUILD_* variables and srcbuild.toml keys, with their values and origins.",
+    ),
 }
+
+
+def _commands() -> dict[str, tuple[str, str]]:
+    """``COMMANDS`` and a build command for each registered package (``srcbuild torch``,
+    ``srcbuild torchvision``, ...: ``srcbuild.cli.build.package_command`` makes each)."""
+    built = {name: (f"srcbuild.cli.build:{name}", spec.summary) for name, spec in PACKAGES.items()}
+    return {**COMMANDS, **built}
 
 
 def _shortened(summary: str, limit: int) -> str:
@@ -112,29 +116,35 @@ class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use; its help lists them from their summaries."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *COMMANDS})
+        return sorted({*super().list_commands(ctx), *_commands()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in COMMANDS and cmd_name not in self.commands:
-            module_name, attr = COMMANDS[cmd_name][0].split(":")
-            self.add_command(getattr(importlib.import_module(module_name), attr), cmd_name)
+        commands = _commands()
+        if cmd_name in commands and cmd_name not in self.commands:
+            module_name, attr = commands[cmd_name][0].split(":")
+            module = importlib.import_module(module_name)
+            if cmd_name in PACKAGES:  # a package's build command, made from its registry entry
+                self.add_command(module.package_command(cmd_name), cmd_name)
+            else:
+                self.add_command(getattr(module, attr), cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The commands section of ``--help``, without importing a command that has a summary."""
-        names = [n for n in self.list_commands(ctx) if n in COMMANDS or n in self.commands]
+        commands = _commands()
+        names = [n for n in self.list_commands(ctx) if n in commands or n in self.commands]
         if not names:
             return
         limit = formatter.width - 6 - max(len(n) for n in names)
         rows = []
         for name in names:
-            if name in self.commands or name not in COMMANDS:
+            if name in self.commands or name not in commands:
                 command = self.get_command(ctx, name)
                 if command is None or command.hidden:
                     continue
                 rows.append((name, command.get_short_help_str(limit)))
             else:
-                rows.append((name, _shortened(COMMANDS[name][1], limit)))
+                rows.append((name, _shortened(commands[name][1], limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -154,7 +164,7 @@ class LazyGroup(click.Group):
 )
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: bool, config_file: str | None) -> None:
-    """Build PyTorch and torchvision wheels from source for legacy NVIDIA GPUs.
+    """Build PyTorch, torchvision and torchaudio wheels from source for legacy NVIDIA GPUs.
 
     Settings come from the command line, then SRCBUILD_* variables, then the config file."""
     from srcbuild.config import configured
@@ -167,7 +177,9 @@ def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: b
 
 
 def _debug_requested(argv: Sequence[str]) -> bool:
-    return "--debug" in argv or os.environ.get("SRCBUILD_DEBUG", "") not in ("", "0")
+    from srcbuild.precedence import env_value  # after a failure only: --help stays without it
+
+    return "--debug" in argv or (env_value(os.environ, "SRCBUILD_DEBUG") or "0") != "0"
 
 
 def _fail(
@@ -189,6 +201,30 @@ def _fail(
     return code
 
 
+def continue_hint(args: Sequence[str]) -> str:
+    """The hint of an interrupted command: the command line that continues it, as typed, with
+    ``--resume`` added for a command that has it (a build); any other command (a toolchain
+    install, a mirror, a download) continues by running again, keeping what it finished."""
+    import shlex
+
+    from srcbuild.cli.common import resume_command
+
+    command: click.Command = cli
+    ctx = click.Context(cli)
+    for word in args:
+        if not isinstance(command, click.Group):
+            break
+        if word.startswith("-"):
+            continue
+        found = command.get_command(ctx, word)
+        if found is None:
+            break
+        command = found
+    if any(param.name == "resume" for param in command.params):
+        return f"continue with: {resume_command(list(args))}"
+    return f"continue with: {shlex.join(['srcbuild', *(a for a in args if a != '--json')])}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run srcbuild with ``argv`` (without the program name); return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -206,9 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             import traceback
 
             traceback.print_exc()
-        return _fail(exc.message, exc.hint, exc.exit_code, as_json, exc.details)
+        hint = exc.hint
+        if exc.exit_code == 130 and "srcbuild " not in (hint or ""):  # an interrupt names what continues it
+            hint = continue_hint(args)
+        return _fail(exc.message, hint, exc.exit_code, as_json, exc.details)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        return _fail("interrupted", None, 130, as_json)
+        return _fail("interrupted", continue_hint(args), 130, as_json)
     except click.ClickException as exc:
         if not as_json:
             exc.show()
@@ -218,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except OSError as exc:  # a write no step turned into its own message: a full disk is still named
+        no_temp = no_temp_dir(exc)
+        if no_temp is not None:
+            return _fail(no_temp.message, no_temp.hint, no_temp.exit_code, as_json)
         full = disk_full(exc, Path(exc.filename)) if isinstance(exc.filename, str) else None
         if full is None and exc.errno in FULL_ERRNOS:
             full = DiskFull(f"a filesystem is full ({exc.strerror})", "free space (`df -h` shows where), then retry")
@@ -227,6 +269,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         return _internal_error(exc, debug, as_json)
     return result if isinstance(result, int) else 0
+
+
+def no_temp_dir(exc: OSError) -> HostError | None:
+    """Exit 4 naming TMPDIR for a temporary directory that cannot be made: none of tempfile's
+    candidates is writable ("No usable temporary directory"), or the one it chose is gone or
+    read-only."""
+    import errno
+    import tempfile
+
+    setting = os.environ.get("TMPDIR")
+    named = f"TMPDIR={setting}" if setting else "TMPDIR is not set"
+    hint = "point TMPDIR at a directory you can write: mkdir -p ~/tmp && export TMPDIR=~/tmp"
+    if isinstance(exc, FileNotFoundError) and "No usable temporary directory" in str(exc.strerror):
+        return HostError(
+            f"no writable temporary directory ({named}; /tmp, /var/tmp and the current directory failed too)", hint
+        )
+    chosen = tempfile.tempdir
+    if (
+        chosen
+        and isinstance(exc.filename, str)
+        and exc.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR)
+        and Path(exc.filename).parent == Path(chosen)
+    ):
+        return HostError(f"cannot create a temporary directory in {chosen} ({named}): {exc.strerror}", hint)
+    return None
 
 
 def _internal_error(exc: Exception, debug: bool, as_json: bool) -> int:

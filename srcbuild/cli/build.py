@@ -1,4 +1,5 @@
-"""``srcbuild torch`` and ``srcbuild torchvision``: build a wheel (or take it from the cache).
+"""``srcbuild torch``, ``srcbuild torchvision``, ``srcbuild torchaudio``: build a wheel (or take it
+from the cache); one command per package of ``srcbuild.packages``, made by ``package_command``.
 
 The options they share with ``srcbuild plan`` and ``srcbuild ext`` are here (``build_options``);
 ``srcbuild.cli.plan`` prints the plan these commands run. The wheel's path is the last line a
@@ -28,6 +29,7 @@ from srcbuild.cli.common import (
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console
 from srcbuild.errors import SrcbuildError
+from srcbuild.packages import build_order, package_spec
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.resolve import BuildOptions
 
@@ -116,6 +118,12 @@ def build_options(func: F) -> F:
             help="Send compile jobs to this sccache-dist scheduler, e.g. http://scheduler:10600 "
             "[env SRCBUILD_DIST_SCHEDULER; token in SRCBUILD_DIST_TOKEN].",
         ),
+        click.option(
+            "--accept-moved-tag",
+            is_flag=True,
+            help="The recipe pins no commit and the tag now names another commit than when first "
+            "seen here: accept it and record it (otherwise refused, exit 7).",
+        ),
         path_options,
     ]
     for deco in reversed(decorators):
@@ -150,7 +158,11 @@ def options_from(package: str, kw: dict[str, Any]) -> BuildOptions:
         dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
         portable=kw.get("portable"),
+<<<<<<< HEAD
         canary=kw.get("canary") or "run",
+=======
+        accept_moved_tag=bool(kw.get("accept_moved_tag")),
+>>>>>>> main
     )
 
 
@@ -221,6 +233,7 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
     return target
 
 
+<<<<<<< HEAD
 @click.command("torch")
 @build_options
 @mirror_dir_option(lambda kw: ("torch",))
@@ -239,17 +252,26 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
 def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
     """Build a torch wheel for a recipe (or take it from the cache)."""
     return _run("torch", resume, as_json, kw)
+=======
+def package_command(package: str) -> click.Command:
+    """``srcbuild <package>``: build the package's wheel for a recipe (or take it from the cache),
+    after the packages it is built against (``srcbuild.packages.build_order``); its help is the
+    registry entry's summary."""
+    spec = package_spec(package)
+
+    def build(resume: bool, as_json: bool, **kw: Any) -> int:
+        return _run(package, resume, as_json, kw)
+
+    build.__doc__ = spec.summary
+    command = json_option(build)
+    command = output_dir_option(command)
+    command = click.option(
+        "--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped."
+    )(command)
+    command = mirror_dir_option(lambda kw: build_order(package))(command)
+    command = build_options(command)
+    return click.command(package)(command)
+>>>>>>> main
 
 
-@click.command("torchvision")
-@build_options
-@mirror_dir_option(lambda kw: ("torch", "torchvision"))
-@click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
-@output_dir_option
-@json_option
-def torchvision_command(resume: bool, as_json: bool, **kw: Any) -> int:
-    """Build a torchvision wheel against the recipe's torch wheel (built first when missing)."""
-    return _run("torchvision", resume, as_json, kw)
-
-
-__all__ = ["print_json", "torch_command", "torchvision_command"]
+__all__ = ["package_command", "print_json"]

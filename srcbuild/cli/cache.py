@@ -1,4 +1,4 @@
-"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust``: the wheel cache and its remotes."""
+"""``srcbuild cache ls|show|verify|rm|gc|push|pull|index|serve|trust|key``: the wheel cache and its remotes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,7 +28,11 @@ from srcbuild.cli.common import (
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.files import human_size
-from srcbuild.paths import default_config_dir
+from srcbuild.packages import pinned_packages
+from srcbuild.precedence import env_value
+
+if TYPE_CHECKING:
+    from srcbuild.cache.index import EntrySummary
 
 
 def signing_options(func: F) -> F:
@@ -48,11 +52,9 @@ def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
         return None
     key = signing_key_path(signing_key, command_environ())
     if key is None:
-        default = default_config_dir(command_environ()) / "signing-key"
         raise UsageError(
             "no signing key: pushed entries are signed so that others can trust them",
-            f"create one with `mkdir -p {default.parent} && ssh-keygen -t ed25519 -N '' -f {default}`, "
-            "or pass --signing-key KEY (or --unsigned)",
+            "create one with `srcbuild cache key new`, or pass --signing-key KEY (or --unsigned)",
         )
     return key
 
@@ -72,11 +74,16 @@ def open_remotes(urls: Sequence[str], s3_endpoint_url: str | None, required: boo
 
 
 def kernels_label(manifest: Manifest) -> str:
-    sass = " ".join(f"{sm // 10}.{sm % 10}" for sm in manifest.sass)
-    ptx = " ".join(f"{sm // 10}.{sm % 10}" for sm in manifest.ptx)
-    if not sass and not ptx:
-        return "CPU only" if not manifest.key_inputs.get("cuda") else "none measured"
-    return sass + (f" +PTX {ptx}" if ptx else "")
+    return kernels_text(manifest.sass, manifest.ptx, str(manifest.key_inputs.get("cuda") or ""))
+
+
+def kernels_text(sass: Sequence[int], ptx: Sequence[int], cuda: str) -> str:
+    """``3.5 3.7 +PTX 3.7``; ``CPU only`` for a build without CUDA, ``none measured`` otherwise."""
+    sass_text = " ".join(f"{sm // 10}.{sm % 10}" for sm in sass)
+    ptx_text = " ".join(f"{sm // 10}.{sm % 10}" for sm in ptx)
+    if not sass_text and not ptx_text:
+        return "CPU only" if not cuda else "none measured"
+    return sass_text + (f" +PTX {ptx_text}" if ptx_text else "")
 
 
 def age_label(created: float, now: float | None = None) -> str:
@@ -87,22 +94,21 @@ def age_label(created: float, now: float | None = None) -> str:
     return f"{int(seconds)}s"
 
 
-def entry_row(entry: CacheEntry, now: float | None = None) -> dict[str, Any]:
-    from srcbuild.cache.maintenance import entry_size  # imported by the commands that use it
-    m = entry.manifest
+def entry_row(entry: EntrySummary, now: float | None = None) -> dict[str, Any]:
     return {
-        "package": m.package,
-        "version": m.version,
-        "recipe": m.recipe_name,
-        "compute_capabilities": kernels_label(m),
-        "kernels": {"sass": list(m.sass), "ptx": list(m.ptx)},
-        "size": entry_size(entry),
-        "created": m.created,
-        "age": age_label(m.created, now),
-        "wheel": m.wheel,
-        "fingerprint": m.fingerprint,
+        "package": entry.package,
+        "version": entry.version,
+        "recipe": entry.recipe,
+        "compute_capabilities": kernels_text(entry.sass, entry.ptx, entry.cuda),
+        "kernels": {"sass": list(entry.sass), "ptx": list(entry.ptx)},
+        "size": entry.size,  # the entry on disk: wheel, manifest, logs
+        "wheel_size": entry.wheel_size,
+        "created": entry.created,
+        "age": age_label(entry.created, now),
+        "wheel": entry.wheel,
+        "fingerprint": entry.fingerprint,
         "entry_key": entry.key,
-        "path": str(entry.path),
+        "path": entry.location,
     }
 
 
@@ -115,9 +121,12 @@ def cache_group() -> None:
 @path_options
 @json_option
 def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
-    """The cached wheels: package, version, recipe, compute capabilities, size, age."""
+    """The cached wheels: package, version, recipe, kernels (compute capabilities), wheel size, age."""
+    from srcbuild.cache.index import summaries
+
     cache = open_cache(work_dir, cache_dir)
-    rows = [entry_row(e) for e in sorted(cache.entries(), key=lambda e: e.manifest.created, reverse=True)]
+    now = time.time()
+    rows = [entry_row(e, now) for e in summaries(cache)]
     if as_json:
         print_json(rows)
         return 0
@@ -128,7 +137,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
 
     print_table(
         f"srcbuild cache: {cache.root}",
-        ("key", "package", "version", "recipe", "compute capabilities", "size", "age"),
+        ("key", "package", "version", "recipe", "kernels", "size", "age"),
         (
             (
                 row["entry_key"][:12],
@@ -136,7 +145,7 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
                 row["version"],
                 row["recipe"],
                 row["compute_capabilities"],
-                human_size(row["size"]),
+                human_size(row["wheel_size"]),
                 row["age"],
             )
             for row in rows
@@ -146,7 +155,9 @@ def ls_cmd(work_dir: str | None, cache_dir: str | None, as_json: bool) -> int:
 
 
 def _one(cache: WheelCache, ref: str) -> CacheEntry:
-    matches = cache.find(ref)
+    from srcbuild.cache.index import find
+
+    matches = find(cache, ref)
     if not matches:
         raise UsageError(f"no cache entry matches {ref!r}", "list the entries with `srcbuild cache ls`")
     if len(matches) > 1:
@@ -253,7 +264,7 @@ def gc_cmd(
         return 0
     verb = "would remove" if dry_run else "removed"
     for entry in result.removed:
-        echo_text(f"{verb} {entry.key[:12]}  {entry.manifest.wheel}\n")
+        echo_text(f"{verb} {entry.key[:12]}  {entry.wheel}\n")
     click.echo(f"{verb} {len(result.removed)} entries ({human_size(result.freed)}), kept {result.kept}")
     return 0
 
@@ -321,7 +332,7 @@ def _no_match(ref: str) -> list[CacheEntry]:
 
 
 @cache_group.command("pull")
-@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (torch and torchvision).")
+@click.option("--recipe", "recipe_name", default=None, help="Only the wheels of this recipe (each package it pins).")
 @click.option("--fingerprint", "fp", default=None, help="Only entries of this fingerprint.")
 @trust_option
 @allow_modified_option
@@ -361,7 +372,7 @@ def pull_cmd(
         from srcbuild.recipe import RecipeCatalog
 
         recipe = RecipeCatalog(resolve_paths(work_dir, cache_dir)).load(recipe_name)
-        packages = ["torch", "torchvision"] if recipe.torchvision is not None else ["torch"]
+        packages = pinned_packages(recipe)
         fingerprints = [request_fingerprint(recipe, package, command_environ()) for package in packages]
     results: list[Transfer] = []
     for remote in open_remotes(remotes, s3_endpoint_url, required=True):
@@ -429,7 +440,8 @@ def serve_cmd(
     wheels = write_index(cache, target, key)
     _note_unsigned(key, False)
     try:
-        server = make_server(target, host, port, log_requests=bool(command_environ().get("SRCBUILD_SERVE_LOG")))
+        log = bool(env_value(command_environ(), "SRCBUILD_SERVE_LOG"))
+        server = make_server(target, host, port, log_requests=log)
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}", "choose another --port") from None
     address = server.server_address
@@ -446,6 +458,7 @@ def serve_cmd(
     return 0
 
 
-from srcbuild.cli.cache_trust import trust_group  # noqa: E402
+from srcbuild.cli.cache_trust import key_group, trust_group  # noqa: E402
 
 cache_group.add_command(trust_group)
+cache_group.add_command(key_group)

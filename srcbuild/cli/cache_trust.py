@@ -67,3 +67,37 @@ def rm_cmd(ref: str) -> int:
     for signer in signers.remove(ref):
         click.echo(f"removed {signer.name} ({signer.key.fingerprint})")
     return 0
+
+
+@click.group("key")
+def key_group() -> None:
+    """Your signing key: the one cache push and cache index sign with."""
+
+
+@key_group.command("new")
+@click.option(
+    "--signing-key",
+    default=None,
+    help="Where to write it [env SRCBUILD_SIGNING_KEY; default: CONFIG/signing-key]; its public half goes beside it.",
+)
+@click.option("--comment", default=None, help="The key's comment, which names you to others [default: USER@HOST].")
+def key_new_cmd(signing_key: str | None, comment: str | None) -> int:
+    """Make an ed25519 signing key in OpenSSH's format (no ssh-keygen needed; ssh-keygen reads it)."""
+    import getpass
+    import socket
+
+    from srcbuild.cache.signing import new_signing_key
+    from srcbuild.paths import default_config_dir
+    from srcbuild.precedence import env_value
+
+    environ = command_environ()
+    given = signing_key or env_value(environ, "SRCBUILD_SIGNING_KEY")
+    key = Path(given).expanduser() if given else default_config_dir(environ) / "signing-key"
+    line = new_signing_key(key, comment or f"{getpass.getuser()}@{socket.gethostname()}")
+    echo_text(
+        f"wrote {key} and {key}.pub\n"
+        f"cache push and cache index sign with it{'' if given else ' by default'}\n"
+        f"others trust it with: srcbuild cache trust add {key}.pub\n"
+        f"public key: {line}\n"
+    )
+    return 0

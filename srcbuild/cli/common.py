@@ -86,7 +86,7 @@ def resume_command(argv: list[str], resume: bool = True) -> str:
     return shlex.join(["srcbuild", *args, *(["--resume"] if resume else [])])
 
 
-_GENERIC_RESUME = re.compile(r"srcbuild (?:torch|torchvision) --recipe \S+ --resume")
+_GENERIC_RESUME = re.compile(r"srcbuild [a-z][a-z0-9_-]* --recipe \S+ --resume")
 
 
 def exact_hint(hint: str | None, command: str, fresh: str | None = None) -> str | None:
@@ -138,3 +138,26 @@ def trust_option(func: F) -> F:
         is_flag=True,
         help="Accept remote entries that no trusted signer signed (the sha256 is still checked).",
     )(func)
+
+
+class PackageChoice(click.ParamType):
+    """A registered package's name (``srcbuild.packages.PACKAGES``, asked when the value is
+    converted, so a package added to the registry is a choice at once), or one of ``extra``."""
+
+    name = "package"
+
+    def __init__(self, extra: tuple[str, ...] = ()) -> None:
+        self.extra = extra
+
+    def choices(self) -> tuple[str, ...]:
+        from srcbuild.packages import PACKAGES
+
+        return (*PACKAGES, *self.extra)
+
+    def get_metavar(self, param: click.Parameter, *args: Any, **kwargs: Any) -> str:
+        return "[" + "|".join(self.choices()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        if value in self.choices():
+            return str(value)
+        self.fail(f"{value!r} is not one of {', '.join(map(repr, self.choices()))}.", param, ctx)

@@ -23,7 +23,7 @@ from srcbuild.advice.window import Window, version, window_for
 from srcbuild.capability import ComputeCapability
 from srcbuild.cli.common import command_environ, json_option, print_json, resolve_paths
 from srcbuild.console import make_console, print_lines, show_table, table
-from srcbuild.envs.runtime import pythons_here
+from srcbuild.envs.runtime import active_pythons, pythons_here
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.knowledge import KnowledgeBase, load_knowledge
 from srcbuild.knowledge.model import GpuModel
@@ -75,7 +75,8 @@ def compat_command(arch: str | None, gpu: str | None, pci_id: str | None, as_jso
 
 def _python_to_make(window: Window) -> PythonToMake | None:
     """How to make the Python the official wheel needs, when none on this machine's PATH runs it."""
-    return python_to_make(window.official, pythons_here(command_environ().get("PATH")))
+    environ = command_environ()
+    return python_to_make(window.official, pythons_here(environ.get("PATH")), active_pythons(environ))
 
 
 def compat_json(
@@ -149,10 +150,23 @@ def _from_pci_id(kb: KnowledgeBase, text: str) -> tuple[ComputeCapability, str, 
     return chip.cc, label, (f"10de:{device:04x}",)
 
 
+def _family(name: str) -> list[str]:
+    return [word for word in name.upper().split() if word.isalpha()]
+
+
+def close_gpu_names(name: str, names: Sequence[str]) -> list[str]:
+    """Up to three known names close to ``name``, those of its family first ("GTX 1800" finds the
+    GTX 1080 before an RTX A1000 whose letters and digits look as close)."""
+    family = _family(name)
+    kin = {n.upper(): n for n in names if family and _family(n)[-len(family) :] == family}
+    close = difflib.get_close_matches(name.upper(), list(kin), n=3, cutoff=0.5)
+    return [kin[c] for c in close] or difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+
+
 def unknown_gpu_error(kb: KnowledgeBase, name: str) -> UsageError:
     """The error ``compat --gpu`` and ``recommend --gpu`` both raise for a name no GPU has (exit 2)."""
     names = sorted({product for chip in kb.gpu_chips for _, product in chip.devices})
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    close = close_gpu_names(name, names)
     hint = f"did you mean {', '.join(repr(c) for c in close)}?" if close else "use --pci-id or --arch instead"
     return UsageError(f"--gpu {name!r}: no GPU of that name is known", hint)
 
@@ -248,6 +262,7 @@ def render(
             f"Newest torch: {ceiling} in theory; {reported} reported to work",
             f"Knowledge last checked: {window.checked or 'unknown'}"
             + (f" (newest torch it knows: {window.newest_known})" if window.newest_known else ""),
+            *([f"Warning: {window.stale}"] if window.stale else []),
         ],
         console,
     )
@@ -258,13 +273,17 @@ def render(
         table(
             f"CUDA releases that target sm_{window.cc.sm}",
             ("CUDA", "host gcc", "min driver", "torch lines", "cuDNN"),
-            ((o.cuda, o.gcc_range, o.min_driver, _span(o.torch_lines), _span(o.cudnn_lines)) for o in window.options),
+            (
+                (o.cuda, o.gcc_range, o.min_driver or "not known", _span(o.torch_lines), _span(o.cudnn_lines))
+                for o in window.options
+            ),
         ),
         console,
     )
     official = window.official
     lines = [
-        f"CUDA range: {window.options[0].cuda} to {window.options[-1].cuda}",
+        f"CUDA range: {window.cuda_range}"
+        + (f" (CUDA before {window.options[0].cuda} is not in srcbuild's tables)" if window.cuda_first else ""),
         (
             f"Newest torch: {window.newest_torch} with torchvision {window.newest_torchvision}"
             if window.newest_torch

@@ -10,12 +10,14 @@ from typing import Optional
 
 import click
 
-from srcbuild.cli.common import command_environ, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import PackageChoice, command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.packages import build_order, package_spec
 from srcbuild.paths import Paths
+from srcbuild.precedence import env_value
 from srcbuild.recipe import RecipeCatalog
 
 
@@ -51,7 +53,7 @@ def container_group() -> None:
 
 @container_group.command("build")
 @click.option("--recipe", "-r", "recipe_name", required=True, help="Recipe name from the catalog, or a .toml path.")
-@click.option("--package", type=click.Choice(("torch", "torchvision")), default="torch", show_default=True)
+@click.option("--package", type=PackageChoice(), default="torch", show_default=True)
 @click.option("--engine", type=click.Choice(("docker", "podman")), default=None, help="Default: docker, then podman.")
 @click.option("--runtime", "oci_runtime", default=None, help="OCI runtime for the engine (runc, nvidia).")
 @click.option("--base", default=None, help="Devel (and runtime) image instead of the data's; it holds the toolchain.")
@@ -63,7 +65,7 @@ def container_group() -> None:
 @click.option("--env", "env_prefix", default=None, help="Build environment prefix inside the container.")
 @click.option("--cuda-home", default=None, help="CUDA toolkit inside the container.")
 @click.option("--max-jobs", type=int, default=None, help="Parallel compile jobs inside the container.")
-@mirror_dir_option(lambda kw: ("torch",) if kw["package"] == "torch" else ("torch", "torchvision"))
+@mirror_dir_option(lambda kw: build_order(kw["package"]))
 @path_options
 @json_option
 def build_command(
@@ -93,9 +95,9 @@ def build_command(
     for flag, value in (("--env", env_prefix), ("--cuda-home", cuda_home), ("--max-jobs", max_jobs)):
         if value is not None:
             inside += [flag, str(value)]
-    mirror_dir = command_environ().get(MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
+    mirror_dir = env_value(command_environ(), MIRROR_DIR_VAR)  # --mirror-dir: the build inside reads it too
     torch_fp = None
-    if package == "torchvision" and image_tag:  # the runtime image installs torch's cached wheel too
+    if package_spec(package).needs_torch_wheel and image_tag:  # the runtime image installs torch's cached wheel too
         from srcbuild.resolve.request import request_fingerprint
 
         torch_fp = request_fingerprint(recipe, "torch", command_environ())

@@ -56,13 +56,16 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
         return doctor_containers(paths, as_json, **containers)
     environ = command_environ()
     from srcbuild.host import probe_host
+    from srcbuild.toolchain.homes import provisioned_dirs
 
     # the probes mostly wait on programs (nvidia-smi, lspci, nvcc, gcc, mpicc, docker): they run while
     # what judges their answers is imported and the catalog is read
-    probing = proc.Background(lambda: probe_host(work_dir=paths.work_dir, environ=environ))
+    probing = proc.Background(
+        lambda: probe_host(work_dir=paths.work_dir, environ=environ, provisioned=provisioned_dirs)
+    )
     from srcbuild.advice.doctor import diagnose
     from srcbuild.advice.render import render_doctor
-    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.envs.runtime import active_pythons, pythons_here
     from srcbuild.knowledge import load_knowledge
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.resolve.portable import recipe_sysroot
@@ -71,7 +74,9 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
 
     recipes = RecipeCatalog(paths).load_all()
     host = probing.result()
-    report = diagnose(load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")))
+    report = diagnose(
+        load_knowledge(), host, recipes, paths, pythons_here(environ.get("PATH")), active_pythons(environ)
+    )
 
     def sysroot_of(recipe: Recipe) -> str | None:
         return recipe_sysroot(recipe, environ)
@@ -149,13 +154,14 @@ def recommend_command(
     from srcbuild.advice.recommend import recommend
     from srcbuild.advice.render import render_recommendation
     from srcbuild.cli.compat import unknown_gpu_error
-    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.envs.runtime import active_pythons, pythons_here
     from srcbuild.host import probe_host
     from srcbuild.host.facts import DriverInfo
     from srcbuild.host.identify import identify_name, identify_pci, read_gpus
     from srcbuild.host.parsers import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, parse_proc_driver_version
     from srcbuild.knowledge import load_knowledge
     from srcbuild.recipe import RecipeCatalog
+    from srcbuild.toolchain.homes import provisioned_dirs
 
     paths = resolve_paths(work_dir, cache_dir)
     kb = load_knowledge()
@@ -199,12 +205,13 @@ def recommend_command(
         driver_info = DriverInfo(driver.strip(), "--driver")
         origin.append(f"--driver {driver}")
     if not origin:
-        host = probe_host(work_dir=paths.work_dir, environ=command_environ())
+        host = probe_host(work_dir=paths.work_dir, environ=command_environ(), provisioned=provisioned_dirs)
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")
     recipes = RecipeCatalog(paths).load_all()
     here = pythons_here(command_environ().get("PATH"))
-    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here)
+    active = active_pythons(command_environ())
+    result = recommend(kb, gpus, driver_info, recipes, ", ".join(origin), want_mpi, notes, here, active)
     if as_json:
         print_json(result.to_json())
     else:

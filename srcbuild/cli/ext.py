@@ -13,10 +13,18 @@ from typing import Any
 import click
 
 from srcbuild.cli.build import build_options, copy_wheel, options_from, output_dir_option
-from srcbuild.cli.common import F, command_environ, json_option, print_json, resolve_paths
+from srcbuild.cli.common import (
+    F,
+    command_environ,
+    invocation,
+    json_option,
+    print_json,
+    resolve_paths,
+    resume_command,
+)
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import make_console, output_width, wrap_text
-from srcbuild.errors import UsageError
+from srcbuild.errors import SrcbuildError, UsageError
 from srcbuild.findings import Severity
 
 
@@ -83,7 +91,13 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
     results = []
     for item in wanted:
         prepared = _prepare(item, kw)
-        result = run_ext(prepared, command_environ(), console, resume=resume)
+        try:
+            result = run_ext(prepared, command_environ(), console, resume=resume)
+        except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
+            argv = invocation()
+            if argv and exc.hint:
+                exc.hint = exc.hint.replace(prepared.plan.resume_command, resume_command(argv))
+            raise
         wheel = result.wheel
         if wheel is None:
             raise UsageError(f"the build of {item} made no wheel", "read the build step's log")

@@ -1,4 +1,5 @@
-"""``srcbuild install torch|torchvision --recipe R``: install the recipe's cached wheel into an environment."""
+"""``srcbuild install PACKAGE --recipe R``: install the recipe's cached wheel of a package
+(``srcbuild.packages``: torch, torchvision, torchaudio) or of an extension into an environment."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from srcbuild.cli.common import (
 )
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
+from srcbuild.packages import PACKAGES
 
 if TYPE_CHECKING:
     from srcbuild.recipe import Recipe
 
 
 @click.command("install")
-@click.argument("package", metavar="torch|torchvision|EXTENSION")
+@click.argument("package", metavar="PACKAGE|EXTENSION")
 @click.option("--recipe", "recipe_name", required=True, help="Recipe name or file.")
 @click.option("--into", default=None, help="Environment prefix to install into [default: the active venv/conda env].")
 @click.option("--python", "python", default=None, help="Interpreter to install for (instead of --into).")
@@ -67,7 +69,8 @@ def install_cmd(
 ) -> int:
     """Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine.
 
-    An extension (srcbuild ext) is the one built against the torch the target environment has."""
+    PACKAGE is torch, torchvision, torchaudio or an extension; an extension (srcbuild ext) is the
+    one built against the torch the target environment has."""
     # a hit's pip loads itself from now on, while the recipe, the key and the lookup are decided
     pip = _early_pip(package, into, python, dry_run)
     try:
@@ -84,13 +87,22 @@ def install_cmd(
                 raise UsageError("--create needs --into DIR", "e.g. --into ~/venvs/old-gpu --create")
             into = str(Path(into).expanduser().absolute())
             if not (Path(into) / "bin" / "python").exists():
+                if package in ("torch", "torchvision"):  # a miss is said before a Python is made for nothing
+                    from srcbuild.cache.install import peek_wheel
+
+                    peek_wheel(
+                        WheelCache(paths.cache_dir), recipe, package, open_remotes(remotes, s3_endpoint_url),
+                        _fingerprint(recipe, package),
+                        TrustPolicy.resolve(trust_unsigned, environ=command_environ()),
+                        allow_modified=allow_modified, environ=command_environ(),
+                    )
                 from srcbuild.envs.runtime import make_runtime
 
                 made = make_runtime(recipe.toolchain.python, Path(into), paths.work_dir, command_environ())
                 if not as_json:
                     echo_text(f"made Python {made.version} at {made.prefix} ({made.route})\n", stderr=True)
         cache = WheelCache(paths.cache_dir)
-        if package not in ("torch", "torchvision"):
+        if package not in PACKAGES:
             from srcbuild.ext.install import check_name, install_ext
 
             done = install_ext(
@@ -139,9 +151,10 @@ def install_cmd(
 
 
 def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool) -> proc.Waiting | None:
-    """The target's pip, started (``pip_target``) when an install of torch or torchvision will need it
-    and the target interpreter is already there; None otherwise (install starts or refuses it later)."""
-    if dry_run or package not in ("torch", "torchvision"):
+    """The target's pip, started (``pip_target``) when an install of a package (not an extension)
+    will need it and the target interpreter is already there; None otherwise (install starts or
+    refuses it later)."""
+    if dry_run or package not in PACKAGES:
         return None
     try:
         return start_pip(target_python(into, python, command_environ()))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import click
 
@@ -104,3 +104,190 @@ def scan_command(
         if not as_json:
             click.echo(f"# {agreed} shipped facts checked against {len(results)} wheel(s): no contradiction")
     return 0
+
+
+@knowledge_group.command("refresh")
+@click.option("--dry-run", is_flag=True, help="List what is new and what would be downloaded; change nothing.")
+@click.option(
+    "--max-download",
+    type=click.IntRange(min=0),
+    default=512,
+    show_default=True,
+    metavar="MIB",
+    help="Download at most this much in all; a row that needs more is left as a named gap.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write the rows into the data files here [default: srcbuild's own knowledge data].",
+)
+@click.option(
+    "--dest", type=click.Path(file_okay=False), default=None, help="Where wheels go [default: <work dir>/scan]."
+)
+@json_option
+def refresh_command(
+    dry_run: bool, max_download: int, data_dir: Optional[str], dest: Optional[str], as_json: bool
+) -> int:
+    """Ask the package index pip is configured with for torch, torchvision, torchaudio, nvcc, cuDNN
+    and NCCL releases newer than the knowledge tables; read the wheels that settle their rows (ptxas
+    targets, host gcc bounds, library GPUs) and write those rows into the data files, printed as a
+    diff, with what no binary states named as gaps."""
+    import sys
+
+    from srcbuild import tables
+    from srcbuild.ext.source import pip_indexes
+    from srcbuild.factscan import refresh
+    from srcbuild.factscan.index import project_files
+    from srcbuild.factscan.read import scan_wheel
+
+    directory = Path(data_dir) if data_dir else tables.DATA_DIR
+    if not (directory / "cuda.toml").is_file():
+        raise UsageError(f"--data-dir {directory}: no cuda.toml there", "name a copy of srcbuild's knowledge data")
+    environ = command_environ()
+    indexes = pip_indexes(sys.executable, environ)
+    listings = {item.project: project_files(item.project, indexes) for item in refresh.TRACKED}
+    listings[refresh.CRT] = project_files(refresh.CRT, indexes)
+    data = {
+        name: tables.read_table(name, directory)
+        for name in ("torch", "cuda", "cudnn", "nccl", "torchaudio", "capabilities")
+        if (directory / f"{name}.toml").is_file()
+    }
+    capabilities = {
+        str(int(float(row["cc"]) * 10 + 0.5)) for row in data["capabilities"].get("capability", [])
+    }
+    found = refresh.plan(data, listings, capabilities)
+    total = sum(n.read_bytes for n in found.new)
+    if dry_run:
+        if as_json:
+            print_json({**found.to_json(), "download_bytes": total, "index_count": len(indexes)})
+            return 0
+        _print_plan(found, total)
+        return 0
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    target = Path(dest) if dest else resolve_paths().work_dir / "scan"
+    settled = refresh.settle(
+        found,
+        _fetcher(target),
+        lambda path: scan_wheel(path, today),
+        max_download << 20,
+        capabilities,
+        _gcc_floor(data["cuda"]),
+    )
+    changes = _write(directory, settled, found, today)
+    if as_json:
+        print_json(
+            {
+                **found.to_json(),
+                "written": [{"table": t, "row": r} for t, r in settled.rows],
+                "gaps": [{"release": r, "gap": g} for r, g in settled.gaps],
+                "unread": [{"release": r, "why": w} for r, w in settled.unread],
+                "diff": changes,
+            }
+        )
+        return 0
+    _print_plan(found, total)
+    for line in changes:
+        click.echo(line)
+    for release, why in settled.unread:
+        click.echo(f"not read: {release}: {why} (rerun with a larger --max-download)")
+    for release, gap in settled.gaps:
+        click.echo(f"gap: {release}: {gap}")
+    return 0
+
+
+def _gcc_floor(cuda: dict[str, Any]) -> tuple[int, str] | None:
+    """(min_gcc, version) of the newest CUDA row that states a host gcc floor."""
+    rows = [r for r in cuda.get("cuda", []) if r.get("min_gcc") is not None]
+    if not rows:
+        return None
+    newest = max(rows, key=lambda r: tuple(int(p) for p in str(r["version"]).split(".")))
+    return int(newest["min_gcc"]), str(newest["version"])
+
+
+def _fetcher(target: Path) -> Callable[[Any], Path]:
+    import sys
+
+    from srcbuild.errors import CacheIntegrityError
+    from srcbuild.toolchain.download import Artifact, Downloader
+
+    downloader = Downloader(target, stream=sys.stderr)  # the download progress, beside the diff on stdout
+
+    def fetch(found: Any) -> Path:
+        if not found.sha256:
+            raise CacheIntegrityError(
+                f"{found.url}: the index gives no sha256 for {found.filename}, so it is not downloaded",
+                "use an index that lists sha256 digests (PEP 503 #sha256= fragments or PEP 691 hashes)",
+            )
+        fetched = downloader.fetch(Artifact(found.url, found.sha256, found.size))
+        named = fetched.path.with_name(found.filename)  # the readers take the project from the file name
+        if not named.exists():
+            named.hardlink_to(fetched.path)
+        return named
+
+    return fetch
+
+
+def _print_plan(found: Any, total: int) -> None:
+    from srcbuild.files import human_size
+
+    if not found.new:
+        click.echo("Nothing new: the knowledge tables know every release the index lists.")
+    for item in found.new:
+        when = f" (uploaded {item.uploaded})" if item.uploaded else ""
+        click.echo(f"new: {item.project} {item.name}{when}: {' '.join(item.versions)}")
+        for wheel in item.read:
+            size = human_size(wheel.size) if wheel.size is not None else "size not listed"
+            click.echo(f"  read {wheel.filename} ({size})")
+        if item.gaps:
+            click.echo(f"  gaps: {', '.join(item.gaps)}")
+    for note in found.notes:
+        click.echo(f"note: {note}")
+    if found.new:
+        click.echo(f"To download: {human_size(total)}")
+
+
+def _write(directory: Path, settled: Any, found: Any, today: str) -> list[str]:
+    """Append the settled rows to their data files and record what the index listed; the diff."""
+    from srcbuild.factscan import refresh
+
+    out: list[str] = []
+    tables_written: dict[str, list[str]] = {}
+    for table, row in settled.rows:
+        tables_written.setdefault(table, []).append(row)
+    for table, rows in tables_written.items():
+        path = directory / f"{table}.toml"
+        before = path.read_text(encoding="utf-8") if path.is_file() else _new_table_head(table)
+        after = refresh.insert_rows(before, table, rows)
+        out += refresh.diff(f"{table}.toml", before if path.is_file() else "", after)
+        _replace(path, after)
+    record = directory / "index.toml"
+    before = record.read_text(encoding="utf-8") if record.is_file() else ""
+    after = refresh.record_text(before, today, found.newest)
+    out += refresh.diff("index.toml", before, after)
+    _replace(record, after)
+    return out
+
+
+def _new_table_head(table: str) -> str:
+    return (
+        f"# {table} releases, one row per line, written by `srcbuild knowledge refresh`.\n"
+        "# - cuda: the CUDA majors a build of the line exists for (\"12.x\": one build for every 12 minor).\n"
+        "# - lowest_cc: per CUDA major, the lowest compute capability every library carries SASS for.\n"
+        "# - gaps: what no source read so far states.\n"
+    )
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all (a temporary file renamed over it)."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

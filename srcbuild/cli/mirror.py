@@ -12,10 +12,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from srcbuild.cli.common import command_environ, complete_recipe, json_option, path_options, print_json, resolve_paths
+from srcbuild.cli.common import (
+    PackageChoice,
+    command_environ,
+    complete_recipe,
+    json_option,
+    path_options,
+    print_json,
+    resolve_paths,
+)
 from srcbuild.errors import CacheIntegrityError, NotFoundError, UsageError
 from srcbuild.files import human_size
-from srcbuild.resolve import PACKAGE_NAMES
+from srcbuild.packages import pinned_packages
+from srcbuild.precedence import env_value
 
 if TYPE_CHECKING:
     from srcbuild.mirror.create import Target
@@ -41,7 +50,7 @@ def mirror_group() -> None:
     "--package",
     "packages",
     multiple=True,
-    type=click.Choice((*PACKAGE_NAMES, "ext")),
+    type=PackageChoice(extra=("ext",)),
     help="Only these packages' sources (repeatable; ext: the recipe's [[extensions]]) "
     "[default: every package the recipe pins].",
 )
@@ -137,7 +146,7 @@ def create_command(
     from srcbuild.mirror.pypi import PipSet
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.sources.mirrors import parse_mirror_args
-    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.data_files import load_facts
     from srcbuild.toolchain.providers import provider_order
 
     if is_url(directory):
@@ -150,7 +159,7 @@ def create_command(
     catalog = RecipeCatalog(paths)
     facts = load_facts(environ)
     prefer = provider_order(environ)
-    backend = env_backend or environ.get("SRCBUILD_ENV_BACKEND") or None
+    backend = env_backend or env_value(environ, "SRCBUILD_ENV_BACKEND") or None
     wheel_platforms = _wheel_platforms(platforms, environ)
     glibc = _target_glibc(platforms)
     if python is not None and not re.fullmatch(r"3\.\d+", python):
@@ -158,7 +167,7 @@ def create_command(
     targets = []
     for name in recipes:
         recipe = catalog.load(name)
-        wanted = packages or tuple(p for p in PACKAGE_NAMES if getattr(recipe, p, None) is not None)
+        wanted = packages or pinned_packages(recipe)
         choice = (portable, None if no_env else (backend or "conda"), skips)
         target = make_target(recipe, wanted, exts, choice, facts, prefer, environ, dry_run)
         torches = tuple(
@@ -172,7 +181,7 @@ def create_command(
     if dry_run:
         return _dry_run(Path(directory), targets, as_json)
     rules = parse_mirror_args(list(mirrors), environ)
-    nvidia = environ.get("SRCBUILD_NVIDIA_MIRROR") or None
+    nvidia = env_value(environ, "SRCBUILD_NVIDIA_MIRROR") or None
     stream = sys.stderr
     report = create_mirror(
         Path(directory),

@@ -1,7 +1,9 @@
 """``--mirror-dir DIR`` (``SRCBUILD_MIRROR_DIR``, config ``mirror_dir``): one option for every
 command that downloads, making the mirror directory the only place it fetches from.
 
-The option reads the mirror's manifest once, refuses at once when the mirror was not made for the
+The option reads the mirror's manifest once, checks every file of a mirror directory against it
+(sha256; a symbolic link out of the mirror and a git file it does not list are refused, exit 7;
+each file is hashed once per file identity), refuses at once when the mirror was not made for the
 command's recipe and package (naming the ``srcbuild mirror create`` command that adds it), and
 turns the directory into the settings the rest of srcbuild reads (``mirror.layout``); the
 toolchain providers whose files the mirror holds are tried first (``SRCBUILD_TOOLCHAIN_PROVIDERS``,
@@ -16,15 +18,21 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from srcbuild.cli.common import F, command_environ
-from srcbuild.errors import MirrorMissing
-from srcbuild.mirror.layout import DIR_VAR, PATCHES, base_of, is_url, mirror_dir_settings
+from srcbuild.errors import MirrorMissing, SourceMismatch
+from srcbuild.mirror.layout import PATCHES, base_of, is_url, mirror_dir_settings
+from srcbuild.offline import DIR_VAR
+from srcbuild.precedence import env_value
+
+if TYPE_CHECKING:
+    from srcbuild.mirror.manifest import Manifest
 
 PATCHES_VAR = "SRCBUILD_PATCHES_PATH"
+MIRROR_CHECKED = "mirror-files-checked.json"  # in the work dir: srcbuild.files.VerifiedFiles records
 
 
 def create_command(base: str, recipe: str | None, packages: tuple[str, ...]) -> str:
@@ -63,16 +71,41 @@ def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, .
     if lacking:
         what = " and ".join(lacking)
         raise MirrorMissing(f"the mirror {base} holds nothing for {what} of recipe {name}", f"add it: {add}")
+    if not is_url(base):
+        check_files(Path(base), manifest, resolve_paths().work_dir / MIRROR_CHECKED, location)
     environ.update(mirror_dir_settings(location, manifest.git_hosts))
     from srcbuild.toolchain.providers import ORDER_VAR
 
-    if manifest.providers and not environ.get(ORDER_VAR):  # the providers whose files it holds, first
+    if manifest.providers and not env_value(environ, ORDER_VAR):  # the providers whose files it holds, first
         environ[ORDER_VAR] = ",".join(manifest.providers)
     if not is_url(base):
         environ[PATCHES_VAR] = os.pathsep.join(
-            p for p in (str(Path(base) / PATCHES), environ.get(PATCHES_VAR, "")) if p
+            p for p in (str(Path(base) / PATCHES), env_value(environ, PATCHES_VAR) or "") if p
         )
     return add
+
+
+def check_files(root: Path, manifest: Manifest, record: Path, location: str) -> None:
+    """Every file of a mirror directory against its manifest before anything is taken from it
+    (``mirror.manifest.verify``): a file that differs, a symbolic link out of the mirror or a git
+    file the manifest does not list is refused (exit 7). A file already found to match is not
+    hashed again while its identity is unchanged (``srcbuild.files.VerifiedFiles``, records in ``record``)."""
+    from srcbuild.files import VerifiedFiles
+    from srcbuild.mirror.manifest import verify
+
+    checked = VerifiedFiles(record)
+    problems = verify(root, manifest, checked)
+    checked.save()
+    if problems:
+        first = problems[0]
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise SourceMismatch(
+            f"--mirror-dir {location}: {first.path} differs from the mirror's manifest ({first.why}){more}; "
+            "nothing was taken from it",
+            f"the mirror was changed after it was made: `srcbuild mirror verify {shlex.quote(str(root))}` lists "
+            "every difference; make it again with srcbuild mirror create on a connected machine",
+            {"problems": [p.to_json() for p in problems]},
+        )
 
 
 def mirror_dir_option(packages: Callable[[dict[str, Any]], tuple[str, ...]]) -> Callable[[F], F]:
@@ -81,7 +114,7 @@ def mirror_dir_option(packages: Callable[[dict[str, Any]], tuple[str, ...]]) -> 
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, mirror_dir: str | None = None, **kw: Any) -> Any:
-            location = mirror_dir or command_environ().get(DIR_VAR)
+            location = mirror_dir or env_value(command_environ(), DIR_VAR)
             if not location:
                 return func(*args, **kw)
             recipe = kw.get("recipe") or kw.get("recipe_name")

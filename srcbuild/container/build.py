@@ -35,7 +35,7 @@ from srcbuild.container.dockerfile import (
 )
 from srcbuild.container.engine import Engine
 from srcbuild.errors import StepFailed, UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths, checkout_root
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
@@ -53,7 +53,8 @@ class ContainerRequest:
     volumes: tuple[str, ...] = ()  # SRC[:DST], DST defaulting to SRC
     build_args: tuple[str, ...] = ()  # passed to `srcbuild PACKAGE` inside (--env, --cuda-home, --max-jobs)
     mirror_dir: Optional[str] = None  # --mirror-dir: mounted read-only at its path (a URL is passed as is)
-    # the cache fingerprint of the torch wheel a torchvision runtime image installs beside its own
+    # the cache fingerprint of the torch wheel the runtime image of a package built against torch
+    # (torchvision, torchaudio) installs beside its own
     # (``srcbuild.resolve.request.request_fingerprint``); None: the runtime image gets no torch wheel
     torch_fingerprint: Optional[str] = None
 
@@ -226,7 +227,7 @@ def run_container_build(
         shutil.rmtree(ctx, ignore_errors=True)
         ctx.mkdir(parents=True)
         wheels = [wheel]
-        if request.package == "torchvision" and request.torch_fingerprint:  # and the torch it was built against
+        if request.torch_fingerprint:  # a package built against torch: and the torch it was built against
             from srcbuild.cache.install import find_wheel
             from srcbuild.cache.store import WheelCache
 

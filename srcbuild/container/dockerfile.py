@@ -1,11 +1,11 @@
-"""``srcbuild plan torch|torchvision --recipe R --format dockerfile``: a multi-stage Dockerfile.
+"""``srcbuild plan PACKAGE --recipe R --format dockerfile``: a multi-stage Dockerfile.
 
 Stages:
 
 * ``devel``: the base from ``images.choose_bases`` (the official CUDA devel image, or the plain
   Python image plus ``srcbuild toolchain install --recipe R``), with srcbuild installed from the
   build context (a srcbuild checkout or sdist) into ``/opt/srcbuild``;
-* ``build``: runs ``srcbuild torch`` (and ``srcbuild torchvision``) with the work dir and the
+* ``build``: runs ``srcbuild torch`` (and ``srcbuild torchvision``, ``torchaudio``) with the work dir and the
   wheel cache on cache mounts, and copies the wheels to ``/wheels``;
 * ``runtime``: the matching runtime image with only the wheels installed in ``/opt/venv`` (on the
   plain image, with the CUDA libraries the wheel links, copied from the provisioned toolkit).
@@ -32,6 +32,7 @@ from collections.abc import Sequence
 
 from srcbuild.container.images import Bases
 from srcbuild.errors import UsageError
+from srcbuild.packages import build_order
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
 
@@ -50,7 +51,7 @@ class DockerfileSpec:
     """What the Dockerfile builds: decided from the recipe, the bases and the plan's options."""
 
     recipe: Recipe
-    package: str  # torch | torchvision
+    package: str  # a package of srcbuild.packages (torch, torchvision, torchaudio)
     bases: Bases
     mirrors: tuple[str, ...] = ()
     recipe_file: str | None = None  # a recipe outside the catalog: its file name in the context
@@ -199,9 +200,8 @@ def _build_one(package: str, spec: DockerfileSpec) -> list[str]:
 def build_stage(spec: DockerfileSpec) -> list[str]:
     mirror = " ".join(spec.mirrors)
     lines = ["FROM devel AS build", _arg("SRCBUILD_MIRROR", mirror), "ARG SRCBUILD_REMOTES="]
-    lines += _build_one("torch", spec)
-    if spec.package == "torchvision":
-        lines += _build_one("torchvision", spec)
+    for package in build_order(spec.package):  # torch first, then the package built against it
+        lines += _build_one(package, spec)
     if spec.bases.provision:  # the CUDA libraries the wheel links, from the provisioned toolkit
         lines += _run(
             "mkdir -p /runtime-libs /tmp/unpacked && cd /tmp/unpacked",

@@ -86,7 +86,7 @@ def default_lockfile(recipe: Any) -> Path | None:
 
 def env_prefix(spec: EnvSpec, envs_dir: Path, backend: EnvBackend | None) -> Path:
     """The directory ``backend.ensure`` creates or reuses for ``spec`` (a conda backend's when None)."""
-    if backend is not None and backend.name == "venv":
+    if backend is not None and not backend.conda_packages:
         return Path(envs_dir) / ("venv-" + spec.as_pip_only().key)
     return Path(envs_dir) / spec.key
 

@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 ALIAS_VARIABLE = "SRCBUILD_CHANNEL_ALIAS"
@@ -124,16 +125,17 @@ def routing_from(
 ) -> ChannelRouting:
     """Command-line values first, then ``SRCBUILD_CHANNEL_ALIAS`` / ``SRCBUILD_CHANNEL_MIRRORS``;
     with a mirror directory (``--mirror-dir``) its alias alone, whatever else is given."""
-    if environ.get(MIRROR_DIR_VAR) and environ.get(ALIAS_VARIABLE):
-        return ChannelRouting(alias=environ[ALIAS_VARIABLE])
-    chosen_alias = alias or environ.get(ALIAS_VARIABLE) or None
+    dir_alias = env_value(environ, ALIAS_VARIABLE) if env_value(environ, MIRROR_DIR_VAR) else None
+    if dir_alias:
+        return ChannelRouting(alias=dir_alias)
+    chosen_alias = alias or env_value(environ, ALIAS_VARIABLE) or None
     if chosen_alias is not None and not is_url(chosen_alias):
         raise UsageError(
             f"channel alias {chosen_alias!r} is not a URL",
             "give a base URL such as https://mirror.example.edu/conda or file:///srv/conda",
         )
     pairs: dict[str, str] = {}
-    env_mirrors = environ.get(MIRRORS_VARIABLE, "").replace(",", " ").split()
+    env_mirrors = (env_value(environ, MIRRORS_VARIABLE) or "").replace(",", " ").split()
     for item in env_mirrors:
         name, url = parse_mirror(item, MIRRORS_VARIABLE)
         pairs[name] = url

@@ -46,6 +46,13 @@ def runtime_command(python: str, into: str) -> str:
     return f"srcbuild env runtime --python {python} --into {into}"
 
 
+def active_pythons(environ: Mapping[str, str]) -> frozenset[str]:
+    """The Python versions of the active environment (``VIRTUAL_ENV``, else ``CONDA_PREFIX``):
+    where a plain ``pip install`` goes; empty when none is active."""
+    prefix = environ.get("VIRTUAL_ENV") or environ.get("CONDA_PREFIX")
+    return pythons_here(os.path.join(prefix, "bin")) if prefix else frozenset()
+
+
 def pythons_here(path: str | None) -> frozenset[str]:
     """The Python versions (``"3.11"``) with an interpreter ``python3.N`` in a directory of ``path``
     (a ``PATH`` value): what ``env runtime`` would make a venv of, and what a pip command runs with.
@@ -97,13 +104,16 @@ def make_runtime(
     system = shutil.which(f"python{python}", path=environ.get("PATH"))
     if system is not None and proc.probe([system, "-c", "import venv"]) is None:
         system = None  # a shim or a broken install: not a Python of that version here
-    if backend == "venv" and system is None:
+    from srcbuild.envs.backends import installs_conda_packages
+
+    pip_only = backend is not None and not installs_conda_packages(backend)  # a venv of the system's Python
+    if pip_only and system is None:
         raise HostError(f"python{python} is not installed here", "leave out --backend venv to make it with rattler")
     into.parent.mkdir(parents=True, exist_ok=True)
     tmp = into.with_name(f".{into.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        if system is not None and backend != "rattler":
+        if system is not None and (backend is None or pip_only):
             route = f"venv of {system}"
             done = proc.run([system, "-m", "venv", str(tmp)])
             if not done.ok:
@@ -129,7 +139,7 @@ def make_runtime(
 def _from_conda(python: str, target: Path, final: Path, work_dir: Path, environ: Mapping[str, str]) -> None:
     from srcbuild.envs.backends.rattler_backend import rattler_available
     from srcbuild.envs.channels import routing_from
-    from srcbuild.toolchain.providers.conda import solve_and_install
+    from srcbuild.envs.prefix_install import solve_and_install
 
     if not rattler_available():
         raise HostError(

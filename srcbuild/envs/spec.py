@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from srcbuild.envs.channels import ChannelRouting, routing_from
 from srcbuild.errors import RecipeError
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
@@ -196,18 +197,23 @@ def knowledge_pins(torch_version: str, kb: Any = None) -> list[tuple[str, str]]:
     return out
 
 
-def torchvision_pins(recipe: Any, kb: Any = None) -> list[tuple[str, str]]:
-    """The build-time pip pins of the recipe's torchvision release (none without torchvision), each
-    with the reason the knowledge base gives; its run-time pins (pillow) are not build tools."""
-    if recipe.torchvision is None:
+def paired_pins(recipe: Any, kb: Any = None) -> list[tuple[str, str]]:
+    """The build-time pip pins of the releases of the packages built against torch the recipe pins
+    (torchvision, torchaudio), each with the reason the knowledge base gives; their run-time pins
+    (pillow) are not build tools."""
+    pinned = [(spec.name, pin) for spec in PACKAGES.values()
+              if spec.needs_torch_wheel and (pin := recipe.pin_of(spec.recipe_table)) is not None]
+    if not pinned:
         return []
     if kb is None:
         from srcbuild.knowledge import load_knowledge
 
         kb = load_knowledge()
-    version = torch_version_of(recipe.torchvision.tag)
-    pins = kb.torchvision_build_pins(version)
-    return [(str(pin), f"torchvision {version} build pin") for pin in pins.pip]
+    out: list[tuple[str, str]] = []
+    for name, pin in pinned:
+        version = torch_version_of(pin.tag)
+        out += [(str(p), f"{name} {version} build pin") for p in kb.package_build_pins(name, version).pip]
+    return out
 
 
 def _implies(held: Specifier, wanted: Specifier) -> bool:
@@ -356,7 +362,7 @@ def env_spec_for(
     channels: list[str] = [*recipe.env.channels, *DEFAULT_CHANNELS]  # strict priority: defaults before extras
     for pin, why in knowledge_pins(version, kb):
         builder.add_pin(pin, why, recipe.toolchain.python)
-    for pin, why in torchvision_pins(recipe, kb):  # one environment serves the recipe's torch and torchvision
+    for pin, why in paired_pins(recipe, kb):  # one environment serves each package of the recipe
         builder.add_narrowing_pin(pin, why, recipe.toolchain.python)
     for spec in recipe.env.conda:  # a package pip also provides keeps its pip form; others are conda-only
         builder.add_conda(spec, "recipe [env] conda", None if package_name(spec) in builder.conda else "")

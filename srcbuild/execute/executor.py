@@ -14,6 +14,8 @@ continues it and ninja rebuilds only what is left; a new build without ``--resum
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -25,9 +27,9 @@ from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import SETTINGS as console_settings
 from srcbuild.console import Verbosity
-from srcbuild.errors import Interrupted, SrcbuildError, StepFailed, UsageError
+from srcbuild.errors import DiskFull, Interrupted, SrcbuildError, StepFailed, UsageError, filesystem_of
 from srcbuild.execute.context import BuildContext
-from srcbuild.execute.diagnose import diagnose, first_error
+from srcbuild.execute.diagnose import DISK_FULL, Diagnosis, diagnose, first_error, signal_of
 from srcbuild.execute.progress import NinjaProgress
 from srcbuild.execute.records import Record, Records
 from srcbuild.execute.registry import HANDLERS, SKIP_CHECKS, Handler, SkipCheck, handler_for, skip_check_for
@@ -166,7 +168,7 @@ class Executor:
             self.result.outcomes.append(StepOutcome(step.id, "interrupted", time.monotonic() - started, str(log)))
             raise Interrupted(
                 f"interrupted{proc.stopped_by()} during step {step.id}; the build tree and the log ({log}) are kept",
-                f"continue with: srcbuild {self.plan.package} --recipe {self.plan.recipe} --resume",
+                f"continue with: {self.plan.resume_command}",
             ) from None
         except SrcbuildError as exc:
             with log.open("a", encoding="utf-8", errors="replace") as handle:  # the failure, in its log too
@@ -232,10 +234,13 @@ class Executor:
     def _fail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
         self._show_tail(step, cmd, result, log)
         lines = _read_lines(log)
-        found = diagnose(lines)
+        found = _ranked(diagnose(lines), result.returncode)
+        full = self._full_filesystem(cmd, found)
         self.result.diagnoses.extend(found)
         for d in found:
             self.console.print(d.render(), markup=False, highlight=False)
+        if full is not None:
+            raise full
         first = first_error(lines)
         if not found and first:
             self.console.print(f"first error: {first.strip()}", markup=False, highlight=False)
@@ -250,11 +255,57 @@ class Executor:
             self.console.print(kept)
         raise StepFailed(
             f"step {step.id} failed ({cmd.argv[0]} exited {result.returncode}); full log: {log}",
-            f"{hint}; then rerun with --resume to continue from this step",
+            f"{hint}; then continue from this step with: {self.plan.resume_command}",
         )
+
+    def _full_filesystem(self, cmd: Command, found: list[Diagnosis]) -> DiskFull | None:
+        """The DiskFull error when the log says a filesystem filled, or when one the build writes to
+        (the build root, the command's directory, the temporary directory) is full now: a compiler
+        that crashes on a full disk often never says why."""
+        places = [self.plan.build_root, *([cmd.cwd] if cmd.cwd else []), Path(tempfile.gettempdir())]
+        free = {place: n for place in places if (n := _free_bytes(place)) is not None}
+        if not free:
+            return None
+        place = min(free, key=lambda p: free[p])  # the fullest of them
+        if free[place] >= NEARLY_FULL_BYTES and not any(d.id == DISK_FULL for d in found):
+            return None
+        mount = filesystem_of(place)
+        need = self.plan.disk_need_bytes
+        wants = f"; this build needs about {_size(need)} free" if need else ""
+        return DiskFull(
+            f"the filesystem at {mount} is full ({_size(free[place])} free now) during the build of "
+            f"{self.plan.package}{wants}",
+            f"free space there (`df -h {mount}` shows it) or build on a larger disk with --work-dir, then "
+            f"continue with: {self.plan.resume_command}",
+        )
+        return None
 
     def _save(self) -> None:
         self.state.save(self.plan.state_path)
+
+
+# A filesystem with less free space than this after a failed compile is taken as the cause.
+NEARLY_FULL_BYTES = 64 * 1024 * 1024
+
+
+def _ranked(found: list[Diagnosis], returncode: int) -> list[Diagnosis]:
+    """The log's diagnoses with what the exit code says (a signal) among the first, unless the log
+    already says it; the table's order ranks a full disk and a killed or crashed compiler first."""
+    by_code = signal_of(returncode)
+    if by_code is None or any(d.id in (by_code.id, DISK_FULL) for d in found):
+        return found
+    return [d for d in found if d.id == DISK_FULL] + [by_code] + [d for d in found if d.id != DISK_FULL]
+
+
+def _free_bytes(path: Path) -> int | None:
+    try:
+        return shutil.disk_usage(filesystem_of(path)).free
+    except OSError:
+        return None
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
 def _read_lines(path: Path) -> list[str]:

@@ -39,6 +39,7 @@ from srcbuild.execute.state import FAILED
 from srcbuild.findings import Severity
 from srcbuild.plan.actions import CheckLocalChanges
 from srcbuild.plan.model import Step
+from srcbuild.precedence import env_value
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.sources import checkout
 
@@ -425,7 +426,7 @@ def _container_image(ex: Runner) -> dict[str, str]:
     """The devel image a `srcbuild container build` runs this build in (its id), else nothing."""
     from srcbuild.container import BUILD_IMAGE_VAR
 
-    image = ex.environ.get(BUILD_IMAGE_VAR)
+    image = env_value(ex.environ, BUILD_IMAGE_VAR)
     return {"container_image": image} if image else {}
 
 
@@ -469,7 +470,7 @@ def torch_wheel(ex: Runner, dest: Path) -> TorchWheelCopied:
         raise CacheIntegrityError(
             f"torch wheel {wheel.name} of cache entry {built.entry[:12]} has sha256 {got}, "
             f"its manifest says {built.sha256}; the entry is damaged ({where})",
-            "run the same command again: torch is then pulled or rebuilt, and torchvision built against it",
+            f"run the same command again: torch is then pulled or rebuilt, and {ex.plan.package} built against it",
         )
     ex.console.print(f"    torch wheel: {wheel} (sha256 checked)")
     return TorchWheelCopied(wheel, target)

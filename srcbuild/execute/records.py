@@ -80,7 +80,7 @@ class PreflightPassed(Record):
 @record
 class TorchBuilt(Record):
     """The recipe's torch wheel, from torch's own pipeline (a cache hit or a build), which runs
-    before a torchvision build's torch-wheel step (``srcbuild.pipeline``)."""
+    before the torch-wheel step of a package built against it (``srcbuild.pipeline``)."""
 
     kind: ClassVar[str] = "torch-built"
     wheel: Path
@@ -97,7 +97,8 @@ class TorchBuilt(Record):
 
 @record
 class TorchWheelCopied(Record):
-    """The recipe's torch wheel (from torch's pipeline) and the copy a torchvision build installs."""
+    """The recipe's torch wheel (from torch's pipeline) and the copy the build of a package built
+    against it (torchvision, torchaudio) installs."""
 
     kind: ClassVar[str] = "torch-wheel"
     wheel: Path

@@ -11,7 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+<<<<<<< HEAD
 from srcbuild.execute import canary, handlers, retag
+=======
+import srcbuild.execute.handlers as handlers
+import srcbuild.execute.retag as retag
+>>>>>>> main
 from srcbuild.execute.records import Record
 from srcbuild.execute.runner import Runner
 from srcbuild.plan import actions as a

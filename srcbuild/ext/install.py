@@ -179,5 +179,7 @@ def check_name(name: str) -> str:
     """A package name ``install`` takes for an extension (any project name pip accepts)."""
     project = normalize(name)
     if not project or not all(c.isalnum() or c == "-" for c in project):
-        raise UsageError(f"{name!r} is not a package name", "name a package: torch, torchvision or an extension")
+        from srcbuild.packages import PACKAGES
+
+        raise UsageError(f"{name!r} is not a package name", f"name a package: {', '.join(PACKAGES)} or an extension")
     return project

@@ -39,6 +39,23 @@ class ExtensionDataError(Exception):
 
 
 @record
+class SourceEdit:
+    """One exact text replaced in one file of an sdist, checked: the text must be there once (else
+    the sdist is built as it ships, and the build says so). ``source`` is where the text is."""
+
+    file: str  # relative to the sdist's top directory: "setup.py"
+    old: str
+    new: str
+    source: str
+
+    def describe(self) -> str:
+        return f"{self.file}: {self.old} -> {self.new}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.file, "replace": self.old, "by": self.new, "source": self.source}
+
+
+@record
 class ExtensionKnowledge:
     """What building one extension from source needs."""
 
@@ -54,6 +71,7 @@ class ExtensionKnowledge:
     torch: tuple[tuple[str, str], ...] = ()  # (release, torch specifier) where upstream states it
     torch_source: str = ""
     switches: tuple[tuple[str, str], ...] = ()  # (variable, what it does) a recipe's [build] env may set
+    parallel: SourceEdit | None = None  # the edit of its sdist that restores parallel compiles
 
     def torch_range(self, release: str) -> str | None:
         """The torch versions ``release`` supports (a specifier such as ``>=1.4.0``), None when unstated."""
@@ -83,6 +101,7 @@ class ExtensionKnowledge:
             "torch": dict(self.torch),
             "torch_source": self.torch_source,
             "switches": dict(self.switches),
+            "parallel": self.parallel.to_json() if self.parallel else None,
         }
 
 
@@ -142,10 +161,24 @@ def _torch(row: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _edit(row: dict[str, Any], key: str, where: str) -> SourceEdit | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    fields = ("file", "replace", "by", "source")
+    if not isinstance(value, dict) or set(value) != set(fields) or not all(
+        isinstance(value[f], str) and value[f] for f in fields
+    ):
+        raise ExtensionDataError(f"{where}: {key} must be a table of {', '.join(fields)} (strings)")
+    if ".." in Path(value["file"]).parts or Path(value["file"]).is_absolute():
+        raise ExtensionDataError(f"{where}: {key}.file must be a path inside the sdist")
+    return SourceEdit(value["file"], value["replace"], value["by"], value["source"])
+
+
 def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, ExtensionKnowledge]:
     """The rows of a parsed extensions.toml, by normalized name."""
     known = {"name", "module", "cuda_env", "cpu_env", "cuda_options", "cpu_options", "requires", "source", "torch",
-             "torch_source", "switches"}
+             "torch_source", "switches", "parallel"}
     rows: dict[str, ExtensionKnowledge] = {}
     for i, row in enumerate(data.get("extension", [])):
         where = f"{path.name}: [[extension]] #{i + 1}"
@@ -170,6 +203,7 @@ def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, Extens
             torch=_torch(row, where),
             torch_source=str(row.get("torch_source", "")),
             switches=_env(row, "switches", where),
+            parallel=_edit(row, "parallel", where),
         )
     return rows
 

@@ -45,6 +45,37 @@ os.replace(dest + ".part", dest); print(dest + ": sha256 " + want)
 # a commit no server sends by its id the branches (a srcbuild mirror keeps each pinned commit as one).
 FETCH_REF = ('"$@" --depth 1 origin "$0" || "$@" origin "$0" || '
              '"$@" origin "+refs/heads/*:refs/remotes/origin/*"')
+# Run by the build environment's python: unpack SDIST (sha256 SHA) into DEST (its one top directory
+# TOP), then replace OLD by NEW in FILE when it is there exactly once; a DEST already unpacked from
+# that sdist with that edit is kept (a resumed build keeps its objects).
+UNPACK_SCRIPT = r"""import os, shutil, sys, tarfile
+sdist, sha, dest, top, name, old, new = sys.argv[1:8]
+marker = os.path.join(dest, ".srcbuild-unpacked")
+want = sha + " " + name + ": " + old + " -> " + new + "\n"
+if os.path.exists(marker) and open(marker).read() == want:
+    print(dest + ": already unpacked from " + os.path.basename(sdist) + ", edited"); sys.exit(0)
+shutil.rmtree(dest, ignore_errors=True)
+os.makedirs(dest)
+with tarfile.open(sdist) as tar:
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+    else:
+        for m in tar.getmembers():
+            if m.name.startswith("/") or ".." in m.name.split("/") or not (m.isfile() or m.isdir()):
+                sys.exit(os.path.basename(sdist) + ": unsafe member " + m.name)
+        tar.extractall(dest)
+if sorted(os.listdir(dest)) != [top]:
+    sys.exit(os.path.basename(sdist) + ": its top directory is not " + top)
+path = os.path.join(dest, top, name)
+text = open(path, encoding="utf-8").read()
+found = text.count(old)
+if found == 1:
+    open(path, "w", encoding="utf-8").write(text.replace(old, new))
+    print(name + ": " + old + " -> " + new + ": its files compile MAX_JOBS at once")
+else:
+    print(name + ": " + old + " is there " + str(found) + " times, not once: built as it ships, one file at a time")
+open(marker, "w").write(want)
+"""
 WRITE_SCRIPT = "import sys; open(sys.argv[1], 'w').write(sys.argv[2] + '\\n')"
 
 
@@ -93,6 +124,9 @@ def make_ext_plan(b: ExtBuild) -> Plan:
     if arches is not None:
         steps.append(arches)
     steps.append(_source_step(b))
+    edit = _edit_step(b)
+    if edit is not None:
+        steps.append(edit)
     steps.append(Step(
         id="constraints",
         title=f"Pin torch=={b.torch.version}",
@@ -172,8 +206,42 @@ def _source_step(b: ExtBuild) -> Step:
     )
 
 
+def sdist_top(filename: str) -> str:
+    """The top directory of an sdist (``torch_scatter-2.1.2`` for ``torch_scatter-2.1.2.tar.gz``)."""
+    for suffix in (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip"):
+        if filename.endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename
+
+
+def _edit_step(b: ExtBuild) -> Step | None:
+    """Unpack the sdist and restore its parallel compiles (``ExtensionKnowledge.parallel``)."""
+    edit = b.knowledge.parallel
+    if b.sdist is None or edit is None or b.sdist.filename.endswith(".zip"):
+        return None
+    sdist = str(b.root / b.sdist.filename)
+    top = sdist_top(b.sdist.filename)
+    return Step(
+        id="parallel",
+        title=f"Unpack {b.sdist.filename} and restore parallel compiles",
+        why=f"its {edit.file} turns ninja off, so its files would compile one at a time whatever MAX_JOBS says; "
+        f"the exact edit {edit.describe()} (checked: made only where the text is there once) turns it back on "
+        f"({edit.source})",
+        commands=(Command((str(b.python), "-c", UNPACK_SCRIPT, sdist, b.sdist.sha256, str(b.source_dir), top,
+                           edit.file, edit.old, edit.new),
+                          f"unpack into {b.source_dir} and edit {edit.file}: {edit.old} -> {edit.new}"),),
+    )
+
+
+def build_source(b: ExtBuild) -> str:
+    """What pip builds: the unpacked, edited sdist; else the sdist file; else the git checkout."""
+    if b.sdist is not None and _edit_step(b) is not None:
+        return str(b.source_dir / sdist_top(b.sdist.filename))
+    return str(b.root / b.sdist.filename) if b.sdist is not None else str(b.source_dir)
+
+
 def _build_step(b: ExtBuild) -> Step:
-    source = str(b.root / b.sdist.filename) if b.sdist is not None else str(b.source_dir)
+    source = build_source(b)
     argv = [str(b.python), "-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--no-cache-dir",
             "-c", str(b.constraints), "-w", str(b.dist_dir)]
     for option in b.options:

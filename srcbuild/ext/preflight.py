@@ -45,13 +45,14 @@ def ext_findings(
     archs: Sequence[ComputeCapability],
     torch: TorchIdentity,
     nvcc_version: str | None,
-    nvcc_accepts: tuple[ComputeCapability, ComputeCapability] | None,
+    nvcc_accepts: tuple[ComputeCapability, ...] | None,
     nvcc_source: str = "",
 ) -> tuple[Finding, ...]:
     """Every finding about building for ``recipe_name`` (its CUDA and archs) against ``torch``.
 
     ``nvcc_version`` is the measured version of the nvcc the build uses (None: not found; the host
-    checks say so), ``nvcc_accepts`` the lowest and highest arch its release compiles for.
+    checks say so), ``nvcc_accepts`` the set of archs its release's ptxas compiles for (``ArchTargets.capabilities``:
+    a set, not a span).
     """
     out: list[Finding] = []
     if cuda is None:
@@ -93,12 +94,12 @@ def ext_findings(
                 source=CPP_EXTENSION_SOURCE,
             ))
     if nvcc_accepts is not None:
-        low, high = nvcc_accepts
-        refused = [a for a in sorted(archs) if not low <= a <= high]
+        refused = [a for a in sorted(archs) if a not in nvcc_accepts]
         if refused:
+            accepted = " ".join(str(a) for a in sorted(nvcc_accepts))
             out.append(Finding(
                 "ext-nvcc-arch", Severity.ERROR,
-                f"nvcc of CUDA {nvcc_version or cuda} compiles for compute capability {low} to {high}, not for "
+                f"nvcc of CUDA {nvcc_version or cuda} compiles for compute capability {accepted}, not for "
                 + ", ".join(str(a) for a in refused),
                 source=nvcc_source,
                 fix="use a recipe whose CUDA still targets these GPUs (srcbuild compat --gpu NAME)",

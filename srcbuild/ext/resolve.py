@@ -24,6 +24,7 @@ from srcbuild.errors import UsageError
 from srcbuild.ext.knowledge import ExtensionKnowledge
 from srcbuild.ext.source import ExtRequest, Sdist
 from srcbuild.recipe import Recipe
+from srcbuild.recipe.schema import override_note
 from srcbuild.records import record
 from srcbuild.resolve import ResolvedBuild
 
@@ -124,5 +125,5 @@ def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> EnvChan
     for name, value in knowledge.env(cuda):
         env = env.set(name, value, origin)
     for name, value in base.recipe.build.env:
-        env = env.set(name, value, "recipe [build] env")
+        env = env.set(name, value, "recipe [build] env" + override_note(name, value))
     return env

@@ -18,20 +18,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging import tags
+from packaging.utils import parse_wheel_filename
 
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, NotFoundError, UsageError
+from srcbuild.ext.host import (
+    disk_findings,
+    disk_need,
+    for_extension,
+    pick_python,
+    python_finding,
+    wheel_python,
+    without_torch_disk,
+)
 from srcbuild.ext.knowledge import knowledge_for
 from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
 from srcbuild.ext.source import ExtRequest, Sdist, find_sdist, pip_indexes
 from srcbuild.ext.torch import TorchIdentity, from_environment, from_wheel
 from srcbuild.findings import Finding
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
+from srcbuild.precedence import env_value
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
 from srcbuild.resolve import BuildOptions, ResolvedBuild
+from srcbuild.resolve.model import Setting
 from srcbuild.resolve.prepare import resolve_on_host
 
 if TYPE_CHECKING:
@@ -128,17 +140,100 @@ def _wheel_version(path: Path) -> str:
     return str(parse_wheel_filename(path.name)[1])
 
 
+# Names the edit made to an sdist (``ExtensionKnowledge.parallel``), so that the cache key holds it.
+EDIT_VAR = "SRCBUILD_EXT_SOURCE_EDIT"
+
+
+def ext_settings(settings: tuple[Setting, ...], recipe: Recipe, python: str, why: str) -> tuple[Setting, ...]:
+    """The settings as the extension build really takes them: its Python from the torch, and no
+    cuDNN or MPI whatever the recipe pins (an extension links neither)."""
+    out = []
+    for s in settings:
+        if s.name == "python" and python != recipe.toolchain.python:
+            s = replace(s, source=f"{why} (the recipe pins {recipe.toolchain.python})")
+        elif s.name in ("cudnn", "mpi"):
+            s = replace(s, source="an extension links no " + ("cuDNN" if s.name == "cudnn" else "MPI"))
+        out.append(s)
+    return tuple(out)
+
+
+def _size(path: Path | None) -> int | None:
+    try:
+        return path.stat().st_size if path is not None else None
+    except OSError:
+        return None
+
+
+def _free(path: Path) -> int | None:
+    import shutil
+
+    from srcbuild.errors import filesystem_of
+
+    try:
+        return shutil.disk_usage(filesystem_of(path)).free
+    except OSError:
+        return None
+
+
+def env_python(prefix: Path, environ: Mapping[str, str]) -> str:
+    """The Python version ("3.11") of the environment at ``prefix``."""
+    python = prefix / "bin" / "python"
+    out = proc.probe([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], env=environ, timeout=60)
+    if not out or not out.strip():
+        raise UsageError(f"--env {prefix}: {python} does not run", "pass the prefix of a venv or conda env")
+    return out.strip().splitlines()[-1]
+
+
+def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> str:
+    """The Python to build with for ``--torch version`` (``srcbuild.ext.host.pick_python``) among
+    those the index has a torch wheel of that version for on this platform; the recipe's pin when
+    the index cannot be read (pip then says what it lacks)."""
+    from srcbuild.envs.runtime import pythons_here
+    from srcbuild.ext.source import index_files
+
+    platforms = set(tags.platform_tags())
+    offered: set[str] = set()
+    for filename, _ in index_files("torch", pip_indexes(sys.executable, environ)):
+        if not filename.endswith(".whl"):
+            continue
+        try:
+            _, wheel_version, _, wheel_tags = parse_wheel_filename(filename)
+        except ValueError:
+            continue
+        text = str(wheel_version)
+        if text != version and not ("+" not in version and text.split("+")[0] == version):
+            continue
+        if any(t.platform in platforms for t in wheel_tags):
+            python = wheel_python(Path(filename))
+            if python:
+                offered.add(python)
+    if not offered:
+        return pin
+    here = pythons_here(environ.get("PATH"))
+    chosen = pick_python(pin, offered, here)
+    if chosen is None:
+        have = ", ".join(sorted(here)) or "none"
+        raise NotFoundError(
+            f"--torch {version}: the index has torch {version} for Python {', '.join(sorted(offered))} and this "
+            f"machine has Python {have}",
+            f"make one of those Pythons (srcbuild env runtime {max(offered)} DIR) and pass --env DIR after "
+            f"installing torch=={version} into it, or pick a torch version made for Python {have}",
+        )
+    return chosen
+
+
 def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
     """The request's sdist on pip's indexes; with ``--mirror-dir`` (the mirror's index alone) one
     it lacks is named with the ``mirror create`` option that adds it."""
     try:
         return find_sdist(request, pip_indexes(sys.executable, environ))
     except NotFoundError as exc:
-        if not environ.get(MIRROR_DIR_VAR):
+        mirror_dir = env_value(environ, MIRROR_DIR_VAR)
+        if not mirror_dir:
             raise
         raise MirrorMissing(
-            f"the sdist of {request} is not in the mirror {environ[MIRROR_DIR_VAR]}'s package index ({exc.message})",
-            f"add it on a connected machine: srcbuild mirror create {environ[MIRROR_DIR_VAR]} --ext {request}",
+            f"the sdist of {request} is not in the mirror {mirror_dir}'s package index ({exc.message})",
+            f"add it on a connected machine: srcbuild mirror create {mirror_dir} --ext {request}",
             {"create_options": ["--ext", str(request)]},
         ) from None
 
@@ -149,7 +244,7 @@ def check_git_mirror(request: ExtRequest, environ: Mapping[str, str]) -> None:
     from srcbuild.ext.source import is_commit
     from srcbuild.mirror.manifest import read_git_refs
 
-    base = environ.get(MIRROR_DIR_VAR)
+    base = env_value(environ, MIRROR_DIR_VAR)
     if not base or not request.is_git:
         return
     ref = request.git_ref or ""
@@ -187,8 +282,21 @@ def prepare_ext(
             "pass --env alone, or drop --env",
         )
     check_git_mirror(request, environ)
-    base = resolve_on_host(recipe, replace(options, package="torch"), paths, environ)
     memo = paths.work_dir / "torch-identity"
+    wheel: Path | None = None
+    if options.env_prefix:
+        python, why = env_python(Path(options.env_prefix), environ), f"the Python of --env {options.env_prefix}"
+    elif torch.wheel:
+        python, why = wheel_python(torch.wheel) or recipe.toolchain.python, f"the Python of {torch.wheel.name}"
+    elif torch.version:
+        python = index_torch_python(torch.version, recipe.toolchain.python, environ)
+        why = f"a Python the index has torch=={torch.version} for and this machine has"
+        wheel = fetch_index_torch(torch.version, python, paths.work_dir / "torch-wheels", environ)
+    else:
+        wheel = _recipe_torch_wheel(recipe, paths, environ)
+        python, why = wheel_python(wheel) or recipe.toolchain.python, f"the Python of {wheel.name}"
+    view = for_extension(recipe, python)
+    base = resolve_on_host(view, replace(options, package="torch", extension=True), paths, environ)
     if options.env_prefix:
         identity = from_environment(Path(options.env_prefix), dict(environ))
         choice = TorchChoice("env", identity.version, None, identity.origin)
@@ -196,10 +304,10 @@ def prepare_ext(
         if torch.wheel:
             choice = TorchChoice.from_wheel_file(torch.wheel)
         elif torch.version:
-            wheel = fetch_index_torch(torch.version, recipe.toolchain.python, paths.work_dir / "torch-wheels", environ)
+            assert wheel is not None
             choice = TorchChoice("index", _wheel_version(wheel), wheel, f"the package index (torch=={torch.version})")
         else:
-            wheel = _recipe_torch_wheel(recipe, paths, environ)
+            assert wheel is not None
             choice = TorchChoice("cache", _wheel_version(wheel), wheel, f"the cache (recipe {recipe.name}'s torch)")
         assert choice.wheel is not None
         identity = replace(from_wheel(choice.wheel, memo), origin=choice.origin)
@@ -207,13 +315,16 @@ def prepare_ext(
     sdist = None if request.is_git else _find_sdist(request, environ)
     cuda = recipe.toolchain.cuda is not None
     env = ext_variables(base, knowledge)
+    if sdist is not None and knowledge.parallel is not None and not sdist.filename.endswith(".zip"):
+        env = env.set(EDIT_VAR, knowledge.parallel.describe(),
+                      f"known extension {knowledge.name}: its sdist edited to compile in parallel (in the cache key)")
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
     digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
     b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest)
     cuda_tool = base.toolchain("cuda")
     nvcc = cuda_tool.version if cuda else None
     release = load_knowledge().cuda(nvcc) if nvcc else None
-    accepts = (release.min_cc, release.max_cc) if release is not None else None
+    accepts = release.targets.capabilities if release is not None else None
     findings = ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
                             release.source if release is not None else "")
     source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {
@@ -221,12 +332,36 @@ def prepare_ext(
     inputs = ExtKeyInputs.create(
         name=knowledge.name, source=source, against=identity.identity, torch=identity.version,
         torch_cuda=identity.cuda, build_env=env.final_values(), options=b.options,
-        python_abi=python_abi_tag(recipe.toolchain.python), gcc=recipe.toolchain.gcc,
+        python_abi=python_abi_tag(python), gcc=recipe.toolchain.gcc,
         cuda=recipe.toolchain.cuda, platform=base.platform,
     )
-    findings = (*recipe_findings(base), *findings, *range_findings(knowledge, sdist.version if sdist else None,
-                                                                     identity))
-    return PreparedExt(b, make_ext_plan(b), identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+    need = disk_need(None, len(recipe.gpu.arch) if cuda else 0, _size(choice.wheel))
+    findings = (*python_finding(recipe, python, why), *without_torch_disk(recipe_findings(base)),
+                *disk_findings(need, _free(paths.work_dir), paths.work_dir), *findings,
+                *range_findings(knowledge, sdist.version if sdist else None, identity))
+    plan = make_ext_plan(b)
+    plan = replace(plan, settings=ext_settings(plan.settings, recipe, python, why),
+                   continue_command=continue_command(recipe, request, torch, options, paths), disk_need_bytes=need)
+    return PreparedExt(b, plan, identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+
+
+def continue_command(
+    recipe: Recipe, request: ExtRequest, torch: TorchRequest, options: BuildOptions, paths: Paths
+) -> str:
+    """The ``srcbuild ext ... --resume`` command that continues this build after a failure or an
+    interrupt (the CLI prints the user's own command line with --resume instead, when it has one)."""
+    import shlex
+
+    from srcbuild.recipe.catalog import recipe_argument
+
+    args = ["srcbuild", "ext", str(request)]
+    if torch.wheel:
+        args += ["--torch-wheel", str(torch.wheel)]
+    elif torch.version:
+        args += ["--torch", torch.version]
+    if options.env_prefix:
+        args += ["--env", str(options.env_prefix)]
+    return " ".join([shlex.join(args), "--recipe", recipe_argument(recipe, paths), "--resume"])
 
 
 # The recipe's compatibility findings that bear on an extension: the compiler and CUDA pins and the

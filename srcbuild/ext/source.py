@@ -13,14 +13,11 @@ resolves to is recorded when the sources are fetched.
 
 from __future__ import annotations
 
-import html.parser
-import json
 import re
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -30,6 +27,7 @@ from srcbuild import proc
 from srcbuild.errors import HostError, NotFoundError, UsageError
 from srcbuild.ext.knowledge import normalize
 from srcbuild.records import record
+from srcbuild.simple_page import page_files
 
 SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz")
 _HEX40 = re.compile(r"[0-9a-f]{40}\Z")
@@ -125,36 +123,6 @@ def pip_indexes(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(u for u in (main, *extras) if u)
 
 
-class _Links(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self.hrefs.extend(value for key, value in attrs if key == "href" and value)
-
-
-def page_files(page_url: str, body: str, content_type: str) -> list[tuple[str, str]]:
-    """(file name, URL with its #sha256= fragment) of every file a simple page lists."""
-    if "json" in content_type:
-        data: dict[str, Any] = json.loads(body)
-        files = []
-        for f in data.get("files", []):
-            digest = (f.get("hashes") or {}).get("sha256")
-            url = urllib.parse.urljoin(page_url, f.get("url", ""))
-            files.append((f.get("filename", ""), f"{url.split('#')[0]}#sha256={digest}" if digest else url))
-        return files
-    parser = _Links()
-    parser.feed(body)
-    out = []
-    for href in parser.hrefs:
-        url = urllib.parse.urljoin(page_url, href)
-        name = urllib.parse.unquote(urllib.parse.urlsplit(url).path).rsplit("/", 1)[-1]
-        out.append((name, url))
-    return out
-
-
 def sdist_version(project: str, filename: str) -> str | None:
     """The version of ``project``'s sdist ``filename`` (``torch_scatter-2.1.2.tar.gz`` -> "2.1.2")."""
     for suffix in SDIST_SUFFIXES:
@@ -212,6 +180,20 @@ def _read_page(url: str) -> tuple[str, str] | None:
         raise
     except (OSError, ValueError):
         raise
+
+
+def index_files(project: str, indexes: Sequence[str]) -> list[tuple[str, str]]:
+    """(file name, URL) of every file ``project``'s pages list on the indexes that answer."""
+    out: list[tuple[str, str]] = []
+    for index in indexes:
+        page_url = index.rstrip("/") + f"/{normalize(project)}/"
+        try:
+            page = _read_page(page_url)
+        except (OSError, ValueError):
+            continue
+        if page is not None:
+            out += page_files(page_url, *page)
+    return out
 
 
 def find_sdist(request: ExtRequest, indexes: Sequence[str]) -> Sdist:

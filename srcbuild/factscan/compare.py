@@ -8,8 +8,9 @@ Per kind:
   pin, and an exact pin (``==2.14.0``) must be paired with it.
 - cuDNN: ``lowest_cc`` for its CUDA major must be the lowest capability all its libraries carry SASS
   for.
-- nvcc: the CUDA row's ``min_cc``/``max_cc`` must be ptxas's lowest and highest target, ``max_gcc``
-  (and ``min_gcc``, where the header states one) the bounds of ``host_config.h``.
+- nvcc: the CUDA row's ``sass`` / ``ptx`` sets must be the ``sm_*`` / ``compute_*`` targets ptxas
+  accepts, ``max_gcc`` (and ``min_gcc``, where the header states one) the bounds of ``host_config.h``
+  (a CUDA 13 ``nvidia-cuda-crt`` wheel states only the gcc bounds).
 - NCCL: no shipped table holds its facts; they are printed, not compared.
 """
 
@@ -20,7 +21,6 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from srcbuild.capability import ComputeCapability
 from srcbuild.factscan.read import WheelFacts
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.knowledge import versions as kversions
@@ -147,11 +147,12 @@ def _nvcc(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
     release = kb.cuda(facts.version)
     row = f"cuda {facts.cuda}"
     out: list[Comparison] = []
-    if facts.ptxas_targets:
-        low: ComputeCapability = facts.ptxas_targets[0]
-        high: ComputeCapability = facts.ptxas_targets[-1]
-        out.append(_cmp(facts, "cuda.toml", row, "min_cc", release.min_cc if release else None, low))
-        out.append(_cmp(facts, "cuda.toml", row, "max_cc", release.max_cc if release else None, high))
+    if facts.ptxas_sass:
+        for fact, shipped, binary in (
+            ("sass", release.targets.sass if release else None, facts.ptxas_sass),
+            ("ptx", release.targets.ptx if release else None, facts.ptxas_ptx),
+        ):
+            out.append(_cmp(facts, "cuda.toml", row, fact, " ".join(shipped) if shipped else None, " ".join(binary)))
     if facts.gcc_max is not None:
         out.append(_cmp(facts, "cuda.toml", row, "max_gcc", release.max_gcc if release else None, facts.gcc_max))
     if facts.gcc_min is not None:
@@ -161,6 +162,6 @@ def _nvcc(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
 
 def check(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
     """Every shipped fact the wheel speaks to, held against it (see the module docstring)."""
-    by_kind = {"torch": _torch, "torchvision": _torchvision, "cudnn": _cudnn, "nvcc": _nvcc}
+    by_kind = {"torch": _torch, "torchvision": _torchvision, "cudnn": _cudnn, "nvcc": _nvcc, "crt": _nvcc}
     compare = by_kind.get(facts.kind)
     return compare(kb, facts) if compare is not None else []

@@ -2,7 +2,7 @@
 
 The libraries' fat binaries come from ``verify.wheel.measure_wheel`` (each member inflated once, as
 a stream, in bounded memory). The small text members (``*.dist-info/METADATA``, ``version.py``,
-``crt/host_config.h``) are read with ``cache.limits.read_member``'s bound. An nvcc wheel's
+``crt/host_config.h``) are read with ``limits.read_member``'s bound. An nvcc wheel's
 ``ptxas`` is copied out in 1 MiB pieces to a temporary directory and asked ``--help``: only there
 does it list the targets it accepts. The wheel file is hashed once for its sha256.
 """
@@ -21,16 +21,17 @@ from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any
 
+import srcbuild.factscan.nvcc as nvcc
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import UsageError, VerificationFailed
-from srcbuild.factscan import nvcc
 from srcbuild.records import record
 from srcbuild.verify.wheel import WheelReport, measure_wheel
 
 COPY_CHUNK = 1 << 20
 MAX_TEXT = 1 << 20  # METADATA, version.py, host_config.h: far below a MiB
-PTXAS = "nvidia/cuda_nvcc/bin/ptxas"
-HOST_CONFIG = "nvidia/cuda_nvcc/include/crt/host_config.h"
+# nvidia-cuda-nvcc-cu11/-cu12 put the toolkit under nvidia/cuda_nvcc/, nvidia-cuda-nvcc 13.x under nvidia/cu13/
+PTXAS_RE = re.compile(r"^nvidia/[A-Za-z0-9_]+/bin/ptxas$")
+HOST_CONFIG_RE = re.compile(r"^nvidia/[A-Za-z0-9_]+/include/crt/host_config\.h$")
 _CU_SUFFIX_RE = re.compile(r"-cu(\d+)$")
 _LOCAL_CU_RE = re.compile(r"""__version__\s*=\s*['"][^'"]*\+cu(\d)(\d+)?(\d)['"]""")
 
@@ -65,6 +66,8 @@ class WheelFacts:
     requires_torch: str | None = None  # torchvision's Requires-Dist pin, e.g. "==2.14.0" or ">=2.14.0"
     libraries: tuple[LibraryKernels, ...] = ()
     ptxas_targets: tuple[ComputeCapability, ...] = ()
+    ptxas_sass: tuple[str, ...] = ()  # "50", "90a", "100f": sm_* as ptxas spells them
+    ptxas_ptx: tuple[str, ...] = ()  # the same of compute_*
     ptxas_note: str | None = None  # why the targets were not read (another platform)
     gcc_min: int | None = None
     gcc_max: int | None = None
@@ -119,6 +122,8 @@ class WheelFacts:
             "lowest_sass": str(lowest) if lowest else None,
             "libraries": [lib.to_json() for lib in self.device_libraries],
             "ptxas_targets": [str(c) for c in self.ptxas_targets],
+            "ptxas_sass": list(self.ptxas_sass),
+            "ptxas_ptx": list(self.ptxas_ptx),
             "ptxas_note": self.ptxas_note,
             "gcc_min": self.gcc_min,
             "gcc_max": self.gcc_max,
@@ -135,12 +140,14 @@ def kind_of(project: str) -> str:
         return "nccl"
     if project.startswith("nvidia-cuda-nvcc"):
         return "nvcc"
+    if project.startswith("nvidia-cuda-crt"):
+        return "crt"  # CUDA 13's crt/host_config.h moved out of the nvcc wheel
     return "other"
 
 
 def _text(zf: zipfile.ZipFile, member: str, wheel: str) -> str | None:
-    from srcbuild.cache.limits import read_member
     from srcbuild.errors import CacheIntegrityError
+    from srcbuild.limits import read_member
 
     try:
         info = zf.getinfo(member)
@@ -172,21 +179,23 @@ def _metadata(zf: zipfile.ZipFile, wheel: str) -> tuple[str | None, str | None]:
     return headers.get("Requires-Python"), torch_pin
 
 
-def _run_ptxas(
-    zf: zipfile.ZipFile, wheel: str, platforms: tuple[str, ...]
-) -> tuple[tuple[ComputeCapability, ...], str | None]:
-    """ptxas's targets, or why they were not read (a wheel for another machine, or no ptxas)."""
-    from srcbuild.cache.limits import check_member
+def _member(zf: zipfile.ZipFile, pattern: re.Pattern[str]) -> str | None:
+    return next((name for name in zf.namelist() if pattern.match(name)), None)
+
+
+def _run_ptxas(zf: zipfile.ZipFile, wheel: str, platforms: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """ptxas's ``--help`` text, or why it was not read (a wheel for another machine, or no ptxas)."""
     from srcbuild.errors import CacheIntegrityError
+    from srcbuild.limits import check_member
     from srcbuild.proc import probe
 
-    try:
-        info = zf.getinfo(PTXAS)
-    except KeyError:
-        return (), f"no {PTXAS} in the wheel"
+    member = _member(zf, PTXAS_RE)
+    if member is None:
+        return None, "no nvidia/*/bin/ptxas in the wheel"
+    info = zf.getinfo(member)
     machine = platform.machine()
     if not any(tag.endswith(machine) for tag in platforms) or platform.system() != "Linux":
-        return (), f"ptxas is built for {', '.join(platforms)}; this machine is {platform.system()} {machine}"
+        return None, f"ptxas is built for {', '.join(platforms)}; this machine is {platform.system()} {machine}"
     try:
         check_member(info, wheel)
     except CacheIntegrityError as exc:
@@ -198,9 +207,10 @@ def _run_ptxas(
         program.chmod(program.stat().st_mode | stat.S_IXUSR)
         text = probe([str(program), "--help"], env={"PATH": os.defpath}, timeout=60)
     if text is None:
-        return (), "ptxas --help did not run"
-    targets = nvcc.ptxas_targets(text)
-    return targets, None if targets else "ptxas --help lists no --gpu-name values"
+        return None, "ptxas --help did not run"
+    if not nvcc.ptxas_targets(text):
+        return None, "ptxas --help lists no --gpu-name values"
+    return text, None
 
 
 def _cuda_of_local_label(path: Path, member: str | None) -> str | None:
@@ -235,10 +245,17 @@ def scan_wheel(path: Path, read_on: str) -> WheelFacts:
     with zf:
         requires_python, requires_torch = _metadata(zf, path.name)
         targets: tuple[ComputeCapability, ...] = ()
+        sass: tuple[str, ...] = ()
+        ptx: tuple[str, ...] = ()
         ptxas_note = gcc_min = gcc_max = None
         if kind == "nvcc":
-            targets, ptxas_note = _run_ptxas(zf, path.name, report.platform_tags)
-            header = _text(zf, HOST_CONFIG, path.name)
+            help_text, ptxas_note = _run_ptxas(zf, path.name, report.platform_tags)
+            if help_text is not None:
+                targets = nvcc.ptxas_targets(help_text)
+                sass, ptx = nvcc.ptxas_names(help_text)
+        if kind in ("nvcc", "crt"):
+            header_member = _member(zf, HOST_CONFIG_RE)
+            header = _text(zf, header_member, path.name) if header_member else None
             if header is not None:
                 gcc_min, gcc_max = nvcc.gcc_bounds(header)
     cuda = report.cuda_version_py or None
@@ -247,7 +264,7 @@ def scan_wheel(path: Path, read_on: str) -> WheelFacts:
     if kind in ("cudnn", "nccl", "nvcc"):
         suffix = _CU_SUFFIX_RE.search(project)
         cuda = suffix.group(1) if suffix else (report.version.split(".")[0] if kind == "nvcc" else None)
-    if kind == "nvcc":
+    if kind in ("nvcc", "crt"):
         cuda = ".".join(report.version.split(".")[:2])
     version = report.version.split("+")[0]
     return WheelFacts(
@@ -265,6 +282,8 @@ def scan_wheel(path: Path, read_on: str) -> WheelFacts:
         requires_torch=requires_torch,
         libraries=libraries,
         ptxas_targets=targets,
+        ptxas_sass=sass,
+        ptxas_ptx=ptx,
         ptxas_note=ptxas_note,
         gcc_min=gcc_min,
         gcc_max=gcc_max,

@@ -34,8 +34,9 @@ def _comments(facts: WheelFacts) -> list[str]:
     for lib in facts.device_libraries:
         lines.append(f"#   {lib.name}: SASS {ccs_text(lib.sass)}; PTX {ccs_text(lib.ptx)}")
     if facts.kind == "nvcc":
-        targets = ccs_text(facts.ptxas_targets) if facts.ptxas_targets else f"not read ({facts.ptxas_note})"
+        targets = " ".join(f"sm_{n}" for n in facts.ptxas_sass) or f"not read ({facts.ptxas_note})"
         lines.append(f"#   ptxas --gpu-name: {targets}")
+    if facts.kind in ("nvcc", "crt"):
         low = facts.gcc_min if facts.gcc_min is not None else "no bound"
         high = facts.gcc_max if facts.gcc_max is not None else "no bound"
         lines.append(f"#   crt/host_config.h: gcc lowest {low}, highest {high}")
@@ -76,11 +77,12 @@ def _body(facts: WheelFacts) -> list[str]:
             f"lowest_cc = {{ {_q(facts.cuda)} = {_q(str(lowest))} }}",
             source,
         ]
-    if facts.kind == "nvcc":
+    if facts.kind in ("nvcc", "crt"):
         body = ["[[cuda]]", f"version = {_q(facts.cuda or facts.version)}"]
-        if facts.ptxas_targets:
-            body.append(f"min_cc = {_q(str(facts.ptxas_targets[0]))}")
-            body.append(f"max_cc = {_q(str(facts.ptxas_targets[-1]))}")
+        if facts.ptxas_sass:
+            body.append(f"sass = {_q(' '.join(facts.ptxas_sass))}")
+            body.append(f"ptx = {_q(' '.join(facts.ptxas_ptx))}")
+            body.append(f"targets = {_q(facts.evidence + ' (ptxas --help, --gpu-name)')}")
         if facts.gcc_min is not None:
             body.append(f"min_gcc = {facts.gcc_min}")
         if facts.gcc_max is not None:

@@ -27,6 +27,17 @@ def version_matches(pinned: str, found: str) -> bool:
 
 
 @record
+class ProvisionedDirs:
+    """More places the probe looks: the complete prefixes srcbuild provisioned (``toolchain.homes``)."""
+
+    cuda_homes: list[tuple[Path, str]] = field(default_factory=list)  # (home, "srcbuild toolchain <key>")
+    gcc_bins: list[Path] = field(default_factory=list)
+    cudnn: list[Path] = field(default_factory=list)
+    nccl: list[Path] = field(default_factory=list)
+    mpi_bins: list[Path] = field(default_factory=list)
+
+
+@record
 class GpuInfo:
     """One NVIDIA GPU: its name, compute capability (None when unknown) and PCI device id."""
 

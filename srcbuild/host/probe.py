@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import TypeVar
 
 from srcbuild import proc
-from srcbuild.host.facts import DockerInfo, DriverInfo, GpuInfo, HostFacts
+from srcbuild.host.facts import DockerInfo, DriverInfo, GpuInfo, HostFacts, ProvisionedDirs
 from srcbuild.host.gpu import probe_gpus
 from srcbuild.host.locate import Runner, Which, which_in
 from srcbuild.host.mpi import list_mpi
 from srcbuild.host.system import conda_env_dirs, find_conda, probe_docker, probe_resources
 from srcbuild.host.toolchain import CONTRACT_VAR, find_cudnn, find_nccl, list_cuda, list_gcc
 from srcbuild.paths import Paths
-from srcbuild.toolchain.homes import ProvisionedDirs, provisioned_dirs
+from srcbuild.precedence import env_value
 
 T = TypeVar("T")
 
@@ -38,11 +38,14 @@ def probe_host(
     work_dir: Path | None = None,
     run: Runner = proc.probe,
     toolchain_only: bool = False,
+    provisioned: Callable[[Path], ProvisionedDirs] | None = None,
 ) -> HostFacts:
     """Probe this machine (or the fixture tree at ``root`` with ``environ``); never raises.
 
     ``toolchain_only`` (a build's preflight) skips what a build does not use: the GPUs and driver
-    (the wheel is often for another machine) and docker.
+    (the wheel is often for another machine) and docker. ``provisioned`` reads the toolchain
+    directory for more places to look (``srcbuild.toolchain.homes.provisioned_dirs``: the commands
+    pass it, as the host package sits below the toolchain package).
     """
     env = dict(environ)
     which = which_in(env)
@@ -51,28 +54,29 @@ def probe_host(
     # ones run at the same time (proc.Background), each noting what it found missing in its own list;
     # the lists are joined below in one fixed order, so the report reads the same whatever ends first.
     early: list[str] = []
-    provisioned = _guarded("provisioned toolchains", lambda: provisioned_dirs(paths.toolchain_dir), early)
-    provisioned = provisioned or ProvisionedDirs()
+    read = provisioned or (lambda _dir: ProvisionedDirs())
+    found = _guarded("provisioned toolchains", lambda: read(paths.toolchain_dir), early)
+    extra = found or ProvisionedDirs()
     gpu_job = None if toolchain_only else proc.Background(lambda: _gpus(root, run, which))
     docker_job = None if toolchain_only else proc.Background(lambda: _docker(which, run))
     gcc_job = proc.Background(
-        lambda: _listed("gcc", lambda: list_gcc(env, root, run, provisioned.gcc_bins), "gcc: not found")
+        lambda: _listed("gcc", lambda: list_gcc(env, root, run, extra.gcc_bins), "gcc: not found")
     )
     mpi_job = proc.Background(
-        lambda: _listed("MPI", lambda: list_mpi(env, root, run, provisioned.mpi_bins), "MPI: no mpicc or mpirun found")
+        lambda: _listed("MPI", lambda: list_mpi(env, root, run, extra.mpi_bins), "MPI: no mpicc or mpirun found")
     )
     cuda_missing: list[str] = []
     conda = _guarded("conda", lambda: find_conda(env, root, which), cuda_missing) or []
     homes = _guarded("conda envs", lambda: conda_env_dirs(conda, paths.envs_dir), cuda_missing) or []
     cuda_missing.extend(early)
     toolkits = (
-        _guarded("CUDA", lambda: list_cuda(env, root, run, [*homes, *provisioned.cuda_homes]), cuda_missing) or []
+        _guarded("CUDA", lambda: list_cuda(env, root, run, [*homes, *extra.cuda_homes]), cuda_missing) or []
     )
     if not toolkits:
         cuda_missing.append("nvcc: no CUDA toolkit found (CUDA_HOME, /usr/local/cuda*, conda envs, PATH)")
     late: list[str] = []
-    cudnn = tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits, provisioned.cudnn), late) or [])
-    nccl = tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits, provisioned.nccl), late) or [])
+    cudnn = tuple(_guarded("cuDNN", lambda: find_cudnn(env, root, toolkits, extra.cudnn), late) or [])
+    nccl = tuple(_guarded("NCCL", lambda: find_nccl(env, root, toolkits, extra.nccl), late) or [])
     resources = _guarded("resources", lambda: probe_resources(paths.work_dir, root), late)
     gpus, driver, gpu_missing = gpu_job.result() if gpu_job is not None else ([], None, [])
     gccs, gcc_missing = gcc_job.result()
@@ -94,7 +98,7 @@ def probe_host(
         docker=docker,
         resources=resources,
         missing=tuple(missing),
-        cuda_contract="warn" if env.get(CONTRACT_VAR, "").strip().lower() == "warn" else "error",
+        cuda_contract="warn" if (env_value(env, CONTRACT_VAR) or "").strip().lower() == "warn" else "error",
     )
 
 

@@ -7,15 +7,18 @@ derived from rows) that still carries its ``source``.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
 import re
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+import srcbuild.knowledge.gpu_names as gpu_names
+import srcbuild.knowledge.load as load
+import srcbuild.knowledge.versions as versions
 from srcbuild import tables
 from srcbuild.capability import ComputeCapability, generation
-from srcbuild.knowledge import gpu_names, load, versions
 from srcbuild.knowledge.model import (
     ArchSupport,
     Breakage,
@@ -34,7 +37,12 @@ from srcbuild.knowledge.model import (
     TorchRelease,
     WheelCaveat,
 )
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
+
+STALE_DAYS = 60  # older knowledge is called out by doctor, recommend and compat
+_SEEN_LABELS = {"torch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+_SEEN_PREFIXES = (("nvidia-cuda-nvcc", "CUDA"), ("nvidia-cudnn-", "cuDNN"), ("nvidia-nccl-", "NCCL"))
 
 
 @record
@@ -55,25 +63,30 @@ class KnowledgeBase:
     wheel_caveats: tuple[WheelCaveat, ...] = ()
     runtime_caveats: tuple[RuntimeCaveat, ...] = ()
     checked: str = ""  # the date the data was last checked against its sources
+    # what `knowledge refresh` last found on the package index: project -> newest release (index.toml)
+    index_newest: tuple[tuple[str, str], ...] = ()
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def release_versions(self, project: str) -> tuple[tuple[int, ...], ...]:
-        """Every torch (or torchvision) release this knowledge names, as (major, minor, patch),
-        oldest first; worked out once per knowledge base (the rules ask it for every recipe)."""
-        return self._release_versions[project == "torch"]
+        """Every torch (or torchvision, torchaudio) release this knowledge names, as (major, minor,
+        patch), oldest first; worked out once per knowledge base (the rules ask it for every recipe)."""
+        return self._release_versions.get(project, ())
 
     @functools.cached_property
-    def _release_versions(self) -> dict[bool, tuple[tuple[int, ...], ...]]:
-        torch: set[tuple[int, ...]] = set()
-        vision: set[tuple[int, ...]] = set()
+    def _release_versions(self) -> dict[str, tuple[tuple[int, ...], ...]]:
+        found: dict[str, set[tuple[int, ...]]] = {"torch": set()}
         for row in self.torch_releases:
-            for release, torchvisions in row.torchvision_map:
-                for found, names in ((torch, (release,)), (vision, torchvisions)):
+            for release, _ in row.torchvision_map:  # the torch releases the table knows
+                parsed = versions.try_parse(release)
+                if parsed is not None:
+                    found["torch"].add((*parsed, 0, 0, 0)[:3])
+            for package, mapping in row.paired_maps:
+                for _, names in mapping:
                     for name in names:
                         parsed = versions.try_parse(name)
                         if parsed is not None:
-                            found.add((*parsed, 0, 0, 0)[:3])
-        return {True: tuple(sorted(torch)), False: tuple(sorted(vision))}
+                            found.setdefault(package, set()).add((*parsed, 0, 0, 0)[:3])
+        return {project: tuple(sorted(releases)) for project, releases in found.items()}
 
     # -- CUDA -------------------------------------------------------------------------------------
 
@@ -102,6 +115,14 @@ class KnowledgeBase:
     def cuda_window(self, cc: ComputeCapability) -> tuple[CudaRelease, ...]:
         """CUDA releases whose nvcc can target ``cc``, oldest first."""
         return tuple(r for r in self.cuda_releases if r.accepts_cc(cc))
+
+    def gcc_pin(self, cuda: str, gcc_major: int) -> str | None:
+        """The gcc release to provision for ``gcc_major`` with ``cuda`` when later minors of that
+        major are known bad ("10.2" for gcc 10 with CUDA up to 11.4.0); None: any release will do."""
+        for caveat in self.gcc_caveats:
+            if caveat.good is not None and caveat.applies(cuda, gcc_major):
+                return caveat.good
+        return None
 
     def arch(self, cc: ComputeCapability) -> ArchSupport | None:
         """Which CUDA releases target ``cc``, with the source of that fact."""
@@ -133,7 +154,7 @@ class KnowledgeBase:
             return None
         best: str | None = None
         for row in self.cuda_releases:
-            if versions.at_least(driver, versions.parse(row.min_driver)):
+            if row.min_driver is not None and versions.at_least(driver, versions.parse(row.min_driver)):
                 best = row.line
         return best
 
@@ -181,6 +202,23 @@ class KnowledgeBase:
         release = self.torch(torch_version)
         return release.torchvision if release else ()
 
+    def paired_for(self, package: str, torch_version: str) -> tuple[str, ...]:
+        """``package``'s releases made for a torch release ("torchaudio", "1.7.1" -> ("0.7.2",))."""
+        release = self.torch(torch_version)
+        return release.paired(package) if release else ()
+
+    def torch_for_package(self, package: str, version: str) -> str | None:
+        """The torch release a release of ``package`` was made for ("torchaudio", "0.7.2" -> "1.7.1")."""
+        parsed = versions.try_parse(version)
+        if parsed is None:
+            return None
+        shown = versions.show(parsed)
+        for row in self.torch_releases:
+            for torch_version, releases in dict(row.paired_maps).get(package, ()):
+                if shown in releases:
+                    return torch_version
+        return None
+
     def torch_for_torchvision(self, torchvision_version: str) -> str | None:
         """The torch release a torchvision release was made for ("0.8.2" -> "1.7.1")."""
         parsed = versions.try_parse(torchvision_version)
@@ -213,6 +251,33 @@ class KnowledgeBase:
         """The newest torch release the tables know ("2.15.0"): what the knowledge is current to."""
         known = [v for row in self.torch_releases for v, _ in row.torchvision_map]
         return max(known, key=versions.parse) if known else ""
+
+    @property
+    def newest_seen(self) -> str:
+        """The newest release of each tracked project on the index when the knowledge was last
+        refreshed ("torch 2.15.0, torchvision 0.29.2, ..., CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3")."""
+        groups: dict[str, list[str]] = {}
+        for project, release in self.index_newest:
+            label = _SEEN_LABELS.get(project) or next(
+                (name for prefix, name in _SEEN_PREFIXES if project.startswith(prefix)), project
+            )
+            groups.setdefault(label, []).append(release)
+        return ", ".join(f"{label} {max(found, key=versions.parse)}" for label, found in groups.items())
+
+    def stale_note(self, today: datetime.date) -> str:
+        """A line saying the knowledge is older than ``STALE_DAYS`` on ``today``; "" when it is not
+        (or when its date is unknown)."""
+        try:
+            checked = datetime.date.fromisoformat(self.checked)
+        except ValueError:
+            return ""
+        age = (today - checked).days
+        if age <= STALE_DAYS:
+            return ""
+        return (
+            f"the knowledge is {age} days old (last checked {self.checked}): releases since then are not "
+            "known; see what is new with: srcbuild knowledge refresh --dry-run"
+        )
 
     def runtime_caveats_for(self, cc: ComputeCapability) -> tuple[RuntimeCaveat, ...]:
         """Features of current torch that ``cc`` cannot use (torch.compile below 7.0)."""
@@ -266,15 +331,15 @@ class KnowledgeBase:
         """
         return pins_for(self.tool_floors, self.breakages, torch_version, host_tools)
 
-    def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
-        """pip requirements the build environment of a torchvision release needs ("0.8.2" ->
-        setuptools<77, numpy<2); its run-time pins are ``runtime_pins``."""
+    def package_build_pins(self, project: str, version: str) -> BuildPins:
+        """pip requirements the build environment of a release of a package built against torch
+        needs ("torchvision", "0.8.2" -> setuptools<77, numpy<2); its run-time pins are ``runtime_pins``."""
         rows = [
             f
             for f in self.tool_floors
-            if f.project == "torchvision" and f.stage == "build" and versions.matches(f.release, torchvision_version)
+            if f.project == project and f.stage == "build" and versions.matches(f.release, version)
         ]
-        reasons = tuple(PinReason(f.requirement, f"torchvision {torchvision_version} build", f.source) for f in rows)
+        reasons = tuple(PinReason(f.requirement, f"{project} {version} build", f.source) for f in rows)
         return BuildPins(pip=tuple(_merge_requirements([f.requirement for f in rows])), env=(), reasons=reasons)
 
     def runtime_pins(self, project: str, version: str) -> tuple[str, ...]:
@@ -370,6 +435,15 @@ def _prefix_of(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return len(short) <= len(long) and long[: len(short)] == short
 
 
+def _paired_maps(row: dict[str, Any]) -> tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...]:
+    """The row's map of each package built against torch (a key named after a registered package)."""
+    return tuple(
+        (name, tuple((k, tuple(v)) for k, v in row[name].items()))
+        for name, spec in PACKAGES.items()
+        if spec.needs_torch_wheel and isinstance(row.get(name), dict)
+    )
+
+
 def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tuple:
     rows = []
     overrides: dict[str, dict[str, Any]] = {}
@@ -384,6 +458,7 @@ def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tup
             version=line,
             line=line,
             torchvision_map=tuple((k, tuple(v)) for k, v in row.get("torchvision", {}).items()),
+            paired_maps=_paired_maps(row),
             python_min=str(row["python_min"]),
             python_max=str(row["python_max"]),
             cuda_min=cuda_min,
@@ -427,6 +502,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
     breakage_rows = load.breakages(breakage_data)
     torch_data = tables.read_table("torch", directory)
     torch_rows, overrides = _torch_rows(torch_data, cuda_rows)
+    seen = tables.read_table("index", directory) if (directory / "index.toml").is_file() else {}
     return KnowledgeBase(
         cuda_releases=cuda_rows,
         arch_support=load.arch_support(cuda_data),
@@ -441,6 +517,7 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
         pip_commands=load.pip_commands(torch_data),
         wheel_caveats=load.wheel_caveats(torch_data),
         runtime_caveats=load.runtime_caveats(torch_data),
-        checked=str(tables.read_table("capabilities", directory).get("checked", "")),
+        checked=max(str(tables.read_table("capabilities", directory).get("checked", "")), str(seen.get("checked", ""))),
+        index_newest=tuple((str(p["name"]), str(p["newest"])) for p in seen.get("project", [])),
         _torch_overrides=overrides,
     )

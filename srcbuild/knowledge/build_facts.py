@@ -2,7 +2,8 @@
 
 The driver floors of CUDA minor-version compatibility, the newest PTX ISA each generation's last
 driver can JIT-compile, the compute capabilities torch's ``supported_arches`` never lists, and the
-torch releases that read each era-specific build variable. Each row carries its source; the file
+torch releases that read each era-specific build variable, and the variables a build of another
+package (torchaudio) sets in each of its eras. Each row carries its source; the file
 is read once.
 """
 
@@ -51,6 +52,26 @@ class VariableEra:
 
 
 @record
+class PackageVariable:
+    """A variable a build of ``package`` releases ``since <= version < until`` sets, and why."""
+
+    package: str
+    name: str
+    value: str
+    since: Version | None
+    until: Version | None
+    why: str
+    source: str
+
+    def applies(self, package: str, version: Version) -> bool:
+        return (
+            package == self.package
+            and (self.since is None or version >= self.since)
+            and (self.until is None or version < self.until)
+        )
+
+
+@record
 class BuildFacts:
     minor_compat_floor: dict[int, str]  # CUDA major -> oldest driver running its later minors
     minor_compat_source: str
@@ -58,6 +79,11 @@ class BuildFacts:
     unlisted_arches: tuple[ComputeCapability, ...]
     unlisted_source: str
     variable_eras: tuple[VariableEra, ...]
+    package_variables: tuple[PackageVariable, ...] = ()
+
+    def variables_of(self, package: str, version: Version) -> tuple[PackageVariable, ...]:
+        """The ``[[package_variable]]`` rows a build of ``package`` at ``version`` sets."""
+        return tuple(row for row in self.package_variables if row.applies(package, version))
 
     def ptx_isa_limit(self, cc: ComputeCapability) -> PtxIsaLimit | None:
         return next((row for row in self.ptx_isa_limits if row.cc_major == cc.major), None)
@@ -107,5 +133,17 @@ def load_build_facts(data_dir: Path | None = None) -> BuildFacts:
                 str(r["source"]),
             )
             for r in _rows(data, "variable_era", path)
+        ),
+        package_variables=tuple(
+            PackageVariable(
+                str(r["package"]),
+                str(r["name"]),
+                str(r["value"]),
+                Version(r["since"]) if "since" in r else None,
+                Version(r["until"]) if "until" in r else None,
+                str(r["why"]),
+                str(r["source"]),
+            )
+            for r in _rows(data, "package_variable", path)
         ),
     )

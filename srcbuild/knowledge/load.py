@@ -6,12 +6,13 @@ the row so it is fixed at the source; users never edit these files.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.knowledge import versions
 from srcbuild.knowledge.model import (
     ArchSupport,
+    ArchTargets,
     Breakage,
     CudaPatch,
     CudaRelease,
@@ -25,6 +26,7 @@ from srcbuild.knowledge.model import (
     ToolFloor,
     WheelCaveat,
 )
+from srcbuild.knowledge.versions import parse, try_parse
 
 
 class KnowledgeDataError(Exception):
@@ -46,7 +48,7 @@ def _req(row: dict[str, Any], key: str, where: str) -> Any:
 
 def _version(row: dict[str, Any], key: str, where: str) -> str:
     value = str(_req(row, key, where))
-    if versions.try_parse(value) is None:
+    if try_parse(value) is None:
         raise KnowledgeDataError(f"{where}: {key} = {value!r} is not a version")
     return value
 
@@ -69,22 +71,47 @@ def cuda_releases(data: dict[str, Any]) -> tuple[CudaRelease, ...]:
             if (p.from_version is None) == (p.upto_version is None):
                 raise KnowledgeDataError(f"{where}: a [[cuda.patch]] row needs exactly one of 'from' and 'upto'")
         version = _version(row, "version", where)
+        targets = arch_targets(row, where)
+        gaps = tuple(str(g) for g in row.get("gaps", ()))
+        if "min_driver" not in row and "min_driver" not in gaps:
+            raise KnowledgeDataError(f"{where}: no min_driver, and gaps does not name it")
+        plain = targets.capabilities
         rows.append(
             CudaRelease(
                 version=version,
                 line=version,
-                min_cc=_cc(row, "min_cc", where),
-                max_cc=_cc(row, "max_cc", where),
+                min_cc=plain[0],
+                max_cc=plain[-1],
                 deprecated_cc=tuple(ComputeCapability.parse(c) for c in row.get("deprecated_cc", [])),
                 min_gcc=row.get("min_gcc"),
                 max_gcc=int(_req(row, "max_gcc", where)),
                 max_gcc_warn=row.get("max_gcc_warn"),
-                min_driver=_version(row, "min_driver", where),
+                min_driver=_version(row, "min_driver", where) if "min_driver" in row else None,
                 source=_req(row, "source", where),
+                targets=targets,
                 patches=patches,
+                gaps=gaps,
             )
         )
-    return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+    return tuple(sorted(rows, key=lambda r: parse(r.version)))
+
+
+_TARGET_RE = re.compile(r"^[0-9]{2,3}[a-z]?$")
+
+
+def arch_targets(row: dict[str, Any], where: str) -> ArchTargets:
+    """A [[cuda]] row's ``sass`` / ``ptx`` ("50 52 ... 90a 100f": what ptxas accepts) and ``targets``
+    (where the set was read)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for key in ("sass", "ptx"):
+        names = str(_req(row, key, where)).split()
+        bad = [n for n in names if not _TARGET_RE.match(n)]
+        if bad or not names:
+            raise KnowledgeDataError(f"{where}: {key} = {row[key]!r} is not a list like \"50 52 90a\"")
+        found[key] = tuple(names)
+    if not any(n.isdigit() for n in found["sass"]):
+        raise KnowledgeDataError(f"{where}: sass names no plain sm_XY target")
+    return ArchTargets(found["sass"], found["ptx"], str(_req(row, "targets", where)))
 
 
 def arch_support(data: dict[str, Any]) -> tuple[ArchSupport, ...]:
@@ -111,6 +138,7 @@ def gcc_caveats(data: dict[str, Any]) -> tuple[GccCaveat, ...]:
             message=row["message"],
             fix=row["fix"],
             source=row["source"],
+            good=row.get("good"),
         )
         for row in data.get("gcc_caveat", [])
     )
@@ -168,7 +196,7 @@ def cudnn_releases(data: dict[str, Any]) -> tuple[CudnnRelease, ...]:
                 unconfirmed=bool(row.get("unconfirmed", False)),
             )
         )
-    return tuple(sorted(rows, key=lambda r: versions.parse(r.version)))
+    return tuple(sorted(rows, key=lambda r: parse(r.version)))
 
 
 def breakages(data: dict[str, Any]) -> tuple[Breakage, ...]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import field
 
+import srcbuild.knowledge.versions as versions
 from srcbuild.capability import ComputeCapability
-from srcbuild.knowledge import versions
 from srcbuild.records import record
 
 
@@ -32,6 +32,35 @@ class CudaPatch:
 
 
 @record
+class ArchTargets:
+    """The GPU targets one CUDA release's ``ptxas --gpu-name`` (``nvcc --list-gpu-code`` /
+    ``--list-gpu-arch``) accepts: a set, not a range (CUDA 12.8 has sm_101 and sm_120 but no sm_103;
+    CUDA 13.0 renamed sm_101 to sm_110).
+
+    ``sass`` are the ``sm_*`` names without the prefix, ``ptx`` the ``compute_*`` ones; arch-specific
+    variants keep their letter ("90a", "100f"). ``source`` is the binary read (file name and sha256)
+    or the document the set was taken from.
+    """
+
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    source: str
+
+    def has(self, cc: ComputeCapability) -> bool:
+        """Whether plain ``sm_XY`` code (what ``TORCH_CUDA_ARCH_LIST`` asks for) can be made for ``cc``."""
+        return str(cc.sm) in self.sass
+
+    @property
+    def capabilities(self) -> tuple[ComputeCapability, ...]:
+        """The capabilities with plain SASS, lowest first."""
+        return tuple(sorted(ComputeCapability.from_sm(int(n)) for n in self.sass if n.isdigit()))
+
+    def describe(self) -> str:
+        """"sm_50 sm_52 ... sm_120a" as one line."""
+        return " ".join(f"sm_{n}" for n in self.sass)
+
+
+@record
 class CudaRelease:
     """What one CUDA toolkit release accepts. ``version`` is as asked ("11.4.1"), ``line`` the row ("11.4")."""
 
@@ -43,14 +72,17 @@ class CudaRelease:
     min_gcc: int | None  # None: no known floor
     max_gcc: int
     max_gcc_warn: int | None  # sources disagree above max_gcc: gcc up to this only warns
-    min_driver: str
+    min_driver: str | None  # None: a named gap (a binary cannot say it; see ``gaps``)
     source: str
+    targets: ArchTargets
     patches: tuple[CudaPatch, ...] = ()
     # patch rows that may apply but the pinned version is too coarse to tell (cuda = "11.4")
     unresolved_patches: tuple[CudaPatch, ...] = ()
+    gaps: tuple[str, ...] = ()  # facts of this row no source read so far states ("min_driver")
 
     def accepts_cc(self, cc: ComputeCapability) -> bool:
-        return self.min_cc <= cc <= self.max_cc
+        """Whether this release's ptxas makes SASS for ``cc`` (its set, not the span min_cc..max_cc)."""
+        return self.targets.has(cc)
 
     def accepts_gcc(self, gcc_major: int) -> bool:
         return (self.min_gcc is None or gcc_major >= self.min_gcc) and gcc_major <= self.max_gcc
@@ -78,6 +110,7 @@ class GccCaveat:
     message: str
     fix: str
     source: str
+    good: str | None = None  # the newest good release of that gcc major ("10.2"): what srcbuild provisions
 
     def applies(self, cuda: str, gcc_major: int) -> bool:
         v = versions.parse(cuda)
@@ -157,6 +190,16 @@ class TorchRelease:
     official_wheels: tuple[tuple[str, ComputeCapability], ...]  # cuda tag -> lowest SASS capability
     source: str
     unconfirmed: frozenset[str] = field(default_factory=frozenset)
+    # package -> (torch patch release -> that package's releases): every package built against torch
+    # whose map the row holds (torchvision, torchaudio), keyed by its name in srcbuild.packages
+    paired_maps: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
+
+    def paired(self, package: str) -> tuple[str, ...]:
+        """``package``'s releases made for this version (all of the line's when asked for the line)."""
+        mapping = dict(dict(self.paired_maps).get(package, ()))
+        if self.version in mapping:
+            return mapping[self.version]
+        return tuple(v for vs in mapping.values() for v in vs)
 
     @property
     def torchvision(self) -> tuple[str, ...]:

@@ -19,14 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from srcbuild.errors import HostError
+from srcbuild.packages import package_spec
 from srcbuild.recipe.model import Recipe
-from srcbuild.recipe.packages import package_spec
 from srcbuild.records import record
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts
+from srcbuild.toolchain.fetches import CondaPiece, Download, Fetches
 from srcbuild.toolchain.index_files import IndexFile
 from srcbuild.toolchain.needs import requests_for
+from srcbuild.toolchain.providers import PROVIDERS
 from srcbuild.toolchain.providers.base import Offer
-from srcbuild.toolchain.providers.conda import channel_and_specs
 from srcbuild.toolchain.provision import choose
 
 if sys.version_info >= (3, 11):
@@ -50,26 +51,9 @@ class Repo:
 
 
 @record
-class Download:
-    url: str
-    sha256: str
-    size: int | None
-    why: str  # "CUDA 9.2 (runfile)"
-
-
-@record
 class Patch:
     name: str  # as the recipe lists it: "torch/v1.7.1/0001-x.patch"
     path: Path
-
-
-@record
-class CondaPiece:
-    """A toolchain piece the ``conda`` provider installs: its channel and match specs."""
-
-    channel: str
-    specs: tuple[str, ...]
-    why: str  # "gcc 7 (conda)"
 
 
 @record
@@ -84,49 +68,9 @@ class Needs:
     providers: tuple[tuple[str, str], ...] = ()  # (tool, provider) of each piece gathered
 
 
-@record
-class Fetches:
-    """What one offer's provider fetches."""
-
-    downloads: tuple[Download, ...] = ()
-    repos: tuple[Repo, ...] = ()
-    index: tuple[IndexFile, ...] = ()
-    debian: tuple[DebianRoute, ...] = ()
-    conda: tuple[CondaPiece, ...] = ()
-
-
 def fetches_of(offer: Offer, facts: ToolchainFacts) -> Fetches | None:
-    """What an offer's provider fetches, or None when the data does not say."""
-    request, why = offer.request, offer.describe()
-    if offer.provider == "runfile":
-        runfile = facts.runfile_for(request.version)
-        return Fetches(downloads=(Download(runfile.url, runfile.sha256, runfile.size, why),)) if runfile else None
-    if offer.provider == "redist":
-        redist = facts.redist_for(request.version)
-        if redist is None:
-            return None
-        return Fetches(downloads=tuple(Download(redist.url(c), c.sha256, c.size, why) for c in redist.components))
-    if offer.provider == "nvidia" and request.cuda:
-        archive = facts.cudnn_for(request.version, request.cuda)
-        return Fetches(downloads=(Download(archive.url, archive.sha256, archive.size, why),)) if archive else None
-    if offer.provider == "source":
-        nccl = next((n for n in facts.nccl if n.tag.lstrip("v").startswith(request.version)), None)
-        return Fetches(repos=(Repo(nccl.repo, nccl.tag, None, why),)) if nccl else None
-    if offer.provider == "pypi" and request.cuda:
-        wheel = facts.index_wheel_for(request.tool, request.version, request.cuda)
-        if wheel is None:
-            return None
-        return Fetches(index=(IndexFile(request.tool, wheel.requirement, wheel.sha256, wheel.size, wheel.filename),))
-    if offer.provider == "debian":
-        route = facts.debian_for(request.version)
-        if route is None:
-            return None
-        wheels = tuple(IndexFile("cuda", w.requirement, w.sha256, w.size) for w in route.wheels)
-        return Fetches(index=wheels, debian=(route,))
-    if offer.provider == "conda":
-        found = channel_and_specs(request, facts)
-        return Fetches(conda=(CondaPiece(found[0], found[1], why),)) if found else None
-    return None
+    """What an offer's provider fetches (each provider answers for itself), or None when the data does not say."""
+    return PROVIDERS[offer.provider].fetches(offer, facts)
 
 
 def needs_of(
@@ -165,7 +109,7 @@ def needs_of(
             not_mirrored.append(f"{offer.describe()}: srcbuild's data names no files for it")
             continue
         downloads += [d for d in got.downloads if not any(d.url == o.url for o in downloads)]
-        repos += got.repos
+        repos += [Repo(r.url, r.tag, None, r.why) for r in got.repos]
         index += [f for f in got.index if f not in index]
         debian += [r for r in got.debian if r not in debian]
         conda += got.conda

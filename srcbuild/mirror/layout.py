@@ -31,8 +31,10 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
+
+from srcbuild.offline import DEBIAN_VAR, DIR_VAR
 
 MANIFEST = "manifest.json"
 GIT = "git"
@@ -41,8 +43,6 @@ PATCHES = "patches"
 CONDA = "conda"
 PYPI = "pypi"
 DEBIAN = "debian"
-DEBIAN_VAR = "SRCBUILD_DEBIAN_MIRROR"
-DIR_VAR = "SRCBUILD_MIRROR_DIR"
 
 # The prefixes a --mirror-dir maps onto DIR/git/: every spelling of a remote URL but git@HOST:
 # (scp-like), which takes one rule per host (the hosts the manifest lists).
@@ -131,12 +131,3 @@ def mirror_dir_settings(location: str, hosts: Iterable[str]) -> dict[str, str]:
         DEBIAN_VAR: file_url(base) + DEBIAN,
     }
     return out
-
-
-def missing_requirement(tail: Sequence[str]) -> str | None:
-    """The requirement pip names in "No matching distribution found for X", if it does."""
-    marker = "No matching distribution found for "
-    for line in reversed(tail):
-        if marker in line:
-            return line.split(marker, 1)[1].strip()
-    return None

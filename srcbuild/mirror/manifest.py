@@ -9,8 +9,10 @@ the mirror was made for.
      "providers": ["redist", "pypi"],                           # the toolchain providers it holds files of
      "files": {"nvidia/compute/...run": {"sha256": .., "size": .., "origin": "https://..."}, ...}}
 
-``verify`` reads every file the manifest lists and reports each one that is missing or whose size
-or sha256 differ. The manifest is written to a temporary name and renamed into place.
+``verify`` reads every file the manifest lists and reports each one that is missing, whose size
+or sha256 differ or that a symbolic link takes out of the mirror, and every file of a git
+repository the manifest does not list. ``--mirror-dir`` runs it before a command takes anything
+from a mirror directory. The manifest is written to a temporary name and renamed into place.
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import NotFoundError, UsageError
-from srcbuild.files import sha256_file
-from srcbuild.mirror.layout import MANIFEST, file_url, git_path
+from srcbuild.files import VerifiedFiles, sha256_file
+from srcbuild.mirror.layout import GIT, MANIFEST, file_url, git_path
 from srcbuild.records import record
 
 FORMAT = 1
@@ -165,11 +167,20 @@ class Problem:
         return {"path": self.path, "why": self.why}
 
 
-def verify(root: Path, manifest: Manifest) -> list[Problem]:
-    """Every file of the manifest that is missing, or whose size or sha256 differ."""
+def verify(root: Path, manifest: Manifest, checked: VerifiedFiles | None = None) -> list[Problem]:
+    """Every file of the manifest that is missing, whose size or sha256 differ, or that a symbolic
+    link takes out of the mirror (never followed there); and every file under ``git/`` the
+    manifest does not list (a ref added to a repository moves a tag as surely as a changed one).
+    With ``checked``, a file whose identity has not changed since it last matched is not hashed
+    again (``srcbuild.files.VerifiedFiles``)."""
     problems = []
+    top = root.resolve()
     for rel, entry in sorted(manifest.files.items()):
         path = root / rel
+        real = path.resolve()
+        if real != top and top not in real.parents:
+            problems.append(Problem(rel, f"a symbolic link out of the mirror (to {real}); not followed"))
+            continue
         if not path.is_file():
             problems.append(Problem(rel, "missing"))
             continue
@@ -177,7 +188,15 @@ def verify(root: Path, manifest: Manifest) -> list[Problem]:
         if size != entry.size:
             problems.append(Problem(rel, f"size {size}, manifest {entry.size}"))
             continue
+        if checked is not None and checked.matches(path, entry.sha256):
+            continue
         digest = sha256_file(path)
         if digest != entry.sha256:
             problems.append(Problem(rel, f"sha256 {digest[:12]}..., manifest {entry.sha256[:12]}..."))
+    for dirpath, dirnames, filenames in os.walk(root / GIT):
+        for name in sorted(filenames):
+            rel = (Path(dirpath) / name).relative_to(root).as_posix()
+            if rel not in manifest.files:
+                problems.append(Problem(rel, "not in the manifest"))
+        dirnames.sort()
     return problems

@@ -67,7 +67,8 @@ class Preflight(Action):
 
 @record
 class TorchWheel(Action):
-    """torchvision's torch: the recipe's torch wheel from the cache, built first when missing."""
+    """The torch of a package built against it (torchvision, torchaudio): the recipe's torch wheel
+    from the cache, built first when missing."""
 
     name: ClassVar[str] = "torch-wheel"
     recipe: str

@@ -14,6 +14,7 @@ from pathlib import Path
 from srcbuild.command import Command
 from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.envmods import EnvChanges
+from srcbuild.packages import package_spec, pinned_packages
 from srcbuild.plan.actions import (
     CacheWheel,
     CheckBuildTree,
@@ -35,6 +36,7 @@ from srcbuild.plan.sources import patches_step, sources_steps
 from srcbuild.plan.vision import supported_arches_step
 from srcbuild.resolve import ResolvedBuild
 from srcbuild.resolve.variables import cmake_settings, wheel_version
+from srcbuild.rules.host import DISK_MIN_GIB
 from srcbuild.sources.sync import SourceSync
 
 SETTINGS_HASH_FILE = "cmake-settings.hash"
@@ -50,7 +52,15 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     if r.provisioning:  # the compiler step registers a provisioned gcc: it must exist by then
         steps.append(provision_step(r))
     steps.append(compiler_step(r))
-    sources = SourceSync(r.pin, r.checkout, r.paths.git_cache_dir, r.mirrors, r.options.git_jobs, label=package)
+    sources = SourceSync(
+        r.pin,
+        r.checkout,
+        r.paths.git_cache_dir,
+        r.mirrors,
+        r.options.git_jobs,
+        label=package,
+        accept_moved=r.options.accept_moved_tag,
+    )
     steps.extend(sources_steps(sources))
     patch = patches_step(r.checkout, r.applied_patches)
     if patch is not None:
@@ -101,7 +111,8 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         Step(
             id="cache",
             title="Store the wheel in the cache",
-            why="a later build of the same inputs (and torchvision's build) reuses it without compiling",
+            why="a later build of the same inputs (and the builds of the packages built against it) reuses it "
+            "without compiling",
             action=CacheWheel(
                 r.dist_dir, wheels, r.paths.cache_dir, sources, tuple(p.path for p in r.applied_patches), build_log
             ),
@@ -123,6 +134,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
         system_alternatives=r.compiler.system,
         findings=r.findings,
         compiler_tree=r.compiler.tree,
+        disk_need_bytes=DISK_MIN_GIB * 2**30,
     )
 
 
@@ -218,10 +230,11 @@ def environment_step(r: ResolvedBuild) -> Step:
 
 
 def _whose_dependencies(r: ResolvedBuild) -> str:
-    """``v2.5.1 and torchvision v0.20.1``: one environment serves a recipe's torch and torchvision
-    builds, so it holds what both need (``srcbuild.envs.spec.env_spec_for``)."""
-    vision = r.recipe.torchvision
-    return r.recipe.torch.tag + (f" and torchvision {vision.tag}" if vision is not None else "")
+    """``v2.5.1 and torchvision v0.20.1``: one environment serves the builds of every package a
+    recipe pins, so it holds what they all need (``srcbuild.envs.spec.env_spec_for``)."""
+    others = [f"{name} {package_spec(name).pin(r.recipe).tag}" for name in pinned_packages(r.recipe) if name != "torch"]
+    named = [r.recipe.torch.tag, *others]
+    return " and ".join([", ".join(named[:-1]), named[-1]]) if len(named) > 1 else named[0]
 
 
 def _environment_shell(r: ResolvedBuild) -> tuple[str, ...]:
@@ -254,8 +267,8 @@ def _torch_wheel_step(r: ResolvedBuild) -> Step:
     return Step(
         id="torch-wheel",
         title=f"Torch wheel of recipe {r.recipe.name}",
-        why="torchvision builds against the torch wheel of the same recipe: taken from the cache, built first "
-        "when missing",
+        why=f"{r.package.name} builds against the torch wheel of the same recipe: taken from the cache, built "
+        "first when missing",
         action=TorchWheel(r.recipe.name, dest),
     )
 
@@ -277,7 +290,7 @@ def _install_torch_step(r: ResolvedBuild) -> Step:
     return Step(
         id="install-torch",
         title=f"Install torch {version} into the build environment",
-        why="torchvision's setup.py imports torch and builds against it",
+        why=f"{r.package.name}'s setup.py imports torch and builds against it",
         commands=(Command(argv, "the recipe's own torch wheel, never one from an index"),),
     )
 

@@ -75,7 +75,7 @@ class Step:
 class Plan:
     """Everything a build will do, in order; the executor runs exactly this object."""
 
-    package: str  # "torch" or "torchvision"
+    package: str  # a package of srcbuild.packages: "torch", "torchvision", "torchaudio"
     recipe: str
     version: str  # the wheel version the build produces, e.g. "1.7.1+cu92.sm30"
     settings: tuple[Setting, ...]
@@ -89,8 +89,17 @@ class Plan:
     keep_build: bool = False
     system_alternatives: bool = False
     findings: tuple[Finding, ...] = ()  # the resolved build's rule and host findings
+    # about how much free disk the build needs (named when a filesystem fills during it); 0: unknown
+    disk_need_bytes: int = field(default=0, compare=False)
+    # the command that continues this build after an interrupt or a failure ("" : srcbuild PACKAGE
+    # --recipe RECIPE --resume, the torch/torchvision form)
+    continue_command: str = field(default="", compare=False)
     # the update-alternatives tree the build selects its gcc in (``--format shell`` restores a system one)
     compiler_tree: AlternativesTree | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def resume_command(self) -> str:
+        return self.continue_command or f"srcbuild {self.package} --recipe {self.recipe} --resume"
 
     @property
     def state_path(self) -> Path:

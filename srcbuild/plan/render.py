@@ -11,10 +11,8 @@ import json
 import shlex
 from collections.abc import Sequence
 
-from rich.table import Table
-
 from srcbuild.command import Command
-from srcbuild.console import DEFAULT_WIDTH, as_text, table, wrap_text
+from srcbuild.console import DEFAULT_WIDTH, Table, as_text, table, wrap_text
 from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Severity
 from srcbuild.plan.compiler import shell_restore_lines

@@ -6,11 +6,14 @@ solver as arguments. An entry that starts with ``-`` would be an option there:
 ``PIP_INDEX_URL`` has, which ``[build] env`` refuses), ``--override-channels`` or ``-c`` changes
 where conda looks. So each entry must be what its field says:
 
-* ``env.pip``: a PEP 508 requirement, parsed with ``packaging.requirements.Requirement``;
+* ``env.pip``: a PEP 508 requirement, parsed with ``packaging.requirements.Requirement``, by name
+  and version: a direct reference (``name @ https://...``, ``name @ file:///...``) makes pip
+  download from where the recipe says, as ``--index-url`` would, and needs ``[build]
+  allow_env_override = true``;
 * ``env.conda``: a conda match spec (a package name, optionally ``channel::``, a version and a
   build string), not starting with ``-``;
 * ``env.channels``: a channel name (``conda-forge``, ``nvidia/label/cuda-11.8.0``) or an
-  ``http(s)://`` or ``file://`` URL.
+  ``https://`` or ``file://`` URL (a plain ``http://`` channel can be swapped on the way).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from srcbuild.errors import RecipeError
 
 _CONDA_SPEC = re.compile(r"(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:[ =<>!~*,|.\[\]\w'\"\-+]*)")
 _CHANNEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_.\-]+)*")
-_CHANNEL_URL = re.compile(r"(?:https?|file)://[^\s]+")
+_CHANNEL_URL = re.compile(r"(?:https|file)://[^\s]+")
 
 _WHAT = {
     "env.pip": ("a requirement", "write a requirement like 'ninja>=1.10' (pip options do not belong in a recipe)"),
@@ -45,15 +48,35 @@ def _valid(field: str, entry: str) -> bool:
     return bool(_CHANNEL_NAME.fullmatch(entry) or _CHANNEL_URL.fullmatch(entry))
 
 
-def check_env_entries(entries: Iterable[object], field: str, where: str) -> list[str]:
-    """``entries`` when each is what ``field`` takes; RecipeError naming the first that is not."""
+def check_env_entries(entries: Iterable[object], field: str, where: str, allow_override: bool = False) -> list[str]:
+    """``entries`` when each is what ``field`` takes; RecipeError naming the first that is not.
+    ``allow_override`` (``[build] allow_env_override``) lets an ``env.pip`` entry be a direct reference."""
     what, hint = _WHAT[field]
     checked = []
     for i, entry in enumerate(entries):
         text = str(entry)
         if text.lstrip().startswith("-"):
             raise RecipeError(f"{where}: {field}[{i}]: {text!r} is an option, not {what}", hint)
+        if field == "env.channels" and text.strip().startswith("http://"):
+            raise RecipeError(
+                f"{where}: {field}[{i}]: {text!r} is a plain http:// channel, which anyone on the way can swap",
+                "use the channel's https:// URL (or a file:// one for a local channel)",
+            )
         if not _valid(field, text.strip()):
             raise RecipeError(f"{where}: {field}[{i}]: {text!r} is not {what}", hint)
+        if field == "env.pip" and not allow_override and _direct_reference(text.strip()):
+            raise RecipeError(
+                f"{where}: {field}[{i}]: {text!r} is a direct reference: pip would download it from that URL "
+                "instead of the package index; refused unless [build] allow_env_override = true",
+                "name the package and its version ('ninja>=1.10'), or set allow_env_override = true under [build] "
+                "if the recipe must take it from that URL",
+            )
         checked.append(text)
     return checked
+
+
+def _direct_reference(entry: str) -> bool:
+    """Whether a (valid) PEP 508 requirement names a URL (``name @ url``)."""
+    from packaging.requirements import Requirement
+
+    return Requirement(entry).url is not None

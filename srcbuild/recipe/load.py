@@ -16,11 +16,10 @@ from typing import Any
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import RecipeError
+from srcbuild.packages import PACKAGES
 from srcbuild.paths import catalog_dir
 from srcbuild.recipe.envcheck import check_env_entries
 from srcbuild.recipe.model import (
-    DEFAULT_TORCH_REPO,
-    DEFAULT_TORCHVISION_REPO,
     Build,
     EnvTable,
     ExtensionPin,
@@ -30,13 +29,26 @@ from srcbuild.recipe.model import (
     SourcePin,
     Toolchain,
 )
-from srcbuild.recipe.schema import REQUIRED, SCHEMA, Field, changes_what_runs, control_character, recipe_name_reason
+from srcbuild.recipe.schema import (
+    REQUIRED,
+    Field,
+    build_env_allowlist,
+    changes_what_runs,
+    control_character,
+    recipe_name_reason,
+    recipe_schema,
+)
 from srcbuild.tables import read_data_file
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
+
+# Bounds on what one recipe may make srcbuild read: the catalog's recipes are 1-3 KiB and extend at
+# most one parent; a 60 MB file or a chain of 1,000 parents is not a recipe.
+MAX_RECIPE_BYTES = 1024 * 1024
+MAX_EXTENDS_DEPTH = 32
 
 _TYPE_NAMES = {str: "a string", bool: "true or false", list: "an array", dict: "a table"}
 
@@ -77,7 +89,14 @@ def read_toml(path: Path) -> dict[str, Any]:
             pass  # the reading below says what is wrong with it
     where = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as f:
+            raw = f.read(MAX_RECIPE_BYTES + 1)
+        if len(raw) > MAX_RECIPE_BYTES:
+            raise RecipeError(
+                f"{where}: the file is larger than {MAX_RECIPE_BYTES // 1024} KiB; a recipe is a few KiB of TOML",
+                "check that this is the recipe you meant",
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RecipeError(f"{where}: no such recipe file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -107,10 +126,11 @@ def _type_reason(value: object, field: Field) -> str | None:
 
 def validate_table(data: dict[str, Any], where: str) -> None:
     """Check one file's keys, types and values against the schema (before merging)."""
+    schema = recipe_schema()
     for key, value in data.items():
-        if key not in SCHEMA:
-            raise RecipeError(f"{where}: {_show(key)}: unknown key{_did_you_mean(key, list(SCHEMA))}")
-        spec = SCHEMA[key]
+        if key not in schema:
+            raise RecipeError(f"{where}: {_show(key)}: unknown key{_did_you_mean(key, list(schema))}")
+        spec = schema[key]
         if isinstance(spec, dict):
             if not isinstance(value, dict):
                 raise RecipeError(f"{where}: {key}: must be a table ([{key}]), not {_short(value)}")
@@ -156,6 +176,16 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _origins(data: dict[str, Any], where: str) -> dict[str, str]:
+    """``where`` for each key ``data`` sets (a table's keys as ``table.key``)."""
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        out[key] = where
+        if isinstance(value, dict):
+            out.update({f"{key}.{sub}": where for sub in value})
+    return out
+
+
 def merge_tables(parent: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     """Tables merge key by key; any other value in the child replaces the parent's."""
     out = dict(parent)
@@ -187,16 +217,19 @@ class RecipeLoader:
     def load(self, path: Path) -> Recipe:
         path = Path(path)
         where = display_path(path)
-        merged, chain = self._merged(path, [])
-        return self._build(merged, path, where, tuple(chain))
+        merged, chain, origins = self._merged(path, [])
+        return self._build(merged, path, where, tuple(chain), origins)
 
-    def _merged(self, path: Path, seen: list[Path]) -> tuple[dict[str, Any], list[str]]:
+    def _merged(self, path: Path, seen: list[Path]) -> tuple[dict[str, Any], list[str], dict[str, str]]:
+        """The recipe's data merged over its parents', the names of its parents, and which file set
+        each key (``toolchain.cudnn`` -> ``kepler-k80-cu118.toml``)."""
         where = display_path(path)
         data = read_toml(path)
         validate_table(data, where)
+        mine = _origins(data, where)
         parent_name = data.get("extends")
         if parent_name is None:
-            return data, []
+            return data, [], mine
         resolved = path.resolve()
         seen = [*seen, resolved]
         parent = self.find_parent(parent_name, path)
@@ -208,34 +241,51 @@ class RecipeLoader:
         if parent.resolve() in seen:
             names = [p.stem for p in seen] + [parent.stem]
             raise RecipeError(f"{where}: extends: cycle {' -> '.join(names)}")
-        parent_data, chain = self._merged(parent, seen)
+        if len(seen) >= MAX_EXTENDS_DEPTH:
+            raise RecipeError(
+                f"{display_path(seen[0])}: extends: more than {MAX_EXTENDS_DEPTH} recipes deep "
+                f"(stopped at {where}, which extends '{parent_name}')",
+                "let the recipe extend a catalog recipe directly instead of a chain of files",
+            )
+        parent_data, chain, origins = self._merged(parent, seen)
         child = {k: v for k, v in data.items() if k != "extends"}
         parent_data = {k: v for k, v in parent_data.items() if k not in ("name", "extends")}
-        return merge_tables(parent_data, child), [parent_name, *chain]
+        return merge_tables(parent_data, child), [parent_name, *chain], {**origins, **mine}
 
-    def _build(self, data: dict[str, Any], path: Path, where: str, chain: tuple[str, ...]) -> Recipe:
+    def _build(
+        self, data: dict[str, Any], path: Path, where: str, chain: tuple[str, ...], origins: dict[str, str]
+    ) -> Recipe:
+        def at(dotted: str) -> str:
+            """``where: key``, and the file that set the key when a parent did."""
+            origin = origins.get(dotted, where)
+            return f"{where}: {dotted}" + (f" (set in {origin})" if origin != where else "")
+
         for dotted in REQUIRED:
             table, key = dotted.split(".")
             if key not in data.get(table, {}):
                 raise RecipeError(f"{where}: {dotted}: required key is missing")
         tool = data["toolchain"]
         cuda = None if tool["cuda"] == "none" else tool["cuda"]
-        toolchain = Toolchain(python=tool["python"], gcc=tool["gcc"], cuda=cuda, cudnn=tool.get("cudnn"))
+        cudnn = None if tool.get("cudnn") in (None, "none") else tool["cudnn"]  # "none": a parent's is removed
+        toolchain = Toolchain(python=tool["python"], gcc=tool["gcc"], cuda=cuda, cudnn=cudnn)
         gpu_data = data.get("gpu", {})
         arch_list = [ComputeCapability.parse(a) for a in gpu_data.get("arch", [])]
         if len(set(arch_list)) != len(arch_list):
             dup = next(str(a) for a in arch_list if arch_list.count(a) > 1)
-            raise RecipeError(f"{where}: gpu.arch: {dup!r} is listed twice")
+            raise RecipeError(f"{at('gpu.arch')}: {dup!r} is listed twice")
         if cuda is None:
             if arch_list:
                 raise RecipeError(
-                    f'{where}: gpu.arch: a CPU-only build (toolchain.cuda = "none") compiles no kernels; '
-                    "remove gpu.arch or set toolchain.cuda"
+                    f'{at("gpu.arch")}: a CPU-only build (toolchain.cuda = "none") compiles no kernels; '
+                    'remove gpu.arch (arch = [] in a recipe that extends one) or set toolchain.cuda'
                 )
             if toolchain.cudnn is not None:
-                raise RecipeError(f'{where}: toolchain.cudnn: cuDNN needs CUDA, but toolchain.cuda = "none"')
+                raise RecipeError(
+                    f'{at("toolchain.cudnn")}: cuDNN needs CUDA, but toolchain.cuda = "none"',
+                    'set cudnn = "none" to build without it',
+                )
         elif not arch_list:
-            raise RecipeError(f"{where}: gpu.arch: required for a CUDA build (the compute capabilities to compile for)")
+            raise RecipeError(f"{at('gpu.arch')}: required for a CUDA build (the compute capabilities to compile for)")
         gpu = Gpu(arch=tuple(arch_list), ptx=bool(gpu_data.get("ptx", False)))
         mpi_data = data.get("mpi", {})
         mpi = Mpi(
@@ -244,20 +294,33 @@ class RecipeLoader:
             version=mpi_data.get("version"),
         )
         if mpi.enabled and mpi.version is None:
-            raise RecipeError(f"{where}: mpi.version: required when mpi.enabled = true")
+            enabled = origins.get("mpi.enabled", where)
+            set_in = f" (set in {enabled})" if enabled != where else ""
+            raise RecipeError(f"{where}: mpi.version: required when mpi.enabled = true{set_in}")
         build_data = data.get("build", {})
         patches = tuple(build_data.get("patches", []))
         patch_files = tuple(self._find_patch(p, i, path, where) for i, p in enumerate(patches))
         build_env = tuple(sorted(build_data.get("env", {}).items()))
         allow_override = bool(build_data.get("allow_env_override", False))
-        overrides = [name for name, _ in build_env if changes_what_runs(name)]
+        overrides = [name for name, value in build_env if changes_what_runs(name, value)]
         if overrides and not allow_override:
+            allow = build_env_allowlist()
+            listed = [(n, v) for n, v in build_env if n in overrides and allow.kind(n) is not None]
+            if listed:
+                name, value = listed[0]
+                raise RecipeError(
+                    f"{at('build.env')}: {allow.value_reason(name, value)}; a value other than that is "
+                    "refused unless [build] allow_env_override = true",
+                    "the build switches and the values each takes are listed in srcbuild/recipe/data/"
+                    "build_env.toml (docs/security.md)",
+                )
             raise RecipeError(
-                f"{where}: build.env: {', '.join(overrides)} would change which programs run or what they load; "
-                "refused unless [build] allow_env_override = true",
-                "[build] env takes build switches (USE_*, BUILD_*, TORCH_*, MAX_JOBS, CMAKE_* except the "
-                "variables that load code; docs/security.md); add allow_env_override = true under [build] "
-                "only if the recipe needs more",
+                f"{at('build.env')}: {', '.join(overrides)} would change which programs run or what they "
+                "load; refused unless [build] allow_env_override = true",
+                "[build] env takes the build switches torch, torchvision and the extensions document "
+                "(USE_*, BUILD_*, MAX_JOBS, TORCH_CUDA_ARCH_LIST, CMAKE_BUILD_TYPE ...: srcbuild/recipe/data/"
+                "build_env.toml; docs/security.md); add allow_env_override = true under [build] only if the "
+                "recipe needs more",
             )
         build = Build(
             env=build_env,
@@ -271,15 +334,20 @@ class RecipeLoader:
         env = EnvTable(
             conda=tuple(check_env_entries(env_data.get("conda", []), "env.conda", where)),
             channels=tuple(check_env_entries(env_data.get("channels", []), "env.channels", where)),
-            pip=tuple(check_env_entries(env_data.get("pip", []), "env.pip", where)),
+            pip=tuple(check_env_entries(env_data.get("pip", []), "env.pip", where, allow_override)),
         )
         extensions = tuple(
             ExtensionPin(name=e["name"], version=e.get("version"), git=e.get("git")) for e in data.get("extensions", [])
         )
-        torch = _pin(data["torch"], DEFAULT_TORCH_REPO)
-        torchvision = _pin(data["torchvision"], DEFAULT_TORCHVISION_REPO) if "torchvision" in data else None
-        if torchvision is not None and "tag" not in data["torchvision"]:
-            raise RecipeError(f"{where}: torchvision.tag: required key is missing")
+        pins: list[tuple[str, SourcePin]] = []
+        for spec in PACKAGES.values():  # torch's table is required (REQUIRED); the others pin when present
+            pinned = data.get(spec.recipe_table)
+            if pinned is None:
+                continue
+            if "tag" not in pinned:
+                raise RecipeError(f"{where}: {spec.recipe_table}.tag: required key is missing")
+            pins.append((spec.recipe_table, _pin(pinned, spec.default_repo)))
+        torch = dict(pins)["torch"]
         if "name" not in data:
             reason = recipe_name_reason(path.stem)
             if reason:
@@ -291,7 +359,7 @@ class RecipeLoader:
             name=data.get("name", path.stem),
             description=data.get("description", ""),
             torch=torch,
-            torchvision=torchvision,
+            pins=tuple((table, pin) for table, pin in pins if table != "torch"),
             toolchain=toolchain,
             gpu=gpu,
             mpi=mpi,

@@ -12,19 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.capability import ComputeCapability
+from srcbuild.packages import PACKAGES, SourcePin
 from srcbuild.records import record
-
-DEFAULT_TORCH_REPO = "https://github.com/pytorch/pytorch"
-DEFAULT_TORCHVISION_REPO = "https://github.com/pytorch/vision"
-
-
-@record
-class SourcePin:
-    """A git tag (and optionally the commit it must resolve to) of one repository."""
-
-    tag: str
-    repo: str
-    commit: str | None = None
 
 
 @record
@@ -112,7 +101,9 @@ class Recipe:
     description: str
     torch: SourcePin
     toolchain: Toolchain
-    torchvision: SourcePin | None = None
+    # the pins of the other packages of ``srcbuild.packages`` (torchvision, torchaudio), by their
+    # recipe table, in the registry's order
+    pins: tuple[tuple[str, SourcePin], ...] = ()
     gpu: Gpu = field(default_factory=Gpu)
     mpi: Mpi = field(default_factory=Mpi)
     build: Build = field(default_factory=Build)
@@ -121,6 +112,12 @@ class Recipe:
     path: Path | None = None  # the file it was read from
     extends: tuple[str, ...] = ()  # parent chain, nearest first
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # merged TOML
+
+    def pin_of(self, table: str) -> SourcePin | None:
+        """The pin of the recipe table ``table`` (``torch``, ``torchvision``, ...), or None."""
+        if table == "torch":
+            return self.torch
+        return dict(self.pins).get(table)
 
     @property
     def cuda_tag(self) -> str:
@@ -147,7 +144,11 @@ class Recipe:
             "path": str(self.path) if self.path else None,
             "extends": list(self.extends),
             "torch": _pin_json(self.torch),
-            "torchvision": _pin_json(self.torchvision) if self.torchvision else None,
+            **{
+                spec.recipe_table: _pin_json(pin) if (pin := self.pin_of(spec.recipe_table)) else None
+                for spec in PACKAGES.values()
+                if spec.recipe_table != "torch"
+            },
             "toolchain": {
                 "python": self.toolchain.python,
                 "gcc": self.toolchain.gcc,

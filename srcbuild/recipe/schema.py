@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from pathlib import Path
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.records import record
+from srcbuild.tables import read_data_file
 
 Check = Callable[[object], "str | None"]
 
@@ -70,6 +73,12 @@ def _cuda(value: object) -> str | None:
     return f'{value!r} is not a CUDA version (expected a form like "11.8" or "none" for a CPU-only build)'
 
 
+def _cudnn(value: object) -> str | None:
+    if value == "none" or CUDNN_RE.fullmatch(str(value)):
+        return None
+    return f'{value!r} is not a cuDNN version like "7.6" or "8.0.5" (or "none": no cuDNN)'
+
+
 def _capability(value: object) -> str | None:
     try:
         ComputeCapability.parse(str(value))
@@ -94,45 +103,82 @@ def _env_table(value: object) -> str | None:
     return None
 
 
-# [build] env is an allowlist: the build switches torch's and torchvision's setup.py and CMake
-# document (pytorch/pytorch: setup.py's header lists USE_*, BUILD_*, TORCH_*, MAX_JOBS and CMAKE_*
-# passed through to CMake; torchvision: setup.py reads FORCE_CUDA and TORCHVISION_*). CMake
-# variables that load or run code are not build switches: CMAKE_TOOLCHAIN_FILE and
-# CMAKE_PROJECT_INCLUDE* run a script (cmake(1)), *_LAUNCHER, *_COMPILER* and the binutils
-# variables choose the programs that run, CMAKE_MODULE_PATH and CMAKE_PREFIX_PATH choose the
-# CMake files find_package() and include() load, and compiler flags can load a plugin (gcc's
-# -fplugin, -B, -specs). Everything else (PATH, LD_PRELOAD, PYTHONPATH,
-# NVCC_PREPEND_FLAGS, CCACHE_PREFIX, PIP_*, GCONV_PATH, HOME ...) may be set only with
-# [build] allow_env_override = true, and the compatibility check then warns, naming each.
-# The extension switches srcbuild/ext/data/extensions.toml documents with their setup.py
-# (FORCE_ONLY_CUDA, FORCE_ONLY_CPU: which of torch-scatter's libraries are built; MMCV_WITH_OPS)
-# are build switches too.
-BUILD_ENV_PREFIXES = ("USE_", "BUILD_", "TORCH_", "TORCHVISION_", "CMAKE_")
-BUILD_ENV_NAMES = frozenset(
-    {"MAX_JOBS", "FORCE_CUDA", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH",
-     "FORCE_ONLY_CUDA", "FORCE_ONLY_CPU", "MMCV_WITH_OPS"}
-)
-_CMAKE_LOADS_CODE = re.compile(
-    r"CMAKE_(TOOLCHAIN_FILE|PROJECT_(\w+_)?INCLUDE(_BEFORE)?|\w*LAUNCHER\w*|\w*COMPILER\w*"
-    r"|USER_MAKE_RULES_OVERRIDE\w*|MODULE_PATH|PREFIX_PATH|FIND_ROOT_PATH|SYSROOT\w*|\w*PROGRAM\w*"
-    r"|LINKER\w*|AR|RANLIB|NM|OBJCOPY|OBJDUMP|STRIP|ADDR2LINE|READELF|DLLTOOL|MT|COMMAND\w*"
-    r"|\w*_DIR|\w*_ROOT|FIND_PACKAGE_REDIRECTS_DIR|\w*SCRIPT\w*|\w*FLAGS\w*)"
-)
+# [build] env is an allowlist, written out in data/build_env.toml with a source for each name:
+# the switches torch's, torchvision's and the extensions' setup.py document. A name outside it
+# (PATH, LD_PRELOAD, CC, NVCC_FLAGS, every CMake variable that is not listed ...) may be set only
+# with [build] allow_env_override = true, and plan and every build then name it. A listed name
+# takes only its kind of value (an on/off switch, a count, a plain word), so no value can be a
+# program, a path or a flag.
+BUILD_ENV_DATA = Path(__file__).resolve().parent / "data" / "build_env.toml"
+_SWITCH_VALUES = frozenset({"0", "1", "ON", "OFF", "TRUE", "FALSE", "YES", "NO"})
+_VALUE_KINDS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "switch": ("an on/off switch (0, 1, ON, OFF, TRUE, FALSE, YES, NO)", lambda v: v.upper() in _SWITCH_VALUES),
+    "count": ("a whole number", lambda v: v.isascii() and v.isdigit()),
+    "word": (
+        "a plain word (letters, digits and . _ ; + -)",
+        lambda v: re.fullmatch(r"[A-Za-z0-9._;+\-]+", v, re.ASCII) is not None,
+    ),
+}
+
+
+@record
+class BuildEnvAllowlist:
+    """The names ``[build] env`` takes without ``allow_env_override`` and the value kind of each."""
+
+    names: Mapping[str, str]  # exact name -> value kind
+    switch_prefixes: tuple[str, ...]  # NAME with one of these prefixes takes a switch value
+
+    def kind(self, name: str) -> str | None:
+        """The value kind ``name`` takes, or None when it is not on the list."""
+        if name in self.names:
+            return self.names[name]
+        if re.fullmatch(r"[A-Z][A-Z0-9_]*", name) and any(
+            name.startswith(p) and len(name) > len(p) for p in self.switch_prefixes
+        ):
+            return "switch"
+        return None
+
+    def value_reason(self, name: str, value: str) -> str | None:
+        """Why ``value`` is not what listed ``name`` takes; None when it is (or ``name`` is not listed)."""
+        kind = self.kind(name)
+        if kind is None:
+            return None
+        what, ok = _VALUE_KINDS[kind]
+        return None if ok(value) else f"{name} takes {what}, not {value!r}"
+
+
+@lru_cache(maxsize=1)
+def build_env_allowlist() -> BuildEnvAllowlist:
+    """data/build_env.toml, read once."""
+    data = read_data_file(BUILD_ENV_DATA, shipped=True)
+    names: dict[str, str] = {}
+    for group in data.get("names", []):
+        if group["kind"] not in _VALUE_KINDS or not group.get("source"):
+            raise ValueError(f"{BUILD_ENV_DATA}: every [[names]] needs a known kind and a source")
+        names.update(dict.fromkeys(group["names"], group["kind"]))
+    prefixes = tuple(p for group in data.get("switches", []) for p in group["prefixes"])
+    return BuildEnvAllowlist(names=names, switch_prefixes=prefixes)
 
 
 def is_build_variable(name: str) -> bool:
-    """Whether ``name`` is on the ``[build] env`` allowlist (see above)."""
-    if name in BUILD_ENV_NAMES:
+    """Whether ``name`` is on the ``[build] env`` allowlist (data/build_env.toml)."""
+    return build_env_allowlist().kind(name) is not None
+
+
+def changes_what_runs(name: str, value: str | None = None) -> bool:
+    """True for a variable off the allowlist, or a listed one given a value its kind does not take:
+    it may change which programs run or what they load."""
+    allow = build_env_allowlist()
+    if allow.kind(name) is None:
         return True
-    prefixed = any(name.startswith(p) and len(name) > len(p) for p in BUILD_ENV_PREFIXES)
-    if not prefixed or not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
-        return False
-    return not _CMAKE_LOADS_CODE.fullmatch(name)
+    return value is not None and allow.value_reason(name, value) is not None
 
 
-def changes_what_runs(name: str) -> bool:
-    """True for a variable off the allowlist: it may change which programs run or what they load."""
-    return not is_build_variable(name)
+def override_note(name: str, value: str) -> str:
+    """What a plan prints beside a ``[build] env`` variable off the allowlist (empty for a switch)."""
+    if not changes_what_runs(name, value):
+        return ""
+    return ", allowed by allow_env_override = true: not a build switch"
 
 
 def _compiler_cache(value: object) -> str | None:
@@ -226,20 +272,19 @@ SOURCE_TABLE = {
     "repo": Field(str, "git URL of the repository", _repo),
 }
 
+# the keys of a recipe besides the package tables (``recipe_schema`` adds those)
 SCHEMA: dict[str, Field | dict[str, Field]] = {
     "name": Field(str, "recipe name; defaults to the file name", recipe_name_reason),
     "description": Field(str, "one line: which GPUs this serves"),
     "extends": Field(str, "name of a parent recipe; tables merge key by key, this file wins", recipe_name_reason),
-    "torch": SOURCE_TABLE,
-    "torchvision": SOURCE_TABLE,
     "toolchain": {
         "python": Field(str, 'Python major.minor, e.g. "3.8"', _matches(PYTHON_RE, 'a Python version like "3.8"')),
         "gcc": Field(str, 'gcc major (or major.minor), e.g. "7"', _matches(GCC_RE, 'a gcc version like "7" or "11.2"')),
         "cuda": Field(str, 'CUDA version, e.g. "9.2", or "none" for a CPU-only build', _cuda),
         "cudnn": Field(
             str,
-            'cuDNN version, e.g. "7.6" (absent: build without cuDNN)',
-            _matches(CUDNN_RE, 'a cuDNN version like "7.6" or "8.0.5"'),
+            'cuDNN version, e.g. "7.6" (absent or "none": build without cuDNN, also one the parent names)',
+            _cudnn,
         ),
     },
     "gpu": {
@@ -274,5 +319,18 @@ SCHEMA: dict[str, Field | dict[str, Field]] = {
         item_check=_extension,
     ),
 }
+
+
+
+def recipe_schema() -> dict[str, Field | dict[str, Field]]:
+    """The whole schema: ``SCHEMA`` and a pin table (``SOURCE_TABLE``) for each registered package
+    (``srcbuild.packages.PACKAGES``: ``[torch]``, ``[torchvision]``, ``[torchaudio]``), asked each time
+    so a package added to the registry is a recipe table at once."""
+    from srcbuild.packages import PACKAGES
+
+    head = ("name", "description", "extends")
+    tables: dict[str, Field | dict[str, Field]] = {spec.recipe_table: SOURCE_TABLE for spec in PACKAGES.values()}
+    return {**{key: SCHEMA[key] for key in head}, **tables, **{k: v for k, v in SCHEMA.items() if k not in head}}
+
 
 REQUIRED = ("torch.tag", "toolchain.python", "toolchain.gcc", "toolchain.cuda")

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
         Setting,
         Toolchain,
     )
-    from srcbuild.resolve.packages import PACKAGE_NAMES, PACKAGES, PackageSpec, package_spec
     from srcbuild.resolve.resolver import refusal, resolve
 
 # Each name from the module that holds it, imported on first use (PEP 562): a module of the package
@@ -41,25 +40,20 @@ _OFFERS = {
         ),
         "srcbuild.resolve.model",
     ),
-    **dict.fromkeys(("PACKAGE_NAMES", "PACKAGES", "PackageSpec", "package_spec"), "srcbuild.resolve.packages"),
     **dict.fromkeys(("refusal", "resolve"), "srcbuild.resolve.resolver"),
 }
 
 __all__ = [
-    "PACKAGES",
-    "PACKAGE_NAMES",
     "BuildHost",
     "BuildOptions",
     "CompilerChoice",
     "Origin",
-    "PackageSpec",
     "Provider",
     "ResolvedBuild",
     "ResolvedEnv",
     "ResolvedPatch",
     "Setting",
     "Toolchain",
-    "package_spec",
     "refusal",
     "resolve",
 ]

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 
 from srcbuild.config import env_bool, origin
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR as MIRROR_DIR_VAR
-from srcbuild.precedence import Chosen, from_cli, from_env, from_env_bool, precedence
+from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
+from srcbuild.precedence import Chosen, env_value, from_cli, from_env, from_env_bool, precedence
 from srcbuild.recipe import Recipe
 from srcbuild.records import record
 from srcbuild.resolve.inputs import BuildOptions
@@ -66,7 +66,7 @@ def portable_choice(recipe: Recipe, options: BuildOptions, environ: Mapping[str,
 def compiler_cache_choice(recipe_kind: str | None, cli_kind: str | None, environ: Mapping[str, str]) -> Chosen[str]:
     """default (auto) < recipe ``[build] compiler_cache`` < ``SRCBUILD_CCACHE=0`` (none) <
     ``SRCBUILD_COMPILER_CACHE`` < ``--compiler-cache``."""
-    off = env_bool(environ, "SRCBUILD_CCACHE") if environ.get("SRCBUILD_CCACHE", "").strip() else None
+    off = env_bool(environ, "SRCBUILD_CCACHE") if (env_value(environ, "SRCBUILD_CCACHE") or "").strip() else None
     return precedence(
         Chosen("auto", "default (sccache, else ccache, when installed)"),
         Chosen(recipe_kind, "recipe [build] compiler_cache") if recipe_kind else None,
@@ -111,8 +111,9 @@ def decide(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str]) ->
         from_env(environ, "SRCBUILD_MIRROR", _one_mirror),
         from_cli(tuple(options.mirrors) or None, "--mirror"),
     )
-    if environ.get(MIRROR_DIR_VAR):  # every git URL onto the mirror directory, whatever --mirror says
-        mirrors = Chosen((environ["SRCBUILD_MIRROR"],), f"--mirror-dir {environ[MIRROR_DIR_VAR]}")
+    mirror_dir = env_value(environ, MIRROR_DIR_VAR)
+    if mirror_dir:  # every git URL onto the mirror directory, whatever --mirror says
+        mirrors = Chosen((env_value(environ, "SRCBUILD_MIRROR") or "",), f"--mirror-dir {mirror_dir}")
     keep = precedence(
         Chosen(False, "default"),
         from_env_bool(environ, "SRCBUILD_KEEP_BUILD"),

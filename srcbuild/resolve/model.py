@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from srcbuild.compiler_cache import CompilerCacheConfig
 from srcbuild.envmods import EnvChanges
 from srcbuild.findings import Finding, Severity
+from srcbuild.packages import PackageSpec
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, SourcePin
-from srcbuild.recipe.packages import PackageSpec
 from srcbuild.records import record
 from srcbuild.resolve.compiler import AlternativesTree
 from srcbuild.resolve.inputs import BuildOptions

@@ -25,16 +25,19 @@ def _where(origin: str) -> str:
 
 def network_needs(resolved: ResolvedBuild) -> list[tuple[str, str]]:
     """``(host or channel, what comes from it)`` for a ``ResolvedBuild``, in the order a build fetches."""
+    from srcbuild.envs.backends import installs_conda_packages
+
     needs: dict[str, list[str]] = {}
     for planned in resolved.provisioning:
         needs.setdefault(_where(planned.offer.origin), []).append(planned.offer.request.label)
     env = resolved.environment
     made = env.target is not None and env.target.exists()
     if not env.existing and env.spec is not None and not made:
-        if env.backend != "venv":
+        conda = env.backend is None or installs_conda_packages(env.backend)
+        if conda:
             for channel in env.spec.channels:
                 needs.setdefault(_where(str(channel)), []).append(f"the Python {env.python} environment")
-        if env.spec.pip or env.backend == "venv":
+        if env.spec.pip or not conda:
             needs.setdefault("the package index", []).append("the environment's pip packages")
     if not (resolved.checkout / ".git").exists():
         needs.setdefault(_where(resolved.pin.repo), []).append(f"{resolved.package.name} {resolved.pin.tag} sources")

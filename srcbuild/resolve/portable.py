@@ -58,7 +58,7 @@ def recipe_sysroot(recipe: Recipe, environ: Mapping[str, str], portable: bool | 
 
 def sysroot_glibc(environ: Mapping[str, str]) -> str:
     """The glibc of the sysroot portable builds use (``[sysroot] glibc`` of the toolchain data)."""
-    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.data_files import load_facts
 
     sysroot = load_facts(environ).sysroot
     if sysroot is None:

@@ -108,23 +108,25 @@ def probe_build_host(
     waits for programs (nvcc, gcc, mpicc), so it runs in a thread while this one runs
     ``meanwhile`` (loading the knowledge base, importing the modules of a build's later steps)."""
     from srcbuild.host import probe_host
+    from srcbuild.toolchain.homes import provisioned_dirs
 
     probe_env = dict(environ)
     chosen = decided.cuda_home.value
     if chosen:  # the host checks look at the toolkit the build will use
         probe_env["CUDA_HOME"] = chosen
     found: list[HostFacts] = []
-    probe = threading.Thread(
-        target=lambda: found.append(probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)),
-        daemon=True,
-    )
+
+    def probe_now() -> HostFacts:
+        return probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True, provisioned=provisioned_dirs)
+
+    probe = threading.Thread(target=lambda: found.append(probe_now()), daemon=True)
     probe.start()
     try:
         if meanwhile is not None:
             meanwhile()
     finally:
         probe.join()
-    facts = found[0] if found else probe_host(environ=probe_env, work_dir=paths.work_dir, toolchain_only=True)
+    facts = found[0] if found else probe_now()
     sccache = shutil.which("sccache", path=environ.get("PATH", ""))
     cluster = probe_dist_cluster(decided, Path(sccache) if sccache else None, paths, environ)
     return replace(build_host(recipe, facts, environ), dist_cluster=cluster)

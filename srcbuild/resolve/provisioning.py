@@ -18,6 +18,8 @@ from srcbuild.resolve.decide import Decided
 from srcbuild.resolve.inputs import BuildHost, BuildOptions
 from srcbuild.resolve.probe import build_host
 
+EXT_EXCLUDED = ("magma", "cudnn", "nccl", "mpi")
+
 
 def with_provisioning(
     recipe: Recipe,
@@ -29,10 +31,11 @@ def with_provisioning(
 ) -> BuildHost:
     """``host`` with the planned provisioning, the MAGMA prefix and a portable build's compiler."""
     from srcbuild.resolve.portable import sysroot_gcc, sysroot_glibc
-    from srcbuild.toolchain.facts import load_facts
+    from srcbuild.toolchain.data_files import load_facts
     from srcbuild.toolchain.needs import needs_for
     from srcbuild.toolchain.planned import plan_provisioning, provisioned_magma
     from srcbuild.toolchain.providers import provider_order
+    from srcbuild.toolchain.session import route_reach
     from srcbuild.toolchain.store import ToolchainStore
 
     facts = host.facts
@@ -43,11 +46,14 @@ def with_provisioning(
         return replace(host, magma_home=provisioned_magma(recipe, store))
     data = load_facts(environ)
     if options.no_provision:  # a portable build still looks for its compiler, and fetches nothing
-        host = replace(host, magma_home=provisioned_magma(recipe, store))
+        host = replace(host, magma_home=None if options.extension else provisioned_magma(recipe, store))
         needs = needs_for(recipe, facts, store, data, provider_order(environ), glibc)
     else:
         exclude = ("cuda",) if decided.cuda_home.value else ()  # a CUDA home the user named is never replaced
-        planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc)
+        if options.extension:  # an extension links none of torch's own libraries (MAGMA, cuDNN, NCCL, MPI)
+            exclude = (*exclude, *EXT_EXCLUDED)
+        reach = route_reach(data, environ)
+        planned = plan_provisioning(recipe, facts, store, data, provider_order(environ), exclude, glibc, reach)
         host = replace(
             build_host(recipe, planned.facts, environ),
             provisioning=planned.steps,

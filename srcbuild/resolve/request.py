@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from srcbuild.cache.key import FingerprintInputs, fingerprint
+from srcbuild.packages import package_spec, version_of_tag
 from srcbuild.recipe import Recipe
-from srcbuild.recipe.packages import package_spec, version_of_tag
 from srcbuild.resolve.portable import recipe_sysroot
 
 
@@ -29,9 +29,14 @@ def request_inputs(
     ``environ`` (the command's environment) only what says whether the build is portable and where
     the toolchain data lies counts (``resolver.KEYED_VARS``), as for ``resolve_unprobed``."""
     from srcbuild.knowledge.base import build_pins  # breakages.toml alone, not the whole knowledge base
+    from srcbuild.resolve.variables import package_rows
 
-    package_spec(package).pin(recipe)  # a recipe without this package's pin is refused here, as by a build
+    spec = package_spec(package)
+    spec.pin(recipe)  # a recipe without this package's pin is refused here, as by a build
     variables = dict(build_pins(version_of_tag(recipe.torch.tag)).env)  # rows keyed on torch's release, as the build's
+    if recipe.toolchain.cuda is not None and spec.needs_torch_wheel:
+        variables.update(spec.cuda_variables)  # as the build sets them (FORCE_CUDA, USE_CUDA: not keyed)
+    variables.update((row.name, row.value) for row in package_rows(spec, recipe))  # torchaudio's BUILD_SOX=0
     variables.update(recipe.build.env)  # the recipe's own values come last there too
     return FingerprintInputs.from_recipe(
         recipe, package, variables, platform_tag, sysroot=recipe_sysroot(recipe, environ)

@@ -19,6 +19,7 @@ from srcbuild.compiler_cache import launcher_env
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError, UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge.build_facts import load_build_facts
+from srcbuild.packages import package_spec
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe
 from srcbuild.resolve.arches import unlisted_arches
@@ -27,11 +28,10 @@ from srcbuild.resolve.decide import Decided
 from srcbuild.resolve.environment import resolve_environment
 from srcbuild.resolve.inputs import BuildHost, BuildOptions, SysrootGcc
 from srcbuild.resolve.model import CompilerChoice, Portable, ResolvedBuild, ResolvedPatch
-from srcbuild.resolve.packages import package_spec, package_variables
 from srcbuild.resolve.portable import PORTABLE_VAR, refused_compiler, sysroot_glibc
 from srcbuild.resolve.settings import ResolvedSettings, resolve_settings
 from srcbuild.resolve.toolchains import resolve_toolchains
-from srcbuild.resolve.variables import Toolset, wheel_version
+from srcbuild.resolve.variables import Toolset, variables_of, wheel_version
 from srcbuild.toolchain.download import human_size
 from srcbuild.toolchain.facts import DATA_VAR
 
@@ -88,7 +88,7 @@ def resolve(
         cudnn_origin=_origin("cudnn", host.provisioning, "cuDNN found on this host"),
     )
     # The compiler goes last so its bin dir ends up first on PATH.
-    env_changes = package_variables(spec)(recipe, tools, knowledge).extend(
+    env_changes = variables_of(spec)(recipe, tools, knowledge).extend(
         compiler_env(compiler.tree, cuda, private=not compiler.system)
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))

@@ -1,4 +1,4 @@
-"""The environment variables ``setup.py`` of each torch era and torchvision reads.
+"""The environment variables ``setup.py`` of each torch era and each package built against torch reads.
 
 Sources (see the research notes, torch-build.md §1, §6, §7):
 - ``TORCH_CUDA_ARCH_LIST``, ``USE_CUDA``, ``USE_CUDNN``, ``CUDNN_INCLUDE_DIR``/``CUDNN_LIB_DIR``,
@@ -15,14 +15,19 @@ Sources (see the research notes, torch-build.md §1, §6, §7):
 - ``USE_MPI``: CMake option, passes through as a ``USE_`` variable (torch-build.md §2).
 - ``MAGMA_HOME``: where torch's ``cmake/Modules/FindMAGMA.cmake`` looks for ``lib/libmagma`` and
   ``include/magma.h`` (``HINTS $ENV{MAGMA_HOME} /usr/local/magma``), in every era.
-- torchvision: ``FORCE_CUDA``, ``BUILD_VERSION``, ``PYTORCH_VERSION`` (vision setup.py v0.5+).
+- A package built against the recipe's torch: what its registry entry names
+  (``srcbuild.packages``: torchvision's ``FORCE_CUDA``, vision setup.py v0.5+; torchaudio's
+  ``USE_CUDA``, audio tools/setup_helpers/extension.py), its version (``BUILD_VERSION``) and
+  ``PYTORCH_VERSION``, the torch its wheel requires (both setup.py files read them).
 
 Which releases read an era-specific variable is data: the ``[[variable_era]]`` rows of
-``srcbuild/knowledge/data/build.toml`` (with these sources).
+``srcbuild/knowledge/data/build.toml`` (with these sources), and its ``[[package_variable]]`` rows
+for the other packages (torchaudio's ``BUILD_SOX``, ``USE_FFMPEG``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,9 +35,10 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from srcbuild.envmods import EnvChanges
-from srcbuild.knowledge.build_facts import load_build_facts
+from srcbuild.knowledge.build_facts import PackageVariable, load_build_facts
+from srcbuild.packages import PackageSpec, version_of_tag
 from srcbuild.recipe import Recipe
-from srcbuild.recipe.packages import version_of_tag
+from srcbuild.recipe.schema import override_note
 from srcbuild.records import record
 
 if TYPE_CHECKING:
@@ -132,30 +138,45 @@ def torch_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvCha
     for name, value in _knowledge_pins_env(kb, version):
         env = env.set(name, value, "knowledge base (old tags)")
     for name, value in recipe.build.env:
-        env = env.set(name, value, "recipe [build.env]" + _consequence(name, value))
+        env = env.set(name, value, "recipe [build.env]" + override_note(name, value) + _consequence(name, value))
     return env
 
 
-def vision_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
-    """The build variables of torchvision's setup.py, built against the recipe's torch."""
-    assert recipe.torchvision is not None
+def against_torch_variables(spec: PackageSpec, recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
+    """The build variables of a package built against the recipe's torch (torchvision, torchaudio):
+    the common ones, what turns its CUDA code on without a GPU, its version, the torch it needs,
+    and the variables the knowledge base says its release sets (``[[package_variable]]``)."""
+    pin = spec.pin(recipe)
     env = _common(EnvChanges(), recipe, tools)
     if recipe.toolchain.cuda is not None:
-        env = env.set("FORCE_CUDA", "1", "toolchain.cuda (no GPU needed at build time)")
-    env = env.set("BUILD_VERSION", wheel_version(recipe, recipe.torchvision.tag), "torchvision.tag + local version")
+        for name, value in spec.cuda_variables:
+            env = env.set(name, value, "toolchain.cuda (no GPU needed at build time)")
+    env = env.set(spec.version_variable, wheel_version(recipe, pin.tag), f"{spec.recipe_table}.tag + local version")
     env = env.set("PYTORCH_VERSION", wheel_version(recipe, recipe.torch.tag), "pins the torch this wheel needs")
+    for row in package_rows(spec, recipe):
+        env = env.set(row.name, row.value, f"knowledge base: {row.why}")
     for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torch.tag)):  # torch rows: torch's release
         env = env.set(name, value, "knowledge base (old tags)")
     return env
 
 
-# The build variables of each package of ``srcbuild.recipe.packages.PACKAGES``, by its name.
+def package_rows(spec: PackageSpec, recipe: Recipe) -> tuple[PackageVariable, ...]:
+    """The ``[[package_variable]]`` rows a build of the recipe's release of ``spec`` sets (none for torch)."""
+    if not spec.needs_torch_wheel:
+        return ()
+    return load_build_facts().variables_of(spec.name, _era(version_of_tag(spec.pin(recipe).tag)))
+
+
 # what makes a package's build variables: (recipe, its tools, the knowledge base) -> variables
 Variables = Callable[[Recipe, Toolset, "KnowledgeBase"], EnvChanges]
-VARIABLES: dict[str, Variables] = {
-    "torch": torch_variables,
-    "torchvision": vision_variables,
-}
+
+
+def variables_of(spec: PackageSpec) -> Variables:
+    """The function that makes ``spec``'s build variables: torch's own, or those of a package
+    built against the recipe's torch, from its registry entry."""
+    if not spec.needs_torch_wheel:
+        return torch_variables
+    return functools.partial(against_torch_variables, spec)
 
 
 def _common(env: EnvChanges, recipe: Recipe, tools: Toolset) -> EnvChanges:

@@ -30,7 +30,7 @@ RULES: tuple[Rule, ...] = (
     releases.torch_python,
     releases.torch_gcc,
     releases.torch_cudnn,
-    releases.torchvision_match,
+    releases.paired_match,
     cudnn.cudnn_build,
     cudnn.cudnn_arch,
     breakages.known_breakages,

@@ -40,7 +40,7 @@ def _applies(b: Breakage, facts: RecipeFacts) -> bool:
     below = b.when_arch_below
     if below is not None and (facts.cuda is None or not any(cc < below for cc in facts.arch)):
         return False
-    if b.when_torchvision and facts.recipe.torchvision is None:
+    if b.when_torchvision and facts.recipe.pin_of("torchvision") is None:
         return False
     checks = (
         (b.when_gcc, facts.gcc),

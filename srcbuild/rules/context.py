@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from srcbuild.capability import ComputeCapability
 from srcbuild.knowledge import versions
 from srcbuild.knowledge.base import KnowledgeBase
+from srcbuild.packages import PACKAGES
 from srcbuild.recipe.model import Recipe
 from srcbuild.records import record
 
@@ -25,6 +26,8 @@ class RecipeFacts:
     cudnn: str | None
     arch: tuple[ComputeCapability, ...]
     env: dict[str, str]
+    # (package, its release) of each package built against torch the recipe pins (srcbuild.packages)
+    paired: tuple[tuple[str, str | None], ...] = ()
 
     @classmethod
     def of(cls, recipe: Recipe) -> RecipeFacts:
@@ -32,7 +35,7 @@ class RecipeFacts:
         return cls(
             recipe=recipe,
             torch=_release(recipe.torch.tag),
-            torchvision=_release(recipe.torchvision.tag) if recipe.torchvision else None,
+            torchvision=_release(vision.tag) if (vision := recipe.pin_of("torchvision")) else None,
             python=recipe.toolchain.python,
             gcc=recipe.toolchain.gcc,
             gcc_major=gcc[0] if gcc else None,
@@ -40,6 +43,11 @@ class RecipeFacts:
             cudnn=recipe.toolchain.cudnn,
             arch=tuple(sorted(recipe.gpu.arch)),
             env=recipe.build.env_dict,
+            paired=tuple(
+                (spec.name, _release(pin.tag))
+                for spec in PACKAGES.values()
+                if spec.needs_torch_wheel and (pin := recipe.pin_of(spec.recipe_table)) is not None
+            ),
         )
 
     @property

@@ -7,6 +7,7 @@ from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge import versions
 from srcbuild.knowledge.base import KnowledgeBase
 from srcbuild.knowledge.model import TorchRelease
+from srcbuild.packages import package_spec
 from srcbuild.rules.context import RecipeFacts, RecipeHints
 from srcbuild.rules.tags import known_releases, pad
 
@@ -179,37 +180,47 @@ def torch_cudnn(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> li
     ]
 
 
-def torchvision_match(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
+def paired_match(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
+    """Each package built against torch (torchvision, torchaudio) is a release made for the recipe's
+    torch, as the knowledge base's pairing map of that package says."""
     release = _release(facts, kb)
-    if release is None or facts.recipe.torchvision is None:
+    if release is None:
         return []
-    expected = release.torchvision
-    tag = facts.recipe.torchvision.tag
-    if facts.torchvision is not None and facts.torchvision in expected:
+    return [f for package, version in facts.paired for f in _paired(facts, kb, release, package, version)]
+
+
+def _paired(
+    facts: RecipeFacts, kb: KnowledgeBase, release: TorchRelease, package: str, version: str | None
+) -> list[Finding]:
+    spec = package_spec(package)
+    pin = spec.pin(facts.recipe)
+    expected = release.paired(package)
+    field = f"{spec.recipe_table}.tag"
+    if version is not None and version in expected:
         return []
-    owner = kb.torch_for_torchvision(facts.torchvision) if facts.torchvision else None
-    wanted = " or ".join(f"v{tv}" for tv in expected)
-    if owner is None and _within_knowledge(kb, facts.torchvision, "torchvision"):
+    owner = kb.torch_for_package(package, version) if version else None
+    wanted = " or ".join(f"v{v}" for v in expected)
+    if owner is None and _within_knowledge(kb, version, package):
         return []  # never released, or newer than the knowledge base: rules.tags says which
     if owner is None:
         return [
             Finding(
-                rule="torchvision-unknown",
+                rule=f"{package}-unknown",
                 severity=Severity.WARNING,
-                message=f"srcbuild does not know which torch release torchvision {tag} belongs to.",
+                message=f"srcbuild does not know which torch release {package} {pin.tag} belongs to.",
                 source=release.source,
-                fix=f"torch {facts.torch} pairs with torchvision {wanted}." if expected else "",
-                field="torchvision.tag",
+                fix=f"torch {facts.torch} pairs with {package} {wanted}." if expected else "",
+                field=field,
             )
         ]
     return [
         Finding(
-            rule="torchvision-torch",
+            rule=f"{package}-torch",
             severity=Severity.ERROR,
-            message=f"torchvision {facts.torchvision} belongs to torch {owner}, not torch {facts.torch}.",
-            source="spack/spack-packages:repos/spack_repo/builtin/packages/py_torchvision/package.py",
-            fix=f"Use torchvision {wanted}." if expected else f"Use torch {owner}.",
-            field="torchvision.tag",
+            message=f"{package} {version} belongs to torch {owner}, not torch {facts.torch}.",
+            source=spec.pairing_source,
+            fix=f"Use {package} {wanted}." if expected else f"Use torch {owner}.",
+            field=field,
         )
     ]
 

@@ -1,14 +1,16 @@
 """Rules on the release tags themselves and on build switches that contradict the recipe.
 
-- A torch or torchvision tag inside the releases the knowledge base knows, that was never
-  released (v1.10.3: the 1.10 line ended at v1.10.2; v1.14.0: 1.13 was followed by 2.0;
-  torchvision v0.8.3), is an error naming the nearest real tags. A tag newer than the knowledge
-  base is a warning that says how old the knowledge is.
+- A torch tag, or one of a package paired with it (torchvision, torchaudio), inside the
+  releases the knowledge base knows, that was never released (v1.10.3: the 1.10 line ended at
+  v1.10.2; v1.14.0: 1.13 was followed by 2.0; torchvision v0.8.3), is an error naming the
+  nearest real tags. A tag newer than the knowledge base is a warning that says how old the
+  knowledge is.
 - ``[mpi] enabled`` with ``USE_MPI=0`` or ``USE_DISTRIBUTED=0`` in ``[build] env`` builds a wheel
   without the MPI backend the recipe asks for.
 
-The known releases are the torch patch releases and torchvision releases of ``torch.toml`` (from
-Spack's py_torch/py_torchvision packages and pytorch/vision's README table). Every line but the
+The known releases are the torch patch releases and the paired packages' releases of
+``torch.toml`` (from Spack's py_torch/py_torchvision packages, pytorch/vision's README table,
+pytorch/audio's compatibility matrix and the index's torchaudio wheels). Every line but the
 newest is closed: PyTorch publishes patch releases for the newest line only
 (pytorch/pytorch:RELEASE.md, "Release Cadence").
 """
@@ -18,11 +20,11 @@ from __future__ import annotations
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge import versions
 from srcbuild.knowledge.base import KnowledgeBase
+from srcbuild.packages import package_spec
 from srcbuild.rules.context import RecipeFacts, RecipeHints
 
 CADENCE_SOURCE = "pytorch/pytorch:RELEASE.md (Release Cadence: patch releases for the newest line only)"
 _TORCH_SOURCE = "spack/spack-packages:repos/spack_repo/builtin/packages/py_torch/package.py"
-_VISION_SOURCE = "spack/spack-packages:repos/spack_repo/builtin/packages/py_torchvision/package.py"
 
 
 def pad(version: tuple[int, ...]) -> tuple[int, ...]:
@@ -30,7 +32,7 @@ def pad(version: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def known_releases(kb: KnowledgeBase, project: str) -> list[tuple[int, ...]]:
-    """Every torch (or torchvision) release the knowledge base knows, oldest first."""
+    """Every release of ``project`` (torch, or a package paired with it) the knowledge base knows, oldest first."""
     return list(kb.release_versions(project))
 
 
@@ -67,7 +69,9 @@ def _check(project: str, tag: str, release: str | None, kb: KnowledgeBase, field
     below = max(k for k in known if k < wanted)
     above = min(k for k in known if k > wanted)
     line = wanted[:2]
-    if any(k[:2] == line for k in known):
+    if any(k[:2] == line and k > wanted for k in known):  # torchaudio went from 0.7.0 to 0.7.2
+        why = f"{_tag(below)} was followed by {_tag(above)}"
+    elif any(k[:2] == line for k in known):
         why = f"the {versions.show(line)} line ended at {_tag(max(k for k in known if k[:2] == line))}"
     else:
         why = f"there is no {versions.show(line)} line ({_tag(below)} was followed by {_tag(above)})"
@@ -84,12 +88,13 @@ def _check(project: str, tag: str, release: str | None, kb: KnowledgeBase, field
 
 
 def release_tags(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
-    """The torch and torchvision tags are releases that exist (or are newer than the knowledge)."""
+    """The torch tag and those of the packages built against it are releases that exist (or are
+    newer than the knowledge)."""
     findings = _check("torch", facts.recipe.torch.tag, facts.torch, kb, "torch.tag", _TORCH_SOURCE)
-    if facts.recipe.torchvision is not None:
-        findings += _check(
-            "torchvision", facts.recipe.torchvision.tag, facts.torchvision, kb, "torchvision.tag", _VISION_SOURCE
-        )
+    for package, release in facts.paired:
+        spec = package_spec(package)
+        tag = spec.pin(facts.recipe).tag
+        findings += _check(package, tag, release, kb, f"{spec.recipe_table}.tag", spec.pairing_source)
     return findings
 
 

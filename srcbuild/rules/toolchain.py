@@ -29,7 +29,8 @@ def cuda_known(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> lis
 
 
 def cuda_arch(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
-    """Every ``[gpu] arch`` entry must lie inside what this nvcc targets."""
+    """Every ``[gpu] arch`` entry must be in the set of targets this CUDA's ptxas accepts (a set, not a
+    range: CUDA 12.8 targets 10.0 and 12.0 but not 10.3; CUDA 13.0 renamed 10.1 to 11.0)."""
     release = kb.cuda(facts.cuda) if facts.cuda else None
     if release is None:
         return []
@@ -37,41 +38,34 @@ def cuda_arch(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list
     for cc in facts.arch:
         if release.accepts_cc(cc):
             continue
-        window = kb.cuda_window(cc)
+        window = [r.line for r in kb.cuda_window(cc)]
         support = kb.arch(cc)
-        if cc < release.min_cc:
-            later = [r for r in kb.cuda_releases if window and versions.parse(r.line) > versions.parse(window[-1].line)]
-            removed = later[0] if later else release
-            if window:
-                last = window[-1].line
-                fix = f"Use CUDA ≤ {last}{hints.e_g(cc, facts.recipe, kb=kb)}."
-                why = f"nvcc {removed.line} removed sm_{cc.sm}"
-            else:
-                fix = "No CUDA release srcbuild knows targets it."
-                why = "no CUDA release srcbuild knows targets it"
-            findings.append(
-                Finding(
-                    rule="cuda-arch",
-                    severity=Severity.ERROR,
-                    message=f"CUDA {facts.cuda} cannot target compute capability {cc} ({why}).",
-                    source=support.source if support else removed.source,
-                    fix=fix,
-                    field="gpu.arch",
-                )
-            )
+        lines = [r.line for r in kb.cuda_releases]
+        if not window:
+            why = "no CUDA release srcbuild knows targets it"
+            fix = "No CUDA release srcbuild knows targets it; remove it from [gpu] arch."
+        elif versions.parse(window[0]) > versions.parse(release.line):
+            why = f"sm_{cc.sm} arrived with nvcc {window[0]}"
+            fix = f"Use CUDA ≥ {window[0]}" + (f" (up to {window[-1]})." if window[-1] != lines[-1] else ".")
+        elif versions.parse(window[-1]) < versions.parse(release.line):
+            removed = lines[lines.index(window[-1]) + 1]
+            why = f"nvcc {removed} removed sm_{cc.sm}"
+            fix = f"Use CUDA ≤ {window[-1]}{hints.e_g(cc, facts.recipe, kb=kb)}."
         else:
-            first = window[0] if window else None
-            why = f"sm_{cc.sm} arrived with nvcc {first.line}" if first else "no CUDA release srcbuild knows targets it"
-            findings.append(
-                Finding(
-                    rule="cuda-arch",
-                    severity=Severity.ERROR,
-                    message=f"CUDA {facts.cuda} cannot target compute capability {cc} ({why}).",
-                    source=support.source if support else (first or release).source,
-                    fix=f"Use CUDA ≥ {first.line}." if first else "Remove it from [gpu] arch.",
-                    field="gpu.arch",
-                )
+            why = f"nvcc {release.line} has no sm_{cc.sm}"
+            fix = f"Use a CUDA release that targets it: {', '.join(window)}."
+        evidence = f"CUDA {release.line}'s ptxas accepts {release.targets.describe()}: {release.targets.source}"
+        sources = [evidence] + ([support.source] if support else [])
+        findings.append(
+            Finding(
+                rule="cuda-arch",
+                severity=Severity.ERROR,
+                message=f"CUDA {facts.cuda} cannot target compute capability {cc} ({why}).",
+                source="; ".join(sources),
+                fix=fix,
+                field="gpu.arch",
             )
+        )
     return findings
 
 
@@ -170,7 +164,9 @@ def gcc_vs_cuda(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> li
                     severity=Severity.WARNING,
                     message=f"CUDA {facts.cuda} with gcc {gcc}: {caveat.message}.",
                     source=caveat.source,
-                    fix=caveat.fix + ".",
+                    fix=caveat.fix
+                    + (f"; a gcc srcbuild provisions is pinned to {caveat.good}" if caveat.good else "")
+                    + ".",
                     field="toolchain.gcc",
                 )
             )
@@ -224,7 +220,7 @@ def driver_support(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) ->
                 rule="driver-cuda",
                 severity=Severity.INFO if followed else Severity.WARNING,
                 message=(
-                    f"CUDA {facts.cuda} needs driver ≥ {release.min_driver}, "
+                    f"CUDA {facts.cuda} needs driver ≥ {release.min_driver or '(not known yet)'}, "
                     f"but the last driver for {limit.generation} GPUs "
                     f"(compute capability {cc}) is R{limit.last_branch}, which natively runs CUDA ≤ {branch.cuda}."
                 ),

@@ -15,7 +15,7 @@ from srcbuild.rules.context import RecipeFacts, RecipeHints
 
 
 def env_override(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
-    names = sorted(name for name in facts.env if changes_what_runs(name))
+    names = sorted(name for name, value in facts.env.items() if changes_what_runs(name, value))
     if not names:
         return []
     return [

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from filelock import FileLock
 
+import srcbuild.sources.tagpins as tagpins
 from srcbuild import proc
-from srcbuild.errors import StepFailed
+from srcbuild.errors import SourceMismatch, StepFailed
 from srcbuild.sources.patches import PatchSet, patch_sha256
 from srcbuild.sources.sync import GIT_ENV, SourceSync
 
@@ -67,7 +68,10 @@ def _tag_commit(sync: SourceSync, repo: Path, environ: Mapping[str, str]) -> str
 
 
 def verify_commit(sync: SourceSync, environ: Mapping[str, str]) -> str:
-    """The commit the tag resolves to; raises StepFailed when the recipe pins another commit."""
+    """The commit the tag resolves to. ``SourceMismatch`` (exit 7) when the recipe pins another
+    commit, or, where it pins none, when the tag named another commit when first seen here
+    (``tagpins``); the first commit seen is recorded. ``sync.accept_moved`` records the new commit
+    instead of refusing it (``--accept-moved-tag``)."""
     repo = sync.checkout if (sync.checkout / ".git").exists() else sync.cache
     commit = _tag_commit(sync, repo, environ)
     if commit is None:
@@ -75,14 +79,31 @@ def verify_commit(sync: SourceSync, environ: Mapping[str, str]) -> str:
             f"{sync.label}.tag: tag {sync.pin.tag} is not in {repo}",
             "run the sync first; if it ran, the repository has no such tag (check the tag name)",
         )
+    fetched = sync.mirrors.rewrite(sync.pin.repo)
+    via = f"fetched from {fetched}" if fetched != sync.pin.repo else "fetched from upstream, no mirror"
     pinned = (sync.pin.commit or "").lower()
     if pinned and commit != pinned:
-        raise StepFailed(
-            f"{sync.label}.commit: tag {sync.pin.tag} of {sync.pin.repo} resolves to {commit}, "
-            f"but the recipe pins {pinned}",
+        raise SourceMismatch(
+            f"{sync.label}.commit: tag {sync.pin.tag} of {sync.pin.repo} resolves to {commit} ({via}), "
+            f"but the recipe pins {pinned}; nothing was built from it",
             f'if upstream moved the tag on purpose, set {sync.label}.commit = "{commit}" in the recipe; '
-            "otherwise the repository or mirror serves a different history: check --mirror",
+            f"otherwise the repository or mirror serves a different history: fetch from another (--mirror)",
+            {"tag": sync.pin.tag, "commit": commit, "pinned": pinned, "mirror": fetched},
         )
+    if pinned:
+        return commit
+    seen = tagpins.first_seen(sync)
+    if seen is not None and seen[0] != commit and not sync.accept_moved:
+        raise SourceMismatch(
+            f"{sync.label}.tag: tag {sync.pin.tag} of {sync.pin.repo} resolves to {commit} ({via}), "
+            f"but it named {seen[0]} when first seen here ({seen[1]}); nothing was built from it",
+            f"the tag was moved, by upstream or by the mirror: fetch from a source you trust; if the move "
+            f'is expected, pin it with {sync.label}.commit = "{commit}" in the recipe or rerun with '
+            "--accept-moved-tag",
+            {"tag": sync.pin.tag, "commit": commit, "first_seen": seen[0], "mirror": fetched},
+        )
+    if seen is None or seen[0] != commit:
+        tagpins.remember(sync, commit)
     return commit
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
@@ -233,7 +234,7 @@ def _absolute_base(base: str) -> str:
 
 def parse_mirror_args(args: Sequence[str], environ: Mapping[str, str]) -> MirrorRules:
     """Rules from ``--mirror`` values, or from ``SRCBUILD_MIRROR`` when none were given."""
-    raw, where = (list(args), "--mirror") if args else ([environ.get(ENV_VAR, "")], ENV_VAR)
+    raw, where = (list(args), "--mirror") if args else ([env_value(environ, ENV_VAR) or ""], ENV_VAR)
     for value in raw:
         if any(not c.isprintable() for c in value.replace(" ", "")):  # newline, NUL, ... (not spaces)
             raise UsageError(

@@ -178,6 +178,7 @@ class SourceSync:
     mirrors: MirrorRules = field(default_factory=MirrorRules)
     jobs: int = 8
     label: str = "torch"  # the recipe table the pin comes from, for messages
+    accept_moved: bool = False  # --accept-moved-tag: record the tag's new commit instead of refusing it
 
     @property
     def cache(self) -> Path:

@@ -1,27 +1,20 @@
 """The sourced data providers work from: download URLs, sha256, components, routes per version.
 
-Built-in files live in ``toolchain/data/`` (each row names its source). ``SRCBUILD_TOOLCHAIN_DATA``
-names more directories (``os.pathsep``-separated) holding files of the same names; their rows come
-first, so a site can add a version, or a test its own checksums, without editing srcbuild.
+Built-in files live in ``toolchain/data/`` (each row names its source), one per provider: each
+provider reads its own file (``Provider.read_data``; ``toolchain.data_files`` asks them all).
+``SRCBUILD_TOOLCHAIN_DATA`` names more directories (``os.pathsep``-separated) holding files of the
+same names; their rows come first, so a site can add a version, or a test its own checksums,
+without editing srcbuild.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from srcbuild.errors import UsageError
 from srcbuild.records import record
-from srcbuild.tables import read_data_file
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DATA_VAR = "SRCBUILD_TOOLCHAIN_DATA"
@@ -212,6 +205,8 @@ class ToolchainFacts:
     nccl: tuple[NcclSource, ...] = ()
     sysroot: CondaSysroot | None = None
     index_wheels: tuple[IndexWheel, ...] = ()
+    # rows of a provider that keeps its own types (provider name -> rows): a new provider needs no field here
+    rows: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     def index_wheel_for(self, tool: str, version: str, cuda: str) -> IndexWheel | None:
         """The first ``pypi.toml`` row of ``tool`` matching the pin ``version`` built for ``cuda``'s major."""
@@ -232,18 +227,10 @@ class ToolchainFacts:
         return next((a for a in self.cudnn if matches(version, a.version) and a.serves(cuda)), None)
 
 
-def _read(directory: Path, name: str) -> dict[str, Any]:
-    path = directory / name
-    if not path.is_file():
-        return {}
-    try:
-        return read_data_file(path, shipped=directory == DATA_DIR)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read toolchain data: {exc}", f"fix or remove {path}") from None
-
-
-def _size(value: object) -> int | None:
+def data_size(value: object) -> int | None:
+    """A size in bytes as a data file gives it (a number, or digits), else None."""
     return int(value) if isinstance(value, (int, str)) and str(value).isdigit() else None
+<<<<<<< HEAD
 
 
 def _conda(table: Mapping[str, Any]) -> CondaTool:
@@ -381,3 +368,5 @@ def merge(parts: Sequence[ToolchainFacts]) -> ToolchainFacts:
 def load_facts(environ: Mapping[str, str]) -> ToolchainFacts:
     extra = [Path(p) for p in environ.get(DATA_VAR, "").split(os.pathsep) if p]
     return merge([*(parse_dir(d) for d in extra), parse_dir(DATA_DIR)])
+=======
+>>>>>>> main

@@ -8,23 +8,14 @@ them, and the host's own install still comes first.
 
 from __future__ import annotations
 
-from dataclasses import field
 from pathlib import Path
 
-from srcbuild.records import record
+from srcbuild.host.facts import ProvisionedDirs
 from srcbuild.toolchain.store import ToolchainStore
 
 
-@record
-class ProvisionedDirs:
-    cuda_homes: list[tuple[Path, str]] = field(default_factory=list)  # (home, "srcbuild toolchain <key>")
-    gcc_bins: list[Path] = field(default_factory=list)
-    cudnn: list[Path] = field(default_factory=list)
-    nccl: list[Path] = field(default_factory=list)
-    mpi_bins: list[Path] = field(default_factory=list)
-
-
 def provisioned_dirs(toolchain_dir: Path) -> ProvisionedDirs:
+    """The complete prefixes under ``toolchain_dir``, for ``probe_host(provisioned=...)``."""
     out = ProvisionedDirs()
     for entry in ToolchainStore(toolchain_dir).entries():
         if entry.name == "cuda":

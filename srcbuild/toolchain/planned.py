@@ -15,6 +15,7 @@ import dataclasses
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srcbuild.files import human_size
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, MpiInstall
@@ -26,6 +27,9 @@ from srcbuild.toolchain.providers.base import Offer, Request
 from srcbuild.toolchain.provision import Outcome, existing, provision
 from srcbuild.toolchain.session import Session
 from srcbuild.toolchain.store import ToolchainStore, toolchain_key
+
+if TYPE_CHECKING:
+    from srcbuild.toolchain.reach import Reach
 
 PLANNED = "srcbuild toolchain (provisioned before the build)"
 
@@ -107,10 +111,13 @@ def plan_provisioning(
     prefer: Sequence[str] = (),
     exclude: Sequence[str] = (),
     sysroot: str | None = None,
+    reach: Reach | None = None,
 ) -> Provisioning:
     """``exclude``: tools never provisioned (``cuda`` when the user named a CUDA home); ``sysroot``:
     a portable build's glibc, whose gcc is a conda gcc with that sysroot (``needs.requests_for``)."""
-    needs = tuple(n for n in needs_for(recipe, host, store, facts, prefer, sysroot) if n.request.tool not in exclude)
+    needs = tuple(
+        n for n in needs_for(recipe, host, store, facts, prefer, sysroot, reach) if n.request.tool not in exclude
+    )
     steps = tuple(
         PlannedProvision(n.offer, store.root / toolchain_key(n.offer.name, n.offer.version, n.offer.provider))
         for n in needs

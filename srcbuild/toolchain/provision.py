@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import HostError, UsageError
+from srcbuild.errors import DiskFull, HostError, StepFailed, UsageError
 from srcbuild.host.toolchain import missing_components
 from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
@@ -19,6 +20,13 @@ from srcbuild.toolchain.providers import PROVIDERS, offers_for
 from srcbuild.toolchain.providers.base import TOOLS, Context, Offer, Request
 from srcbuild.toolchain.store import Provisioned, Toolchain, ToolchainStore
 from srcbuild.verify.kernels import covers
+
+if TYPE_CHECKING:
+    from srcbuild.toolchain.reach import Passed, Reach
+
+# A route that fails with one of these (a host that cannot be reached, a mirror without the file,
+# a failed fetch or unpack) gives way to the next route; a full disk does not (no route helps).
+FALL_THROUGH = (HostError, StepFailed)
 
 # Providers whose files do not come through the Downloader (which refuses them itself when offline):
 # conda channels, apt, git.
@@ -33,8 +41,29 @@ class Outcome:
     offer: Offer | None  # None when an existing prefix served the request
 
 
-def choose(request: Request, facts: ToolchainFacts, only: str | None = None, prefer: Sequence[str] = ()) -> Offer:
-    """The first provider's offer for ``request``; an error naming what the data lacks otherwise."""
+def choose(
+    request: Request,
+    facts: ToolchainFacts,
+    only: str | None = None,
+    prefer: Sequence[str] = (),
+    reach: Reach | None = None,
+) -> Offer:
+    """The first provider's offer for ``request`` whose route can be reached (``reach``: probed,
+    see ``srcbuild.toolchain.reach``); an error naming what the data lacks otherwise."""
+    return routes(request, facts, only, prefer, reach)[0][0]
+
+
+def routes(
+    request: Request,
+    facts: ToolchainFacts,
+    only: str | None = None,
+    prefer: Sequence[str] = (),
+    reach: Reach | None = None,
+) -> tuple[list[Offer], list[Passed]]:
+    """Every offer for ``request`` in the order they are tried (those that can be reached first),
+    and the routes passed over because they cannot be; an error when there is none."""
+    from srcbuild.toolchain.reach import ordered
+
     if request.tool not in TOOLS:
         raise UsageError(f"{request.tool}: not a tool srcbuild provisions", "srcbuild toolchain install cuda 11.8")
     offers = offers_for(request, facts, only, prefer)
@@ -47,7 +76,7 @@ def choose(request: Request, facts: ToolchainFacts, only: str | None = None, pre
             "install it yourself and point srcbuild at it, or add its URL and sha256 to a directory named "
             "by SRCBUILD_TOOLCHAIN_DATA",
         )
-    return offers[0]
+    return ordered(offers, reach)
 
 
 def incomplete(entry: Toolchain) -> tuple[str, ...]:
@@ -97,12 +126,39 @@ def provision(
     ctx: Context,
     only: str | None = None,
     prefer: Sequence[str] = (),
+    reach: Reach | None = None,
 ) -> Outcome:
+    """Reuse a prefix serving ``request``, else provision it by the first route that works: a route
+    whose host cannot be reached is passed over, and one that fails gives way to the next (one line
+    each on ``ctx.stream``); with ``only`` that one route alone is tried."""
     found = existing(request, store, only)
     if found is not None:
         check_kernels(request, found, facts)
         return Outcome(found, True, None)
-    offer = choose(request, facts, only, prefer)
+    offers, passed = routes(request, facts, only, prefer, reach)
+    for note in passed:
+        _say(ctx, note.line(offers[0].provider if offers[0].provider != note.provider else None))
+    for i, offer in enumerate(offers):
+        nxt = offers[i + 1] if i + 1 < len(offers) else None
+        try:
+            return _provision_by(offer, request, facts, store, ctx)
+        except DiskFull:
+            raise
+        except FALL_THROUGH as exc:
+            if nxt is None:
+                raise
+            _say(ctx, f"route {offer.provider} failed: {exc.message}; using route {nxt.provider}")
+    raise AssertionError("routes() returns at least one offer")
+
+
+def _say(ctx: Context, line: str) -> None:
+    if ctx.stream is not None:
+        print(line, file=ctx.stream, flush=True)
+
+
+def _provision_by(
+    offer: Offer, request: Request, facts: ToolchainFacts, store: ToolchainStore, ctx: Context
+) -> Outcome:
     provider = PROVIDERS[offer.provider]
     if ctx.downloader.offline and offer.provider in FETCHING_ITSELF:
         raise HostError(

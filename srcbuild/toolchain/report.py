@@ -53,7 +53,7 @@ def toolchain_report(
     """What is provisioned, and per recipe what a build of it would fetch; ``sysroot_of`` gives a
     portable recipe's sysroot glibc (its compiler is then the conda gcc with that sysroot)."""
     per_recipe = tuple(
-        (r.name, tuple(needs_for(r, host, session.store, session.facts, session.prefer, sysroot_of(r))))
+        (r.name, tuple(needs_for(r, host, session.store, session.facts, session.prefer, sysroot_of(r), session.reach)))
         for r in sorted(recipes, key=lambda r: r.name)
     )
     return ToolchainReport(str(session.store.root), tuple(session.store.entries()), per_recipe)

@@ -14,13 +14,16 @@ from pathlib import Path
 from typing import IO
 
 from srcbuild.errors import UsageError
-from srcbuild.mirror.layout import DIR_VAR
+from srcbuild.offline import DIR_VAR
 from srcbuild.paths import Paths, default_config_dir
+from srcbuild.precedence import env_value
 from srcbuild.records import record
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.download import MIRROR_VAR, Downloader
-from srcbuild.toolchain.facts import ToolchainFacts, load_facts
+from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers import provider_order
 from srcbuild.toolchain.providers.base import Context
+from srcbuild.toolchain.reach import Reach
 from srcbuild.toolchain.store import ToolchainStore
 
 
@@ -30,6 +33,7 @@ class Session:
     facts: ToolchainFacts
     ctx: Context
     prefer: tuple[str, ...] = ()  # SRCBUILD_TOOLCHAIN_PROVIDERS
+    reach: Reach | None = None  # probes each route's host before it is chosen
 
     def with_home(self, tool: str, home: Path) -> Session:
         homes = {**self.ctx.homes, tool: home}
@@ -67,8 +71,8 @@ def open_session(
     env = dict(environ)
     store = ToolchainStore(paths.toolchain_dir)
     out = sys.stderr if stream is None else stream
-    mirror_dir = env.get(DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
-    chosen = env.get(MIRROR_VAR) if mirror_dir else mirror or env.get(MIRROR_VAR) or configured_mirror(env)
+    mirror_dir = env_value(env, DIR_VAR) or None  # --mirror-dir: its NVIDIA part and nothing else
+    chosen = nvidia_mirror(env, mirror)
     downloader = Downloader(store.downloads, mirror=chosen, offline=offline, stream=out, mirror_dir=mirror_dir)
     ctx = Context(
         downloader=downloader,
@@ -77,4 +81,22 @@ def open_session(
         log_path=paths.logs_dir / "toolchain.log",
         stream=out,
     )
-    return Session(store, load_facts(env), ctx, provider_order(env))
+    facts = load_facts(env)
+    return Session(store, facts, ctx, provider_order(env), route_reach(facts, env, mirror, offline))
+
+
+def nvidia_mirror(environ: Mapping[str, str], mirror: str | None = None) -> str | None:
+    """The mirror NVIDIA's downloads come from: ``--mirror`` > SRCBUILD_NVIDIA_MIRROR > toolchain.toml
+    (with ``--mirror-dir``, the variable that names its NVIDIA part alone)."""
+    given = env_value(environ, MIRROR_VAR)
+    if env_value(environ, DIR_VAR):
+        return given
+    return mirror or given or configured_mirror(environ)
+
+
+def route_reach(
+    facts: ToolchainFacts, environ: Mapping[str, str], mirror: str | None = None, offline: bool = False
+) -> Reach:
+    """The probe of each route's host, with the mirrors this run uses (none under --offline or --mirror-dir)."""
+    off = offline or bool(env_value(environ, DIR_VAR))
+    return Reach(facts, dict(environ), nvidia_mirror(environ, mirror), off=off)

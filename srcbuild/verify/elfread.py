@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, Union
 
+from srcbuild.errors import VerificationFailed
 from srcbuild.records import record
 from srcbuild.verify.elfdeps import DynamicInfo
 from srcbuild.verify.fatbin import FATBIN_MAGIC, FatbinEntry
@@ -55,6 +56,7 @@ _COMPRESSED_FLAGS = 0x2000 | 0x8000
 _FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 EM_CUDA = 190
 PT_LOAD, PT_DYNAMIC = 1, 2
+SHN_XINDEX = 0xFFFF  # e_shstrndx: the real index is in section 0's sh_link
 SHT_NOBITS, SHT_DYNAMIC, SHT_GNU_VERNEED = 8, 6, 0x6FFFFFFE
 DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_VERNEED = 1, 5, 10, 14, 0x6FFFFFFE
 
@@ -99,6 +101,10 @@ _L32 = _Layout(
     shdr=struct.Struct("<IIIIIIIIII"),
     dyn=struct.Struct("<iI"),
 )
+
+class ImpossibleElf(VerificationFailed):
+    """An ELF header whose fields no linker writes (exit 6): the file is refused, not skipped."""
+
 
 Want = tuple[int, int, int, Callable[[bytes], None]]  # (offset, size, sequence, what to do with the bytes)
 
@@ -224,6 +230,7 @@ class ElfStream:
         (_t, machine, _v, _entry, phoff, shoff, flags, _eh, phentsize, phnum, shentsize, shnum, shstrndx) = (
             layout.header.unpack_from(data, 16)
         )
+        self._check_header(layout, phoff, phentsize, phnum, shoff, shentsize, shnum, shstrndx)
         if machine == EM_CUDA:
             self.cubin_sm = (flags >> 8) & 0xFF if data[8] >= 8 else flags & 0xFF
         self.shoff, self.shnum, self.shentsize, self.shstrndx = shoff, shnum, shentsize, shstrndx
@@ -232,6 +239,30 @@ class ElfStream:
             self._keep(max(0, shoff - SHSTRTAB_WINDOW), min(shoff, SHSTRTAB_WINDOW))
         if phoff and phnum and phentsize >= layout.phdr.size:
             self._want(phoff, phnum * phentsize, lambda d: self._on_phdrs(d, phentsize))
+
+    def _check_header(
+        self, layout: _Layout, phoff: int, phentsize: int, phnum: int, shoff: int, shentsize: int, shnum: int,
+        shstrndx: int,
+    ) -> None:
+        """Refuse header fields no linker writes (a table entry smaller than its structure, a table
+        outside the file, a section-name index past the table): they are a damaged or hostile file,
+        and every later read would trust them."""
+        why = None
+        if phnum and phentsize < layout.phdr.size:
+            why = f"e_phentsize = {phentsize} for {phnum} program headers (each is {layout.phdr.size} bytes)"
+        elif phnum and phoff + phnum * phentsize > self.size:
+            why = f"its program headers (e_phoff = {phoff}, {phnum} x {phentsize} bytes) end past the file"
+        elif shnum and shentsize < layout.shdr.size:
+            why = f"e_shentsize = {shentsize} for {shnum} sections (each header is {layout.shdr.size} bytes)"
+        elif shnum and shoff + shnum * shentsize > self.size:
+            why = f"its section headers (e_shoff = {shoff}, {shnum} x {shentsize} bytes) end past the file"
+        elif shnum and shstrndx >= shnum and shstrndx != SHN_XINDEX:
+            why = f"e_shstrndx = {shstrndx} names no section (it has {shnum})"
+        if why is not None:
+            raise ImpossibleElf(
+                f"{self.name}: not a valid ELF file: {why} ({self.size} bytes)",
+                "the file is damaged or made to mislead readers; rebuild it or fetch it again",
+            )
 
     def _on_phdrs(self, data: bytes, entsize: int) -> None:
         assert self.layout is not None
@@ -394,8 +425,6 @@ class ElfStream:
             if name not in _FATBIN_SECTIONS and not (not name and offset in self._container_end):
                 continue
             if offset + size > self.size:
-                from srcbuild.errors import VerificationFailed
-
                 raise VerificationFailed(
                     f"{self.name}: its fat binary section (offset {offset}, size {size}) lies outside the "
                     f"file ({self.size} bytes)",

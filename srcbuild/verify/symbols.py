@@ -105,8 +105,8 @@ def wheel_links(wheel: Path) -> dict[str, ElfLinks]:
 def member_symbols(wheel: Path, member: str) -> dict[str, set[str]]:
     """The imported symbols of one ELF member of ``wheel`` by the version each was linked against
     (``version_needs``); reads that member whole, so only for naming symbols in a finding."""
-    from srcbuild.cache.limits import read_member
     from srcbuild.errors import CacheIntegrityError
+    from srcbuild.limits import read_member
 
     try:
         with zipfile.ZipFile(wheel) as zf:

@@ -137,8 +137,8 @@ def _library(name: str, facts: ElfFacts, extra: Any) -> LibraryReport:
 
 
 def _read_cuda_version(zf: zipfile.ZipFile, distribution: str) -> tuple[str | None, str | None]:
-    from srcbuild.cache.limits import MAX_VERSION_PY, read_member
     from srcbuild.errors import CacheIntegrityError
+    from srcbuild.limits import MAX_VERSION_PY, read_member
 
     member = f"{distribution.replace('-', '_')}/version.py"
     try:

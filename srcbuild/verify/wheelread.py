@@ -7,7 +7,7 @@ through ``elfread.ElfStream`` in 1 MiB pieces, so memory holds a
 few pieces per worker and the tables the reader keeps, never a library. Members inflate on
 ``workers`` threads (zlib releases the interpreter lock while it inflates). What a wheel says about
 itself is refused before a byte is inflated when it cannot be honest: a member or the whole wheel
-expanding past ``cache.limits``' bounds (zip bombs). A member that cannot be read (a corrupt deflate
+expanding past ``limits``' bounds (zip bombs). A member that cannot be read (a corrupt deflate
 stream, a bad CRC, an unknown compression) is ``VerificationFailed`` (exit 6) naming it.
 
 The answer for a wheel file is kept (keyed by path, size, modification time and inode), however it
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from srcbuild.errors import CacheIntegrityError, VerificationFailed
-from srcbuild.verify.elfread import ElfFacts, read_stream
+from srcbuild.verify.elfread import ElfFacts, ImpossibleElf, read_stream
 from srcbuild.verify.inflate import open_member
 
 _SO_RE = re.compile(r"\.so(\.\d+)*$")
@@ -67,7 +67,7 @@ def open_wheel(path: Path) -> zipfile.ZipFile:
 
 
 def _check_sizes(zf: zipfile.ZipFile, path: Path) -> None:
-    from srcbuild.cache.limits import check_expansion, check_member
+    from srcbuild.limits import check_expansion, check_member
 
     try:
         for info in zf.infolist():
@@ -94,6 +94,8 @@ def _read_member(
                 facts = read_stream(lambda: open_member(path, zf, info), info.file_size, info.filename, tee=out)
             extra = hook(info.filename, copy, facts) if facts.entries else None
             return facts, extra
+    except ImpossibleElf as exc:
+        raise VerificationFailed(f"{wheel}: {exc.message}", exc.hint) from None
     except VerificationFailed as exc:
         reason = exc.message.split(": ", 1)[-1]
         return ElfFacts(size=info.file_size, elf=False, unreadable=reason), None

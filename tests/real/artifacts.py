@@ -63,6 +63,20 @@ NVCC_CU11_118 = Artifact(
     "nvidia-cuda-nvcc-cu11", "11.8.89", "nvidia_cuda_nvcc_cu11-11.8.89-py3-none-manylinux2014_x86_64.whl",
     "f8e1e995166c884f2f5bf94975d7abb89175363b8712f7f81cd38d0df1b2cd85",
 )
+# The ptxas sets of the CUDA table: 12.8 (sm_101, no sm_103) and 13.0 (sm_110, no sm_101)
+NVCC_CU12_128 = Artifact(
+    "nvidia-cuda-nvcc-cu12", "12.8.93",
+    "nvidia_cuda_nvcc_cu12-12.8.93-py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64.whl",
+    "2d6dc36fb7cb5ac9c0b8825bc13d193c35487a315664007287d0126531238011",
+)
+NVCC_130 = Artifact(
+    "nvidia-cuda-nvcc", "13.0.88", "nvidia_cuda_nvcc-13.0.88-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+    "56fe502eb77625a12f25172caa3cdddb4e4c8ba2c8c17dba44b164761b380f03",
+)
+CRT_130 = Artifact(
+    "nvidia-cuda-crt", "13.0.88", "nvidia_cuda_crt-13.0.88-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl",
+    "2c8043c7c9e02492716426e9919fc78d2c5b3b2a7a768a88e952676b08aa55a4",
+)
 TORCH_213_CPU_311 = Artifact(
     "torch", "2.13.0+cpu", "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl",
     "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
@@ -70,6 +84,18 @@ TORCH_213_CPU_311 = Artifact(
 TORCH_SCATTER_212_SDIST = Artifact(
     "torch-scatter", "2.1.2", "torch_scatter-2.1.2.tar.gz",
     "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47",
+)
+TORCH_CLUSTER_163_SDIST = Artifact(
+    "torch-cluster", "1.6.3", "torch_cluster-1.6.3.tar.gz",
+    "78d5a930a5bbd0d8788df8c6d66addd68d6dd292fe3edb401e3dacba26308152",
+)
+TORCH_SPLINE_CONV_122_SDIST = Artifact(
+    "torch-spline-conv", "1.2.2", "torch_spline_conv-1.2.2.tar.gz",
+    "ed45a81da29f774665dbdd4709d7e534cdf16d2e7006dbd06957f35bd09661b2",
+)
+TORCH_SPARSE_0618_SDIST = Artifact(
+    "torch-sparse", "0.6.18", "torch_sparse-0.6.18.tar.gz",
+    "2f14c510a6e93f404c6ea357210615b3c15a71731f9dbd86f25434e34fb5a741",
 )
 
 

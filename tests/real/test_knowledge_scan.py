@@ -61,8 +61,10 @@ def test_what_the_binaries_state(scanned: tuple[int, dict[str, Any]]) -> None:
     assert wheels[CUDNN_CU11_85.filename]["lowest_sass"] == "3.5"
     nvcc = wheels[NVCC_CU11_118.filename]
     assert (nvcc["ptxas_targets"][0], nvcc["ptxas_targets"][-1], nvcc["gcc_max"]) == ("3.5", "9.0", 11)
-    row = nvcc["rows"][-6:]
-    assert row[:4] == ["[[cuda]]", 'version = "11.8"', 'min_cc = "3.5"', 'max_cc = "9.0"']
+    row = nvcc["rows"][-7:]
+    sass = "35 37 50 52 53 60 61 62 70 72 75 80 86 87 89 90"
+    assert row[:4] == ["[[cuda]]", 'version = "11.8"', f'sass = "{sass}"', f'ptx = "{sass}"']
+    assert nvcc["ptxas_sass"] == sass.split()
     assert nvcc["rows"][-1] == f'source = "binary: {NVCC_CU11_118.filename} sha256:{NVCC_CU11_118.sha256}"'
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.host.toolchain import missing_components
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 from tests.conftest import require_tool
 from tests.real.artifacts import CUDNN_CU12_910, TORCH_201_CU117, fetch
 

@@ -4,6 +4,7 @@ when the output is not a terminal."""
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from rich.console import Console
@@ -111,3 +112,34 @@ def test_a_command_is_never_broken_inside() -> None:
 def test_a_table_cell_is_text_not_markup() -> None:
     text = out.as_text(out.table("[pkgs]", ("package", "from"), [("python 3.8.*", "recipe [toolchain] python")]), 80)
     assert "[pkgs]" in text and "recipe [toolchain] python" in text
+
+
+def test_a_table_wraps_inside_its_cells_and_never_cuts_a_word_or_a_path() -> None:
+    path = "/home/user/.cache/srcbuild/toolchains/cuda-9.2-runfile/bin/nvcc"
+    why = "recipe — the compiler CUDA 9.2 accepts, provisioned because the host gcc 12 is too new"
+    text = out.as_text(out.table(None, ("setting", "value", "from"), [("nvcc", path, why), ("gcc", "7.5.0", "recipe")]))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert any(path in line for line in lines)  # whole, on one line
+    words = [word for line in lines for word in line.split()]
+    assert " ".join(words) == f"setting value from nvcc {path} {why} gcc 7.5.0 recipe"
+    column = lines[0].index("from")
+    assert lines[1] == "nvcc     " + path  # the path runs on past its column; "from" starts below it
+    assert all(line[: column].strip() == "" for line in lines[2:-1]) and lines[-1].startswith("gcc")
+
+
+def test_a_table_whose_column_names_do_not_fit_prints_each_row_as_lines() -> None:
+    columns = ("package", "version", "recipe", "compute capabilities", "installed size", "where")
+    drawn = out.table("builds", columns, [("torch", "2.0.1", "k80", "3.7", "1.2 GiB", "/opt/wheels")])
+    labels = [f"{name}:".ljust(22) for name in columns]
+    values = ("torch", "2.0.1", "k80", "3.7", "1.2 GiB", "/opt/wheels")
+    assert out.as_text(drawn, 60) == "builds\n" + "".join(f"{a}{b}\n" for a, b in zip(labels, values))
+
+
+def test_a_table_on_a_terminal_is_the_same_layout_under_a_rule() -> None:
+    stream = io.StringIO()
+    stream.isatty = lambda: True  # type: ignore[method-assign]
+    console = out.make_console(file=stream)
+    out.show_table(out.table("t", ("a", "b"), [("1", "two words")]), console)
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).rstrip() for line in stream.getvalue().splitlines()]
+    assert lines == ["t", "a  b", "─" * 12, "1  two words"]  # the title in italics, the names in bold

@@ -72,3 +72,29 @@ def test_venv_hint_names_the_recipes_python(tmp_path: Path) -> None:
         f"make one with Python 3.12: srcbuild env runtime --python 3.12 --into '{tmp_path / 'my env'}' "
         "(or add --create to this command); or pass --python"
     )
+
+
+def test_an_interrupt_names_the_command_that_continues_it() -> None:
+    from srcbuild.cli import continue_hint
+
+    assert continue_hint(["toolchain", "install", "cudnn", "9.10", "--cuda", "12.6"]) == (
+        "continue with: srcbuild toolchain install cudnn 9.10 --cuda 12.6"  # no --resume: it has none
+    )
+    assert continue_hint(["-q", *ARGV, "--json"]) == f"continue with: {EXACT.replace('srcbuild ', 'srcbuild -q ', 1)}"
+    assert continue_hint(["ext", "torch-scatter==2.1.2", "--recipe", "k80"]) == (
+        "continue with: srcbuild ext torch-scatter==2.1.2 --recipe k80 --resume"
+    )
+
+
+def test_ctrl_c_anywhere_prints_the_continuing_command(monkeypatch, capsys) -> None:
+    from srcbuild import cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli.cli, "main", interrupted)
+    assert cli.main(["toolchain", "install", "cuda", "11.8"]) == 130
+    assert capsys.readouterr().err.splitlines() == [
+        "error: interrupted",
+        "hint: continue with: srcbuild toolchain install cuda 11.8",
+    ]

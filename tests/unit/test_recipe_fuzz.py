@@ -24,7 +24,7 @@ from srcbuild.errors import RecipeError
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeLoader
 from srcbuild.recipe.load import tomllib
-from srcbuild.recipe.schema import SCHEMA, Field, control_character
+from srcbuild.recipe.schema import Field, control_character, recipe_schema
 
 EXAMPLES = int(os.environ.get("SRCBUILD_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
@@ -99,7 +99,7 @@ def _document(data: dict[str, Any]) -> str:
 
 def _known_keys() -> st.SearchStrategy[tuple[str, str | None]]:
     pairs: list[tuple[str, str | None]] = []
-    for key, spec in SCHEMA.items():
+    for key, spec in recipe_schema().items():
         if isinstance(spec, Field):
             pairs.append((key, None))
         else:

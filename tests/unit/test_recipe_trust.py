@@ -77,7 +77,9 @@ def test_override_in_a_parent_is_refused_in_the_child_without_the_switch(tmp_pat
     assert _loader().load(tmp_path / "parent.toml").build.allow_env_override
     with pytest.raises(RecipeError) as info:
         _loader().load(tmp_path / "child.toml")
-    assert "build.env: PATH would change which programs run" in info.value.message
+    assert f"child.toml: build.env (set in {tmp_path / 'parent.toml'}): PATH would change which programs run" in (
+        info.value.message
+    )
 
 
 def test_a_file_name_with_a_newline_is_not_a_recipe_name(tmp_path: Path) -> None:

@@ -100,3 +100,34 @@ def test_recipe_names_complete(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
         main([])
     names = ["pascal-cu126", "pascal-cu126-mpi", "pascal-mx150-cu113"]
     assert capsys.readouterr().out.split() == [f"plain,{name}" for name in names]
+
+
+def test_recipes_new_writes_blocks_valid_when_uncommented(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every line of the reference uncommented (an [[extensions]] block keeps its name) loads."""
+    monkeypatch.setenv("SRCBUILD_RECIPES_PATH", str(tmp_path))
+    assert main(["recipes", "new", "k80b", "--extends", "kepler-k80-cu118"]) == 0
+    capsys.readouterr()
+    path = tmp_path / "k80b.toml"
+    lines = path.read_text().splitlines()
+    reference = lines.index("# ---- kepler-k80-cu118, for reference ----")
+    body = [line[2:] if line.startswith("# ") else line for line in lines[reference + 1 :]]
+    path.write_text("\n".join(lines[: reference + 1] + body) + "\n")
+    assert 'name = "torch-scatter"' in body
+    assert main(["recipes", "show", "k80b", "--json"]) == 0, capsys.readouterr().err
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["name"] == "k80b" and [e["name"] for e in shown["extensions"]] == ["torch-scatter"]
+
+
+def test_a_child_removes_the_parents_cudnn_and_errors_name_the_file_that_set_a_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SRCBUILD_RECIPES_PATH", str(tmp_path))
+    (tmp_path / "k80-nocudnn.toml").write_text('extends = "kepler-k80-cu118"\n[toolchain]\ncudnn = "none"\n')
+    assert main(["recipes", "show", "k80-nocudnn", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["toolchain"]["cudnn"] is None
+    (tmp_path / "cpu.toml").write_text('extends = "kepler-k80-cu118"\n[toolchain]\ncuda = "none"\n')
+    assert main(["recipes", "show", "cpu"]) == 2
+    err = capsys.readouterr().err.splitlines()[0]
+    assert err.startswith(f"error: {tmp_path / 'cpu.toml'}: gpu.arch (set in ") and "kepler-k80-cu118.toml)" in err

@@ -28,6 +28,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import UsageError
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 
@@ -44,7 +45,7 @@ class RemoteOptions:
     def resolve(cls, s3_endpoint_url: str | None = None, *, environ: Mapping[str, str]) -> RemoteOptions:
         """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``; the network
         limits from ``SRCBUILD_NET_*`` (``netio.NetLimits.resolve``)."""
-        endpoint = s3_endpoint_url or environ.get("SRCBUILD_S3_ENDPOINT_URL") or environ.get("AWS_ENDPOINT_URL") or None
+        endpoint = s3_endpoint_url or env_value(environ, "SRCBUILD_S3_ENDPOINT_URL")
         return cls(s3_endpoint_url=endpoint, net=NetLimits.resolve(environ), environ=dict(environ))
 
 
@@ -147,7 +148,7 @@ def open_remote(url: str, options: RemoteOptions | None = None) -> CacheRemote:
 def parse_remotes(values: Sequence[str], environ: Mapping[str, str]) -> list[str]:
     """``--remote`` values, then ``SRCBUILD_REMOTES`` (separated by os.pathsep or commas)."""
     urls = [v for v in values if v.strip()]
-    raw = environ.get("SRCBUILD_REMOTES", "")
+    raw = env_value(environ, "SRCBUILD_REMOTES") or ""
     if raw:
         for chunk in raw.split(","):
             # s3:// and http:// contain ':', so split on os.pathsep only outside URLs

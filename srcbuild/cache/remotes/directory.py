@@ -16,10 +16,10 @@ from typing import BinaryIO
 from urllib.parse import unquote, urlparse
 
 from srcbuild.cache.ground import plain_dir
-from srcbuild.cache.limits import CHUNK, MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, open_regular
 from srcbuild.cache.manifest import LOG_NAME, Manifest
 from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
 from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError, disk_full
+from srcbuild.limits import CHUNK, MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, open_regular
 
 
 def directory_from_url(url: str) -> Path:

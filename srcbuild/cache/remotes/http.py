@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlparse
 
-from srcbuild.cache.limits import MAX_LOG, MAX_MANIFEST, MAX_PAGE, MAX_SIGNATURE, MAX_WHEEL
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.netio import NETWORK_ERRORS, Session
 from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.simple_index import FINGERPRINT_ATTR, SIMPLE_DIR
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
+from srcbuild.limits import MAX_LOG, MAX_MANIFEST, MAX_PAGE, MAX_SIGNATURE, MAX_WHEEL
 
 _NETWORK_ERRORS = NETWORK_ERRORS
 

@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from srcbuild.cache.limits import (
+from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
+from srcbuild.cache.remotes.s3_staging import Staging, sweep_staging
+from srcbuild.cache.store import CACHEDIR_TAG, SIGNATURE_NAME, CacheEntry
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
+from srcbuild.limits import (
     MAX_LISTED,
     MAX_LOG,
     MAX_MANIFEST,
@@ -39,10 +43,6 @@ from srcbuild.cache.limits import (
     copy_limited,
     read_limited,
 )
-from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
-from srcbuild.cache.remotes.s3_staging import Staging, sweep_staging
-from srcbuild.cache.store import CACHEDIR_TAG, SIGNATURE_NAME, CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
 
 DEFAULT_REGION = "us-east-1"
 TAG_NAME = "CACHEDIR.TAG"

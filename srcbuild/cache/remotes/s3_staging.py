@@ -34,11 +34,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from srcbuild.cache.limits import MAX_LISTED, MAX_MANIFEST
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.owner import Owner
 from srcbuild.cache.store import SIGNATURE_NAME
 from srcbuild.errors import SrcbuildError
+from srcbuild.limits import MAX_LISTED, MAX_MANIFEST
 
 STAGING = "staging"
 LEASE_NAME = "lease"

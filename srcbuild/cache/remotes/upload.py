@@ -27,7 +27,6 @@ from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
 
 from srcbuild import proc
-from srcbuild.cache.limits import MAX_PAGE, MAX_WHEEL
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.netio import NETWORK_ERRORS, Session
 from srcbuild.cache.netlimits import NetLimits
@@ -35,6 +34,7 @@ from srcbuild.cache.remotes.http import parse_links
 from srcbuild.cache.simple_index import labelled_version, relabel_wheel
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import CacheIntegrityError, HostError, StepFailed, UsageError
+from srcbuild.limits import MAX_PAGE, MAX_WHEEL
 
 SCHEME_PREFIX = "upload+"
 SIMPLE_PAGES = ("simple/", "+simple/")  # pypiserver and most indexes; devpi

@@ -16,8 +16,17 @@ from srcbuild.envs.backends.rattler_backend import RattlerBackend, rattler_avail
 from srcbuild.envs.backends.venv_backend import VenvBackend, venv_unsuitable
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import HostError, UsageError
+from srcbuild.precedence import env_value
 
-BACKEND_NAMES = ("conda", "mamba", "micromamba", "rattler", "venv")
+# name -> the backend's class: the one list of backends (their capabilities are class attributes)
+BACKEND_CLASSES: dict[str, type[EnvBackend]] = {
+    "conda": CondaFamilyBackend,
+    "mamba": CondaFamilyBackend,
+    "micromamba": CondaFamilyBackend,
+    "rattler": RattlerBackend,
+    "venv": VenvBackend,
+}
+BACKEND_NAMES = tuple(BACKEND_CLASSES)
 CONDA_TOOLS = ("micromamba", "mamba", "conda")  # preference order when several are installed
 BACKEND_VARIABLE = "SRCBUILD_ENV_BACKEND"
 
@@ -28,8 +37,16 @@ __all__ = [
     "backend_for",
     "choose_backend",
     "conda_tools_on_path",
+    "installs_conda_packages",
     "pick_backend",
 ]
+
+
+def installs_conda_packages(name: str) -> bool:
+    """Whether the backend named ``name`` installs a spec's conda packages (``EnvBackend.conda_packages``)."""
+    if name not in BACKEND_CLASSES:
+        raise UsageError(f"unknown environment backend {name!r}", f"choose one of: {', '.join(BACKEND_NAMES)}")
+    return BACKEND_CLASSES[name].conda_packages
 
 
 def _which(name: str, environ: Mapping[str, str]) -> str | None:
@@ -103,5 +120,5 @@ def backend_for(name: str, executable: str | None) -> EnvBackend:
 
 def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str]) -> EnvBackend:
     """The backend named (argument, then ``SRCBUILD_ENV_BACKEND``), else the best one available."""
-    chosen = name or environ.get(BACKEND_VARIABLE) or None
+    chosen = name or env_value(environ, BACKEND_VARIABLE) or None
     return pick_backend(chosen, spec, conda_tools_on_path(environ), rattler_available())

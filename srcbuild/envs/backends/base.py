@@ -15,7 +15,8 @@ from srcbuild.command import Command
 from srcbuild.envs.prefix import BuildEnv
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import EnvironmentError_, HostError, MirrorMissing
-from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.offline import DIR_VAR, missing_requirement
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 
@@ -31,6 +32,9 @@ class CommandIO:
 
 class EnvBackend(Protocol):
     name: str
+    # what it can do, asked instead of its name: True when it installs the spec's conda packages
+    # from its channels; False when it installs the pip packages alone, into a venv of a host Python
+    conda_packages: bool
 
     def describe(self, spec: EnvSpec, prefix: Path, lockfile: Path | None) -> list[str]: ...
 
@@ -55,11 +59,12 @@ def run_checked(command: Command, log_path: Path | None, what: str, io: CommandI
     except FileNotFoundError:
         raise HostError(f"{command.argv[0]} is not installed", "install it, or choose another backend") from None
     if not result.ok:
-        lacking = missing_requirement(result.tail) if io.environ.get(DIR_VAR) else None
+        mirror_dir = env_value(io.environ, DIR_VAR)
+        lacking = missing_requirement(result.tail) if mirror_dir else None
         if lacking is not None:
             raise MirrorMissing(
-                f"{what}: the pip package {lacking} is not in the mirror {io.environ[DIR_VAR]}'s package index",
-                f"add it on a connected machine: srcbuild mirror create {io.environ[DIR_VAR]} --recipe RECIPE",
+                f"{what}: the pip package {lacking} is not in the mirror {mirror_dir}'s package index",
+                f"add it on a connected machine: srcbuild mirror create {mirror_dir} --recipe RECIPE",
             )
         last = next((line for line in reversed(result.tail) if line.strip()), "no output")
         where = f"; full output in {log_path}" if log_path else ""

@@ -24,6 +24,8 @@ from srcbuild.errors import HostError
 class CondaFamilyBackend:
     """One of conda / mamba / micromamba, found on PATH as ``executable``."""
 
+    conda_packages = True
+
     def __init__(self, name: str, executable: str | None = None) -> None:
         self.name = name
         self.executable = executable or name

@@ -34,6 +34,7 @@ def rattler_available() -> bool:
 
 class RattlerBackend:
     name = "rattler"
+    conda_packages = True
 
     def describe(self, spec: EnvSpec, prefix: Path, lockfile: Path | None) -> list[str]:
         channels = ", ".join(spec.routing.route(c) for c in spec.channels)

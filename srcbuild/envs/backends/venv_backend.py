@@ -33,6 +33,7 @@ def venv_unsuitable(spec: EnvSpec) -> str | None:
 
 class VenvBackend:
     name = "venv"
+    conda_packages = False  # pip packages only, into a venv of the host's Python
 
     def commands(self, spec: EnvSpec, prefix: Path) -> list[Command]:
         pip_spec = spec.as_pip_only()

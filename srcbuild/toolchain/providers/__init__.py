@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from srcbuild.errors import UsageError
+from srcbuild.precedence import env_value
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.providers.base import Offer, Provider, Request
 from srcbuild.toolchain.providers.conda import CondaProvider
@@ -52,7 +53,8 @@ ORDER_VAR = "SRCBUILD_TOOLCHAIN_PROVIDERS"
 
 def provider_order(environ: Mapping[str, str]) -> tuple[str, ...]:
     """``SRCBUILD_TOOLCHAIN_PROVIDERS=debian,redist``: these providers first, in this order."""
-    names = tuple(n.strip() for n in environ.get(ORDER_VAR, "").replace(" ", ",").split(",") if n.strip())
+    given = env_value(environ, ORDER_VAR) or ""
+    names = tuple(n.strip() for n in given.replace(" ", ",").split(",") if n.strip())
     for name in names:
         if name not in PROVIDERS:
             raise UsageError(

@@ -11,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, StepFailed
 from srcbuild.files import human_size
-from srcbuild.mirror.layout import DIR_VAR, missing_requirement
+from srcbuild.offline import DIR_VAR, missing_requirement
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 from srcbuild.toolchain.download import Downloader
 from srcbuild.toolchain.facts import ToolchainFacts, release_of
+from srcbuild.toolchain.fetches import Fetches
 from srcbuild.toolchain.store import Provisioned
 
 TOOLS = ("cuda", "cudnn", "gcc", "mpi", "nccl", "magma")
@@ -93,10 +95,18 @@ class Context:
 
 
 class Provider(Protocol):
+    """One way of provisioning tools: it reads its own data file, offers what it can for a request,
+    says what an offer downloads (for ``mirror create``) and provisions it."""
+
     name: str
     tools: tuple[str, ...]
+    data_file: str  # its file in toolchain/data/ (and in each SRCBUILD_TOOLCHAIN_DATA directory)
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts: ...
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None: ...
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None: ...
 
     def provision(
         self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context
@@ -123,10 +133,11 @@ def run_step(
     if not result.ok:
         last = next((line for line in reversed(result.tail) if line.strip()), "")
         where = f"see {ctx.log_path}" if ctx.log_path else "rerun with --debug"
-        lacking = missing_requirement(result.tail) if ctx.environ.get(DIR_VAR) else None
+        mirror_dir = env_value(ctx.environ, DIR_VAR)
+        lacking = missing_requirement(result.tail) if mirror_dir else None
         if lacking is not None:
             raise MirrorMissing(
-                f"{what}: {lacking} is not in the mirror {ctx.environ[DIR_VAR]}'s package index",
-                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+                f"{what}: {lacking} is not in the mirror {mirror_dir}'s package index",
+                f"add it on a connected machine: srcbuild mirror create {mirror_dir} --recipe RECIPE",
             )
         raise StepFailed(f"{what} failed (exit {result.returncode}): {last}".rstrip(": "), where)

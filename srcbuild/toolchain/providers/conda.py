@@ -31,13 +31,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild import proc
+from srcbuild.envs.prefix_install import solve_and_install
 from srcbuild.errors import EnvironmentError_, MirrorMissing, StepFailed
-from srcbuild.mirror.layout import DIR_VAR
-from srcbuild.toolchain.facts import CondaTool, ToolchainFacts, release_of
+from srcbuild.offline import DIR_VAR
+from srcbuild.precedence import env_value
+from srcbuild.toolchain.facts import CondaSysroot, CondaTool, ToolchainFacts, release_of
+from srcbuild.toolchain.fetches import CondaPiece, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import check_complete, check_nvcc, link_targets_layout
 from srcbuild.toolchain.store import Provisioned, Source
@@ -62,7 +66,8 @@ def _tool_for(request: Request, facts: ToolchainFacts) -> CondaTool | None:
 
 def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[str, ...]:
     if request.tool == "gcc":
-        specs = tool.specs(major=request.version.split(".")[0])
+        # "10.2" (a pinned good release, toolchain.needs.gcc_release) gives gcc_linux-64 10.2.*
+        specs = tool.specs(major=request.version)
         if request.sysroot:
             assert facts.sysroot is not None
             specs += dataclasses.replace(facts.sysroot, glibc=request.sysroot).specs()
@@ -74,6 +79,28 @@ def _specs(request: Request, tool: CondaTool, facts: ToolchainFacts) -> tuple[st
     return tool.specs(version=request.version)
 
 
+def _conda(table: Mapping[str, Any]) -> CondaTool:
+    return CondaTool(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        source=str(table.get("source", "")),
+        triplet=str(table.get("triplet", "")),
+        majors=tuple(str(m) for m in table.get("majors", ())),
+        versions=tuple(str(v) for v in table.get("versions", ())),
+        archs=tuple(str(a) for a in table.get("archs", ())),
+    )
+
+
+def _sysroot(table: Mapping[str, Any]) -> CondaSysroot:
+    return CondaSysroot(
+        channel=str(table.get("channel", "conda-forge")),
+        packages=tuple(str(p) for p in table.get("packages", ())),
+        glibc=str(table["glibc"]),
+        path=str(table.get("path", "x86_64-conda-linux-gnu/sysroot")),
+        source=str(table.get("source", "")),
+    )
+
+
 def channel_and_specs(request: Request, facts: ToolchainFacts) -> tuple[str, tuple[str, ...]] | None:
     """The channel and match specs this provider installs for ``request`` (a mirror gathers them)."""
     tool = _tool_for(request, facts)
@@ -82,54 +109,26 @@ def channel_and_specs(request: Request, facts: ToolchainFacts) -> tuple[str, tup
     return tool.channel, _specs(request, tool, facts)
 
 
-def solve_and_install(
-    specs: Sequence[str],
-    channel_urls: Sequence[str],
-    target: Path,
-    final: Path,
-    cache: Path,
-    channel: str = "conda-forge",
-) -> list[Source]:
-    """Solve ``specs`` for linux-64 on the channels and link them into ``target`` as if at ``final``."""
-    import rattler
-
-    gateway = rattler.Gateway(cache_dir=cache / "repodata", show_progress=False)
-
-    async def run() -> list[Source]:
-        records = await rattler.solve(
-            sources=[rattler.Channel(u) for u in channel_urls],
-            specs=list(specs),
-            gateway=gateway,
-            platforms=["linux-64", "noarch"],
-            virtual_packages=[v.into_generic() for v in rattler.VirtualPackage.detect()],
-        )
-        await rattler.install(
-            list(records),
-            target_prefix=target,
-            cache_dir=cache / "pkgs",
-            alternative_target_prefix=final,
-            execute_link_scripts=True,
-            show_progress=False,
-        )
-        return [Source(str(r.url), str(r.sha256.hex() if r.sha256 else ""), int(r.size or 0)) for r in records]
-
-    import asyncio  # only when installing: the event loop costs every command 10 ms to import
-
-    try:
-        return asyncio.run(run())
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise EnvironmentError_(
-            f"installing {', '.join(specs)} from {', '.join(channel_urls)} failed: {first}",
-            f"set SRCBUILD_CHANNEL_MIRRORS='{channel}=URL' to a reachable mirror and run the same command again",
-        ) from None
-
-
 class CondaProvider:
     name = "conda"
     tools: tuple[str, ...] = ("cuda", "gcc", "mpi", "magma")
+    data_file = "conda.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        return ToolchainFacts(
+            gcc=_conda(data["gcc"]) if "gcc" in data else None,
+            mpi={name: _conda(table) for name, table in data.get("mpi", {}).items()},
+            cuda_conda=_conda(data["cuda"]) if "cuda" in data else None,
+            magma=_conda(data["magma"]) if "magma" in data else None,
+            sysroot=_sysroot(data["sysroot"]) if "sysroot" in data else None,
+        )
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        found = channel_and_specs(offer.request, facts)
+        return Fetches(conda=(CondaPiece(found[0], found[1], offer.describe()),)) if found else None
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         tool = _tool_for(request, facts)
@@ -154,14 +153,16 @@ class CondaProvider:
         specs = _specs(offer.request, tool, facts)
         url = routing.base_url(tool.channel)
         try:
-            sources = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
+            installed = solve_and_install(specs, [url], target, final, ctx.work_dir / "conda", tool.channel)
+            sources = [Source(*file) for file in installed]
         except EnvironmentError_ as exc:
-            if not ctx.environ.get(DIR_VAR):
+            mirror_dir = env_value(ctx.environ, DIR_VAR)
+            if not mirror_dir:
                 raise
             raise MirrorMissing(
-                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {ctx.environ[DIR_VAR]}'s "
+                f"{offer.request.label} ({' '.join(specs)}) is not in the mirror {mirror_dir}'s "
                 f"{tool.channel} channel ({exc.message})",
-                f"add it on a connected machine: srcbuild mirror create {ctx.environ[DIR_VAR]} --recipe RECIPE",
+                f"add it on a connected machine: srcbuild mirror create {mirror_dir} --recipe RECIPE",
             ) from None
         facts_out: dict[str, str] = {}
         if offer.request.tool == "gcc":

@@ -8,12 +8,15 @@ The version the headers declare must be the one the data promised.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild.errors import StepFailed
 from srcbuild.host.toolchain import header_version
 from srcbuild.toolchain.download import Artifact
-from srcbuild.toolchain.facts import CudnnArchive, ToolchainFacts, matches
+from srcbuild.toolchain.facts import CudnnArchive, ToolchainFacts, data_size, matches
+from srcbuild.toolchain.fetches import Download, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import copy_tree
 from srcbuild.toolchain.providers.redist import unpack_archive
@@ -36,6 +39,32 @@ def header_cudnn_version(include: Path) -> str | None:
 class CudnnProvider:
     name = "nvidia"
     tools: tuple[str, ...] = ("cudnn",)
+    data_file = "cudnn_archives.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        cudnn = tuple(
+            CudnnArchive(
+                str(a["version"]),
+                str(a["cuda"]),
+                str(a["url"]),
+                str(a.get("sha256", "")),
+                str(a.get("layout", "legacy")),
+                data_size(a.get("size")),
+                str(a.get("source", "")),
+            )
+            for a in data.get("cudnn", [])
+        )
+        return ToolchainFacts(cudnn=cudnn)
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        request = offer.request
+        archive = facts.cudnn_for(request.version, request.cuda) if request.cuda else None
+        if archive is None:
+            return None
+        return Fetches(downloads=(Download(archive.url, archive.sha256, archive.size, offer.describe()),))
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         if request.tool != "cudnn" or not request.cuda:

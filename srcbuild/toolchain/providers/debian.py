@@ -23,13 +23,23 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild.errors import HostError, MirrorMissing, StepFailed
 from srcbuild.files import sha256_file
+<<<<<<< HEAD
 from srcbuild.mirror.layout import DEBIAN_VAR, DIR_VAR
 from srcbuild.toolchain.debfile import NotADeb, extract_members
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
+=======
+from srcbuild.offline import DEBIAN_VAR, DIR_VAR
+from srcbuild.precedence import env_value
+from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, Wheel, data_size, release_of
+from srcbuild.toolchain.fetches import Fetches
+from srcbuild.toolchain.index_files import IndexFile
+>>>>>>> main
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror, mirror_options
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.providers.cuda_home import NVCC_PROFILE, check_complete, check_nvcc
@@ -52,6 +62,37 @@ TOOLS_IN_BIN = (
 class DebianProvider:
     name = "debian"
     tools: tuple[str, ...] = ("cuda",)
+    data_file = "debian.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        debian = tuple(
+            DebianRoute(
+                str(d["cuda"]),
+                str(d["expect"]),
+                str(d["suite"]),
+                tuple(str(c) for c in d.get("components", ("main",))),
+                str(d.get("keyring", "")),
+                tuple(str(p) for p in d.get("packages", ())),
+                tuple(
+                    Wheel(str(w["requirement"]), str(w["sha256"]), data_size(w.get("size")))
+                    for w in d.get("wheels", ())
+                ),
+                data_size(d.get("download_size")),
+                str(d.get("source", "")),
+            )
+            for d in data.get("debian", [])
+        )
+        return ToolchainFacts(debian=debian)
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        route = facts.debian_for(offer.request.version)
+        if route is None:
+            return None
+        wheels = tuple(IndexFile("cuda", w.requirement, w.sha256, w.size) for w in route.wheels)
+        return Fetches(index=wheels, debian=(route,))
 
     def __init__(self, apt_root: Path = Path("/etc/apt")) -> None:
         self.apt_root = apt_root
@@ -78,7 +119,8 @@ class DebianProvider:
     def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
         route = facts.debian_for(offer.request.version)
         assert route is not None
-        in_mirror = ctx.environ.get(DEBIAN_VAR) if ctx.environ.get(DIR_VAR) else None
+        mirror_dir = env_value(ctx.environ, DIR_VAR)
+        in_mirror = env_value(ctx.environ, DEBIAN_VAR) if mirror_dir else None
         mirror = in_mirror or offer.details.get("mirror") or configured_mirror(self.apt_root)
         if not mirror:
             raise HostError("no Debian mirror is configured in /etc/apt", "use --from redist or --from runfile")
@@ -97,7 +139,11 @@ class DebianProvider:
             if not in_mirror:
                 raise
             raise MirrorMissing(
+<<<<<<< HEAD
                 f"Debian {route.suite}'s {', '.join(route.all_packages)} are not in the mirror {ctx.environ[DIR_VAR]} "
+=======
+                f"Debian {route.suite}'s {', '.join(route.packages)} are not in the mirror {mirror_dir} "
+>>>>>>> main
                 f"({exc.message})",
                 "add them on a connected machine: SRCBUILD_TOOLCHAIN_PROVIDERS=debian srcbuild mirror create",
                 {"create_prefix": "SRCBUILD_TOOLCHAIN_PROVIDERS=debian"},

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from srcbuild.errors import StepFailed, UsageError
-from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.facts import NcclSource, ToolchainFacts
+from srcbuild.toolchain.fetches import Fetches, GitSource
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
 
@@ -31,6 +33,21 @@ def nvcc_gencode(archs: Sequence[str]) -> str:
 class NcclProvider:
     name = "source"
     tools: tuple[str, ...] = ("nccl",)
+    data_file = "nccl.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        nccl = tuple(
+            NcclSource(str(n["tag"]), str(n["repo"]), str(n.get("lowest_cc", "")), str(n.get("source", "")))
+            for n in data.get("nccl", [])
+        )
+        return ToolchainFacts(nccl=nccl)
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        nccl = next((n for n in facts.nccl if n.tag.lstrip("v").startswith(offer.request.version)), None)
+        return Fetches(repos=(GitSource(nccl.repo, nccl.tag, offer.describe()),)) if nccl else None
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         if request.tool != "nccl" or not request.archs:

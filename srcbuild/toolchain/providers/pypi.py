@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import StepFailed
 from srcbuild.host.toolchain import header_version
-from srcbuild.toolchain.facts import IndexWheel, ToolchainFacts
+from srcbuild.toolchain.facts import IndexWheel, ToolchainFacts, data_size
+from srcbuild.toolchain.fetches import Fetches
+from srcbuild.toolchain.index_files import IndexFile
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.providers.cudnn import CudnnProvider, header_cudnn_version
 from srcbuild.toolchain.providers.debian import link_linker_names
@@ -52,6 +56,36 @@ def pip_download_argv(wheels: list[IndexWheel], requirements: Path, into: Path) 
 class PypiProvider:
     name = "pypi"
     tools: tuple[str, ...] = ("cudnn", "nccl")
+    data_file = "pypi.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        wheels = tuple(
+            IndexWheel(
+                tool=str(w["tool"]),
+                version=str(w["version"]),
+                cuda=str(w["cuda"]),
+                requirement=str(w["requirement"]),
+                filename=str(w["filename"]),
+                sha256=str(w["sha256"]),
+                size=data_size(w.get("size")),
+                package=str(w.get("package", "")),
+                sass=tuple(str(a) for a in w.get("sass", ())),
+                ptx=tuple(str(a) for a in w.get("ptx", ())),
+                source=str(w.get("source", "")),
+            )
+            for w in data.get("wheel", [])
+        )
+        return ToolchainFacts(index_wheels=wheels)
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        request = offer.request
+        wheel = facts.index_wheel_for(request.tool, request.version, request.cuda) if request.cuda else None
+        if wheel is None:
+            return None
+        return Fetches(index=(IndexFile(request.tool, wheel.requirement, wheel.sha256, wheel.size, wheel.filename),))
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         if request.tool not in self.tools or not request.cuda:

@@ -9,11 +9,14 @@ are merged into the home, which is then the layout NVIDIA's own installer makes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild.errors import StepFailed
 from srcbuild.toolchain.download import Artifact
-from srcbuild.toolchain.facts import ToolchainFacts, release_of
+from srcbuild.toolchain.facts import Redist, RedistComponent, ToolchainFacts, release_of
+from srcbuild.toolchain.fetches import Download, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request
 from srcbuild.toolchain.providers.cuda_home import check_complete, check_nvcc, copy_tree
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
@@ -46,6 +49,33 @@ def unpack_archive(archive: Path, into: Path) -> Path:
 class RedistProvider:
     name = "redist"
     tools: tuple[str, ...] = ("cuda",)
+    data_file = "cuda_redist.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        redists = tuple(
+            Redist(
+                str(r["version"]),
+                str(r["base"]),
+                str(r.get("manifest", "")),
+                tuple(
+                    RedistComponent(str(c["name"]), str(c["version"]), str(c["path"]), str(c["sha256"]), int(c["size"]))
+                    for c in r.get("components", [])
+                ),
+                str(r.get("source", "")),
+            )
+            for r in data.get("redist", [])
+        )
+        return ToolchainFacts(redists=redists)
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        redist = facts.redist_for(offer.request.version)
+        if redist is None:
+            return None
+        why = offer.describe()
+        return Fetches(downloads=tuple(Download(redist.url(c), c.sha256, c.size, why) for c in redist.components))
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         if request.tool != "cuda":

@@ -9,10 +9,13 @@ installer's own compiler check (srcbuild checks the host compiler itself), and `
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from srcbuild.toolchain.download import Artifact
-from srcbuild.toolchain.facts import ToolchainFacts, release_of
+from srcbuild.toolchain.facts import Runfile, ToolchainFacts, data_size, release_of
+from srcbuild.toolchain.fetches import Download, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.providers.cuda_home import check_complete, check_nvcc
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
@@ -25,6 +28,30 @@ def installer_argv(runfile: Path, path_flag: str, prefix: Path, tmpdir: Path) ->
 class RunfileProvider:
     name = "runfile"
     tools: tuple[str, ...] = ("cuda",)
+    data_file = "cuda_runfile.toml"
+
+    def read_data(self, data: Mapping[str, Any]) -> ToolchainFacts:
+        """This provider's rows, from its data file's tables."""
+        runfiles = tuple(
+            Runfile(
+                str(r["version"]),
+                str(r["url"]),
+                str(r.get("sha256", "")),
+                str(r.get("path_flag", "--toolkitpath")),
+                data_size(r.get("size")),
+                str(r.get("source", "")),
+            )
+            for r in data.get("runfile", [])
+        )
+        return ToolchainFacts(runfiles=runfiles)
+
+    def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
+        """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
+        when the data names no files for it."""
+        runfile = facts.runfile_for(offer.request.version)
+        if runfile is None:
+            return None
+        return Fetches(downloads=(Download(runfile.url, runfile.sha256, runfile.size, offer.describe()),))
 
     def offer(self, request: Request, facts: ToolchainFacts) -> Offer | None:
         if request.tool != "cuda":

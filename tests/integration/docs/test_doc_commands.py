@@ -17,11 +17,12 @@ import pytest
 from doc_commands import DocCommand, doc_commands
 
 from srcbuild.cli import main
+from srcbuild.packages import PACKAGES
 
 pytestmark = pytest.mark.integration
 
 MACHINES = Path(__file__).resolve().parents[2] / "fixtures" / "machines"
-BUILDS = {"torch", "torchvision", "ext", "install", "lock", "verify", "smoke"}
+BUILDS = {*PACKAGES, "ext", "install", "lock", "verify", "smoke"}  # a build command per package
 
 
 FETCHES = {("env", "create"), ("toolchain", "install"), ("toolchain", "rm"), ("container", "build")}

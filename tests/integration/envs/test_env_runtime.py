@@ -59,13 +59,32 @@ def test_a_channel_without_that_python_fails_in_one_line_and_leaves_nothing(
     assert main(["env", "runtime", "--python", "three", "--into", str(into)]) == 2
 
 
-def test_install_create_makes_the_python_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--create makes --into with the recipe's Python (here a file recipe pinning this one), then
-    install goes on: with an empty cache it stops at the wheel, not at the environment."""
-    recipe = tmp_path / "here.toml"
-    recipe.write_text(f'extends = "pascal-cu126"\n[toolchain]\npython = "{PYTHON}"\n')
+def test_install_create_looks_in_the_cache_before_making_a_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--create with an empty cache stops at the wheel (exit 9) and makes no Python; with the
+    wheel cached it makes --into with the recipe's Python (here a file recipe pinning this one)
+    and installs the wheel there."""
+    import os
+
+    from srcbuild.cache.store import WheelCache
+    from srcbuild.paths import Paths
+    from srcbuild.recipe import RecipeCatalog
+    from tests.unit.cache.synthetic import host_python_recipe, host_tag, make_manifest, make_wheel
+
+    recipe_file = host_python_recipe(tmp_path / "recipes")  # kepler-cu92 with the Python running the tests
     into = tmp_path / "venvs" / "old-gpu"
-    assert main(["install", "torch", "--recipe", str(recipe), "--into", str(into), "--create"]) != 0
+    argv = ["install", "torch", "--recipe", str(recipe_file), "--into", str(into), "--create", "--no-deps"]
+    assert main(argv) == 9
     err = capsys.readouterr().err
+    assert err.startswith("error: no cached wheel for torch of recipe") and "made Python" not in err
+    assert not into.exists()
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1+cu92.sm30", tag=host_tag())
+    WheelCache(Path(os.environ["SRCBUILD_CACHE_DIR"])).store(
+        wheel, make_manifest(wheel, recipe, sass=(30,), ptx=(30,), platform=None)
+    )
+    assert main(argv) == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert f"made Python {PYTHON}." in err and (into / "bin" / "python").exists()
-    assert "is not a Python environment" not in err
+    assert " ".join(out.split()) == f"installed {wheel.name} from the local cache into {into}/bin/python"

@@ -1,9 +1,10 @@
-"""The fixture world for build tests: the fake torch and fake torchvision published as git repos.
+"""The fixture world for build tests: the fake torch, torchvision and torchaudio published as git repos.
 
 ``publish(root)`` writes, with the sources team's ``make_world``/``make_project``, a torch-shaped
 world whose ``pytorch/pytorch`` tags hold the fake torch (``v2.5.1``, ``v2.9.0``; ``v2.5.0`` is the
 failure tag: its last library does not compile) and whose ``pytorch/vision`` tags hold the fake
-torchvision (``v0.20.1``, ``v0.24.0``). The recipes in ``tests/fixtures/recipes/world`` pin them.
+torchvision (``v0.20.1``, ``v0.24.0``), and ``pytorch/audio`` the fake torchaudio (``v2.5.1``).
+The recipes in ``tests/fixtures/recipes/world`` pin them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ RECIPES = Path(__file__).resolve().parents[2] / "fixtures" / "recipes" / "world"
 TORCH_TAGS = ("v2.5.0", "v2.5.1", "v2.9.0")
 FAILURE_TAG = "v2.5.0"
 VISION_TAGS = ("v0.20.1", "v0.24.0")
+AUDIO_TAGS = ("v2.5.1",)
 BROKEN_BINDINGS = b"""/* The failure tag: this file does not compile. */
 int fake_torch_python_init(void) { return undefined_symbol_in_failure_tag; }
 """
@@ -71,4 +73,6 @@ def publish(root: Path, n_submodules: int = 3, extra_ops: int = 0) -> World:
     )
     vision = project_files("fake_vision")
     make_project(root, "pytorch/vision", {tag: vision for tag in VISION_TAGS}, size=1024, commits=1)
+    audio = project_files("fake_audio")
+    make_project(root, "pytorch/audio", {tag: audio for tag in AUDIO_TAGS}, size=1024, commits=1)
     return world

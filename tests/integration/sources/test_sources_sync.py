@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.errors import StepFailed
+from srcbuild.errors import SourceMismatch, StepFailed
 from srcbuild.plan.sources import sources_steps
 from srcbuild.recipe.model import SourcePin
 from srcbuild.sources import checkout as on_disk
@@ -166,16 +166,18 @@ def test_flat_namespace_mirror_map_end_to_end(small_world: World, work: Path) ->
 def test_pinned_commit_mismatch_names_both(small_world: World, work: Path) -> None:
     wrong = "0123456789abcdef0123456789abcdef01234567"
     sync = sync_for(small_world, work, "v1.1.0", commit=wrong)
-    with pytest.raises(StepFailed) as err:
+    with pytest.raises(SourceMismatch) as err:
         through_executor.sync(sync, work / "build")
     actual = small_world.tags["v1.1.0"]
+    assert err.value.exit_code == 7
     assert err.value.message == (
-        f"torch.commit: tag v1.1.0 of https://github.com/pytorch/pytorch resolves to {actual}, "
-        f"but the recipe pins {wrong}"
+        f"torch.commit: tag v1.1.0 of https://github.com/pytorch/pytorch resolves to {actual} "
+        f"(fetched from file://{small_world.root}/pytorch/pytorch), but the recipe pins {wrong}; "
+        "nothing was built from it"
     )
     assert err.value.hint == (
         f'if upstream moved the tag on purpose, set torch.commit = "{actual}" in the recipe; '
-        "otherwise the repository or mirror serves a different history: check --mirror"
+        "otherwise the repository or mirror serves a different history: fetch from another (--mirror)"
     )
     right = sync_for(small_world, work, "v1.1.0", commit=actual)
     assert on_disk.verify_commit(right, os.environ) == actual

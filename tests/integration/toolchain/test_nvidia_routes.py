@@ -146,9 +146,11 @@ def test_install_recipe_fetches_what_the_host_lacks_and_the_build_probe_finds_it
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(" (")[0] for line in lines] == ["cuda 11.8", "cudnn 7.6.5.32-cuda11.8"]
     from srcbuild.host import probe_host
+    from srcbuild.toolchain.homes import provisioned_dirs
 
     host = probe_host(
-        environ={"PATH": "/usr/bin:/bin", "SRCBUILD_WORK_DIR": str(Paths.resolve(environ=os.environ).work_dir)}
+        environ={"PATH": "/usr/bin:/bin", "SRCBUILD_WORK_DIR": str(Paths.resolve(environ=os.environ).work_dir)},
+        provisioned=provisioned_dirs,
     )
     toolkit = host.cuda_toolkit("11.8")
     assert toolkit is not None and toolkit.home == _toolchains() / "cuda-11.8-redist"

@@ -25,7 +25,7 @@ def empty_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.usefixtures("empty_index")
 def test_a_cudnn_the_index_lacks_names_nvidias_archive(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["toolchain", "install", "cudnn", "9.10", "--cuda", "12.6", "--arch", "6.1"]) == 5
+    assert main(["toolchain", "install", "cudnn", "9.10", "--cuda", "12.6", "--arch", "6.1", "--from", "pypi"]) == 5
     err = capsys.readouterr().err
     assert "error: pip download nvidia-cudnn-cu12==9.10.2.21 failed (exit 1): " in err
     assert "No matching distribution found for nvidia-cudnn-cu12==9.10.2.21" in err
@@ -33,6 +33,21 @@ def test_a_cudnn_the_index_lacks_names_nvidias_archive(capsys: pytest.CaptureFix
         "NVIDIA's archive serves it too: `srcbuild toolchain install cudnn 9.10 --cuda 12.6 --from nvidia` "
         "(for a build: `export SRCBUILD_TOOLCHAIN_PROVIDERS=nvidia`)"
     ) in err
+
+
+@pytest.mark.usefixtures("empty_index")
+def test_a_failed_route_gives_way_to_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # no --from: the index lacks the wheel, so NVIDIA's archive is tried next (a mirror directory
+    # that lacks it too, so nothing is downloaded from NVIDIA's site)
+    (tmp_path / "nvidia").mkdir()
+    monkeypatch.setenv("SRCBUILD_NVIDIA_MIRROR", str(tmp_path / "nvidia"))
+    assert main(["toolchain", "install", "cudnn", "9.10", "--cuda", "12.6", "--arch", "6.1"]) == 4
+    err = capsys.readouterr().err
+    assert "route pypi failed: pip download nvidia-cudnn-cu12==9.10.2.21 failed (exit 1): " in err
+    assert "; using route nvidia\n" in err
+    assert "error: download failed: file://" in err
 
 
 @pytest.mark.usefixtures("empty_index")

@@ -107,6 +107,28 @@ def test_cli_cross_checks_with_the_recipes_cuda(
     )
 
 
+def test_cli_cross_checks_with_the_cuda_srcbuild_provisioned(
+    tmp_path: Path, lib118: Path, cuda118_home: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # no --cuda-home, no CUDA_HOME, no cuobjdump on PATH: the recipe's CUDA as srcbuild provisioned it
+    from srcbuild.toolchain.store import ToolchainStore
+
+    entry = ToolchainStore(cuda118_home.parent).find("cuda", "11.8")
+    if entry is None or entry.prefix != cuda118_home:
+        pytest.skip(f"{cuda118_home} is not a CUDA srcbuild provisioned into a toolchain store")
+    monkeypatch.setenv("SRCBUILD_TOOLCHAIN_DIR", str(cuda118_home.parent))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    wheel = wheel_of(tmp_path, "2.0.0+cu118.sm35.sm37", {"libtorch_cuda.so": lib118})
+    code = main(["verify", str(wheel), "--recipe", "kepler-k80-cu118"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("torch/lib/")}
+    assert rows["torch/lib/libtorch_cuda.so"] == ["3.5", "3.7", "5.0", "5.0", "match"]
+    assert "cross-check skipped" not in out
+
+
 def test_official_cpu_wheel(tmp_path: Path, torch_cpu_wheel: Path) -> None:
     py = torch_cpu_wheel.name.split("-")[2]  # cp311
     recipe_file = tmp_path / "cpu.toml"

@@ -68,8 +68,9 @@ source = "a test's made-up generation"
 NEW_CUDA = """
 [[cuda]]
 version = "14.0"
-min_cc = "7.5"
-max_cc = "14.0"
+sass = "75 80 140 140a"
+ptx = "75 80 140 140a"
+targets = "a test's made-up ptxas"
 min_gcc = 6
 max_gcc = 16
 min_driver = "600.10"

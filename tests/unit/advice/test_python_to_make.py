@@ -70,3 +70,25 @@ def test_recommend_adds_the_two_commands_after_the_pip_answer() -> None:
     having = recommend(kb, [gpu], None, [], "--gpu", python_here=frozenset({"3.7"}))
     assert "env runtime" not in render_recommendation(having)
     assert having.to_json()["gpus"][0]["make_python"] is None
+
+
+def test_a_python_here_but_no_active_environment_makes_the_environment_first() -> None:
+    make = python_to_make(WHEEL, frozenset({"3.6", "3.11"}), frozenset())
+    assert make is not None and make.have
+    assert make.lines() == [
+        "pip installs into an environment, and none is active; make one: "
+        "srcbuild env runtime --python 3.6 --into ~/venvs/torch-1.3.0",
+        f"then install with it: ~/venvs/torch-1.3.0/bin/python -m pip {PIP.split(' ', 1)[1]}",
+    ]
+    assert python_to_make(WHEEL, frozenset({"3.6", "3.11"}), frozenset({"3.7"})) is None  # the active one runs it
+    assert python_to_make(WHEEL, frozenset({"3.11"}), frozenset({"3.7"})) is not None  # none here does
+
+
+def test_active_pythons_are_the_active_environments(tmp_path: Path) -> None:
+    from srcbuild.envs.runtime import active_pythons
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python3.9").symlink_to(os.path.realpath(sys.executable))
+    assert active_pythons({"VIRTUAL_ENV": str(tmp_path)}) == frozenset({"3.9"})
+    assert active_pythons({"CONDA_PREFIX": str(tmp_path)}) == frozenset({"3.9"})
+    assert active_pythons({}) == frozenset()

@@ -25,7 +25,7 @@ def filled(tmp_path: Path) -> WheelCache:
     return cache
 
 
-def test_ls_json_and_table(filled: WheelCache, capsys) -> None:
+def test_ls_json_and_table(filled: WheelCache, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["cache", "ls", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["compute_capabilities"] for r in rows] == ["5.0", "3.5 3.7", "3.0 +PTX 3.0"]
@@ -33,7 +33,17 @@ def test_ls_json_and_table(filled: WheelCache, capsys) -> None:
     assert rows[0]["recipe"] == "kepler-cu92" and rows[0]["package"] == "torch"
     assert main(["cache", "ls"]) == 0
     table = capsys.readouterr().out
-    assert "3.0 +PTX 3.0" in table and "kepler-cu92" in table and "compute capabilities" in table
+    lines = table.splitlines()
+    assert lines[1].split() == ["key", "package", "version", "recipe", "kernels", "size", "age"]
+    assert max(len(line) for line in lines) <= 80  # every column shown, its long cells wrapped at spaces
+    first = lines[2].split()
+    assert first[:4] == [rows[0]["entry_key"][:12], "torch", "1.7.1+cu92.sm30", "kepler-cu92"]
+    assert first[-3:] == [*human_size(rows[0]["wheel_size"]).split(), rows[0]["age"]]
+    assert lines[-1].split() == ["3.0"]  # "3.0 +PTX 3.0" wraps inside its column, under "+PTX"
+    assert lines[-1].index("3.0") == lines[-2].index("3.0 +PTX")
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["cache", "ls"]) == 0
+    assert "3.0 +PTX 3.0" in capsys.readouterr().out
 
 
 def test_ls_empty(capsys) -> None:

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.limits import check_hex64
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.remotes.directory import DirectoryRemote
 from srcbuild.cache.signing import TrustedSigners, TrustPolicy
 from srcbuild.cache.store import WheelCache
 from srcbuild.cache.transfer import pull_entries, push_entries
 from srcbuild.errors import CacheIntegrityError, SrcbuildError, UsageError
+from srcbuild.limits import check_hex64
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "hostile"

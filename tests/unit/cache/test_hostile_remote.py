@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.cache.limits import MAX_PAGE, read_limited, safe_file_name
 from srcbuild.cache.manifest import Manifest, check_wheel_name
 from srcbuild.cache.remotes import open_remote
 from srcbuild.cache.remotes.directory import DirectoryRemote
@@ -19,6 +18,7 @@ from srcbuild.cache.store import WheelCache
 from srcbuild.cache.transfer import fetch_first, pull_entries, pull_entry, push_entries
 from srcbuild.cli import main
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError
+from srcbuild.limits import MAX_PAGE, read_limited, safe_file_name
 from tests.unit.cache.synthetic import make_manifest, make_wheel
 
 UNSIGNED = TrustPolicy(Path("/nonexistent/trusted-signers"), trust_unsigned=True)
@@ -146,11 +146,7 @@ def test_push_needs_a_signing_key_or_unsigned(tmp_path: Path, capsys: pytest.Cap
     assert main(["cache", "push", "--remote", str(tmp_path / "share")]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "error: no signing key: pushed entries are signed so that others can trust them"
-    config = Path(os.environ["SRCBUILD_CONFIG_DIR"])
-    assert err[1] == (
-        f"hint: create one with `mkdir -p {config} && ssh-keygen -t ed25519 -N '' -f {config / 'signing-key'}`, "
-        "or pass --signing-key KEY (or --unsigned)"
-    )
+    assert err[1] == "hint: create one with `srcbuild cache key new`, or pass --signing-key KEY (or --unsigned)"
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://[::1]:99999/", "http://", "s3://bucket\n/x"])

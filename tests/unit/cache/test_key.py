@@ -32,7 +32,7 @@ def test_fingerprint_value_is_a_contract() -> None:
         name="contract",
         description="a fixed recipe for the key contract",
         torch=SourcePin("v1.7.1", "https://github.com/pytorch/pytorch"),
-        torchvision=SourcePin("v0.8.2", "https://github.com/pytorch/vision"),
+        pins=(("torchvision", SourcePin("v0.8.2", "https://github.com/pytorch/vision")),),
         toolchain=Toolchain(python="3.8", gcc="7", cuda="9.2", cudnn="7.6"),
         gpu=Gpu(arch=(ComputeCapability(3, 0),), ptx=True),
         build=Build(env=(("USE_NCCL", "0"),)),
@@ -154,7 +154,7 @@ def test_bad_package_and_missing_torchvision() -> None:
     recipe = catalog_recipe("kepler-cu92")
     with pytest.raises(UsageError, match="unknown package 'tensorflow'"):
         FingerprintInputs.from_recipe(recipe, "tensorflow", {})
-    bare = dataclasses.replace(recipe, torchvision=None)
+    bare = dataclasses.replace(recipe, pins=())
     with pytest.raises(RecipeError, match="recipe kepler-cu92 pins no torchvision tag"):
         FingerprintInputs.from_recipe(bare, "torchvision", {})
 

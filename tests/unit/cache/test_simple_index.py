@@ -61,3 +61,30 @@ def test_relabel_keeps_every_member(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as a, zipfile.ZipFile(out) as b:
         assert len(a.namelist()) == len(b.namelist())
         assert a.read("torch/__init__.py") == b.read("torch/__init__.py")
+
+
+def test_a_rotten_entry_is_never_published(tmp_path: Path) -> None:
+    # one byte flipped with the size and mtime kept: the index re-hashes it (its ctime changed),
+    # moves it to damaged/ and writes nothing (exit 7 from the command); the next run publishes the rest
+    import os
+
+    import pytest
+
+    from srcbuild.errors import CacheIntegrityError
+
+    cache = WheelCache(tmp_path / "c")
+    good = make_wheel(tmp_path / "a", name="torchvision", version="0.8.2+cu92.sm30")
+    rotten = make_wheel(tmp_path / "b", version="1.7.1")
+    cache.store(good, make_manifest(good, package="torchvision"))
+    entry = cache.store(rotten, make_manifest(rotten))
+    st = os.stat(entry.wheel_path)
+    data = bytearray(entry.wheel_path.read_bytes())
+    data[60] ^= 1
+    entry.wheel_path.write_bytes(bytes(data))
+    os.utime(entry.wheel_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    out = tmp_path / "index"
+    with pytest.raises(CacheIntegrityError, match="not published") as info:
+        write_index(cache, out)
+    assert entry.key[:12] in info.value.message and "damaged" in info.value.message
+    assert not (out / "simple").exists()
+    assert [w.filename for w in write_index(cache, out)] == [good.name]

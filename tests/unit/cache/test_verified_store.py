@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import zipfile
@@ -10,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import srcbuild.cache.store as store_module
-from srcbuild.cache.limits import MAX_RATIO, check_member
 from srcbuild.cache.staging import clean_dead, staging_dir
 from srcbuild.cache.store import WheelCache
 from srcbuild.cli import main
 from srcbuild.errors import CacheIntegrityError
+from srcbuild.limits import MAX_RATIO, check_member
 from tests.unit.cache.synthetic import catalog_recipe, make_manifest, make_wheel
 
 
@@ -41,7 +42,7 @@ def test_a_damaged_hit_is_a_miss_with_a_warning_and_moved_aside(tmp_path: Path) 
     assert not entry.path.exists() and list(cache.entries()) == []
 
 
-def test_the_fast_path_trusts_size_and_mtime_and_rehashes_when_they_change(
+def test_the_fast_path_trusts_the_file_identity_and_rehashes_when_it_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = WheelCache(tmp_path / "store")
@@ -52,13 +53,47 @@ def test_the_fast_path_trusts_size_and_mtime_and_rehashes_when_they_change(
     monkeypatch.setattr(store_module, "sha256_file", lambda p: hashed.append(p) or real(p))
     for _ in range(3):
         assert cache.lookup(entry.fingerprint, [], None) == entry
-    assert hashed == []  # size and mtime as recorded at store time: no re-hash
+    assert hashed == []  # the identity recorded at store time: no re-hash
     st = os.stat(entry.wheel_path)
     os.utime(entry.wheel_path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))  # touched, same bytes
     assert cache.lookup(entry.fingerprint, [], None) == entry
     assert hashed == [entry.wheel_path]  # re-hashed once, found intact, stamp renewed
     assert cache.lookup(entry.fingerprint, [], None) == entry
     assert hashed == [entry.wheel_path]
+
+
+def test_a_rotten_wheel_with_its_size_and_mtime_kept_is_rehashed_and_moved_aside(tmp_path: Path) -> None:
+    # one byte flipped in place, the mtime put back: size and mtime are those of the stamp, but
+    # the write (and the utime) set the ctime, so the identity differs and the wheel is re-hashed
+    cache = WheelCache(tmp_path / "store")
+    wheel = make_wheel(tmp_path / "dist")
+    entry = cache.store(wheel, make_manifest(wheel))
+    assert cache.lookup(entry.fingerprint, [], None) == entry
+    st = os.stat(entry.wheel_path)
+    with open(entry.wheel_path, "r+b") as handle:
+        handle.seek(60)
+        byte = handle.read(1)
+        handle.seek(60)
+        handle.write(bytes([byte[0] ^ 0x01]))
+    os.utime(entry.wheel_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(entry.wheel_path)
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    warnings: list[str] = []
+    assert cache.lookup(entry.fingerprint, [], warnings.append) is None
+    assert len(warnings) == 1 and "moved aside to" in warnings[0] and "not used" in warnings[0]
+    assert list(cache.entries()) == [] and len(list((tmp_path / "store" / "damaged").iterdir())) == 1
+
+
+def test_an_old_stamp_of_size_and_mtime_is_hashed_once_more(tmp_path: Path) -> None:
+    cache = WheelCache(tmp_path / "store")
+    wheel = make_wheel(tmp_path / "dist")
+    entry = cache.store(wheel, make_manifest(wheel))
+    st = os.stat(entry.wheel_path)
+    old = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": entry.manifest.sha256}
+    (entry.path / "stamp.json").write_text(json.dumps(old))
+    flip(entry.wheel_path)
+    os.utime(entry.wheel_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert cache.lookup(entry.fingerprint, [], None) is None
 
 
 def test_a_wheel_from_other_settings_is_not_stored(tmp_path: Path) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from srcbuild.cli import COMMANDS, cli
+from srcbuild.cli import _commands, cli
 
 
 def test_each_summary_is_the_start_of_its_command_help() -> None:
     ctx = click.Context(cli)
-    for name, (_target, summary) in COMMANDS.items():
+    for name, (_target, summary) in _commands().items():
         command = cli.get_command(ctx, name)
         assert command is not None, name
         help_text = " ".join((command.help or "").split())
@@ -22,6 +22,6 @@ def test_help_lists_every_command_with_its_summary(capsys) -> None:  # type: ign
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
-    assert listed == sorted(COMMANDS)
+    assert listed == sorted(_commands())
     assert "  torch        Build a torch wheel for a recipe (or take it from the cache)." in out
     assert all(len(line) <= 100 for line in out.splitlines())

@@ -30,8 +30,8 @@ class PinsKB:
     def build_pins(self, torch_version: str) -> tuple[str, ...]:
         return self.pins
 
-    def torchvision_build_pins(self, torchvision_version: str) -> BuildPins:
-        return BuildPins(pip=self.vision, env=(), reasons=())
+    def package_build_pins(self, project: str, version: str) -> BuildPins:
+        return BuildPins(pip=self.vision if project == "torchvision" else (), env=(), reasons=())
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from srcbuild.execute.diagnose import diagnose, first_error
+from srcbuild.execute.diagnose import diagnose, first_error, signal_of
 
 NVCC_GCC12 = (
     "/opt/cuda/bin/../targets/x86_64-linux/include/crt/host_config.h:132:2: error: #error -- unsupported GNU "
@@ -66,3 +66,52 @@ def test_nothing_known() -> None:
     lines = ["+ cmake --build build", "x.c:2:43: error: 'y' undeclared", "FAILED: x.o", "ninja: build stopped"]
     assert diagnose(lines) == []
     assert first_error(lines) == "x.c:2:43: error: 'y' undeclared"
+
+
+SETUPTOOLS_BANNER = "# configuration would be ignored/result in error due to 'pyproject.toml' #"
+
+
+def test_a_banner_naming_error_is_never_the_first_error() -> None:
+    lines = [
+        "!!",
+        "        ########################################################################",
+        SETUPTOOLS_BANNER,
+        "warning: -Werror=return-type is set",
+        "nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)",
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 139",
+    ]
+    assert first_error([SETUPTOOLS_BANNER, "bad things happened: Error 1"]) == "bad things happened: Error 1"
+    assert first_error(lines) == "nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)"
+    (d,) = diagnose(lines)
+    assert d.id == "compiler-crashed"
+    assert d.meaning == (
+        "a compiler crashed ('cicc' died due to signal 11 (Invalid memory reference)); on a full disk or in "
+        "exhausted memory cicc and cc1plus crash this way"
+    )
+
+
+def test_a_compiler_error_ranks_above_a_tool_error() -> None:
+    lines = ["error: command 'gcc' failed", "csrc/scatter.cpp:12:5: error: 'foo' was not declared [-Werror=x]"]
+    assert first_error(lines) == lines[1]
+    nvcc = 'x.cu(7): error: identifier "y" is undefined'
+    assert first_error([nvcc]) == nvcc
+
+
+def test_signals_rank_first_and_a_full_disk_before_all() -> None:
+    lines = [
+        "csrc/a.cpp:1:1: error: expected ';'",
+        "/usr/bin/ld: final link failed: No space left on device",
+        "c++: fatal error: Killed signal terminated program cc1plus",
+    ]
+    assert [d.id for d in diagnose(lines)] == ["disk-full", "compiler-killed"]
+    assert diagnose(["Killed"])[0].id == "compiler-killed"
+    assert diagnose(["error: command 'nvcc' failed with exit code 137"])[0].id == "compiler-killed"
+
+
+def test_an_exit_code_names_its_signal() -> None:
+    crashed = signal_of(139)
+    assert crashed is not None and crashed.id == "compiler-crashed"
+    assert crashed.line == "exit code 139 (SIGSEGV)"
+    killed = signal_of(-9)
+    assert killed is not None and killed.id == "compiler-killed" and killed.line == "exit code -9 (SIGKILL)"
+    assert signal_of(1) is None and signal_of(2) is None and signal_of(0) is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from srcbuild.cli.build import torch_command
+from srcbuild.cli.build import package_command
 from srcbuild.cli.plan import plan_command
 from srcbuild.execute.diagnose import SIGNATURES
 
@@ -12,7 +12,7 @@ DOC = (Path(__file__).resolve().parents[3] / "docs" / "building.md").read_text()
 
 
 def test_every_option_is_documented() -> None:
-    for command in (torch_command, plan_command):
+    for command in (package_command("torch"), plan_command):
         for param in command.params:
             for opt in getattr(param, "opts", ()):
                 if opt.startswith("--") and opt not in ("--recipe", "--format", "--help"):

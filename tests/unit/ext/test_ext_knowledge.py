@@ -72,3 +72,21 @@ def test_a_row_listed_twice_is_refused() -> None:
     row = {"name": "x", "module": "x", "source": "s"}
     with pytest.raises(ExtensionDataError, match="listed twice"):
         parse_rows({"extension": [row, {**row, "name": "X"}]})
+
+
+def test_a_parallel_edit_is_exact_data_with_its_source() -> None:
+    from srcbuild.ext.knowledge import SourceEdit
+
+    row = {"name": "x", "module": "x", "source": "s"}
+    edit = {"file": "setup.py", "replace": "use_ninja=False", "by": "use_ninja=True", "source": "x-1.0.tar.gz line 9"}
+    (got,) = parse_rows({"extension": [{**row, "parallel": edit}]}).values()
+    assert got.parallel == SourceEdit("setup.py", "use_ninja=False", "use_ninja=True", "x-1.0.tar.gz line 9")
+    for bad in ({**edit, "file": "../setup.py"}, {k: v for k, v in edit.items() if k != "source"}, "use_ninja"):
+        try:
+            parse_rows({"extension": [{**row, "parallel": bad}]})
+        except ExtensionDataError:
+            continue
+        raise AssertionError(f"accepted {bad!r}")
+    names = ("torch-scatter", "torch-cluster", "torch-spline-conv", "torch-sparse")
+    pyg = {n: knowledge_for(n).parallel for n in names}
+    assert {n for n, e in pyg.items() if e is not None} == {"torch-scatter", "torch-cluster", "torch-spline-conv"}

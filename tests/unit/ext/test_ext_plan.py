@@ -57,14 +57,19 @@ def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
     b = _build(tmp_path)
     plan = make_ext_plan(b)
     assert plan.step_ids == (
-        "preflight", "compiler", "environment", "install-torch", "source", "constraints", "build", "verify", "cache"
+        "preflight", "compiler", "environment", "install-torch", "source", "parallel", "constraints", "build",
+        "verify", "cache",
     )
     install = plan.step("install-torch").commands[0].argv
     assert install[-2:] == ("--no-index", str(b.torch.wheel))
     (build,) = plan.step("build").commands
     assert build.argv[1:8] == ("-m", "pip", "wheel", "-v", "--no-build-isolation", "--no-deps", "--no-cache-dir")
     assert ("-c", str(b.constraints)) == build.argv[8:10]
-    assert build.argv[-1] == str(b.root / "torch_scatter-2.1.2.tar.gz")
+    # its setup.py turns ninja off: the sdist is unpacked and edited (extensions.toml's parallel row)
+    assert build.argv[-1] == str(b.source_dir / "torch_scatter-2.1.2")
+    unpack = plan.step("parallel").commands[0].argv
+    assert unpack[3:] == (str(b.root / "torch_scatter-2.1.2.tar.gz"), SHA, str(b.source_dir), "torch_scatter-2.1.2",
+                          "setup.py", "use_ninja=False", "use_ninja=True")
     constraints = plan.step("constraints").commands[0].argv
     assert constraints[-1] == "torch==2.0.1"
     fetch = plan.step("source").commands[0].argv

@@ -9,12 +9,13 @@ from srcbuild.ext.knowledge import knowledge_for
 from srcbuild.ext.preflight import ext_findings, range_findings, refusal
 from srcbuild.ext.torch import TorchIdentity
 from srcbuild.findings import Severity
+from srcbuild.knowledge import load_knowledge
 from srcbuild.verify.kernels import Kernels
 
 CC = ComputeCapability.parse
 CU117 = TorchIdentity("2.0.1", "11.7", Kernels(frozenset({37, 50, 60, 70, 75, 80, 86})), "sha256:aa", "wheel t.whl")
 CPU = TorchIdentity("2.13.0+cpu", None, Kernels(), "sha256:bb", "index torch==2.13.0+cpu")
-NVCC_118 = (CC("3.5"), CC("9.0"))
+NVCC_118 = load_knowledge().cuda("11.8").targets.capabilities  # type: ignore[union-attr]
 
 
 def rules(findings: tuple) -> dict[str, Severity]:
@@ -35,7 +36,8 @@ def test_an_arch_torch_has_no_kernels_for_is_a_warning_naming_it() -> None:
 
 
 def test_a_different_cuda_major_is_refused_like_cpp_extension_does() -> None:
-    found = ext_findings("k80", "12.1", [CC("3.7")], CU117, "12.1", (CC("5.0"), CC("9.0")))
+    nvcc_121 = load_knowledge().cuda("12.1").targets.capabilities  # type: ignore[union-attr]
+    found = ext_findings("k80", "12.1", [CC("3.7")], CU117, "12.1", nvcc_121)
     assert rules(found) == {"ext-cuda-major": Severity.ERROR, "ext-nvcc-arch": Severity.ERROR}
     err = refusal(found)
     assert isinstance(err, IncompatibleError) and err.exit_code == 3

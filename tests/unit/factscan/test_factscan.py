@@ -69,6 +69,11 @@ def test_ptxas_targets_are_the_sm_values_of_gpu_name_only() -> None:
     assert nvcc.ptxas_targets("no such option") == ()
 
 
+def test_ptxas_names_keep_the_arch_specific_variants_apart() -> None:
+    assert nvcc.ptxas_names(PTXAS_HELP) == (("50", "52", "90", "90a", "100", "100a", "100f"), ("50", "90a"))
+    assert nvcc.ptxas_names("no such option") == ((), ())
+
+
 def test_host_config_gcc_bounds() -> None:
     assert nvcc.gcc_bounds(HOST_CONFIG) == (None, 14)
     assert nvcc.gcc_bounds("#if __GNUC__ < 6 || __GNUC__ > 12\n") == (6, 12)
@@ -147,10 +152,15 @@ def test_cudnn_and_nvcc_rows_checked() -> None:
         cuda="12.9",
         libraries=(),
         ptxas_targets=ccs("5.0", "12.1"),
+        ptxas_sass=kb.cuda("12.9").targets.sass,  # type: ignore[union-attr]
+        ptxas_ptx=("50", "90a"),
         gcc_max=13,
     )
     assert [(c.fact, c.status) for c in check(kb, compiler)] == [
-        ("min_cc", AGREES),
-        ("max_cc", AGREES),
+        ("sass", AGREES),
+        ("ptx", CONTRADICTS),
         ("max_gcc", CONTRADICTS),
     ]
+    body = render(compiler)
+    assert 'sass = "50 52 53 60 61 62 70 72 75 80 86 87 89 90 90a 100 100a 100f 101 101a 101f 103 103a 103f' \
+        ' 120 120a 120f 121 121a 121f"' in body

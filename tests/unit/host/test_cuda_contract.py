@@ -15,7 +15,7 @@ from srcbuild.knowledge.cuda_components import components_for, load_components
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.rules.host import check_cuda_complete
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 from tests.worlds.cuda_home import make_home
 
 

@@ -27,8 +27,8 @@ K80_BOX = HostFacts(
 
 def test_gcc_hosts() -> None:
     kb = load_knowledge()
-    assert gcc_hosts(kb, 7) == "9.2 to 13.2"  # CUDA 9.2 is the first to accept gcc 7
-    assert gcc_hosts(kb, 5) == "8.0 to 11.3"
+    assert gcc_hosts(kb, 7) == "9.2 to 13.5"  # CUDA 9.2 is the first to accept gcc 7
+    assert gcc_hosts(kb, 5) == "8.0 to 11.3"  # CUDA 11.4 and later: gcc >= 6 (Spack), 13.3+ carried
     assert gcc_hosts(kb, 11).startswith("11.4 to ")
 
 

@@ -132,7 +132,7 @@ def test_k80_two_boards_one_advice_and_minor_version_compatibility() -> None:
     advice = only(machine("k80-server"))
     assert advice.count == 2
     assert advice.window is not None
-    assert advice.window.cuda_range == "8.0 to 11.8"
+    assert advice.window.cuda_range == "6.5 to 11.8"  # 6.5: Spack cuda.py (tables start at 8.0)
     assert advice.window.last_branch == 470
     best = advice.recipes[0]
     # the official 2.7.1 cu118 wheel comes first; the recipe builds 2.8.0, the newest torch CUDA 11.8 builds
@@ -174,7 +174,8 @@ def test_pascal_recipes_need_a_newer_driver_on_r470() -> None:
 
 GT750M_LAPTOP = """\
 srcbuild recommend: --lspci {path}
-knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)
+knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0); newest on the index then: \
+torch 2.15.0, torchvision 0.29.2, torchaudio 2.11.0, CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3
 
 GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   compute capability 3.0 (Kepler)
@@ -186,7 +187,7 @@ GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
 torchvision==0.4.1+cu101 -f https://download.pytorch.org/whl/torch_stable.html
   for torch 1.10.2 (newer than the official wheel) build: kepler-cu102 \
 (torch 1.10.2, torchvision 0.11.3, CUDA 10.2, gcc 8, Python 3.9)
-  CUDA that can target it: 8.0 to 10.2 (gcc <= 5 for 8.0 ... <= 8 for 10.2)
+  CUDA that can target it: 5.0 to 10.2 (gcc <= 5 for 8.0 ... <= 8 for 10.2)
   last driver branch for it: R470, which runs CUDA up to 11.4
   newest torch its CUDA window allows: 1.13.1 (with CUDA 10.2)
   newest torch reported to work on it: 1.10.2 (dizcza/pytorch-sm30-docker:README.md ('latest possible \
@@ -247,9 +248,10 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(
     python = tmp_path / "python{}.{}".format(*sys.version_info[:2])
     python.symlink_to(os.path.realpath(sys.executable))  # this Python: in the GM107 wheel's range only
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0
+    assert main(["recommend", "--gpu", "GeForce GTX 860M"]) == 0  # no environment is active (conftest)
     out = capsys.readouterr().out
-    assert out.splitlines()[3:] == wrap_lines(
+    lines = out.splitlines()
+    assert lines[lines.index("") + 1 :] == wrap_lines(
         [
             "GPU: GeForce GTX 860M, from --gpu",
             "  the name 'GeForce GTX 860M' is used by GPUs of different compute capabilities:",
@@ -267,6 +269,10 @@ def test_ambiguous_gpu_name_asks_for_the_pci_id(
             "      no build needed: pip install torch==2.14.1 torchvision==0.29.1 "
             "--index-url https://download.pytorch.org/whl/cu126",
             "        (official cu126 wheel of torch 2.14.1, SASS for 5.0 and up, Python 3.10 to 3.14)",
+            "        pip installs into an environment, and none is active; make one: "
+            "srcbuild env runtime --python {}.{} --into ~/venvs/torch-2.14.1".format(*sys.version_info[:2]),
+            "        then install with it: ~/venvs/torch-2.14.1/bin/python -m pip install torch==2.14.1 "
+            "torchvision==0.29.1 --index-url https://download.pytorch.org/whl/cu126",
             "      for torch 2.15.0 (newer than the official wheel) build: maxwell-cu126 "
             "(torch 2.15.0, torchvision 0.29.2, CUDA 12.6, gcc 13, Python 3.12)",
             "  to tell which, run: lspci -nn | grep -i nvidia  (and pass it with --paste -)",

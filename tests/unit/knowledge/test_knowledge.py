@@ -7,7 +7,7 @@ import re
 import pytest
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.knowledge import load_knowledge
+from srcbuild.knowledge import load_knowledge, versions
 from srcbuild.knowledge.base import KnowledgeBase
 
 CC = ComputeCapability.parse
@@ -67,7 +67,8 @@ def test_cuda_patch_level_nuance(kb: KnowledgeBase) -> None:
     assert kb.cuda("11.4.1").min_driver == "470.57.02"  # type: ignore[union-attr]
     assert kb.cuda("11.4.0").min_driver == "470.42.01"  # type: ignore[union-attr]
     twelve_three = kb.cuda("12.3")
-    assert twelve_three is not None and (twelve_three.max_gcc, twelve_three.max_gcc_warn) == (12, 13)
+    # nvcc 12.3's own host_config.h refuses gcc 13 (Spack agrees; torch's extension table does not)
+    assert twelve_three is not None and (twelve_three.max_gcc, twelve_three.max_gcc_warn) == (12, None)
 
 
 def test_drivers(kb: KnowledgeBase) -> None:
@@ -220,10 +221,10 @@ def test_short_source_names_are_expanded(kb: KnowledgeBase) -> None:
     assert kb.cuda("10.2").source.startswith("spack/spack-packages:repos/spack_repo/builtin/build_systems/cuda.py")  # type: ignore[union-attr]
 
 
-def test_torchvision_build_pins(kb: KnowledgeBase) -> None:
-    assert kb.torchvision_build_pins("0.8.2").pip == ("setuptools<77", "numpy<2")
-    assert kb.torchvision_build_pins("0.20.1").pip == ("setuptools<77",)
-    assert kb.torchvision_build_pins("0.26.0").pip == ()  # pillow is a run-time dependency, not a build tool
+def test_package_build_pins(kb: KnowledgeBase) -> None:
+    assert kb.package_build_pins("torchvision", "0.8.2").pip == ("setuptools<77", "numpy<2")
+    assert kb.package_build_pins("torchvision", "0.20.1").pip == ("setuptools<77",)
+    assert kb.package_build_pins("torchvision", "0.26.0").pip == ()  # pillow is a run-time dependency, not a build tool
     assert kb.build_pins("2.11.0").pip == ("cmake>=3.27", "ninja>=1.5")  # torchvision rows stay out
 
 
@@ -269,3 +270,24 @@ def test_breakage_rows_are_well_formed(kb: KnowledgeBase) -> None:
         SpecifierSet(floor.release)
         Requirement(floor.requirement)  # pip gets it as written (build environment or install)
         assert floor.stage in ("build", "run") and floor.project in ("torch", "torchvision"), floor
+
+
+def test_cuda_targets_are_sets_read_from_ptxas(kb: KnowledgeBase) -> None:
+    """Each CUDA row holds the set its ptxas accepts, not a span: holes and renames are kept."""
+    def has(cuda: str, cc: str) -> bool:
+        return kb.cuda(cuda).accepts_cc(CC(cc))  # type: ignore[union-attr]
+
+    assert has("12.8", "10.0") and has("12.8", "10.1") and has("12.8", "12.0")
+    assert not has("12.8", "10.3") and not has("12.8", "11.0") and not has("12.8", "12.1")
+    assert has("12.9", "10.3") and has("12.9", "12.1") and not has("12.9", "11.0")
+    assert has("13.0", "11.0") and not has("13.0", "10.1")  # sm_101 renamed sm_110
+    assert has("11.8", "9.0") and has("11.8", "3.7") and not has("11.7", "8.9")
+    assert "90a" in kb.cuda("12.0").targets.sass and "100f" not in kb.cuda("12.8").targets.sass  # type: ignore[union-attr]
+    # 11.7 and later: read from NVIDIA's nvcc wheels; older releases: Spack's cuda.py, cited by commit
+    for release in kb.cuda_releases:
+        source = release.targets.source
+        if versions.parse(release.line) >= (11, 7):
+            assert re.match(r"binary: nvidia_cuda_nvcc\S*\.whl sha256:[0-9a-f]{64} ", source), release.line
+        else:
+            assert "cuda.py at commit 1d335f8b9b4c0acfaefbe75e3a22f5fbf0ae0963" in source, release.line
+        assert (release.min_cc, release.max_cc) == (release.targets.capabilities[0], release.targets.capabilities[-1])

@@ -11,13 +11,14 @@ import pytest
 from srcbuild.errors import UsageError
 from srcbuild.mirror.gather import Download, Needs, Repo, estimate, needs_of
 from srcbuild.mirror.gitrepos import resolve_relative
-from srcbuild.mirror.layout import base_of, git_path, mirror_dir_settings, missing_requirement, nvidia_path
+from srcbuild.mirror.layout import base_of, git_path, mirror_dir_settings, nvidia_path
 from srcbuild.mirror.manifest import Entry, Manifest, parse_manifest, read_manifest, verify
+from srcbuild.offline import missing_requirement
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
 from srcbuild.sources.mirrors import parse_mirror_args
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.download import NVIDIA_HOSTS
-from srcbuild.toolchain.facts import load_facts
 
 
 @pytest.mark.parametrize(

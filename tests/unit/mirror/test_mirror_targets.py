@@ -8,7 +8,7 @@ from srcbuild.cli.mirror_targets import make_target
 from srcbuild.mirror.create import Target
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 
 
 def _target(backend: str | None, exts: tuple[str, ...] = (), skips: tuple[str, ...] = ()) -> Target:

@@ -22,11 +22,12 @@ def _vision(options: BuildOptions) -> BuildOptions:
 
 
 def _retagged(recipe: Recipe, torch: str, vision: str) -> Recipe:
-    assert recipe.torchvision is not None
+    pinned = recipe.pin_of("torchvision")
+    assert pinned is not None
     return dataclasses.replace(
         recipe,
         torch=dataclasses.replace(recipe.torch, tag=torch, commit=None),
-        torchvision=dataclasses.replace(recipe.torchvision, tag=vision, commit=None),
+        pins=(("torchvision", dataclasses.replace(pinned, tag=vision, commit=None)),),
     )
 
 
@@ -82,7 +83,7 @@ def test_implies(held: str, wanted: str, implied: bool) -> None:
 
 
 def _without_vision(recipe: Recipe) -> Recipe:
-    return dataclasses.replace(recipe, torchvision=None)
+    return dataclasses.replace(recipe, pins=tuple((t, p) for t, p in recipe.pins if t != "torchvision"))
 
 
 def test_floors_torch_already_implies_leave_the_environment_as_it_was(paths: Paths) -> None:
@@ -142,7 +143,9 @@ def test_the_plan_shows_the_environment_torchvision_builds_in(paths: Paths, host
     options = BuildOptions(package="torchvision")
     plan = plan_for(load(paths, "kepler-k80-cu118"), options, dataclasses.replace(host, rattler=True), paths, {})
     step = plan.step("environment")
-    assert step.why.startswith("a Python 3.10 with the build dependencies of v2.5.1 and torchvision v0.20.1 (")
+    assert step.why.startswith(
+        "a Python 3.10 with the build dependencies of v2.5.1, torchvision v0.20.1 and torchaudio v2.5.1 ("
+    )
     assert "setuptools <77" in step.why and "setuptools <80" not in step.why
     text = render(plan, "text")
     assert "'setuptools <77'" in text

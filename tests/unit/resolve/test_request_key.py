@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.errors import RecipeError
+from srcbuild.packages import pinned_packages
 from srcbuild.paths import Paths
 from srcbuild.recipe import Recipe, RecipeCatalog
 from srcbuild.resolve.key import build_fingerprint, key_inputs
@@ -33,7 +34,7 @@ def _recipes() -> list[Recipe]:
 
 
 def _packages(recipe: Recipe) -> list[str]:
-    return ["torch", *(["torchvision"] if recipe.torchvision is not None else [])]
+    return list(pinned_packages(recipe))
 
 
 @pytest.mark.parametrize("environ", [{}, {"SRCBUILD_PORTABLE": "1"}], ids=["plain", "portable"])

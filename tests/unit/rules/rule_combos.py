@@ -27,6 +27,7 @@ def combo(
     *,
     torch: str | None = None,
     torchvision: object = _KEEP,
+    torchaudio: object = _KEEP,
     python: str | None = None,
     gcc: str | None = None,
     cuda: object = _KEEP,
@@ -53,14 +54,20 @@ def combo(
     if ptx is not None:
         gpu = dataclasses.replace(gpu, ptx=ptx)
     build = recipe.build if env is None else dataclasses.replace(recipe.build, env=tuple(env.items()))
-    tv = recipe.torchvision
+    tv = recipe.pin_of("torchvision")
     if torchvision is not _KEEP:
         tv = None if torchvision is None else SourcePin(str(torchvision), tv.repo if tv else "")
+    ta = recipe.pin_of("torchaudio")
+    if torchaudio is not _KEEP:
+        ta = None if torchaudio is None else SourcePin(str(torchaudio), ta.repo if ta else "")
+    elif torch:  # another torch: the catalog's torchaudio was made for the old one
+        ta = None
+    pins = (("torchvision", tv),) * (tv is not None) + (("torchaudio", ta),) * (ta is not None)
     return dataclasses.replace(
         recipe,
         name="combo",
         torch=SourcePin(torch, recipe.torch.repo) if torch else recipe.torch,
-        torchvision=tv,
+        pins=pins,
         toolchain=dataclasses.replace(toolchain, **changes),
         gpu=gpu,
         build=build,

@@ -67,10 +67,10 @@ def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0] == "GeForce GT 750M (GK107): compute capability 3.0 (Kepler) [PCI 10de:0fe4"
     assert lines[1] == "  10de:0fe9]"  # wrapped to 80 columns, continued two columns in
     del lines[1]
-    assert "CUDA range: 8.0 to 10.2" in lines
+    assert "CUDA range: 5.0 to 10.2 (CUDA before 8.0 is not in srcbuild's tables)" in lines
     assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
     assert lines[1] == "Newest torch: 1.13.1 in theory; 1.10.2 reported to work"
-    assert lines[2] == "Knowledge last checked: 2026-11-24 (newest torch it knows: 2.15.0)"
+    assert lines[2] == "Knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0)"
     assert "Official wheels with sm_30 SASS: torch 1.3.0 cu101" in lines
     assert "Last driver: R470 (runs CUDA ≤ 11.4 natively); last CUDA toolkit: 10.2" in lines
     assert "10.2  ≤ 8       440.33      1.0–1.13     7.6–8.4" in lines  # a table to a pipe: plain lines
@@ -149,3 +149,43 @@ def test_compat_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert err.splitlines()[0].startswith(message)
+
+
+def test_a_mistyped_gpu_name_suggests_its_family_first(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "recommend", "--gpu", "GTX 1800")
+    assert code == 2
+    assert err.splitlines()[1] == "hint: did you mean 'GeForce GTX 1080', 'GeForce GTX 1070', 'GeForce GTX 1050'?"
+
+
+def test_mpi_for_a_gpu_no_recipe_builds_says_how_to_make_one(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "recommend", "--gpu", "RTX 3090", "--mpi")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "no catalog recipe builds torch with MPI for it make one: srcbuild recipes new my-mpi --extends " in text
+    assert "without MPI, no build is needed: pip install torch==" in text
+    assert "does not fit (" not in text and "other recipes do not fit it (srcbuild compat --arch 8.6 says why)" in text
+    assert len(out.splitlines()) < 20
+
+
+@pytest.mark.parametrize(
+    ("recipe", "cc", "cuda", "absent"),
+    [
+        ("torch28-cu128-sm103", "10.3", "12.8", "sm_103"),
+        ("torch28-cu128-sm110", "11.0", "12.8", "sm_110"),
+        ("torch210-cu130-sm101", "10.1", "13.0", "sm_101"),
+    ],
+)
+def test_a_capability_inside_the_span_but_outside_ptxas_set_is_refused(
+    capsys: pytest.CaptureFixture[str], recipe: str, cc: str, cuda: str, absent: str
+) -> None:
+    """CUDA 12.8 targets 10.0 and 12.0 but not 10.3 or 11.0; CUDA 13.0 renamed 10.1 to 11.0: the set
+    read from the nvcc wheel's ptxas is the evidence, not a min..max span."""
+    code, out, _ = run(capsys, "recipes", "check", "--json", str(COMBOS / f"{recipe}.toml"))
+    assert code == 3
+    (report,) = json.loads(out)
+    (finding,) = [f for f in report["findings"] if f["rule"] == "cuda-arch"]
+    assert finding["message"].startswith(f"CUDA {cuda} cannot target compute capability {cc} (")
+    evidence = finding["source"]
+    accepted = evidence.split(": binary:")[0].split()
+    assert evidence.startswith(f"CUDA {cuda}'s ptxas accepts sm_") and absent not in accepted
+    assert "binary: nvidia_cuda_nvcc" in evidence and "sha256:" in evidence

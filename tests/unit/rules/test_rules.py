@@ -410,12 +410,6 @@ VALID = [
     ("cuda1141-gcc11", dict(name="kepler-k80-cu118", cuda="11.4.1"), ["gcc-cuda-caveat"]),
     # cuda = "11.4" does not say whether the build gets 11.4.0: a warning, not an error
     ("cuda114-gcc11", dict(name="kepler-k80-cu118", cuda="11.4"), ["gcc-cuda-patch", "gcc-cuda-caveat"]),
-    # CUDA 12.3 with gcc 13: Spack rejects it, PyTorch's table accepts it -> warning only
-    (
-        "cuda123-gcc13",
-        dict(name="maxwell-cu126", torch="v2.11.0", torchvision="v0.26.0", cuda="12.3"),
-        ["gcc-cuda-disputed"],
-    ),
     (
         "cuda123-gcc12",
         dict(name="maxwell-cu126", torch="v2.11.0", torchvision="v0.26.0", cuda="12.3", gcc="12"),

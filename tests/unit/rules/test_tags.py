@@ -83,14 +83,14 @@ def findings(name: str) -> list[tuple[str, str, str, str]]:
                 (
                     "torch-newer-than-knowledge",
                     "warning",
-                    "torch v2.16.0 is newer than srcbuild's knowledge (last checked 2026-11-24), which ends at "
+                    "torch v2.16.0 is newer than srcbuild's knowledge (last checked 2026-11-28), which ends at "
                     "v2.15.0; its toolchain ranges are not checked.",
                     "Pin v2.15.0 or older, or check torch v2.16.0's requirements by hand.",
                 ),
                 (
                     "torchvision-newer-than-knowledge",
                     "warning",
-                    "torchvision v0.30.0 is newer than srcbuild's knowledge (last checked 2026-11-24), which ends at "
+                    "torchvision v0.30.0 is newer than srcbuild's knowledge (last checked 2026-11-28), which ends at "
                     "v0.29.2; its toolchain ranges are not checked.",
                     "Pin v0.29.2 or older, or check torchvision v0.30.0's requirements by hand.",
                 ),

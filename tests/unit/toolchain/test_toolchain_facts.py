@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from srcbuild.errors import HostError, UsageError
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.download import Artifact, mirrored_url
-from srcbuild.toolchain.facts import load_facts
 from srcbuild.toolchain.providers import offers_for, provider_by_name
 from srcbuild.toolchain.providers.apt import PrivateApt, mirror_from
 from srcbuild.toolchain.providers.base import Request

@@ -9,7 +9,7 @@ from pathlib import Path
 from srcbuild.host.facts import GccInstall, HostFacts
 from srcbuild.paths import Paths
 from srcbuild.recipe import RecipeCatalog
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 from srcbuild.toolchain.planned import PLANNED, plan_provisioning
 from srcbuild.toolchain.store import ToolchainStore
 

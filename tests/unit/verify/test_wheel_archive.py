@@ -34,7 +34,10 @@ def test_a_bad_crc_is_exit_6(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     write_elf(lib, fatbin_container([("sass", 35)]))
     wheel = write_wheel(tmp_path, "torch", "1.7.1", TAG, {"torch/lib/libtorch_cuda.so": lib})
     data = bytearray(wheel.read_bytes())
-    at = data.index(b"torch/lib/libtorch_cuda.so") + len("torch/lib/libtorch_cuda.so") + 20
+    with zipfile.ZipFile(wheel) as zf:
+        info = zf.getinfo("torch/lib/libtorch_cuda.so")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    at = start + info.compress_size - 4  # the member's last bytes: past the ELF headers it is read by
     data[at] ^= 0xFF
     wheel.write_bytes(bytes(data))
     assert main(["verify", str(wheel), "--arch", "3.5"]) == 6

@@ -1,0 +1,134 @@
+"""torch-scatter's build as it ships (ninja off: one file at a time) vs with srcbuild's checked edit
+(``use_ninja=True``: ``MAX_JOBS`` files at once); goal: the edited build >= 1.8x faster in wall time
+on 2 cores.
+
+Both sides build the same sdist (torch_scatter-2.1.2.tar.gz from the package index, sha256 checked)
+with the same Python, torch, compiler and variables, ``pip wheel --no-build-isolation --no-deps``
+from a fresh unpacked copy each round (nothing reused between rounds), the order alternating
+between rounds. What differs is exactly the edit ``srcbuild ext`` makes (``extensions.toml``'s
+``parallel`` row, applied by ``srcbuild.ext.plan``'s script). ``--cuda-home`` builds the CUDA
+libraries for ``--archs`` (``FORCE_ONLY_CUDA=1``, as ``tests/real/test_ext.py``); without it, the
+CPU libraries (``FORCE_ONLY_CPU=1``). CPU seconds are the builds' children (user+sys, from
+``resource.getrusage``); wall is beside them, with the load average: on a shared machine the wall
+time says as much about the neighbours.
+
+    python bench/bench_ext_parallel.py --python VENV/bin/python [--cuda-home DIR --archs "3.5;3.7"]
+        [--rounds 1] [--jobs 2]
+
+VENV holds the torch to build against (its headers and ``torch.utils.cpp_extension``), setuptools,
+wheel and ninja.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from goal_line import goal_line  # noqa: E402
+
+from srcbuild.ext.knowledge import knowledge_for  # noqa: E402
+from srcbuild.ext.plan import UNPACK_SCRIPT, sdist_top  # noqa: E402
+from srcbuild.ext.source import find_sdist, parse_requirement, pip_indexes  # noqa: E402
+
+GOAL = 1.8
+REQUIREMENT = "torch-scatter==2.1.2"
+SHA256 = "69b3aa435f2424ac6a1bfb6ff702da6eb73b33ca0db38fb26989c74159258e47"
+
+
+def fetch(into: Path) -> Path:
+    sdist = find_sdist(parse_requirement(REQUIREMENT), pip_indexes(sys.executable, dict(os.environ)))
+    path = into / sdist.filename
+    if not path.is_file():
+        urllib.request.urlretrieve(sdist.url, path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != SHA256:
+        sys.exit(f"{path}: sha256 {digest}, expected {SHA256}")
+    return path
+
+
+def build(python: str, sdist: Path, work: Path, edited: bool, env: dict[str, str]) -> tuple[float, float]:
+    """One build from a fresh unpacked copy; (wall seconds, CPU seconds of its processes)."""
+    edit = knowledge_for("torch-scatter").parallel
+    assert edit is not None
+    shutil.rmtree(work, ignore_errors=True)
+    new = edit.new if edited else edit.old  # as it ships: the same script, an edit that changes nothing
+    top = sdist_top(sdist.name)
+    subprocess.run([python, "-c", UNPACK_SCRIPT, str(sdist), SHA256, str(work / "src"), top, edit.file, edit.old, new],
+                   check=True, capture_output=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(
+        [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-cache-dir", "-w", str(work / "dist"),
+         str(work / "src" / top)],
+        env=env, capture_output=True, text=True,
+    )
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"the build failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", required=True, help="the Python of an environment holding the torch")
+    parser.add_argument("--cuda-home", default=None)
+    parser.add_argument("--archs", default="3.5;3.7")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-ext-parallel-"))
+    try:
+        sdist = fetch(scratch)
+        env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "TORCH_CUDA_ARCH_LIST")}
+        env.update(MAX_JOBS=str(args.jobs), PATH=f"{Path(args.python).parent}:{env.get('PATH', '')}",
+                   PIP_CONSTRAINT=os.devnull)
+        if args.cuda_home:
+            env.update(CUDA_HOME=args.cuda_home, FORCE_CUDA="1", FORCE_ONLY_CUDA="1",
+                       TORCH_CUDA_ARCH_LIST=args.archs, PATH=f"{args.cuda_home}/bin:{env['PATH']}")
+            what = f"CUDA libraries for {args.archs}"
+        else:
+            env.update(FORCE_ONLY_CPU="1")
+            what = "CPU libraries"
+        times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+        for r in range(args.rounds):
+            for edited in ((False, True) if r % 2 == 0 else (True, False)):
+                load = os.getloadavg()[0]
+                wall, cpu = build(args.python, sdist, scratch / "work", edited, env)
+                times[edited].append((wall, cpu))
+                side = "edited (ninja)" if edited else "as it ships"
+                print(f"round {r + 1} {side:15} wall {wall:8.1f} s  cpu {cpu:8.1f} s  load {load:.1f}", flush=True)
+        for edited in (False, True):
+            walls = [w for w, _ in times[edited]]
+            cpus = [c for _, c in times[edited]]
+            side = "edited (ninja)" if edited else "as it ships"
+            print(f"{side:15} wall min {min(walls):.1f} s median {statistics.median(walls):.1f} s; "
+                  f"cpu min {min(cpus):.1f} s median {statistics.median(cpus):.1f} s")
+        ship = min(w for w, _ in times[False])
+        fast = min(w for w, _ in times[True])
+        ratio = ship / fast
+        goal_line(f"torch-scatter 2.1.2 build, {what}, MAX_JOBS={args.jobs} (wall)", f"{fast:.0f} s", f"{ship:.0f} s",
+                  f"{ratio:.2f}x", f">= {GOAL}x faster", ratio >= GOAL,
+                  "wall time on a shared machine: the load average decides part of it")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

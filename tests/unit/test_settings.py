@@ -1,0 +1,184 @@
+"""Every setting is registered in ``srcbuild.settings`` and read through ``srcbuild.precedence``;
+``srcbuild config show`` lists each with its value and origin.
+
+The scan reads the source: a new ``SRCBUILD_*`` name anywhere in ``srcbuild/`` that is not
+registered fails here, and so does a read of one (``environ.get``, ``environ[...]``, ``in environ``,
+``os.getenv``) outside precedence, which is how a setting would escape ``config show``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import srcbuild
+from srcbuild import config
+from srcbuild.cli import main
+from srcbuild.precedence import env_value, from_env, setting, shown
+from srcbuild.settings import BY_VAR, NOT_SETTINGS, SETTINGS
+
+ROOT = Path(srcbuild.__file__).parent
+SOURCES = sorted(ROOT.rglob("*.py"))
+# a name, not a pattern such as SRCBUILD_NET_* in prose
+NAME = re.compile(r"\bSRCBUILD_[A-Z0-9_]*[A-Z0-9]\b(?!_?\*)")
+# the modules that read settings: the one precedence, and the config file it reads from
+READERS = {ROOT / "precedence.py", ROOT / "config.py"}
+
+
+def _constants() -> dict[str, str]:
+    """Module-level names bound to a SRCBUILD_* string anywhere in srcbuild (``ENV_VAR = "SRCBUILD_MIRROR"``)."""
+    found: dict[str, str] = {}
+    for path in SOURCES:
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+                and node.value.value.startswith("SRCBUILD_")
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found[target.id] = node.value.value
+    for path in SOURCES:  # and the names they are imported as (``import DIR_VAR as MIRROR_DIR_VAR``)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.asname and alias.name in found:
+                        found[alias.asname] = found[alias.name]
+    return found
+
+
+CONSTANTS = _constants()
+
+
+def _variable(node: ast.expr) -> str | None:
+    """The SRCBUILD_* variable an expression names: a literal, or a name/attribute bound to one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("SRCBUILD_"):
+        return node.value
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return CONSTANTS.get(name) if name else None
+
+
+def _reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, variable) of each direct read of a SRCBUILD_* variable from a mapping."""
+    out = []
+    for node in ast.walk(tree):
+        key = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            if node.func.attr in ("get", "getenv"):
+                key = _variable(node.args[0])
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            key = _variable(node.slice)
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            key = _variable(node.left)
+        if key:
+            out.append((node.lineno, key))
+    return out
+
+
+def test_every_srcbuild_name_in_the_code_is_a_setting_or_says_why_not() -> None:
+    unknown = {
+        f"{path.relative_to(ROOT.parent)}: {name}"
+        for path in SOURCES
+        for name in NAME.findall(path.read_text(encoding="utf-8"))
+        if name not in BY_VAR and name not in NOT_SETTINGS
+    }
+    assert not unknown, "register each in srcbuild/settings.py (one Setting line): " + ", ".join(sorted(unknown))
+
+
+def test_settings_are_read_only_through_precedence() -> None:
+    direct = [
+        f"{path.relative_to(ROOT.parent)}:{line}: {var}"
+        for path in SOURCES
+        if path not in READERS
+        for line, var in _reads(ast.parse(path.read_text(encoding="utf-8")))
+        if var in BY_VAR
+    ]
+    assert not direct, "read these with srcbuild.precedence (env_value, from_env, ...): " + ", ".join(direct)
+
+
+def test_the_read_finder_finds_each_kind_of_read() -> None:
+    code = (
+        'A_VAR = "SRCBUILD_WORK_DIR"\n'
+        'x = environ.get("SRCBUILD_MIRROR")\n'
+        "y = os.environ[A_VAR]\n"
+        'z = "SRCBUILD_DEBUG" in environ\n'
+        'environ["SRCBUILD_REMOTES"] = "w"\n'
+    )
+    CONSTANTS.setdefault("A_VAR", "SRCBUILD_WORK_DIR")
+    assert _reads(ast.parse(code)) == [(2, "SRCBUILD_MIRROR"), (3, "SRCBUILD_WORK_DIR"), (4, "SRCBUILD_DEBUG")]
+
+
+def test_registry_is_well_formed() -> None:
+    assert len(BY_VAR) == len(SETTINGS)
+    assert not set(BY_VAR) & set(NOT_SETTINGS)
+    kinds = {"path", "paths", "list", "str", "bool", "int", "number"}
+    for entry in SETTINGS:
+        assert entry.var.startswith("SRCBUILD_") and entry.about and entry.kind in kinds, entry
+    # every config file key is a registered setting, under the variable it stands for
+    assert {s.key: (s.var, s.kind) for s in SETTINGS if s.key} == config.KEYS
+
+
+def test_an_unregistered_variable_cannot_be_read() -> None:
+    with pytest.raises(AssertionError, match="SRCBUILD_NOPE is not a registered setting"):
+        env_value({"SRCBUILD_NOPE": "1"}, "SRCBUILD_NOPE")
+
+
+def test_the_s3_endpoint_falls_back_to_aws_with_its_origin() -> None:
+    assert setting("SRCBUILD_S3_ENDPOINT_URL").fallback == "AWS_ENDPOINT_URL"
+    environ = {"AWS_ENDPOINT_URL": "http://aws"}
+    chosen = from_env(environ, "SRCBUILD_S3_ENDPOINT_URL", str)
+    assert chosen is not None and (chosen.value, chosen.origin) == ("http://aws", "environment AWS_ENDPOINT_URL")
+    environ["SRCBUILD_S3_ENDPOINT_URL"] = "http://mine"
+    assert env_value(environ, "SRCBUILD_S3_ENDPOINT_URL") == "http://mine"
+
+
+def test_shown_hides_secrets() -> None:
+    rows = {r.setting.var: r for r in shown({"SRCBUILD_DIST_TOKEN": "t0ps3cret", "SRCBUILD_MIRROR": "gitee"})}
+    assert rows["SRCBUILD_DIST_TOKEN"].value == "(set, hidden)"
+    assert (rows["SRCBUILD_MIRROR"].value, rows["SRCBUILD_MIRROR"].origin) == ("gitee", "environment SRCBUILD_MIRROR")
+    assert (rows["SRCBUILD_REMOTES"].value, rows["SRCBUILD_REMOTES"].origin) == (None, "default")
+
+
+def test_config_show_lists_every_setting_with_its_origin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for entry in SETTINGS:
+        monkeypatch.delenv(entry.var, raising=False)
+    file = tmp_path / "s.toml"
+    file.write_text('remotes = ["/srv/wheels"]\nkeep_build = true\n', encoding="utf-8")
+    monkeypatch.setenv("SRCBUILD_MIRROR", "gitee")
+    monkeypatch.setenv("SRCBUILD_KEEP_BUILD", "0")  # the environment beats the file
+    assert main(["--config", str(file), "config", "show", "--json"]) == 0
+    rows = {r["variable"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
+    assert list(rows) == [s.var for s in SETTINGS]
+    assert (rows["SRCBUILD_REMOTES"]["value"], rows["SRCBUILD_REMOTES"]["origin"]) == (
+        "/srv/wheels",
+        f"config file {file} (remotes)",
+    )
+    assert (rows["SRCBUILD_KEEP_BUILD"]["value"], rows["SRCBUILD_KEEP_BUILD"]["origin"]) == (
+        "0",
+        "environment SRCBUILD_KEEP_BUILD",
+    )
+    assert rows["SRCBUILD_MIRROR"]["origin"] == "environment SRCBUILD_MIRROR"
+    assert (rows["SRCBUILD_NET_TIMEOUT"]["value"], rows["SRCBUILD_NET_TIMEOUT"]["default"]) == (None, "30")
+
+    assert main(["--config", str(file), "config", "show"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert any(line.split()[:3] == ["SRCBUILD_MIRROR", "gitee", "environment"] for line in lines), lines
+    assert any(line.split()[:4] == ["SRCBUILD_REMOTES", "/srv/wheels", "config", "file"] for line in lines), lines
+
+
+def test_list_keys_become_the_variables_their_readers_split(tmp_path: Path) -> None:
+    text = 'toolchain_providers = ["debian", "redist"]\nchannel_mirrors = ["conda-forge=file:///srv/cf"]\n'
+    variables = config.parse_config(text, "s.toml")
+    from srcbuild.envs.channels import routing_from
+    from srcbuild.toolchain.providers import provider_order
+
+    assert provider_order(variables) == ("debian", "redist")
+    assert routing_from(environ=variables).base_url("conda-forge") == "file:///srv/cf/"
