@@ -231,21 +231,13 @@ def _run_package(
                 # the earlier pipelines, unless this step was done by the run being resumed
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
-<<<<<<< HEAD
-                    torch = run_build(recipe, replace(options, package="torch"), paths, environ, console)
-                    cached = torch.cached_wheel  # with its recorded sha256, checked as it is copied
-                    if cached is not None:
-                        executor.records.add(TorchBuilt(cached.path, cached.sha256, cached.entry))
+                    dependencies(executor)
             if only_canary:  # --canary: stop after it (the build tree is kept for the build that follows)
                 ids = plan.step_ids
                 after = ids[ids.index("canary") + 1] if ids.index("canary") + 1 < len(ids) else None
                 executor.run_steps(until=after)
             else:
                 executor.run_steps()
-=======
-                    dependencies(executor)
-            executor.run_steps()
->>>>>>> main
         return executor.result
 
 

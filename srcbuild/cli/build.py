@@ -158,11 +158,8 @@ def options_from(package: str, kw: dict[str, Any]) -> BuildOptions:
         dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
         portable=kw.get("portable"),
-<<<<<<< HEAD
         canary=kw.get("canary") or "run",
-=======
         accept_moved_tag=bool(kw.get("accept_moved_tag")),
->>>>>>> main
     )
 
 
@@ -233,26 +230,6 @@ def copy_wheel(wheel: Path, directory: Path) -> Path:
     return target
 
 
-<<<<<<< HEAD
-@click.command("torch")
-@build_options
-@mirror_dir_option(lambda kw: ("torch",))
-@click.option("--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped.")
-@click.option(
-    "--canary",
-    "canary",
-    flag_value="only",
-    default=None,
-    help="Stop after the canary (configure read back against the plan, a few CUDA units compiled per arch); "
-    "exit 0 when it passes.",
-)
-@click.option("--no-canary", "canary", flag_value="skip", help="Skip the canary (recorded in the build's record).")
-@output_dir_option
-@json_option
-def torch_command(resume: bool, as_json: bool, **kw: Any) -> int:
-    """Build a torch wheel for a recipe (or take it from the cache)."""
-    return _run("torch", resume, as_json, kw)
-=======
 def package_command(package: str) -> click.Command:
     """``srcbuild <package>``: build the package's wheel for a recipe (or take it from the cache),
     after the packages it is built against (``srcbuild.packages.build_order``); its help is the
@@ -268,10 +245,21 @@ def package_command(package: str) -> click.Command:
     command = click.option(
         "--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped."
     )(command)
+    if package == "torch":  # the only package with a canary step (srcbuild.plan.canary)
+        command = click.option(
+            "--no-canary", "canary", flag_value="skip", help="Skip the canary (recorded in the build's record)."
+        )(command)
+        command = click.option(
+            "--canary",
+            "canary",
+            flag_value="only",
+            default=None,
+            help="Stop after the canary (configure read back against the plan, a few CUDA units compiled per "
+            "arch); exit 0 when it passes.",
+        )(command)
     command = mirror_dir_option(lambda kw: build_order(package))(command)
     command = build_options(command)
     return click.command(package)(command)
->>>>>>> main
 
 
 __all__ = ["package_command", "print_json"]

@@ -11,12 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-<<<<<<< HEAD
-from srcbuild.execute import canary, handlers, retag
-=======
+import srcbuild.execute.canary as canary
 import srcbuild.execute.handlers as handlers
 import srcbuild.execute.retag as retag
->>>>>>> main
 from srcbuild.execute.records import Record
 from srcbuild.execute.runner import Runner
 from srcbuild.plan import actions as a

@@ -41,12 +41,9 @@ class BuildOptions:
     dist_scheduler: str | None = None  # --dist-scheduler URL of an sccache-dist scheduler
     no_provision: bool = False  # --no-provision: never fetch a toolchain; stop and say what is missing
     portable: bool | None = None  # --portable: old glibc sysroot, manylinux tag (srcbuild.resolve.portable)
-<<<<<<< HEAD
-    canary: str = "run"  # torch's canary step: "run", "only" (--canary: stop after it) or "skip" (--no-canary)
-=======
     accept_moved_tag: bool = False  # --accept-moved-tag: record a tag's new commit (sources.tagpins)
     extension: bool = False  # an extension's build: its toolchain is CUDA and gcc alone (no MAGMA, cuDNN, MPI)
->>>>>>> main
+    canary: str = "run"  # torch's canary step: "run", "only" (--canary: stop after it) or "skip" (--no-canary)
 
 
 @record

@@ -29,17 +29,12 @@ from typing import Any
 
 from srcbuild.errors import HostError, MirrorMissing, StepFailed
 from srcbuild.files import sha256_file
-<<<<<<< HEAD
-from srcbuild.mirror.layout import DEBIAN_VAR, DIR_VAR
-from srcbuild.toolchain.debfile import NotADeb, extract_members
-from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, release_of
-=======
 from srcbuild.offline import DEBIAN_VAR, DIR_VAR
 from srcbuild.precedence import env_value
+from srcbuild.toolchain.debfile import NotADeb, extract_members
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, Wheel, data_size, release_of
 from srcbuild.toolchain.fetches import Fetches
 from srcbuild.toolchain.index_files import IndexFile
->>>>>>> main
 from srcbuild.toolchain.providers.apt import PrivateApt, configured_mirror, mirror_options
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
 from srcbuild.toolchain.providers.cuda_home import NVCC_PROFILE, check_complete, check_nvcc
@@ -80,6 +75,8 @@ class DebianProvider:
                 ),
                 data_size(d.get("download_size")),
                 str(d.get("source", "")),
+                str(d.get("extract", {}).get("package", "")),
+                tuple(str(f) for f in d.get("extract", {}).get("files", ())),
             )
             for d in data.get("debian", [])
         )
@@ -139,11 +136,7 @@ class DebianProvider:
             if not in_mirror:
                 raise
             raise MirrorMissing(
-<<<<<<< HEAD
-                f"Debian {route.suite}'s {', '.join(route.all_packages)} are not in the mirror {ctx.environ[DIR_VAR]} "
-=======
-                f"Debian {route.suite}'s {', '.join(route.packages)} are not in the mirror {mirror_dir} "
->>>>>>> main
+                f"Debian {route.suite}'s {', '.join(route.all_packages)} are not in the mirror {mirror_dir} "
                 f"({exc.message})",
                 "add them on a connected machine: SRCBUILD_TOOLCHAIN_PROVIDERS=debian srcbuild mirror create",
                 {"create_prefix": "SRCBUILD_TOOLCHAIN_PROVIDERS=debian"},
