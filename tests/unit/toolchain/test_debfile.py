@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.toolchain.debfile import NotADeb, extract_members
-from srcbuild.toolchain.facts import load_facts
+from srcbuild.toolchain.data_files import load_facts
 
 
 def _ar_member(name: str, data: bytes) -> bytes:
