@@ -80,7 +80,7 @@ def canary(ex: Runner, action: Canary, step: Step, log: Path) -> CanaryChecked:
     if not cache.is_file() or not ninja.is_file():
         raise StepFailed(
             f"the canary's configure left no {cache if not cache.is_file() else ninja}; configure log: {log}",
-            "read the log's first error; then rerun with --resume to continue from the canary",
+            "read the log's first error; then rerun with --resume to continue from this step",
         )
     readout = Readout.read(_read(cache), summary, _read(ninja))
     checked, bad = compare(action.expects, readout, _realpath)
@@ -99,7 +99,7 @@ def canary(ex: Runner, action: Canary, step: Step, log: Path) -> CanaryChecked:
         raise StepFailed(
             f"canary: {first.line()}{more}; configure log: {log}",
             f"make CMake find the plan's {first.label} (or change the recipe's {_origin(action, first.key)}); "
-            "then rerun with --resume to continue from the canary",
+            "then rerun with --resume to continue from this step",
         )
     units = []
     for unit in action.units:
@@ -140,6 +140,6 @@ def _read_unit(ex: Runner, action: Canary, device: bool, target: str, obj: Path)
             raise StepFailed(
                 f"canary: {obj} holds {shown}, not {' '.join(missing)} of TORCH_CUDA_ARCH_LIST={action.arch_list}",
                 "the CUDA compile lines lack these archs: read the -gencode flags in build/build.ninja; "
-                "then rerun with --resume to continue from the canary",
+                "then rerun with --resume to continue from this step",
             )
     return {"target": target, "object": str(obj), "sass": sorted(kernels.sass), "ptx": sorted(kernels.ptx)}
