@@ -123,6 +123,11 @@ class SourceMismatch(SrcbuildError):
     exit_code = 7
 
 
+class PushConflict(CacheIntegrityError):
+    """A push whose entry the remote already holds with other bytes (exit 7): the shared copy is
+    never replaced; ``cache push`` reports it and goes on with the next entry."""
+
+
 class EnvironmentError_(SrcbuildError):
     """A build environment that cannot be created or solved."""
 

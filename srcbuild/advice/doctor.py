@@ -129,15 +129,15 @@ def driver_notes(kb: KnowledgeBase, host: HostFacts) -> list[str]:
 def verdict(
     kb: KnowledgeBase, recipe: Recipe, host: HostFacts, paths: Paths, gpus: Sequence[GpuAdvice] = ()
 ) -> RecipeVerdict:
-    fits = tuple(
-        next((f.status for f in g.recipes if f.recipe == recipe.name), NO) for g in gpus if g.window is not None
-    )
+    # a CPU-only recipe's wheel runs on any machine: no GPU judges it
+    judging = [g for g in gpus if g.window is not None] if recipe.toolchain.cuda is not None else []
+    fits = tuple(next((f.status for f in g.recipes if f.recipe == recipe.name), NO) for g in judging)
     errors = rule_errors(kb, recipe)
     if errors:
         return RecipeVerdict(recipe.name, CANNOT, tuple(f.message for f in errors), tuple(errors), fits)
     misses = [f for f in host_findings(recipe, host, paths) if f.severity is Severity.ERROR]
     reasons = [f"needs {missing_piece(f, recipe)}" for f in misses]
-    judged = [g for g in gpus if g.window is not None]
+    judged = judging
     if judged and all(status == NO for status in fits):
         why = [next((f.reasons[0] for f in g.recipes if f.recipe == recipe.name and f.reasons), "") for g in judged]
         names = ", ".join(f"{g.gpu.name}, {g.gpu.cc}" for g in judged)

@@ -168,6 +168,7 @@ class Window:
     runtime_caveats: tuple[str, ...] = ()  # what current torch cannot do there (torch.compile below 7.0)
     # the first CUDA that targets it when that is older than the tables' first release (3.0: 5.0, 3.7: 6.5)
     cuda_first: str | None = None
+    cuda_first_source: str = ""  # where that first CUDA comes from (the [[arch]] row's source)
 
     @property
     def cuda_range(self) -> str:
@@ -362,5 +363,6 @@ def window_for(kb: KnowledgeBase, cc: ComputeCapability, driver: str | None = No
         newest_known=kb.newest_known_torch,
         stale=kb.stale_note(datetime.date.today()),
         cuda_first=_first_cuda(support, cudas),
+        cuda_first_source=support.source if _first_cuda(support, cudas) and support is not None else "",
         runtime_caveats=tuple(f"{c.message}: {c.advice}" for c in kb.runtime_caveats_for(cc)),
     )

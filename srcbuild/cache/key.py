@@ -18,6 +18,15 @@ Two hashes name a cached wheel.
      "platform": "linux_x86_64",
      "sysroot": "2.17"}                # portable builds only (absent otherwise, see below)
 
+The source is named by content where the recipe allows it: ``source.commit`` (and ``against.commit``)
+is the commit the recipe pins for its tag, and every catalog recipe pins one for torch and
+torchvision, so their fingerprints name the source commit and two sources never share one. A
+recipe that pins no commit has ``null`` there; its entries of one fingerprint are still told apart
+by the entry key, which names the measured commit of the source and of every submodule (below),
+and on this machine its tag cannot name another commit than when first seen without
+``--accept-moved-tag`` (``srcbuild.sources.tagpins``), so a build never stores a second source
+under it. Adding commits to the catalog's recipes changed their fingerprints, not the schema.
+
 The platform is the wheel platform tag without the C library: the glibc a wheel needs is a fact
 about the built binary, not a request, so it is measured (``verify.symbols``) and recorded in the
 manifest (``glibc_needed``), and a lookup picks the newest entry whose glibc the target machine

@@ -25,7 +25,7 @@ from srcbuild.cache.remotes import CacheRemote
 from srcbuild.cache.signing import TrustPolicy, sign_manifest
 from srcbuild.cache.store import CacheEntry, Warn, WheelCache, serves, warn_stderr
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import CacheIntegrityError, DiskFull, NotFoundError, SrcbuildError, UsageError
+from srcbuild.errors import CacheIntegrityError, DiskFull, NotFoundError, PushConflict, SrcbuildError, UsageError
 from srcbuild.files import sha256_file
 from srcbuild.records import record
 
@@ -222,7 +222,11 @@ def push_entries(
         if signing_key is not None:
             with tempfile.TemporaryDirectory(prefix="srcbuild-sign-") as work:
                 signature = sign_manifest(entry.manifest, signing_key, Path(work))
-        sent = remote.push(entry, signature)
+        try:
+            sent = remote.push(entry, signature)
+        except PushConflict as exc:  # the remote holds other bytes under this entry: never overwritten
+            results.append(Transfer("rejected", entry.manifest.wheel, entry.key, remote.url, exc.message))
+            continue
         detail = "signed" if signature is not None else "unsigned"
         results.append(Transfer("sent" if sent else "present", entry.manifest.wheel, entry.key, remote.url, detail))
     return results

@@ -94,6 +94,9 @@ def compat_json(
         "pci_ids": list(pci_ids),
         "knowledge_checked": window.checked or None,
         "knowledge_newest_torch": window.newest_known or None,
+        "knowledge_stale": window.stale or None,
+        "cuda_first": window.cuda_first or (window.options[0].cuda if window.options else None),
+        "cuda_first_source": window.cuda_first_source or None,
         "runtime_caveats": list(window.runtime_caveats),
         "newer_recipe": _newer_recipe_json(fits, official.torch if official else None),
         "cuda": [o.to_json() for o in window.options],
@@ -283,7 +286,11 @@ def render(
     official = window.official
     lines = [
         f"CUDA range: {window.cuda_range}"
-        + (f" (CUDA before {window.options[0].cuda} is not in srcbuild's tables)" if window.cuda_first else ""),
+        + (
+            f" (CUDA before {window.options[0].cuda} is not in srcbuild's tables; source: {window.cuda_first_source})"
+            if window.cuda_first
+            else ""
+        ),
         (
             f"Newest torch: {window.newest_torch} with torchvision {window.newest_torchvision}"
             if window.newest_torch

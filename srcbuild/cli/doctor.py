@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -89,15 +88,30 @@ def doctor_command(work_dir: str | None, cache_dir: str | None, as_json: bool, *
     return 0
 
 
+MAX_PASTE_BYTES = 1024 * 1024  # lspci and nvidia-smi of the biggest machine are a few KiB
+
+
 def _read(path: str, option: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        if path == "-":
+            raw = getattr(sys.stdin, "buffer", None)  # a text stream without one (a test's) is read as text
+            data = raw.read(MAX_PASTE_BYTES + 1) if raw is not None else sys.stdin.read(MAX_PASTE_BYTES + 1).encode()
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_PASTE_BYTES + 1)
     except OSError as exc:
         raise UsageError(
             f"{option} {path}: cannot read it ({exc.strerror})", f"pass a file holding the output of {option[2:]}"
         ) from None
+    if len(data) > MAX_PASTE_BYTES:
+        name = "standard input" if path == "-" else path
+        raise UsageError(
+            f"{option} {name}: more than {MAX_PASTE_BYTES // 1024} KiB; what lspci or nvidia-smi print on one "
+            "machine is a few KiB",
+            "paste the output of one command on one machine: "
+            "lspci -nn | grep -i nvidia | srcbuild recommend --paste -",
+        )
+    return data.decode("utf-8", errors="replace")
 
 
 def _pci_id(text: str) -> int:

@@ -87,7 +87,7 @@ def install_cmd(
                 raise UsageError("--create needs --into DIR", "e.g. --into ~/venvs/old-gpu --create")
             into = str(Path(into).expanduser().absolute())
             if not (Path(into) / "bin" / "python").exists():
-                if package in ("torch", "torchvision"):  # a miss is said before a Python is made for nothing
+                if package in PACKAGES:  # a miss is said before a Python is made for nothing
                     from srcbuild.cache.install import peek_wheel
 
                     peek_wheel(

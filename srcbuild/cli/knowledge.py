@@ -123,7 +123,10 @@ def scan_command(
     help="Write the rows into the data files here [default: srcbuild's own knowledge data].",
 )
 @click.option(
-    "--dest", type=click.Path(file_okay=False), default=None, help="Where wheels go [default: <work dir>/scan]."
+    "--dest",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep the wheels read here [default: a directory under the work dir, removed after reading].",
 )
 @json_option
 def refresh_command(
@@ -138,7 +141,7 @@ def refresh_command(
     from srcbuild import tables
     from srcbuild.ext.source import pip_indexes
     from srcbuild.factscan import refresh
-    from srcbuild.factscan.index import project_files
+    from srcbuild.factscan.index import project_files, read_metadata
     from srcbuild.factscan.read import scan_wheel
 
     directory = Path(data_dir) if data_dir else tables.DATA_DIR
@@ -164,16 +167,28 @@ def refresh_command(
             return 0
         _print_plan(found, total)
         return 0
+    import shutil
+    import tempfile
+
     today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-    target = Path(dest) if dest else resolve_paths().work_dir / "scan"
-    settled = refresh.settle(
-        found,
-        _fetcher(target),
-        lambda path: scan_wheel(path, today),
-        max_download << 20,
-        capabilities,
-        _gcc_floor(data["cuda"]),
-    )
+    work = resolve_paths().work_dir
+    if dest is None:
+        work.mkdir(parents=True, exist_ok=True)
+    # without --dest the wheels go to a directory of their own, removed once read (NCCL: 300 MB each)
+    target = Path(dest) if dest else Path(tempfile.mkdtemp(prefix="refresh-", dir=work))
+    try:
+        settled = refresh.settle(
+            found,
+            _fetcher(target),
+            lambda path: scan_wheel(path, today),
+            max_download << 20,
+            capabilities,
+            _gcc_floor(data["cuda"]),
+            read_metadata,
+        )
+    finally:
+        if dest is None:
+            shutil.rmtree(target, ignore_errors=True)
     changes = _write(directory, settled, found, today)
     if as_json:
         print_json(
@@ -182,6 +197,8 @@ def refresh_command(
                 "written": [{"table": t, "row": r} for t, r in settled.rows],
                 "gaps": [{"release": r, "gap": g} for r, g in settled.gaps],
                 "unread": [{"release": r, "why": w} for r, w in settled.unread],
+                "stated": [{"release": r, "fact": f} for r, f in settled.stated],
+                "paired": [{"package": p, "torch": t, "release": r} for p, t, r in settled.pairings],
                 "diff": changes,
             }
         )
@@ -189,6 +206,8 @@ def refresh_command(
     _print_plan(found, total)
     for line in changes:
         click.echo(line)
+    for release, fact in settled.stated:
+        click.echo(f"read: {release}: {fact}")
     for release, why in settled.unread:
         click.echo(f"not read: {release}: {why} (rerun with a larger --max-download)")
     for release, gap in settled.gaps:
@@ -239,6 +258,8 @@ def _print_plan(found: Any, total: int) -> None:
         for wheel in item.read:
             size = human_size(wheel.size) if wheel.size is not None else "size not listed"
             click.echo(f"  read {wheel.filename} ({size})")
+        if item.metadata_of is not None:
+            click.echo(f"  read the METADATA of {item.metadata_of.filename} (in place, not downloaded)")
         if item.gaps:
             click.echo(f"  gaps: {', '.join(item.gaps)}")
     for note in found.notes:
@@ -260,6 +281,18 @@ def _write(directory: Path, settled: Any, found: Any, today: str) -> list[str]:
         before = path.read_text(encoding="utf-8") if path.is_file() else _new_table_head(table)
         after = refresh.insert_rows(before, table, rows)
         out += refresh.diff(f"{table}.toml", before if path.is_file() else "", after)
+        _replace(path, after)
+    if settled.pairings:
+        path = directory / "torch.toml"
+        before = path.read_text(encoding="utf-8")
+        after = before
+        for package, torch, release in settled.pairings:
+            paired = refresh.add_pairing(after, package, torch, release)
+            if paired is None:
+                out.append(f"# {package} {release} pairs with torch {torch}, which has no row: add the row by hand")
+                continue
+            after = paired
+        out += refresh.diff("torch.toml", before, after)
         _replace(path, after)
     record = directory / "index.toml"
     before = record.read_text(encoding="utf-8") if record.is_file() else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -75,9 +76,7 @@ def _report(outcome: Outcome, seconds: float) -> str:
 @toolchain_group.command("install")
 @click.argument("tool", required=False, type=click.Choice(TOOL_NAMES))
 @click.argument("version", required=False)
-@click.option(
-    "--from", "provider", help="The provider to use: redist, runfile, debian, pypi, nvidia, conda, source."
-)
+@click.option("--from", "provider", help="The provider to use: redist, runfile, debian, pypi, nvidia, conda, source.")
 @click.option("--cuda", "cuda", help="The CUDA version cuDNN or NCCL is for (e.g. 9.2).")
 @click.option("--mpi", "flavour", default="openmpi", show_default=True, help="openmpi or mpich, for `mpi`.")
 @click.option(
@@ -120,6 +119,7 @@ def install_command(
     as_json: bool,
 ) -> int:
     """Provision TOOL VERSION (e.g. `cuda 11.8`), or with --recipe everything a recipe needs."""
+    check_install_arguments(tool, version, cuda, flavour, archs, sysroot)  # before anything is fetched
     paths = resolve_paths(work_dir, cache_dir)
     session = open_session(paths, offline=offline, mirror=mirror, environ=command_environ())
     if recipe_name:
@@ -159,6 +159,45 @@ def install_command(
     elif not results:
         click.echo("nothing to provision: the host has every tool the recipe pins")
     return 0
+
+
+_VERSION_RE = re.compile(r"[0-9]{1,4}(\.[0-9]{1,6}){0,3}(-[0-9]{1,4})?")  # 11.8, 2.9.9, 8.5.0.96, 2.18.5-1
+_GLIBC_RE = re.compile(r"2\.[0-9]{1,3}")
+
+
+def check_install_arguments(
+    tool: str | None,
+    version: str | None,
+    cuda: str | None,
+    flavour: str,
+    archs: tuple[str, ...],
+    sysroot: str | None,
+) -> None:
+    """Every argument of ``toolchain install`` checked before a byte is downloaded: a typo found
+    after a 557 MB download (``--arch 3.O``) wastes the download and must not leave a prefix."""
+    from srcbuild.capability import ComputeCapability
+    from srcbuild.recipe.schema import CUDA_RE
+
+    samples = {"cuda": "11.8", "cudnn": "8.5 --cuda 11.8", "nccl": "2.9.9 --cuda 9.2", "gcc": "11", "mpi": "4.1"}
+    example = f"srcbuild toolchain install {tool or 'cudnn'} {samples.get(tool or 'cudnn', '11.8')}"
+    if version is not None and not _VERSION_RE.fullmatch(version):
+        raise UsageError(f"VERSION: {version!r} is not a version (digits and dots, like 11.8 or 2.9.9)", example)
+    if cuda is not None and not CUDA_RE.fullmatch(cuda):
+        raise UsageError(f"--cuda: {cuda!r} is not a CUDA version (like 11.8)", example)
+    for arch in archs:
+        try:
+            ComputeCapability.parse(arch)
+        except ValueError as exc:
+            raise UsageError(f"--arch: {exc}", f"{example} --arch 3.7") from None  # every arch is checked
+    if flavour not in ("openmpi", "mpich"):
+        raise UsageError(
+            f"--mpi: {flavour!r} is not openmpi or mpich", "srcbuild toolchain install mpi 4.1 --mpi openmpi"
+        )
+    if sysroot is not None and not _GLIBC_RE.fullmatch(sysroot):
+        raise UsageError(
+            f"--sysroot: {sysroot!r} is not a glibc version (like 2.17)",
+            "srcbuild toolchain install gcc 11 --from conda --sysroot 2.17",
+        )
 
 
 def _recipe_requests(session: Session, paths: Paths, recipe_name: str, portable: bool | None) -> list[Request]:

@@ -39,6 +39,7 @@ from srcbuild.execute.steplog import tee_console
 from srcbuild.plan.actions import Action, SkipCondition
 from srcbuild.plan.model import Plan, Step, step_log
 from srcbuild.resolve.variables import NOT_INHERITED
+from srcbuild.sources import written
 
 TAIL_LINES = 25
 
@@ -153,6 +154,15 @@ class Executor:
             self._first_run = step.id
         self.state.mark(step, RUNNING, log)
         self._save()
+        if step.writes_checkout:  # what appeared since the last such step is not the build's
+            written.before_writing(self.plan.checkout, self.environ)
+        try:
+            self._run_action_and_commands(step, log, started)
+        finally:
+            if step.writes_checkout:  # what it left is the build's, also when it failed
+                written.after_writing(self.plan.checkout, self.environ)
+
+    def _run_action_and_commands(self, step: Step, log: Path, started: float) -> None:
         record: Record | None = None
         try:
             if step.action is not None:

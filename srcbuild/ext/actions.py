@@ -77,3 +77,24 @@ class TorchWheelInstalled(SkipCondition):
     marker: Path
     sha256: str
     version: str
+
+
+@record
+class CheckExtCommit(Action):
+    """The extension's git checkout is at the commit asked for or, for a tag, at the commit the tag
+    named when first seen here (recorded in ``record``; ``accept_moved``: record a new one)."""
+
+    name: ClassVar[str] = "check-ext-commit"
+    source: Path
+    url: str
+    ref: str
+    fetched_from: str
+    record: Path
+    accept_moved: bool = False
+
+    def describe(self) -> str:
+        return f"check {self.ref} of {self.url} is the commit it named when first seen here ({self.record})"
+
+    def args(self) -> dict[str, str]:
+        return {"source": str(self.source), "url": self.url, "ref": self.ref, "record": str(self.record)}
+

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from srcbuild import __version__, proc
+from srcbuild.errors import StepFailed
 from srcbuild.execute.context import BuildContext
 from srcbuild.execute.dist import find_wheel
 from srcbuild.execute.handlers import show_verification
 from srcbuild.execute.records import PreflightPassed, WheelStored, WheelVerified
 from srcbuild.execute.registry import Handler, SkipCheck, asks, on
 from srcbuild.execute.runner import Runner
-from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
+from srcbuild.ext.actions import CacheExtWheel, CheckExtCommit, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
 from srcbuild.ext.key import ExtKeyInputs
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.torch import TorchIdentity
@@ -128,8 +129,34 @@ def cache(ex: Runner, dist: Path, pattern: str) -> WheelStored:
     return WheelStored(entry.wheel_path)
 
 
+def check_commit(ex: Runner, action: CheckExtCommit) -> None:
+    """The checked-out commit of a git tag is the one it named when first seen here (recorded on
+    first sight); another is refused with exit 7 unless ``accept_moved`` (then recorded)."""
+    from srcbuild.errors import SourceMismatch
+    from srcbuild.sources import tagpins
+
+    head = proc.probe(["git", "-C", str(action.source), "rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    commit = head.strip() if head else ""
+    if not commit:
+        raise StepFailed(f"{action.source}: no commit checked out", "run the same command again")
+    seen = tagpins.seen_in(action.record, action.url, action.ref)
+    via = f"fetched from {action.fetched_from}" if action.fetched_from != action.url else "fetched from upstream"
+    if seen is not None and seen != commit and not action.accept_moved:
+        raise SourceMismatch(
+            f"tag {action.ref} of {action.url} resolves to {commit} ({via}), but it named {seen} when first "
+            f"seen here ({action.record}); nothing was built from it",
+            f"the tag was moved, by upstream or by the mirror: fetch from a source you trust; if the move is "
+            f"expected, name the commit (git+{action.url}@{commit}) or rerun with --accept-moved-tag",
+            {"tag": action.ref, "commit": commit, "first_seen": seen, "mirror": action.fetched_from},
+        )
+    if seen != commit:
+        tagpins.remember_in(action.record, action.url, action.ref, commit)
+    ex.console.print(f"    {action.ref} is {commit[:12]}", markup=False, highlight=False)
+
+
 EXT_HANDLERS: dict[type[Action], Handler] = dict(
     (
+        on(CheckExtCommit, lambda ex, action, step, log: check_commit(ex, action)),
         on(ExtPreflight, lambda ex, action, step, log: preflight(ex)),
         on(VerifyExtWheel, lambda ex, action, step, log: verify(ex, action.dist, action.pattern)),
         on(CacheExtWheel, lambda ex, action, step, log: cache(ex, action.dist, action.pattern)),

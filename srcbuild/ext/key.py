@@ -7,7 +7,7 @@ of ``ExtKeyInputs.to_json()``::
      "kind": "extension",                          # no torch/torchvision key has it
      "package": "torch-scatter",                   # the normalized project name (the wheel's)
      "source": {"sdist": "torch_scatter-2.1.2.tar.gz", "sha256": ..}
-               or {"git": URL, "commit": <40 hex>},  # what was compiled, by content
+               or {"git": URL, "ref": <40-hex commit or tag>},  # what was compiled
      "against": "sha256:<hex>" or "record-sha256:<hex>",   # the torch wheel's identity
      "torch": "2.0.1+cu117", "torch_cuda": "11.7" or null,
      "build_env": {"FORCE_CUDA": "1", ...},        # filtered as cache.key.filter_build_env does
@@ -18,7 +18,10 @@ of ``ExtKeyInputs.to_json()``::
 As for torch, the compute capability list is left out (the store checks the kernels measured
 in the wheel), and so is everything that only changes speed (MAX_JOBS, compiler launchers).
 The entry key is ``cache.key.entry_key(fp, ResolvedFacts)`` with the measured gcc and nvcc
-versions and the archs built.
+versions, the archs built and, for a git source, the commit checked out. An sdist is named by its
+sha256 and a git commit by itself; a git tag is checked against the commit it named when first
+seen on this machine before anything is built (``CheckExtCommit``, exit 7 otherwise), and the
+entry key names the commit measured.
 """
 
 from __future__ import annotations

@@ -14,12 +14,13 @@ from dataclasses import replace
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.ext.actions import CacheExtWheel, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
+from srcbuild.ext.actions import CacheExtWheel, CheckExtCommit, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.source import is_commit
 from srcbuild.plan.make import compiler_step, environment_step, provision_step
 from srcbuild.plan.model import Plan, Step
 from srcbuild.plan.vision import supported_arches_step
+from srcbuild.sources.tagpins import EXT_TAG_RECORD
 
 # Run by the build environment's python: fetch URL to DEST unless DEST already has SHA256.
 FETCH_SCRIPT = r"""import hashlib, os, shutil, sys, urllib.request
@@ -124,6 +125,16 @@ def make_ext_plan(b: ExtBuild) -> Plan:
     if arches is not None:
         steps.append(arches)
     steps.append(_source_step(b))
+    if b.request.is_git and not is_commit(b.request.git_ref or ""):
+        url, ref = b.request.git_url or "", b.request.git_ref or ""
+        steps.append(Step(
+            id="source-commit",
+            title=f"Check the commit of {ref}",
+            why="a tag is a name a mirror can move: the commit it names now must be the one it named when "
+            "first seen here (exit 7 otherwise; --accept-moved-tag records a new one)",
+            action=CheckExtCommit(b.source_dir, url, ref, r.mirrors.rewrite(url),
+                                  r.paths.work_dir / EXT_TAG_RECORD, r.options.accept_moved_tag),
+        ))
     edit = _edit_step(b)
     if edit is not None:
         steps.append(edit)

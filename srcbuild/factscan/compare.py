@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 from srcbuild.factscan.read import WheelFacts
 from srcbuild.knowledge import KnowledgeBase
 from srcbuild.knowledge import versions as kversions
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 AGREES, CONTRADICTS, UNCOVERED = "agrees", "contradicts", "not covered"
@@ -98,17 +99,20 @@ def _torch(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
     return out
 
 
-def _torchvision(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
-    paired = kb.torch_for_torchvision(facts.version)
+def _paired(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
+    """A package built against torch (torchvision, torchaudio): the torch its table pairs it with
+    against its ``Requires-Dist: torch``."""
+    package = facts.kind
+    paired = kb.torch_for_package(package, facts.version)
     pin = facts.requires_torch
-    row = f"torchvision {facts.version}"
+    row = f"{package} {facts.version}"
     if pin is None:
-        return [_cmp(facts, "torch.toml", row, "torchvision", paired, "no Requires-Dist on torch")]
+        return [_cmp(facts, "torch.toml", row, package, paired, "no Requires-Dist on torch")]
     try:
         spec = SpecifierSet(pin)
     except InvalidSpecifier:
-        return [_cmp(facts, "torch.toml", row, "torchvision", paired, f"torch{pin} (unreadable)")]
-    pairs = [torch for torch in _torch_releases(kb) if facts.version in kb.torchvision_for(torch)]
+        return [_cmp(facts, "torch.toml", row, package, paired, f"torch{pin} (unreadable)")]
+    pairs = [torch for torch in _torch_releases(kb) if facts.version in kb.paired_for(package, torch)]
     if not pairs:
         return [_cmp(facts, "torch.toml", row, "torch paired with it", None, f"torch{pin}")]
     out = []
@@ -162,6 +166,6 @@ def _nvcc(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
 
 def check(kb: KnowledgeBase, facts: WheelFacts) -> list[Comparison]:
     """Every shipped fact the wheel speaks to, held against it (see the module docstring)."""
-    by_kind = {"torch": _torch, "torchvision": _torchvision, "cudnn": _cudnn, "nvcc": _nvcc, "crt": _nvcc}
-    compare = by_kind.get(facts.kind)
+    by_kind = {"torch": _torch, "cudnn": _cudnn, "nvcc": _nvcc, "crt": _nvcc}
+    compare = by_kind.get(facts.kind) or (_paired if facts.kind in PACKAGES else None)
     return compare(kb, facts) if compare is not None else []

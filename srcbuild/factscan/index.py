@@ -43,6 +43,7 @@ class IndexFile:
     uploaded: str | None  # ISO date, when the index says
     platform_tags: tuple[str, ...]
     python_tags: tuple[str, ...]
+    metadata: bool = False  # the index serves its METADATA beside it (PEP 658/714: URL + ".metadata")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +124,7 @@ def _files(project: str, page_url: str, body: str, content_type: str) -> list[In
                     hashes.get("sha256") if isinstance(hashes.get("sha256"), str) else None,
                     size if isinstance(size, int) and size >= 0 else None,
                     uploaded[:10] if isinstance(uploaded, str) else None,
+                    bool(entry.get("core-metadata") or entry.get("data-dist-info-metadata")),
                 )
             )
     else:
@@ -132,9 +134,9 @@ def _files(project: str, page_url: str, body: str, content_type: str) -> list[In
         for filename, url in page_files(page_url, body, content_type):
             base, _, fragment = url.partition("#")
             digest = fragment[len("sha256="):] if fragment.startswith("sha256=") else None
-            rows.append((filename, base, digest, _local_size(base), None))
+            rows.append((filename, base, digest, _local_size(base), None, False))
     out = []
-    for filename, url, digest, size, uploaded in rows:
+    for filename, url, digest, size, uploaded, metadata in rows:
         parsed = _wheel(filename)
         if parsed is None or canonicalize_name(parsed[0]) != project:
             continue
@@ -150,6 +152,7 @@ def _files(project: str, page_url: str, body: str, content_type: str) -> list[In
                 uploaded=uploaded,
                 platform_tags=tuple(sorted({t.platform for t in tags})),
                 python_tags=tuple(sorted({t.interpreter for t in tags})),
+                metadata=metadata,
             )
         )
     return out
@@ -170,3 +173,84 @@ def _local_size(url: str) -> int | None:
         return os.stat(urllib.parse.unquote(urllib.parse.urlsplit(url).path)).st_size
     except OSError:
         return None
+
+
+MAX_METADATA = 1 << 20
+MAX_RANGE_READS = 64  # a wheel's central directory and one member take a handful
+
+
+def read_metadata(wheel: IndexFile) -> str:
+    """The wheel's ``*.dist-info/METADATA`` without downloading the wheel: the index's ``.metadata``
+    file where it serves one (PEP 658), else ranged reads of the zip (its central directory, then the
+    member), else the local file of a ``file://`` index. At most ``MAX_METADATA`` bytes."""
+    import zipfile
+
+    if wheel.url.startswith("file://"):
+        source: Any = urllib.parse.unquote(urllib.parse.urlsplit(wheel.url).path)
+    elif wheel.metadata:
+        request = urllib.request.Request(wheel.url + ".metadata", headers={"User-Agent": "srcbuild"})
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+                return _bounded_text(response.read(MAX_METADATA + 1), wheel.filename)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise HostError(f"{wheel.url}.metadata: {getattr(exc, 'reason', exc)}", "run it again") from None
+    else:
+        if wheel.size is None:
+            raise HostError(f"{wheel.filename}: the index gives no size, so it cannot be read in ranges", "")
+        source = _Ranges(wheel.url, wheel.size)
+    try:
+        with zipfile.ZipFile(source) as zf:
+            member = next(
+                (i for i in zf.infolist() if i.filename.endswith(".dist-info/METADATA") and i.filename.count("/") == 1),
+                None,
+            )
+            if member is None or member.file_size > MAX_METADATA:
+                raise HostError(f"{wheel.filename}: no METADATA under {MAX_METADATA >> 20} MiB in it", "")
+            return _bounded_text(zf.read(member), wheel.filename)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise HostError(f"{wheel.filename}: not a readable wheel ({exc})", "check the index") from None
+
+
+def _bounded_text(data: bytes, name: str) -> str:
+    if len(data) > MAX_METADATA:
+        raise HostError(f"{name}: METADATA larger than {MAX_METADATA >> 20} MiB", "check the index")
+    return data.decode("utf-8", "replace")
+
+
+class _Ranges:
+    """A read-only file over HTTP Range requests (zipfile reads the end, then one member)."""
+
+    def __init__(self, url: str, size: int) -> None:
+        self.url, self.size, self.pos, self.reads = url, size, 0, 0
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = offset if whence == 0 else self.pos + offset if whence == 1 else self.size + offset
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
+        if end <= self.pos:
+            return b""
+        if end - self.pos > MAX_PAGE:
+            raise OSError(f"a read of {end - self.pos} bytes; a METADATA read needs far less")
+        self.reads += 1
+        if self.reads > MAX_RANGE_READS:
+            raise OSError("too many range reads for one METADATA")
+        request = urllib.request.Request(
+            self.url, headers={"Range": f"bytes={self.pos}-{end - 1}", "User-Agent": "srcbuild"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+                if getattr(response, "status", 206) != 206:
+                    raise OSError("the server ignores Range requests")
+                data: bytes = response.read(end - self.pos + 1)
+        except urllib.error.URLError as exc:
+            raise OSError(str(exc.reason)) from None
+        self.pos += len(data)
+        return data

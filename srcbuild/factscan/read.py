@@ -24,6 +24,7 @@ from typing import Any
 import srcbuild.factscan.nvcc as nvcc
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import UsageError, VerificationFailed
+from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 from srcbuild.verify.wheel import WheelReport, measure_wheel
 
@@ -56,14 +57,14 @@ class WheelFacts:
     sha256: str
     read_on: str  # the date it was read, YYYY-MM-DD
     project: str  # normalized: torch, torchvision, nvidia-cudnn-cu11, nvidia-cuda-nvcc-cu12, ...
-    kind: str  # torch | torchvision | cudnn | nccl | nvcc | other
+    kind: str  # a package of srcbuild.packages (torch, torchvision, torchaudio) | cudnn | nccl | nvcc | crt | other
     version: str  # without the local label
     local: str | None
     cuda: str | None  # torch/torchvision: version.py; NVIDIA wheels: from the project name ("11", "12")
     python_tags: tuple[str, ...]
     platform_tags: tuple[str, ...]
     requires_python: str | None = None
-    requires_torch: str | None = None  # torchvision's Requires-Dist pin, e.g. "==2.14.0" or ">=2.14.0"
+    requires_torch: str | None = None  # a paired package's Requires-Dist pin, e.g. "==2.14.0" or ">=2.14.0"
     libraries: tuple[LibraryKernels, ...] = ()
     ptxas_targets: tuple[ComputeCapability, ...] = ()
     ptxas_sass: tuple[str, ...] = ()  # "50", "90a", "100f": sm_* as ptxas spells them
@@ -99,7 +100,7 @@ class WheelFacts:
         libs = self.device_libraries
         if not libs:
             return None
-        if self.kind in ("torch", "torchvision"):
+        if self.kind in PACKAGES:
             main = max(libs, key=lambda lib: len(lib.sass) + len(lib.ptx))
             return min(main.sass)
         return max(min(lib.sass) for lib in libs)
@@ -132,7 +133,7 @@ class WheelFacts:
 
 
 def kind_of(project: str) -> str:
-    if project in ("torch", "torchvision"):
+    if project in PACKAGES:  # torch, torchvision, torchaudio
         return project
     if project.startswith("nvidia-cudnn-"):
         return "cudnn"
@@ -259,7 +260,7 @@ def scan_wheel(path: Path, read_on: str) -> WheelFacts:
             if header is not None:
                 gcc_min, gcc_max = nvcc.gcc_bounds(header)
     cuda = report.cuda_version_py or None
-    if cuda is None and kind == "torchvision":
+    if cuda is None and kind in PACKAGES:  # torchvision, torchaudio: the local label says it
         cuda = _cuda_of_local_label(path, report.version_py)
     if kind in ("cudnn", "nccl", "nvcc"):
         suffix = _CU_SUFFIX_RE.search(project)

@@ -79,6 +79,8 @@ class NewRelease:
     gaps: tuple[str, ...]  # what no binary states, named
     uploaded: str | None = None
     cuda_major: int | None = None
+    metadata_of: IndexFile | None = None  # torch, torchvision, torchaudio: the wheel whose METADATA is read
+    python_tags: tuple[str, ...] = ()  # of all its wheels on the index ("cp311", "cp314t", "py3")
 
     @property
     def read_bytes(self) -> int:
@@ -93,6 +95,7 @@ class NewRelease:
             "uploaded": self.uploaded,
             "read": [f.to_json() for f in self.read],
             "read_bytes": self.read_bytes,
+            "metadata": self.metadata_of.filename if self.metadata_of else None,
             "gaps": list(self.gaps),
         }
 
@@ -193,7 +196,9 @@ def _new_releases(item: Tracked, files: Sequence[IndexFile], have: set[str]) -> 
             "torchaudio": ("the torch release it pairs with (Requires-Dist of its METADATA)",),
         }[item.kind]
         uploaded = min((f.uploaded for f in mine if f.uploaded), default=None)
-        out.append(NewRelease(item.project, item.kind, name, (name,), (), gaps, uploaded))
+        meta = (_for_this_machine(mine) or [f for f in mine if "any" in f.platform_tags] or mine)[0]
+        tags = tuple(sorted({t for f in mine for t in f.python_tags}, key=lambda t: (len(t), t)))
+        out.append(NewRelease(item.project, item.kind, name, (name,), (), gaps, uploaded, None, meta, tags))
     return out
 
 
@@ -255,6 +260,8 @@ class Settled:
     gaps: tuple[tuple[str, str], ...]  # (release, gap)
     unread: tuple[tuple[str, str], ...] = ()  # (release, why not read)
     facts: tuple[WheelFacts, ...] = field(default_factory=tuple)
+    stated: tuple[tuple[str, str], ...] = ()  # (release, what its METADATA states)
+    pairings: tuple[tuple[str, str, str], ...] = ()  # (package, torch release, package release) to write
 
 
 def settle(
@@ -264,6 +271,7 @@ def settle(
     max_bytes: int,
     capabilities: set[str],
     gcc_floor: tuple[int, str] | None = None,
+    read_meta: Callable[[IndexFile], str] | None = None,
 ) -> Settled:
     """Download (within ``max_bytes`` in all) and read what settles each new row; render the rows.
     ``gcc_floor``: (min_gcc, CUDA line) of the newest CUDA row, carried into a new row whose
@@ -273,11 +281,21 @@ def settle(
     gaps: list[tuple[str, str]] = []
     unread: list[tuple[str, str]] = []
     facts_read: list[WheelFacts] = []
+    stated: list[tuple[str, str]] = []
+    pairings: list[tuple[str, str, str]] = []
     by_line: dict[tuple[str, str], list[tuple[NewRelease, tuple[WheelFacts, ...]]]] = {}
     # the bound goes to CUDA first (small wheels, rules depend on them), then to the newest lines
     order = sorted(found.new, key=lambda n: (n.kind != "nvcc", tuple(-p for p in _v(n.name))))
     for item in order:
         label = f"{item.project} {item.name}"
+        if item.metadata_of is not None and read_meta is not None:
+            said, pairing, left = metadata_facts(item, read_meta(item.metadata_of))
+            if item.python_tags:
+                said.insert(0, f"wheels for {' '.join(item.python_tags)}")
+            stated.extend((label, s) for s in said)
+            pairings.extend(pairing)
+            gaps.extend((label, g) for g in left)
+            continue
         gaps.extend((label, g) for g in item.gaps)
         read: tuple[WheelFacts, ...] = ()
         if item.read:
@@ -300,7 +318,71 @@ def settle(
         if written is not None:
             rows.append((kind, written))
     rows.sort(key=lambda r: (r[0], _v(re.search(r'version = "([^"]+)"', r[1]).group(1))))  # type: ignore[union-attr]
-    return Settled(tuple(rows), tuple(gaps), tuple(unread), tuple(facts_read))
+    return Settled(tuple(rows), tuple(gaps), tuple(unread), tuple(facts_read), tuple(stated), tuple(pairings))
+
+
+_NVIDIA_PIN_RE = re.compile(r"^nvidia-(cuda-runtime|cudnn|nccl)(?:-cu\d+)?$")
+
+
+def metadata_facts(
+    item: NewRelease, text: str
+) -> tuple[list[str], list[tuple[str, str, str]], list[str]]:
+    """What a torch/torchvision/torchaudio release's METADATA settles: (facts stated, pairings to
+    write, gaps left). A package pinned to one torch release (``Requires-Dist: torch==2.16.0``) is
+    paired with it; torch's own pins name its CUDA runtime, cuDNN and NCCL."""
+    from email.parser import HeaderParser
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    headers = HeaderParser().parsestr(text, headersonly=True)
+    said: list[str] = []
+    if headers.get("Requires-Python"):
+        said.append(f"Requires-Python {headers['Requires-Python']}")
+    torch_pin: str | None = None
+    for line in headers.get_all("Requires-Dist") or []:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.name == "torch":
+            torch_pin = str(requirement.specifier)
+            said.append(f"Requires-Dist torch{torch_pin}")
+        elif _NVIDIA_PIN_RE.match(requirement.name):
+            said.append(f"Requires-Dist {requirement.name}{requirement.specifier}")
+    if item.kind == "torch":
+        return said, [], list(item.gaps)
+    exact = [p[2:] for p in (torch_pin or "").split(",") if p.startswith("==")]
+    if len(exact) == 1:
+        return said, [(item.kind, exact[0], item.name)], []
+    why = f"Requires-Dist torch{torch_pin}" if torch_pin else "no Requires-Dist on torch"
+    return said, [], [f"the torch release it pairs with ({why}: not one release)"]
+
+
+def add_pairing(text: str, package: str, torch: str, release: str) -> str | None:
+    """torch.toml with ``release`` of ``package`` paired with ``torch`` in its line's row (the
+    ``package = { "2.16.0" = [...] }`` map, made when missing); None when no row holds that line."""
+    import json
+
+    import tomllib
+
+    line = ".".join(torch.split(".")[:2])
+    head = re.search(rf'^\[\[torch\]\]\nversion = "{re.escape(line)}"\n', text, re.M)
+    if head is None:
+        return None
+    end = text.find("\n\n", head.end())
+    end = len(text) if end < 0 else end
+    row = text[head.end() : end]
+    found = re.search(rf"^{package} = (\{{.*\}})$", row, re.M)
+    mapping: dict[str, list[str]] = tomllib.loads(f"x = {found.group(1)}")["x"] if found else {}
+    mapping[torch] = sorted({*mapping.get(torch, []), release}, key=_v)
+    entries = sorted(mapping.items(), key=lambda kv: _v(kv[0]))
+    pairs = ", ".join(f"{json.dumps(k)} = [{', '.join(json.dumps(v) for v in vs)}]" for k, vs in entries)
+    rendered = f"{package} = {{ {pairs} }}"
+    if found:
+        row = row[: found.start()] + rendered + row[found.end() :]
+    else:
+        row = rendered + "\n" + row
+    return text[: head.end()] + row + text[end:]
 
 
 def _read_gaps(item: NewRelease) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from srcbuild.factscan.read import WheelFacts, ccs_text
 from srcbuild.knowledge import versions
+from srcbuild.packages import PACKAGES
 
 
 def _q(text: str) -> str:
@@ -55,7 +56,7 @@ def _body(facts: WheelFacts) -> list[str]:
             f"official_wheels = {{ {facts.cuda_tag} = {_q(str(lowest))} }}",
             source,
         ]
-    if facts.kind == "torchvision":
+    if facts.kind in PACKAGES:  # torchvision, torchaudio (torch's own rows are above)
         if not facts.requires_torch:
             return ["# no Requires-Dist on torch"]
         pinned = facts.requires_torch
@@ -64,10 +65,10 @@ def _body(facts: WheelFacts) -> list[str]:
             return [
                 "[[torch]]",
                 f"version = {_q(_line_of(torch))}",
-                f"torchvision = {{ {_q(torch)} = [{_q(facts.version)}] }}",
+                f"{facts.kind} = {{ {_q(torch)} = [{_q(facts.version)}] }}",
                 source,
             ]
-        return [f"# torchvision {facts.version} admits torch{pinned}: pair it by hand (the pin is not one release)"]
+        return [f"# {facts.kind} {facts.version} admits torch{pinned}: pair it by hand (the pin is not one release)"]
     if facts.kind in ("cudnn", "nccl"):
         if lowest is None or facts.cuda is None:
             return ["# no device code"]

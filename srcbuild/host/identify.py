@@ -123,6 +123,9 @@ def identify_name(kb: KnowledgeBase, name: str, source: str) -> GpuInfo:
     return info
 
 
+MAX_LISTED_GPUS = 256
+
+
 def read_gpus(
     kb: KnowledgeBase,
     text: str,
@@ -142,7 +145,17 @@ def read_gpus(
         formats = ", ".join(p.format for p in parts)
         raise UsageError(f"{source}: the {formats} it holds lists no NVIDIA GPU", hint)
     best = min(with_gpus, key=_rank)
-    gpus = tuple(identify(kb, g, f"{best.format} in {source}", driver) for g in best.gpus)
+    if len(best.gpus) > MAX_LISTED_GPUS:
+        raise UsageError(
+            f"{source}: lists {len(best.gpus)} GPUs; a machine has at most a few dozen, so this is not one "
+            f"machine's {best.format} (the limit is {MAX_LISTED_GPUS})",
+            "paste the output of one machine",
+        )
+    seen: dict[ListedGpu, GpuInfo] = {}  # identical lines (a box of eight K80s) are identified once
+    for listed in best.gpus:
+        if listed not in seen:
+            seen[listed] = identify(kb, listed, f"{best.format} in {source}", driver)
+    gpus = tuple(seen[listed] for listed in best.gpus)
     return PasteReading(gpus, driver, tuple(p.format for p in parts), tuple(_notes(best, gpus)), _rank(best))
 
 

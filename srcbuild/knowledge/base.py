@@ -41,7 +41,7 @@ from srcbuild.packages import PACKAGES
 from srcbuild.records import record
 
 STALE_DAYS = 60  # older knowledge is called out by doctor, recommend and compat
-_SEEN_LABELS = {"torch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}
+_SEEN_LABELS = {name: name for name in PACKAGES}  # torch, torchvision, torchaudio
 _SEEN_PREFIXES = (("nvidia-cuda-nvcc", "CUDA"), ("nvidia-cudnn-", "cuDNN"), ("nvidia-nccl-", "NCCL"))
 
 

@@ -10,6 +10,7 @@ case-insensitively.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable
 
@@ -125,6 +126,7 @@ def _contains_words(words: tuple[str, ...], query: tuple[str, ...]) -> bool:
 _QUALIFIERS = re.compile(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample)\b")
 
 
+@functools.lru_cache(maxsize=8192)  # every product's key is asked for on every lookup
 def _name_key(name: str) -> tuple[str, ...]:
     """Words of a marketing name without vendor and variant qualifiers: "GeForce GT 750M Mac Edition" -> (gt, 750m)."""
     text = bare_name(name).lower().replace("geforce", " ")

@@ -105,6 +105,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
                 "manylinux_X_Y its ELF symbol versions allow, so pip on other distributions accepts it; CUDA "
                 "and system libraries stay outside the wheel, as in the official torch wheels",
                 action=RetagWheel(r.dist_dir, wheels, r.portable.python),
+                writes_checkout=True,
             )
         )
     steps.append(
@@ -310,6 +311,7 @@ def _build_tree_step(checkout: Path, root: Path, python: Path, digest: str, clea
         why="CMake reads its settings only on the first configure: a build/CMakeCache.txt made with other "
         "settings is cleaned instead of silently reused",
         action=CheckBuildTree(digest, hash_file, cache, shell, (cleanup,)),
+        writes_checkout=True,
     )
 
 
@@ -353,4 +355,5 @@ def _build_step(package: str, checkout: Path, python: Path, env: EnvChanges, ver
         ),
         progress=True,
         on_failure=(clean,),
+        writes_checkout=True,
     )

@@ -58,6 +58,9 @@ class Step:
     progress: bool = False  # show a progress bar from ninja's [n/N] lines
     on_failure: tuple[Command, ...] = ()  # cleanup run when the step fails (unless --keep-build)
     skip_if: SkipCondition | None = None
+    # the step writes files into the checkout: what it leaves there is the build's, and anything
+    # else that appears between such steps is a local modification (srcbuild.sources.written)
+    writes_checkout: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +71,7 @@ class Step:
             "action": self.action.to_json() if self.action else None,
             "on_failure": [c.to_json() for c in self.on_failure],
             "skip_if": self.skip_if.name if self.skip_if else None,
+            **({"writes_checkout": True} if self.writes_checkout else {}),
         }
 
 

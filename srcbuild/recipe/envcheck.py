@@ -11,7 +11,7 @@ where conda looks. So each entry must be what its field says:
   download from where the recipe says, as ``--index-url`` would, and needs ``[build]
   allow_env_override = true``;
 * ``env.conda``: a conda match spec (a package name, optionally ``channel::``, a version and a
-  build string), not starting with ``-``;
+  build string), not starting with ``-``; its ``channel::`` follows the ``env.channels`` rule;
 * ``env.channels``: a channel name (``conda-forge``, ``nvidia/label/cuda-11.8.0``) or an
   ``https://`` or ``file://`` URL (a plain ``http://`` channel can be swapped on the way).
 """
@@ -57,7 +57,14 @@ def check_env_entries(entries: Iterable[object], field: str, where: str, allow_o
         text = str(entry)
         if text.lstrip().startswith("-"):
             raise RecipeError(f"{where}: {field}[{i}]: {text!r} is an option, not {what}", hint)
-        if field == "env.channels" and text.strip().startswith("http://"):
+        channel = text.strip().split("::", 1)[0] if field == "env.conda" and "::" in text else None
+        if channel is not None and not (_CHANNEL_NAME.fullmatch(channel) or _CHANNEL_URL.fullmatch(channel)):
+            raise RecipeError(
+                f"{where}: {field}[{i}]: {text!r} takes the package from channel {channel!r}, which is not a "
+                "channel name or an https:// or file:// URL",
+                "name the channel in env.channels (https only) and the package here without 'channel::'",
+            )
+        if field == "env.channels" and text.strip().lower().startswith("http://"):
             raise RecipeError(
                 f"{where}: {field}[{i}]: {text!r} is a plain http:// channel, which anyone on the way can swap",
                 "use the channel's https:// URL (or a file:// one for a local channel)",

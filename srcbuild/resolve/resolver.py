@@ -63,7 +63,7 @@ def resolve(
     """Every decision of one build of ``options.package`` for ``recipe`` (``decided``: its
     settings as ``srcbuild.resolve.decide`` decided them before the probe; decided here when None)."""
     from srcbuild.rules import check_recipe
-    from srcbuild.rules.host import host_findings
+    from srcbuild.rules.host import check_python_headers, host_findings
     from srcbuild.sources.mirrors import parse_mirror_args
     from srcbuild.sources.patches import patch_sha256
 
@@ -93,6 +93,8 @@ def resolve(
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))
     machine: list[Finding] = list(host_findings(recipe, host.facts, paths)) if host.facts is not None else []
+    if host.facts is not None and environment.backend == "venv" and not environment.existing:
+        machine.extend(check_python_headers(recipe.toolchain.python))  # a venv of the host Python
     if portable is not None and portable.sysroot is None and host.facts is not None:
         missing = host.sysroot_gcc or SysrootGcc(portable.glibc, None)
         machine.append(refused_compiler(recipe, missing, host.gcc))

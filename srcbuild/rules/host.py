@@ -12,6 +12,9 @@ on the host.
 
 from __future__ import annotations
 
+import sysconfig
+from pathlib import Path
+
 from srcbuild.findings import Finding, Severity
 from srcbuild.host.facts import CudaToolkit, HostFacts, version_matches
 from srcbuild.host.jobs import GIB, PER_JOB_GIB, RESERVE_GIB, max_jobs
@@ -295,6 +298,37 @@ def check_memory(host: HostFacts) -> list[Finding]:
             )
         )
     return findings
+
+
+# Python.h, which every C/C++ extension (torch's own _C included) compiles against, is in the
+# interpreter's include directory (sysconfig's "include" path); Debian and Ubuntu ship it in
+# pythonX.Y-dev (libpythonX.Y-dev), Fedora and RHEL in pythonX.Y-devel (their package archives).
+HEADERS_SOURCE = "Python's sysconfig 'include' path; Debian/Ubuntu pythonX.Y-dev, Fedora/RHEL pythonX.Y-devel"
+
+
+def check_python_headers(version: str, include: Path | None = None) -> list[Finding]:
+    """The headers of the host Python a venv build environment is made from (``include``: its
+    sysconfig include directory; default: the interpreter running srcbuild, whose base a venv uses)."""
+    where = include if include is not None else Path(sysconfig.get_path("include"))
+    if (where / "Python.h").is_file():
+        return []
+    return [
+        Finding(
+            rule="host-python-headers",
+            severity=Severity.ERROR,
+            message=(
+                f"Python {version}'s headers are not installed ({where}/Python.h is missing): the build "
+                "environment is a venv of the host's Python, and every extension compiles against them"
+            ),
+            fix=(
+                f"install them (Debian/Ubuntu: sudo apt-get install python{version}-dev; Fedora/RHEL: "
+                f"sudo dnf install python{version}-devel), or build in a conda environment, which has "
+                "them: --env-backend rattler"
+            ),
+            source=HEADERS_SOURCE,
+            field="toolchain.python",
+        )
+    ]
 
 
 def host_findings(recipe: Recipe, host: HostFacts, paths: Paths) -> list[Finding]:

@@ -18,7 +18,10 @@ edit: such files are checked out again in a private repository that borrows the 
 no local attributes, no filters and no user configuration, and compared byte for byte. Untracked
 files count unless the pinned tree's own ``.gitignore`` files cover them (``.git/info/exclude``,
 ``core.excludesFile`` and a ``.gitignore`` added to the working tree, which may ignore itself,
-are local and do not hide a file the build could glob). HEAD must be the
+are local and do not hide a file the build could glob); and an untracked file the pinned tree
+ignores (an output directory such as ``build/`` or ``torch/lib/``) counts unless the build itself
+wrote it as it is now (``srcbuild.sources.written``: recorded around each step that writes the
+checkout), so a file dropped there between a failed build and ``--resume`` is a modification. HEAD must be the
 tag's commit: a local commit is a modification (listed as ``HEAD (at X, not Y)``) even when its
 files are undone. Each submodule, at every depth, is compared the same way with the commit its
 parent's pinned tree records. Every git call runs with ``GIT_NO_REPLACE_OBJECTS=1``: a ``git
@@ -27,8 +30,9 @@ checkout; a submodule's files carry its path.
 
 The hash is the sha256 of, per repository in sorted path order: its path, a NUL, its HEAD, a
 NUL, then for each changed tracked file its path, the pinned blob's id and the sha256 of its bytes
-("-" when gone), then each untracked file's path and content sha256. It is empty when nothing
-differs.
+("-" when gone), then each untracked file's path and content sha256; then, after every
+repository, each untracked file the build did not write (its path, ``not written by the build``
+and its content sha256). It is empty when nothing differs.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from srcbuild import proc
 from srcbuild.errors import StepFailed
 from srcbuild.files import sha256_file
 from srcbuild.records import record
+from srcbuild.sources import written
 
 GIT_TIMEOUT = 600.0  # a torch checkout has tens of thousands of files to hash in a fresh index
 
@@ -313,6 +318,7 @@ def local_changes(
             continue
         pinned[rel] = (checkout / rel, recorded)
         asked.append((rel, proc.Background(functools.partial(_repo_changes, checkout / rel, rel, recorded, (), env))))
+    foreign = proc.Background(functools.partial(written.foreign_files, checkout, env))
     files, digest = top.result()
     hasher = hashlib.sha256(digest)
     for rel, job in asked:
@@ -323,6 +329,10 @@ def local_changes(
         sub_files, sub_digest = job.result()
         files += sub_files
         hasher.update(sub_digest)
+    # untracked files the build did not write as they are, ignored output directories included
+    for rel in foreign.result():
+        files.append(rel)
+        hasher.update(f"{rel}\0not written by the build\0{_content_digest(checkout / rel)}\n".encode())
     if not files:
         return LocalChanges()
     return LocalChanges(files=tuple(sorted(set(files))), diff_sha256=hasher.hexdigest())

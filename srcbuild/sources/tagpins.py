@@ -7,6 +7,9 @@ the tag is seen to name is recorded twice, so that losing one copy keeps the oth
     <git cache entry>/srcbuild-tag-commits.json     {"v1.7.1": "57bffc3a...", ...}
     <checkout's parent>/.tag-commits.json           {"https://github.com/pytorch/pytorch": {"v1.7.1": ...}}
 
+An extension's git source (``git+URL@TAG``) is checked the same way after its checkout, against
+``<work dir>/ext-tag-commits.json`` (the same form as the work dir's record).
+
 The git cache entry is the one of the URL the recipe names (``sync.cache_repo``), whichever
 mirror the tag was fetched through, so a mirror that serves another commit for the same tag is
 caught however the sources are reached (a mirror rule, ``gitee``, ``--mirror-dir``). A later
@@ -26,6 +29,7 @@ from srcbuild.sources.sync import SourceSync
 
 CACHE_RECORD = "srcbuild-tag-commits.json"
 WORK_RECORD = ".tag-commits.json"
+EXT_TAG_RECORD = "ext-tag-commits.json"  # <work dir>/: an extension's git tags, {url: {tag: commit}}
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
@@ -45,16 +49,33 @@ def work_record(sync: SourceSync) -> Path:
     return sync.checkout.parent / WORK_RECORD
 
 
+def seen_in(record: Path, url: str, tag: str) -> str | None:
+    """The commit ``tag`` of ``url`` named when first seen, from a work-dir record, or None."""
+    repo = _read(record).get(url)
+    value = repo.get(tag) if isinstance(repo, dict) else None
+    return value if isinstance(value, str) and _COMMIT.fullmatch(value) else None
+
+
+def remember_in(record: Path, url: str, tag: str, commit: str) -> None:
+    """Record ``commit`` as what ``tag`` of ``url`` names, in a work-dir record."""
+    work = _read(record)
+    repo = work.get(url)
+    tags = dict(repo) if isinstance(repo, dict) else {}
+    if tags.get(tag) == commit:
+        return
+    tags[tag] = commit
+    work[url] = tags
+    record.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(record, json.dumps(work, indent=1, sort_keys=True) + "\n")
+
+
 def first_seen(sync: SourceSync) -> tuple[str, Path] | None:
     """(commit, the record it was read from) of ``sync``'s tag when first seen, or None."""
     value = _read(cache_record(sync)).get(sync.pin.tag)
     if isinstance(value, str) and _COMMIT.fullmatch(value):
         return value, cache_record(sync)
-    repo = _read(work_record(sync)).get(sync.pin.repo)
-    value = repo.get(sync.pin.tag) if isinstance(repo, dict) else None
-    if isinstance(value, str) and _COMMIT.fullmatch(value):
-        return value, work_record(sync)
-    return None
+    found = seen_in(work_record(sync), sync.pin.repo, sync.pin.tag)
+    return (found, work_record(sync)) if found is not None else None
 
 
 def remember(sync: SourceSync, commit: str) -> None:
@@ -63,11 +84,4 @@ def remember(sync: SourceSync, commit: str) -> None:
     if cached.get(sync.pin.tag) != commit:
         cached[sync.pin.tag] = commit
         write_atomic(cache_record(sync), json.dumps(cached, indent=1, sort_keys=True) + "\n")
-    work = _read(work_record(sync))
-    repo = work.get(sync.pin.repo)
-    tags = dict(repo) if isinstance(repo, dict) else {}
-    if tags.get(sync.pin.tag) != commit:
-        tags[sync.pin.tag] = commit
-        work[sync.pin.repo] = tags
-        work_record(sync).parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(work_record(sync), json.dumps(work, indent=1, sort_keys=True) + "\n")
+    remember_in(work_record(sync), sync.pin.repo, sync.pin.tag, commit)

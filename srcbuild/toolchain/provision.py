@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srcbuild.capability import ComputeCapability
-from srcbuild.errors import DiskFull, HostError, StepFailed, UsageError
+from srcbuild.errors import DiskFull, HostError, SrcbuildError, StepFailed, UsageError
 from srcbuild.host.toolchain import missing_components
 from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
@@ -179,7 +179,14 @@ def _provision_by(
         store.remove(stale.name, stale.version, stale.provider)
 
     toolchain, reused = store.ensure(offer.name, offer.version, offer.provider, create)
-    check_kernels(request, toolchain, facts)
+    try:
+        check_kernels(request, toolchain, facts)
+    except SrcbuildError:
+        raise  # a complete prefix that does not serve these GPUs: it is kept, it serves others
+    except BaseException:
+        if not reused:  # a check that broke off: nothing it did not finish checking stays installed
+            store.remove(toolchain.name, toolchain.version, toolchain.provider)
+        raise
     return Outcome(toolchain, reused, offer)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from srcbuild.records import record
 from srcbuild.toolchain.download import mirrored_url
 from srcbuild.toolchain.facts import ToolchainFacts
+from srcbuild.toolchain.providers import PROVIDERS
 from srcbuild.toolchain.providers.base import Offer
 
 PROBE_SECONDS = 3.0
@@ -92,17 +93,10 @@ class Reach:
     off: bool = False  # --offline or --mirror-dir: nothing is probed
 
     def source(self, offer: Offer) -> str | None:
-        """The URL (or mirror directory) the offer's route fetches from, when it is probed."""
-        request = offer.request
-        if offer.provider == "redist":
-            redist = self.facts.redist_for(request.version)
-            return mirrored_url(redist.url(redist.components[0]), self.mirror) if redist and redist.components else None
-        if offer.provider == "runfile":
-            runfile = self.facts.runfile_for(request.version)
-            return mirrored_url(runfile.url, self.mirror) if runfile else None
-        if offer.provider == "debian":
-            return offer.details.get("mirror")
-        return None
+        """The URL (or mirror directory) the offer's route fetches from, when it is probed: the
+        provider says (``Provider.reached_at``), on the NVIDIA mirror when one is set."""
+        url = PROVIDERS[offer.provider].reached_at(offer, self.facts)
+        return mirrored_url(url, self.mirror) if url else None
 
     def passed_over(self, offer: Offer) -> Passed | None:
         """Why the offer's route cannot be used from here, or None when it can (or is not probed)."""

@@ -46,3 +46,19 @@ def test_refresh_finds_nothing_older_than_the_last_refresh() -> None:
     assert set(found["newest"]) >= {"torch", "nvidia-cuda-nvcc", "nvidia-cudnn-cu12", "nvidia-nccl-cu12"}
     stale = [n for n in found["new"] if n["uploaded"] is None or n["uploaded"] <= checked]
     assert stale == [], "released before the last refresh yet missing from the tables"
+
+
+def test_the_metadata_behind_the_oracles_cudnn_exception_is_read_in_place() -> None:
+    """The Spack oracle's torch 2.4.1 + cuDNN 9.1 exception rests on this wheel's METADATA, read by
+    ranged reads of the index's file (sha256 as the index lists it), not by downloading 800 MB."""
+    import os
+    import sys
+
+    from srcbuild.ext.source import pip_indexes
+    from srcbuild.factscan.index import project_files, read_metadata
+
+    wanted = "torch-2.4.1-cp311-cp311-manylinux1_x86_64.whl"
+    (wheel,) = [f for f in project_files("torch", pip_indexes(sys.executable, os.environ)) if f.filename == wanted]
+    assert wheel.sha256 == "0b5f88afdfa05a335d80351e3cea57d38e578c8689f751d35e0ff36bce872113"
+    text = read_metadata(wheel)
+    assert "Requires-Dist: nvidia-cudnn-cu12 (==9.1.0.70)" in text or "nvidia-cudnn-cu12==9.1.0.70" in text

@@ -74,3 +74,15 @@ def test_the_wheel_states_the_pairing_and_the_commit_the_catalog_pins(release: s
         assert pin is not None and pin.commit == commit, recipe.name
     if Version(release) >= Version("0.10"):  # 0.10 and later: the CUDA ops live in lib/libtorchaudio.so
         assert "torchaudio/lib/libtorchaudio.so" in libraries
+
+
+def test_knowledge_scan_checks_the_torchaudio_map_against_the_wheels(capsys: pytest.CaptureFixture[str]) -> None:
+    """``srcbuild knowledge scan --check`` reads torchaudio wheels as it reads torchvision's: the
+    row each one settles, and no contradiction with the shipped map."""
+    from srcbuild.cli import main
+
+    assert main(["knowledge", "scan", "--check", *(str(fetch(w)) for w in WHEELS.values())]) == 0
+    out = capsys.readouterr().out
+    assert 'torchaudio = { "1.7.1" = ["0.7.2"] }' in out and 'torchaudio = { "2.8.0" = ["2.8.0"] }' in out
+    assert out.count("# agrees: torch.toml torchaudio") == len(WHEELS)
+    assert "no contradiction" in out

@@ -158,3 +158,47 @@ def test_channels_are_names_https_or_file(tmp_path: Path, entry: str, ok: bool) 
     assert info.value.message.startswith(f"{path}: env.channels[0]: {entry!r} is ") or "env.channels[0]" in (
         info.value.message
     )
+
+
+@pytest.mark.parametrize(
+    ("entry", "ok"),
+    [("numpy", True), ("conda-forge::numpy=1.26", True), ("https://conda.example/forge::numpy", True),
+     ("http://conda.example/forge::numpy", False), ("ftp://x/y::numpy", False)],
+)  # fmt: skip
+def test_a_conda_spec_channel_follows_the_channel_rule(tmp_path: Path, entry: str, ok: bool) -> None:
+    path = _recipe(tmp_path, env=f'conda = ["{entry}"]')
+    if ok:
+        assert _loader().load(path).env.conda == (entry,)
+        return
+    with pytest.raises(RecipeError) as info:
+        _loader().load(path)
+    assert "env.conda[0]: " in info.value.message
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii", min_codepoint=0x20, max_codepoint=0x7E), max_size=60))
+def test_no_pip_entry_that_loads_names_a_url(entry: str) -> None:
+    from packaging.requirements import Requirement
+
+    from srcbuild.recipe.envcheck import check_env_entries
+
+    try:
+        (checked,) = check_env_entries([entry], "env.pip", "r.toml")
+    except RecipeError as exc:
+        assert exc.message.startswith("r.toml: env.pip[0]: ")
+        return
+    assert Requirement(checked.strip()).url is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii", min_codepoint=0x20, max_codepoint=0x7E), max_size=60))
+def test_no_channel_or_conda_spec_that_loads_is_plain_http(entry: str) -> None:
+    from srcbuild.recipe.envcheck import check_env_entries
+
+    for field in ("env.channels", "env.conda"):
+        try:
+            (checked,) = check_env_entries([entry], field, "r.toml")
+        except RecipeError:
+            continue
+        channel = checked.strip().split("::", 1)[0] if field == "env.conda" and "::" in checked else checked.strip()
+        assert not channel.lower().startswith("http://")

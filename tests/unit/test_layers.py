@@ -241,3 +241,27 @@ def test_the_architecture_drawing_is_the_contract() -> None:
     drawing = doc.split("## Layers\n", 1)[1].split("```\n", 2)[1]
     drawn = [" ".join(block.split()) for block in " ".join(drawing.split("\n")).split("▼")]
     assert drawn == [" ".join(layer.split()) for layer in CONTRACT["layers"]]
+
+
+def test_lint_imports_finds_a_package_cycle_closed_inside_a_function(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The acyclic contract: two sibling packages importing each other, one of them only in a function."""
+    from importlinter.cli import lint_imports
+
+    for part in ("ring", "ring/cache", "ring/verify"):
+        (tmp_path / part).mkdir()
+        (tmp_path / part / "__init__.py").write_text("")
+    (tmp_path / "ring/cache/store.py").write_text("from ring.verify import kernels\n")
+    (tmp_path / "ring/verify/kernels.py").write_text("def f():\n    from ring.cache import store\n")
+    config = tmp_path / "pyproject.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "ring"\n[[tool.importlinter.contracts]]\nid = "a"\nname = "a"\n'
+        'type = "acyclic_siblings"\nancestors = ["ring"]\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 1
+    assert "- .verify -> .cache (1 import)" in capsys.readouterr().out
+    (tmp_path / "ring/verify/kernels.py").write_text("x = 1\n")
+    assert lint_imports(config_filename=str(config), no_cache=True, no_logo=True) == 0

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 from srcbuild.cache.ground import plain_dir
 from srcbuild.cache.manifest import LOG_NAME, Manifest
 from srcbuild.cache.store import SIGNATURE_NAME, CacheEntry, WheelCache
-from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, UsageError, disk_full
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, PushConflict, UsageError, disk_full
 from srcbuild.limits import CHUNK, MAX_LOG, MAX_SIGNATURE, MAX_WHEEL, open_regular
 
 
@@ -127,31 +127,46 @@ class DirectoryRemote:
         ):
             return False
         with self.store.build_lock(entry.fingerprint):
+            existing = self.store.get(entry.manifest)  # again, under the lock: another push may have won
+            if existing is not None and existing.manifest.sha256 != entry.manifest.sha256:
+                raise PushConflict(
+                    f"{self.url}: entry {entry.key[:12]} already holds another wheel (sha256 "
+                    f"{existing.manifest.sha256[:16]}..., this push's is {entry.manifest.sha256[:16]}...); refused",
+                    "two builds of the same inputs made different bytes, or two machines pushed at once; "
+                    f"to replace the shared copy, delete {existing.path} and push again",
+                )
             if existing is not None and existing.manifest.sha256 == entry.manifest.sha256:
+                if signature is None or existing.signature_path is not None:
+                    return False  # the same bytes arrived meanwhile
                 self.store.discard(existing.path)  # re-stored below with its signature
             self.store.store(entry.wheel_path, entry.manifest, entry.log_path, signature)
         return True
 
 
 def _copy_out(fin: BinaryIO, to: Path, limit: int, what: str, source: Path) -> None:
-    """Copy a file of the share to this machine: a read error is the share's, a write error ours."""
-    with open(to, "wb") as fout:
-        total = 0
-        while True:
-            try:
-                chunk = fin.read(min(CHUNK, limit + 1 - total))
-            except OSError as exc:
-                raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
-            if not chunk:
-                return
-            total += len(chunk)
-            if total > limit:
-                raise CacheIntegrityError(
-                    f"{what} is larger than the {limit} bytes its manifest states; the download was stopped",
-                    "the remote copy is damaged or hostile; it was not stored",
-                )
-            try:
-                fout.write(chunk)
-            except OSError as exc:
-                full = disk_full(exc, to)
-                raise full or HostError(f"{to}: cannot write ({exc.strerror})", "check the cache directory") from None
+    """Copy a file of the share to this machine: a read error is the share's, a write error ours
+    (a full disk shows at a write, or only when the last buffered bytes are flushed at the close)."""
+    try:
+        with open(to, "wb") as fout:
+            _copy_chunks(fin, fout, limit, what, source)
+    except OSError as exc:
+        full = disk_full(exc, to)
+        raise full or HostError(f"{to}: cannot write ({exc.strerror})", "check the cache directory") from None
+
+
+def _copy_chunks(fin: BinaryIO, fout: BinaryIO, limit: int, what: str, source: Path) -> None:
+    total = 0
+    while True:
+        try:
+            chunk = fin.read(min(CHUNK, limit + 1 - total))
+        except OSError as exc:
+            raise HostError(f"{source}: cannot read ({exc.strerror})", "check the share") from None
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
+            raise CacheIntegrityError(
+                f"{what} is larger than the {limit} bytes its manifest states; the download was stopped",
+                "the remote copy is damaged or hostile; it was not stored",
+            )
+        fout.write(chunk)

@@ -124,6 +124,10 @@ class CondaProvider:
             sysroot=_sysroot(data["sysroot"]) if "sysroot" in data else None,
         )
 
+    def reached_at(self, offer: Offer, facts: ToolchainFacts) -> str | None:
+        """The URL this route fetches from first, probed before it is chosen (``toolchain.reach``)."""
+        return None  # its hosts are not probed: nothing to fall through to
+
     def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
         """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
         when the data names no files for it."""

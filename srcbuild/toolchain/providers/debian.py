@@ -82,6 +82,10 @@ class DebianProvider:
         )
         return ToolchainFacts(debian=debian)
 
+    def reached_at(self, offer: Offer, facts: ToolchainFacts) -> str | None:
+        """The URL this route fetches from first, probed before it is chosen (``toolchain.reach``)."""
+        return offer.details.get("mirror")
+
     def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
         """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
         when the data names no files for it."""

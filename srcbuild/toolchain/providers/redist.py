@@ -68,6 +68,11 @@ class RedistProvider:
         )
         return ToolchainFacts(redists=redists)
 
+    def reached_at(self, offer: Offer, facts: ToolchainFacts) -> str | None:
+        """The URL this route fetches from first, probed before it is chosen (``toolchain.reach``)."""
+        redist = facts.redist_for(offer.request.version)
+        return redist.url(redist.components[0]) if redist and redist.components else None
+
     def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
         """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
         when the data names no files for it."""

@@ -45,6 +45,11 @@ class RunfileProvider:
         )
         return ToolchainFacts(runfiles=runfiles)
 
+    def reached_at(self, offer: Offer, facts: ToolchainFacts) -> str | None:
+        """The URL this route fetches from first, probed before it is chosen (``toolchain.reach``)."""
+        runfile = facts.runfile_for(offer.request.version)
+        return runfile.url if runfile else None
+
     def fetches(self, offer: Offer, facts: ToolchainFacts) -> Fetches | None:
         """What provisioning ``offer`` downloads (``srcbuild mirror create`` gathers it), or None
         when the data names no files for it."""

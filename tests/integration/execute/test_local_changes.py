@@ -87,3 +87,21 @@ def test_an_edited_checkout_is_cached_as_modified_and_not_shared(srcbuild_118: S
     )
     assert pulled.returncode == 0 and "1 skipped" in pulled.stdout, pulled.stdout
     assert not list(other.rglob("*.whl"))
+
+
+def test_a_file_dropped_in_an_ignored_output_dir_before_resume_is_a_modification(
+    srcbuild_118: Srcbuild, tmp_path: Path
+) -> None:
+    # torch/lib/ is ignored by the tree's own .gitignore, and the build writes its libraries there:
+    # a file put there by hand between a failed build and --resume is not the build's
+    env = {"SRCBUILD_PATCHES_PATH": str(PATCHES), "FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
+    failed = srcbuild_118.run("torch", "world-patched", "--keep-build", env=env)
+    assert failed.rc == 5, failed.out
+    checkout = srcbuild_118.checkout("world-patched")
+    (checkout / "torch" / "lib").mkdir(parents=True, exist_ok=True)
+    (checkout / "torch" / "lib" / "libextra.so").write_bytes(b"\x7fELF not built here")
+    resumed = srcbuild_118.run("torch", "world-patched", "--keep-build", "--resume", env=env)
+    assert resumed.rc == 0, resumed.out
+    assert "built from modified sources: torch/lib/libextra.so" in resumed.out, resumed.out
+    manifest = json.loads((Path(resumed.last_line).parent / "manifest.json").read_text())
+    assert manifest["modified"]["files"] == ["torch/lib/libextra.so"]

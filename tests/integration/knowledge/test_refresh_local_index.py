@@ -19,6 +19,7 @@ import pytest
 
 from srcbuild import tables
 from srcbuild.cli import main
+from srcbuild.paths import Paths
 
 pytestmark = pytest.mark.integration
 
@@ -36,14 +37,16 @@ HOST_CONFIG = "#if defined(__GNUC__)\n#if __GNUC__ > 17\n#error -- unsupported G
 VERSION = "13.9.1"
 
 
-def make_wheel(directory: Path, project: str, members: dict[str, tuple[str, int]]) -> Path:
-    """A wheel of ``project`` at VERSION for linux x86_64 holding ``members`` (text, mode)."""
+def make_wheel(
+    directory: Path, project: str, members: dict[str, tuple[str, int]], version: str = VERSION, requires: str = ""
+) -> Path:
+    """A wheel of ``project`` at ``version`` for linux x86_64 holding ``members`` (text, mode)."""
     dist = project.replace("-", "_")
-    name = directory / f"{dist}-{VERSION}-py3-none-manylinux2014_x86_64.whl"
-    info = f"{dist}-{VERSION}.dist-info"
+    name = directory / f"{dist}-{version}-py3-none-manylinux2014_x86_64.whl"
+    info = f"{dist}-{version}.dist-info"
     files = {
         **members,
-        f"{info}/METADATA": (f"Metadata-Version: 2.1\nName: {project}\nVersion: {VERSION}\n", 0o644),
+        f"{info}/METADATA": (f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n{requires}", 0o644),
         f"{info}/WHEEL": ("Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-manylinux2014_x86_64\n", 0o644),
     }
     record = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
@@ -63,6 +66,9 @@ def make_index(root: Path) -> str:
         "nvidia-cuda-nvcc": make_wheel(files, "nvidia-cuda-nvcc", {"nvidia/cu13/bin/ptxas": (PTXAS, 0o755)}),
         "nvidia-cuda-crt": make_wheel(
             files, "nvidia-cuda-crt", {"nvidia/cu13/include/crt/host_config.h": (HOST_CONFIG, 0o644)}
+        ),
+        "torchvision": make_wheel(
+            files, "torchvision", {}, "0.30.0", "Requires-Python: >=3.11\nRequires-Dist: torch==2.15.0\n"
         ),
     }
     for project, wheel in wheels.items():
@@ -93,7 +99,8 @@ def test_refresh_finds_a_newer_cuda_on_a_pinned_local_index(
     code, out = refresh("--dry-run", "--json", "--data-dir", str(data))
     assert code == 0
     found = json.loads(out)
-    (new,) = found["new"]
+    new, vision = sorted(found["new"], key=lambda n: n["project"] != "nvidia-cuda-nvcc")
+    assert (vision["project"], vision["release"], vision["read"]) == ("torchvision", "0.30.0", [])
     assert (new["project"], new["release"], new["versions"], new["gaps"]) == (
         "nvidia-cuda-nvcc", "13.9", [VERSION], ["min_driver"]
     )
@@ -101,12 +108,14 @@ def test_refresh_finds_a_newer_cuda_on_a_pinned_local_index(
         f"nvidia_cuda_nvcc-{VERSION}-py3-none-manylinux2014_x86_64.whl",
         f"nvidia_cuda_crt-{VERSION}-py3-none-manylinux2014_x86_64.whl",
     ]
-    assert found["download_bytes"] == sum(w["size"] for w in new["read"]) > 0
+    assert found["download_bytes"] == sum(w["size"] for w in new["read"]) > 0  # METADATA is read in place
     assert found["newest"]["nvidia-cuda-nvcc"] == VERSION
     assert (data / "cuda.toml").read_text() == (tables.DATA_DIR / "cuda.toml").read_text()  # a dry run writes nothing
 
-    code, out = refresh("--data-dir", str(data), "--dest", str(tmp_path / "wheels"))
+    code, out = refresh("--data-dir", str(data))
     assert code == 0, out
+    work = Paths.resolve(environ=os.environ).work_dir
+    assert not list(work.glob("refresh-*"))  # the wheels read are not kept without --dest
     assert '+version = "13.9"' in out and '+sass = "75 100 100f 140 140a"' in out
     assert "gap: nvidia-cuda-nvcc 13.9: sm_140: compute capability 14.0 is not in capabilities.toml" in out
     row = tables.read_data_file(data / "cuda.toml", shipped=False)["cuda"][-1]
@@ -115,6 +124,11 @@ def test_refresh_finds_a_newer_cuda_on_a_pinned_local_index(
     )
     assert row["min_gcc"] == 6 and "min_gcc as CUDA 13.5" in row["source"]
     assert row["targets"].startswith(f"binary: nvidia_cuda_nvcc-{VERSION}-py3-none-manylinux2014_x86_64.whl sha256:")
+    assert "read: torchvision 0.30.0: Requires-Dist torch==2.15.0" in out
+    assert "read: torchvision 0.30.0: wheels for py3" in out
+    torch_row = tables.read_data_file(data / "torch.toml", shipped=False)["torch"]
+    (row_215,) = [r for r in torch_row if r["version"] == "2.15"]
+    assert row_215["torchvision"]["2.15.0"] == ["0.29.2", "0.30.0"]
     record = tables.read_data_file(data / "index.toml", shipped=False)
     assert {"name": "nvidia-cuda-nvcc", "newest": VERSION} in record["project"]
 

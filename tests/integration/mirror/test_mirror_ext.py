@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import json
 import os
 import shutil
 import subprocess
@@ -167,3 +168,38 @@ def test_an_sdist_extension_builds_from_the_mirror_alone(tiny: tuple[TinyExtWorl
     wheel, offline_wheel = Path(built.stdout.splitlines()[-1]), Path(again.stdout.splitlines()[-1])
     assert offline_wheel.name == wheel.name and sha256(offline_wheel) == sha256(wheel)
     assert entry_of(tmp_path / "cache-off") == entry_of(tmp_path / "cache")
+
+
+# An extension's git tag is a commit too: a mirror that moves it is refused with exit 7, naming the
+# tag, both commits and the mirror, before anything is built (the hostile mirror is a copy of the
+# fixture's repository with the tag force-moved, reached through a longer mirror rule).
+def test_a_moved_tag_of_a_git_extension_is_refused(tiny: tuple[TinyExtWorld, Path], tmp_path: Path) -> None:
+    world, venv = tiny
+    recipe = write_recipe(tmp_path, "")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    work = ["--work-dir", str(tmp_path / "work")]
+    ext = ["ext", world.requirement, "--recipe", str(recipe), "--env", str(venv)]
+    built = run([*ext, "--mirror", world.mirror_rule, *work, "--cache-dir", str(tmp_path / "c1")], env)
+    assert built.returncode == 0, built.stdout[-3000:]
+    record = tmp_path / "work" / "ext-tag-commits.json"
+    assert json.loads(record.read_text()) == {"https://github.com/example/tiny-ext.git": {"v1.0": world.tag_commit}}
+
+    hostile = tmp_path / "hostile.git"
+    subprocess.run(["git", "clone", "-q", "--mirror", str(world.root / "example" / "tiny-ext.git"), str(hostile)],
+                   check=True)
+    git = ["git", "-C", str(hostile)]
+    tree = subprocess.run([*git, "rev-parse", "v1.0^{tree}"], capture_output=True, text=True, check=True).stdout
+    ids = {"GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x", "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x"}
+    moved = subprocess.run([*git, "commit-tree", tree.strip(), "-p", "v1.0^{commit}", "-m", "not upstream"],
+                           capture_output=True, text=True, check=True, env={**os.environ, **ids}).stdout.strip()
+    subprocess.run([*git, "tag", "-f", "v1.0", moved], check=True, capture_output=True)
+    rules = ["--mirror", world.mirror_rule, "--mirror", f"https://github.com/example/tiny-ext.git=file://{hostile}"]
+    refused = run([*ext, *rules, *work, "--cache-dir", str(tmp_path / "c2")], env)
+    assert refused.returncode == 7, refused.stdout[-3000:]
+    errors = [line for line in refused.stdout.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: tag v1.0 of https://github.com/example/tiny-ext.git resolves to {moved} (fetched from "
+        f"file://{hostile}), but it named {world.tag_commit} when first seen here ({record}); nothing was "
+        "built from it"
+    ], refused.stdout[-3000:]
+    assert not list((tmp_path / "c2").rglob("*.whl"))

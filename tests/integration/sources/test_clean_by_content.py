@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from srcbuild.sources import written
 from srcbuild.sources.localdiff import local_changes
 
 pytestmark = pytest.mark.integration
@@ -206,10 +207,42 @@ CASES: dict[str, tuple[Callable[[Path], None], set[str]]] = {
 }
 
 
+def build_writes(checkout: Path, files: dict[str, bytes]) -> None:
+    """What a step that writes the checkout does, as the executor runs it (srcbuild.sources.written)."""
+    env = dict(os.environ)
+    written.before_writing(checkout, env)
+    for rel, data in files.items():
+        (checkout / rel).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / rel).write_bytes(data)
+    written.after_writing(checkout, env)
+
+
 def test_a_fresh_checkout_is_clean(checkout: Path) -> None:
-    (checkout / "build").mkdir()
-    (checkout / "build" / "ops.o").write_bytes(b"\x7fELF")  # covered by the tree's .gitignore
+    build_writes(checkout, {"build/ops.o": b"\x7fELF"})  # the build's, in a directory the tree ignores
     assert changes(checkout) == ()
+
+
+def test_a_file_dropped_in_an_ignored_output_dir_is_a_modification(checkout: Path) -> None:
+    build_writes(checkout, {"build/ops.o": b"\x7fELF", "build/lib/ops.so": b"\x7fELF"})
+    assert changes(checkout) == ()
+    (checkout / "build" / "evil.o").write_bytes(b"\x7fELF not built here")  # ignored by the tree's .gitignore
+    assert changes(checkout) == ("build/evil.o",)
+    # a file the build wrote, changed by hand with its size and mtime kept: its ctime moved
+    st = os.stat(checkout / "build" / "ops.o")
+    (checkout / "build" / "ops.o").write_bytes(b"\x7fELG")
+    os.utime(checkout / "build" / "ops.o", ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert changes(checkout) == ("build/evil.o", "build/ops.o")
+    # a resume: the next writing step overwrites both, yet they stay modifications (sticky)
+    build_writes(checkout, {"build/ops.o": b"\x7fELF", "build/evil.o": b"\x7fELF"})
+    assert changes(checkout) == ("build/evil.o", "build/ops.o")
+    digest = local_changes(checkout, (), [SUB], tag="v1", environ=dict(os.environ)).diff_sha256
+    assert len(digest) == 64
+
+
+def test_an_untracked_file_with_no_record_of_the_build_is_a_modification(checkout: Path) -> None:
+    (checkout / "build").mkdir()
+    (checkout / "build" / "ops.o").write_bytes(b"\x7fELF")  # no step wrote it: not the build's
+    assert changes(checkout) == ("build/ops.o",)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

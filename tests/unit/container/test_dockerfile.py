@@ -90,6 +90,13 @@ def test_every_catalog_recipe_has_three_stages_on_pinned_bases(name: str) -> Non
     assert not any("srcbuild" in rest and "srcbuild-cuda" not in rest for kw, rest in runtime if kw == "RUN")
 
 
+def test_a_package_built_against_torch_builds_torch_first_in_the_build_stage() -> None:
+    runs = [rest for kw, rest in parse(dockerfile_for(recipe("kepler-cu92"), "torchaudio")).stage("build").instructions
+            if kw == "RUN" and "srcbuild torch" in rest]
+    assert ["srcbuild torch --recipe" in runs[0], "srcbuild torchaudio --recipe" in runs[1]] == [True, True]
+    assert len(runs) == 2  # torch, then torchaudio: no torchvision
+
+
 def test_kepler_cu102_uses_the_plain_image_because_the_cuda_tag_was_withdrawn() -> None:
     text = dockerfile_for(recipe("kepler-cu102"), "torch", ("gitee",))
     parsed = parse(text)

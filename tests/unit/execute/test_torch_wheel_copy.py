@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,14 +26,18 @@ from srcbuild.resolve.resolver import resolve_unprobed
 from tests.unit.cache.synthetic import catalog_recipe, make_manifest, make_wheel
 
 
-def _run_torch_wheel_step(tmp_path: Path, cache: WheelCache, dest: Path) -> str:
+def _run_torch_wheel_step(
+    tmp_path: Path, cache: WheelCache, dest: Path, after_lookup: Callable[[], None] | None = None
+) -> str:
     """The torch-wheel step of a torchvision plan, run by the executor with the real handler; the
     torch wheel is what torch's pipeline hands back on a cache hit (its lookup checked it quickly)."""
     paths = Paths.resolve(work_dir=tmp_path / "work", cache_dir=cache.root, environ={})
     resolved = dataclasses.replace(resolve_unprobed(catalog_recipe(), "torchvision"), paths=paths)
 
     (entry,) = cache.entries()
-    entry.check_fast()  # what the lookup checks: size and mtime against the stamp
+    entry.check_fast()  # what the lookup checks: the file identity against the stamp, else a re-hash
+    if after_lookup is not None:
+        after_lookup()
     torch = TorchBuilt(entry.wheel_path, entry.manifest.sha256, entry.key)  # what srcbuild.pipeline records
 
     plan = Plan(
@@ -73,18 +78,22 @@ def test_an_intact_torch_wheel_is_copied(tmp_path: Path, cached_torch: tuple[Whe
 def test_bit_rot_that_keeps_size_and_mtime_stops_the_build(
     tmp_path: Path, cached_torch: tuple[WheelCache, Path]
 ) -> None:
+    # the lookup's check catches it (the write moved the ctime); a change after the lookup, before
+    # the copy, is caught by the copy's own hash: that is what this test drives
     cache, wheel = cached_torch
     (entry,) = cache.entries()
-    stat = entry.wheel_path.stat()
-    data = bytearray(entry.wheel_path.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    entry.wheel_path.write_bytes(bytes(data))
-    os.utime(entry.wheel_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert entry.wheel_path.stat().st_size == stat.st_size
+
+    def rot() -> None:
+        stat = entry.wheel_path.stat()
+        data = bytearray(entry.wheel_path.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        entry.wheel_path.write_bytes(bytes(data))
+        os.utime(entry.wheel_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert entry.wheel_path.stat().st_size == stat.st_size
 
     dest = tmp_path / "torch-wheel"
     with pytest.raises(CacheIntegrityError) as raised:
-        _run_torch_wheel_step(tmp_path, cache, dest)
+        _run_torch_wheel_step(tmp_path, cache, dest, after_lookup=rot)
     exc = raised.value
     assert exc.exit_code == 7
     assert exc.message.startswith(f"torch wheel {wheel.name} of cache entry {entry.key[:12]} has sha256 ")

@@ -70,3 +70,25 @@ def test_rows_go_after_the_last_row_of_their_table() -> None:
         "# Caveats\n[[gcc_caveat]]\ngcc = 1\n\n[sources]\nx = \"y\"\n"
     )
     assert refresh.insert_rows("# head\n", "nccl", ["[[nccl]]"]) == "# head\n\n[[nccl]]\n"
+
+
+def test_a_package_pinned_to_one_torch_release_is_paired_with_it() -> None:
+    item = refresh.NewRelease("torchvision", "torchvision", "0.30.0", ("0.30.0",), (), ("pairing",))
+    said, pairs, left = refresh.metadata_facts(item, "Requires-Python: >=3.11\nRequires-Dist: torch==2.16.0\n")
+    assert (said, pairs, left) == (["Requires-Python >=3.11", "Requires-Dist torch==2.16.0"], [
+        ("torchvision", "2.16.0", "0.30.0")], [])
+    _, pairs, left = refresh.metadata_facts(item, "Requires-Dist: torch>=2.14.0\n")
+    assert pairs == [] and left == ["the torch release it pairs with (Requires-Dist torch>=2.14.0: not one release)"]
+    torch = refresh.NewRelease("torch", "torch", "2.16.0", ("2.16.0",), (), ("cuda_min",))
+    metadata = 'Requires-Dist: nvidia-cudnn-cu13==9.29.0.1; platform_system == "Linux"\nRequires-Dist: sympy\n'
+    said, _, left = refresh.metadata_facts(torch, metadata)
+    assert said == ["Requires-Dist nvidia-cudnn-cu13==9.29.0.1"] and left == ["cuda_min"]
+
+
+def test_pairings_go_into_the_row_of_the_torch_line() -> None:
+    text = '[[torch]]\nversion = "2.15"\ntorchvision = { "2.15.0" = ["0.29.2"] }\npython_min = "3.11"\n\n[[pip]]\n'
+    out = refresh.add_pairing(text, "torchvision", "2.15.1", "0.29.3")
+    assert out == text.replace('{ "2.15.0" = ["0.29.2"] }', '{ "2.15.0" = ["0.29.2"], "2.15.1" = ["0.29.3"] }')
+    out = refresh.add_pairing(text, "torchaudio", "2.15.0", "2.11.0")
+    assert out is not None and 'version = "2.15"\ntorchaudio = { "2.15.0" = ["2.11.0"] }\ntorchvision' in out
+    assert refresh.add_pairing(text, "torchvision", "2.16.0", "0.30.0") is None

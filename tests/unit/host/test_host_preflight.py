@@ -132,3 +132,21 @@ def test_pieces_from_the_recipe_conda_env_are_not_required(paths: Paths) -> None
     env = dataclasses.replace(recipe.env, conda=("gcc_linux-64=7", "cudnn=7.6"))
     findings = host_findings(dataclasses.replace(recipe, env=env), machine(), paths)
     assert [f.rule for f in findings] == ["host-cuda", "host-jobs"]
+
+
+def test_the_host_pythons_headers_are_a_preflight_error_naming_their_package(tmp_path: Path) -> None:
+    """A venv build environment compiles against the host Python's Python.h (`plan` says it at
+    once: tests/integration/plan/test_python_headers.py)."""
+    from srcbuild.rules.host import check_python_headers
+
+    include = tmp_path / "include"
+    include.mkdir()
+    (missing,) = check_python_headers("3.11", include)
+    assert missing.severity is Severity.ERROR and missing.field == "toolchain.python"
+    assert missing.message == (
+        f"Python 3.11's headers are not installed ({include}/Python.h is missing): the build environment is a "
+        "venv of the host's Python, and every extension compiles against them"
+    )
+    assert "sudo apt-get install python3.11-dev" in missing.fix and "--env-backend rattler" in missing.fix
+    (include / "Python.h").write_text("")
+    assert check_python_headers("3.11", include) == []

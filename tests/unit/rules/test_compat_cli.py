@@ -21,7 +21,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_recipes_check_passes_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "recipes", "check")
     assert code == 0
-    assert out.splitlines()[-1] == "11 of 11 recipes valid"
+    count = len(list((Path(__file__).resolve().parents[3] / "recipes").glob("*.toml")))
+    assert out.splitlines()[-1] == f"{count} of {count} recipes valid"
+    assert "ok     cpu" in out.splitlines()
     assert "ok     kepler-cu92" in out.splitlines()
 
 
@@ -67,7 +69,7 @@ def test_compat_gpu_gt_750m(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[0] == "GeForce GT 750M (GK107): compute capability 3.0 (Kepler) [PCI 10de:0fe4"
     assert lines[1] == "  10de:0fe9]"  # wrapped to 80 columns, continued two columns in
     del lines[1]
-    assert "CUDA range: 5.0 to 10.2 (CUDA before 8.0 is not in srcbuild's tables)" in lines
+    assert "CUDA range: 5.0 to 10.2 (CUDA before 8.0 is not in srcbuild's tables; source:" in lines
     assert "Newest torch: 1.13.1 with torchvision 0.14.1" in lines
     assert lines[1] == "Newest torch: 1.13.1 in theory; 1.10.2 reported to work"
     assert lines[2] == "Knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0)"
@@ -189,3 +191,14 @@ def test_a_capability_inside_the_span_but_outside_ptxas_set_is_refused(
     accepted = evidence.split(": binary:")[0].split()
     assert evidence.startswith(f"CUDA {cuda}'s ptxas accepts sm_") and absent not in accepted
     assert "binary: nvidia_cuda_nvcc" in evidence and "sha256:" in evidence
+
+
+def test_a_kepler_cuda_range_starts_before_the_tables_with_its_source(capsys: pytest.CaptureFixture[str]) -> None:
+    """3.0 cards: CUDA 5.0; K80 (3.7): CUDA 6.5, from Spack's cuda.py, though the tables start at 8.0."""
+    for cc, first in (("3.0", "5.0"), ("3.7", "6.5")):
+        code, out, _ = run(capsys, "compat", "--arch", cc, "--json")
+        data = json.loads(out)
+        assert code == 0 and data["cuda_first"] == first and data["cuda"][0]["cuda"] == "8.0"
+        assert f"depends_on('cuda@{first}:" in data["cuda_first_source"]
+    code, out, _ = run(capsys, "compat", "--arch", "6.1", "--json")
+    assert (json.loads(out)["cuda_first"], json.loads(out)["cuda_first_source"]) == ("8.0", None)

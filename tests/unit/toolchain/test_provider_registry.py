@@ -23,6 +23,7 @@ from srcbuild.toolchain.fetches import Fetches
 from srcbuild.toolchain.needs import requests_for
 from srcbuild.toolchain.providers import PROVIDERS, offers_for, provider_by_name, provider_order
 from srcbuild.toolchain.providers.base import Context, Offer, Request
+from srcbuild.toolchain.reach import Reach
 from srcbuild.toolchain.store import Provisioned
 
 FACTS = load_facts({})
@@ -58,6 +59,8 @@ def test_every_offer_says_what_it_downloads_and_every_provider_offers() -> None:
             offered.add(offer.provider)
             fetches = PROVIDERS[offer.provider].fetches(offer, FACTS)
             assert fetches is not None and fetches != Fetches(), f"{offer.describe()}: no files named"
+            reached = PROVIDERS[offer.provider].reached_at(offer, FACTS)
+            assert reached is None or "://" in reached, f"{offer.describe()}: probed at {reached!r}"
     assert offered == set(PROVIDERS), f"never offered: {set(PROVIDERS) - offered} (add a request above)"
 
 
@@ -89,6 +92,9 @@ class PrebuiltProvider:
         row = self._row(offer.request.version, facts)
         return Fetches(downloads=(Download(row["url"], row["sha256"], None, offer.describe()),)) if row else None
 
+    def reached_at(self, offer: Offer, facts: ToolchainFacts) -> str | None:
+        return str(offer.details["url"])
+
     def provision(self, offer: Offer, facts: ToolchainFacts, target: Path, final: Path, ctx: Context) -> Provisioned:
         raise NotImplementedError("not run by this test")
 
@@ -109,6 +115,7 @@ def test_a_new_provider_is_one_module_one_registry_line_and_its_data_file(
     assert got is not None and [d.url for d in got.downloads] == ["https://cuda.example.org/cuda-99.1.tar.xz"]
     assert provider_by_name("prebuilt").name == "prebuilt"
     assert provider_order({"SRCBUILD_TOOLCHAIN_PROVIDERS": "prebuilt,redist"}) == ("prebuilt", "redist")
+    assert Reach(facts, {}).source(offer) == "https://cuda.example.org/cuda-99.1.tar.xz"  # probed before use
     # and CUDA 11.8 still comes from the built-in providers, in their order
     assert offers_for(Request("cuda", "11.8"), facts)[0].provider == providers.offers_for(
         Request("cuda", "11.8"), FACTS
