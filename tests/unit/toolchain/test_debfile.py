@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.toolchain.debfile import NotADeb, extract_members
 from srcbuild.toolchain.data_files import load_facts
+from srcbuild.toolchain.debfile import NotADeb, extract_members
 
 
 def _ar_member(name: str, data: bytes) -> bytes:
