@@ -12,7 +12,7 @@ CPU libraries (``FORCE_ONLY_CPU=1``). CPU seconds are the builds' children (user
 ``resource.getrusage``); wall is beside them, with the load average: on a shared machine the wall
 time says as much about the neighbours.
 
-    python bench/bench_ext_parallel.py --python VENV/bin/python [--cuda-home DIR --archs "3.5;3.7"]
+    python bench/bench_ext_parallel.py --python VENV/bin/python [--cuda-home DIR --archs "3.5;3.7" --gcc 11]
         [--rounds 1] [--jobs 2]
 
 VENV holds the torch to build against (its headers and ``torch.utils.cpp_extension``), setuptools,
@@ -91,6 +91,7 @@ def main() -> int:
     parser.add_argument("--archs", default="3.5;3.7")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--gcc", default=None, help="the gcc major to compile with (CC, CXX, CUDAHOSTCXX): 11 for 11.8")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-ext-parallel-"))
     try:
@@ -98,6 +99,8 @@ def main() -> int:
         env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "TORCH_CUDA_ARCH_LIST")}
         env.update(MAX_JOBS=str(args.jobs), PATH=f"{Path(args.python).parent}:{env.get('PATH', '')}",
                    PIP_CONSTRAINT=os.devnull)
+        if args.gcc:
+            env.update(CC=f"gcc-{args.gcc}", CXX=f"g++-{args.gcc}", CUDAHOSTCXX=f"g++-{args.gcc}")
         if args.cuda_home:
             env.update(CUDA_HOME=args.cuda_home, FORCE_CUDA="1", FORCE_ONLY_CUDA="1",
                        TORCH_CUDA_ARCH_LIST=args.archs, PATH=f"{args.cuda_home}/bin:{env['PATH']}")

@@ -40,6 +40,24 @@ def torch_options(func: F) -> F:
     )(func)
 
 
+CPU_RECIPE = "cpu"  # the catalog's CPU recipe: what an ext build against a +cpu torch takes by default
+
+
+def recipe_for(kw: dict[str, Any]) -> str:
+    """``--recipe``; without it, the catalog's CPU recipe for a ``+cpu`` torch (a CPU build needs
+    no GPU's recipe); else a usage error."""
+    if kw.get("recipe"):
+        return str(kw["recipe"])
+    torch = str(kw.get("torch_version") or Path(kw.get("torch_wheel") or "").name)
+    if "+cpu" in torch:
+        return CPU_RECIPE
+    raise UsageError(
+        "--recipe is needed: it names the GPUs (archs) and the CUDA to build the extension for",
+        "srcbuild ext NAME==VERSION --recipe R (srcbuild recipes ls lists them); a CPU build against a +cpu "
+        "torch needs none: --torch 2.13.0+cpu",
+    )
+
+
 def _prepare(requirement: str, kw: dict[str, Any]) -> Any:
     from srcbuild.ext.run import TorchRequest, prepare_ext
     from srcbuild.ext.source import parse_requirement
@@ -47,7 +65,7 @@ def _prepare(requirement: str, kw: dict[str, Any]) -> Any:
 
     request = parse_requirement(requirement)
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
-    recipe = RecipeCatalog(paths).load(kw["recipe"])
+    recipe = RecipeCatalog(paths).load(recipe_for(kw))
     wheel = Path(kw["torch_wheel"]) if kw.get("torch_wheel") else None
     torch = TorchRequest(wheel=wheel, version=kw.get("torch_version"))
     return prepare_ext(recipe, request, torch, options_from("torch", kw), paths, command_environ())
@@ -76,7 +94,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
             "srcbuild ext torch-scatter==2.1.2 --recipe R, or srcbuild ext --all --recipe R",
         )
     if build_all:
-        recipe = RecipeCatalog(resolve_paths(kw["work_dir"], kw["cache_dir"])).load(kw["recipe"])
+        recipe = RecipeCatalog(resolve_paths(kw["work_dir"], kw["cache_dir"])).load(recipe_for(kw))
         if not recipe.extensions:
             raise UsageError(
                 f"recipe {recipe.name} lists no extensions",
@@ -111,6 +129,11 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
     if as_json:
         print_json(results[0] if not build_all else {"extensions": results})
     return 0
+
+
+for _param in ext_command.params:  # --recipe: optional here, a +cpu torch takes the CPU recipe (recipe_for)
+    if _param.name == "recipe":
+        _param.required = False
 
 
 def plan_ext(requirement: str, fmt: str, kw: dict[str, Any]) -> int:

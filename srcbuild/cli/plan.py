@@ -52,6 +52,8 @@ def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool,
         from srcbuild.cli.ext import plan_ext
 
         return plan_ext(requirement, fmt, kw)
+    if not kw.get("recipe"):  # optional for ext alone (a +cpu torch takes the CPU recipe)
+        raise UsageError("Missing option '--recipe' / '-r'.", f"srcbuild plan {package} --recipe R")
     paths = resolve_paths(kw["work_dir"], kw["cache_dir"])
     recipe = RecipeCatalog(paths).load(kw["recipe"])
     if fmt == "dockerfile":
@@ -74,3 +76,8 @@ def plan_command(package: str, requirement: str | None, fmt: str, as_json: bool,
 
 
 __all__ = ["plan_command"]
+
+
+for _param in plan_command.params:  # --recipe: checked in plan_command (plan ext of a +cpu torch needs none)
+    if _param.name == "recipe":
+        _param.required = False

@@ -30,7 +30,7 @@ from srcbuild.console import Verbosity
 from srcbuild.errors import DiskFull, Interrupted, SrcbuildError, StepFailed, UsageError, filesystem_of
 from srcbuild.execute.context import BuildContext
 from srcbuild.execute.diagnose import DISK_FULL, Diagnosis, diagnose, first_error, signal_of
-from srcbuild.execute.progress import NinjaProgress
+from srcbuild.execute.progress import Heartbeat, NinjaProgress
 from srcbuild.execute.records import Record, Records
 from srcbuild.execute.registry import HANDLERS, SKIP_CHECKS, Handler, SkipCheck, handler_for, skip_check_for
 from srcbuild.execute.result import BuildResult, StepOutcome
@@ -206,11 +206,17 @@ class Executor:
         self._announce(cmd)
         env = self.command_env(cmd)
         try:
-            if step.progress:
-                with NinjaProgress(self.console, step.id) as bar:
-                    result = proc.run(cmd.argv, cwd=cmd.cwd, env=env, log_path=log, on_line=bar.feed)
-            else:
-                result = proc.run(cmd.argv, cwd=cmd.cwd, env=env, log_path=log)
+            with Heartbeat(self.console, step.id) as beat:  # a pipe hears from a silent step every 30 s
+                if step.progress:
+                    with NinjaProgress(self.console, step.id, printed=beat.printed) as bar:
+
+                        def feed(line: str) -> None:
+                            beat.feed(line)
+                            bar.feed(line)
+
+                        result = proc.run(cmd.argv, cwd=cmd.cwd, env=env, log_path=log, on_line=feed)
+                else:
+                    result = proc.run(cmd.argv, cwd=cmd.cwd, env=env, log_path=log, on_line=beat.feed)
         except FileNotFoundError:
             raise StepFailed(
                 f"step {step.id}: {cmd.argv[0]} was not found",

@@ -65,9 +65,40 @@ def pick_python(pin: str, offered: Collection[str], here: Collection[str]) -> st
     return usable[-1] if usable else None
 
 
-def for_extension(recipe: Recipe, python: str) -> Recipe:
-    """``recipe`` as an extension build resolves it (see the module docstring)."""
-    toolchain = replace(recipe.toolchain, python=python, cudnn=None)
+# The oldest gcc that compiles against every torch srcbuild knows for a CPU extension: torch 2.13
+# and later are C++20 (gcc >= 11.3; recipes/cpu.toml).
+CPU_GCC_FLOOR = 11
+
+
+def cpu_gcc(pin: str, path: str | None) -> str:
+    """The gcc of a CPU extension build: the recipe's pin when this machine has ``gcc-PIN``, else
+    the newest ``gcc-N`` on ``path`` from ``CPU_GCC_FLOOR`` on (no CUDA caps the host compiler of a
+    CPU build, so the pin is advice there too), else the pin (provisioned as for any build)."""
+    found = {int(n) for n in _gcc_majors(path)}
+    if pin.isdigit() and int(pin) in found:
+        return pin
+    usable = sorted(n for n in found if n >= CPU_GCC_FLOOR)
+    return str(usable[-1]) if usable else pin
+
+
+def _gcc_majors(path: str | None) -> set[str]:
+    import os
+    import re
+
+    out: set[str] = set()
+    for folder in (path or os.defpath).split(os.pathsep):
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        out.update(m.group(1) for n in names if (m := re.fullmatch(r"gcc-(\d+)", n)))
+    return out
+
+
+def for_extension(recipe: Recipe, python: str, gcc: str | None = None) -> Recipe:
+    """``recipe`` as an extension build resolves it (see the module docstring); ``gcc`` replaces
+    the recipe's pin for a CPU build (``cpu_gcc``)."""
+    toolchain = replace(recipe.toolchain, python=python, cudnn=None, gcc=gcc or recipe.toolchain.gcc)
     return replace(recipe, toolchain=toolchain, mpi=Mpi(enabled=False))
 
 

@@ -121,7 +121,7 @@ def make_ext_plan(b: ExtBuild) -> Plan:
             skip_if=TorchWheelInstalled(b.python, b.torch_marker, b.torch_sha256, b.torch.version)
             if b.torch_sha256 else None,
         ))
-    arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, b.python)
+    arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, b.python, b.request.name)
     if arches is not None:
         steps.append(arches)
     steps.append(_source_step(b))

@@ -23,6 +23,7 @@ from packaging.utils import parse_wheel_filename
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, NotFoundError, UsageError
 from srcbuild.ext.host import (
+    cpu_gcc,
     disk_findings,
     disk_need,
     for_extension,
@@ -151,6 +152,9 @@ def ext_settings(settings: tuple[Setting, ...], recipe: Recipe, python: str, why
     for s in settings:
         if s.name == "python" and python != recipe.toolchain.python:
             s = replace(s, source=f"{why} (the recipe pins {recipe.toolchain.python})")
+        elif s.name == "gcc" and s.value != recipe.toolchain.gcc:
+            s = replace(s, source=f"the newest gcc here: a CPU extension needs no CUDA's compiler (the recipe pins "
+                        f"{recipe.toolchain.gcc})")
         elif s.name in ("cudnn", "mpi"):
             s = replace(s, source="an extension links no " + ("cuDNN" if s.name == "cudnn" else "MPI"))
         out.append(s)
@@ -186,8 +190,8 @@ def env_python(prefix: Path, environ: Mapping[str, str]) -> str:
 
 def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> str:
     """The Python to build with for ``--torch version`` (``srcbuild.ext.host.pick_python``) among
-    those the index has a torch wheel of that version for on this platform; the recipe's pin when
-    the index cannot be read (pip then says what it lacks)."""
+    those the index has a torch wheel of that version for on this platform; when no index page lists
+    torch, among this machine's (pip then says what it lacks)."""
     from srcbuild.envs.runtime import pythons_here
     from srcbuild.ext.source import index_files
 
@@ -207,9 +211,9 @@ def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> st
             python = wheel_python(Path(filename))
             if python:
                 offered.add(python)
-    if not offered:
-        return pin
     here = pythons_here(environ.get("PATH"))
+    if not offered:  # no index page lists torch (a find-links directory, say): pip decides, for a Python here
+        return pick_python(pin, here, here) or pin
     chosen = pick_python(pin, offered, here)
     if chosen is None:
         have = ", ".join(sorted(here)) or "none"
@@ -295,7 +299,8 @@ def prepare_ext(
     else:
         wheel = _recipe_torch_wheel(recipe, paths, environ)
         python, why = wheel_python(wheel) or recipe.toolchain.python, f"the Python of {wheel.name}"
-    view = for_extension(recipe, python)
+    gcc = cpu_gcc(recipe.toolchain.gcc, environ.get("PATH")) if recipe.toolchain.cuda is None else None
+    view = for_extension(recipe, python, gcc)
     base = resolve_on_host(view, replace(options, package="torch", extension=True), paths, environ)
     if options.env_prefix:
         identity = from_environment(Path(options.env_prefix), dict(environ))

@@ -69,7 +69,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     if r.package.needs_torch_wheel:
         steps.append(_install_torch_step(r))
         # compute capability 3.0: after the install
-        arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, r.python)
+        arches = supported_arches_step(r.unlisted_arches, r.unlisted_source, r.python, package)
         if arches is not None:
             steps.append(arches)
     cmake = cmake_settings(r.env_changes)

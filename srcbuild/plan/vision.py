@@ -1,4 +1,5 @@
-"""Steps only torchvision builds have: letting the installed torch accept compute capability 3.0.
+"""Steps only the builds of packages built against torch have (torchvision, torchaudio): letting
+the installed torch accept compute capability 3.0.
 
 torch's ``torch/utils/cpp_extension.py`` checks TORCH_CUDA_ARCH_LIST against its
 ``supported_arches`` list when an extension is built, and no torch release lists '3.0' there, so
@@ -44,7 +45,9 @@ else:
 """
 
 
-def supported_arches_step(arches: tuple[str, ...], source: str, python: Path) -> Step | None:
+def supported_arches_step(
+    arches: tuple[str, ...], source: str, python: Path, package: str
+) -> Step | None:
     """The ``torch-arches`` step, or None when the build has no arch torch's list lacks."""
     if not arches:
         return None
@@ -53,7 +56,7 @@ def supported_arches_step(arches: tuple[str, ...], source: str, python: Path) ->
     return Step(
         id="torch-arches",
         title=f"Let the installed torch build extensions for compute capability {names}",
-        why=f"torch.utils.cpp_extension's supported_arches never lists {names}, so torchvision's build would stop "
+        why=f"torch.utils.cpp_extension's supported_arches never lists {names}, so {package}'s build would stop "
         f"with 'ValueError: Unknown CUDA arch ({arches[0]}) or GPU not supported'; add {names} to the list of the "
         f"torch installed in the build environment (idempotent). Source: {source}",
         commands=(

@@ -73,8 +73,12 @@ def mirrored_url(url: str, mirror: str | None) -> str:
     return mirror.rstrip("/") + "/" + parsed.path.lstrip("/")
 
 
+PIPE_EVERY = 5.0  # seconds between two progress lines in a pipe or a log (or each tenth, when sooner)
+
+
 class Progress:
-    """Size, percentage, speed and ETA of one download, on a terminal or as plain lines."""
+    """Size, percentage, speed and ETA of one download: redrawn on a terminal; to a pipe or a log,
+    a line at each tenth done and at least every ``PIPE_EVERY`` seconds (size unknown: by time alone)."""
 
     def __init__(self, stream: IO[str] | None, label: str, total: int | None, start_at: int) -> None:
         self.stream = stream
@@ -85,6 +89,7 @@ class Progress:
         self.tty = bool(stream is not None and hasattr(stream, "isatty") and stream.isatty())
         self.next_step = 10
         self.last_draw = 0.0
+        self.last_line = self.started
 
     def line(self, done: int) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-6)
@@ -105,9 +110,12 @@ class Progress:
                 self.stream.write("\r" + self.line(done)[:79].ljust(79))
                 self.stream.flush()
                 self.last_draw = now
-        elif self.total and done * 100 >= self.next_step * self.total:
+            return
+        tenth = bool(self.total) and done * 100 >= self.next_step * (self.total or 1)
+        if tenth or now - self.last_line >= PIPE_EVERY:
             print(self.line(done), file=self.stream, flush=True)
-            while self.next_step <= done * 100 / self.total:
+            self.last_line = now
+            while self.total and self.next_step <= done * 100 / self.total:
                 self.next_step += 10
 
     def finish(self, done: int) -> None:

@@ -27,7 +27,13 @@ import pytest
 
 from srcbuild.verify.wheel import measure_wheel
 from tests.conftest import require_tool
-from tests.real.artifacts import TORCH_201_CU117, TORCH_SCATTER_212_SDIST, Artifact, fetch
+from tests.real.artifacts import (
+    TORCH_201_CU117,
+    TORCH_SCATTER_212_SDIST,
+    TORCH_SPLINE_CONV_122_SDIST,
+    Artifact,
+    fetch,
+)
 
 pytestmark = [pytest.mark.real, pytest.mark.integration]
 CPU_GROUP = pytest.mark.xdist_group("ext-cpu")
@@ -243,3 +249,66 @@ def test_a_cpu_torch_with_the_cuda_recipe_is_refused_before_compiling(
     built = srcbuild(tmp_path, "ext", *args)
     assert built.rc == 3, built.out
     assert not list((tmp_path / "work" / "builds").glob("*/logs/0[2-9]-*.log"))  # refused at the first step
+
+
+# A second PyG-family extension, torch-spline-conv 1.2.2, for 3.7 against the real torch 2.0.1 wheel.
+# In CI: its canary, one CUDA file (csrc/cuda/basis_cuda.cu) compiled for sm_37 by CUDA 11.8's nvcc
+# with gcc 11 against torch 2.0.1's own headers (read from the wheel, nothing installed), with the
+# flags torch.utils.cpp_extension 2.0.1 gives nvcc; measured here: 60 to 80 CPU seconds (about 2
+# minutes wall at load 10 on 2 cores). The full build (2 CUDA and 5 C++ files, ninja restored by
+# the parallel edit) runs behind SRCBUILD_REAL_EXT_BUILDS=1 with the torch-scatter one.
+# torch 2.0.1's wheels are built with the pre-C++11 ABI (torch._C._GLIBCXX_USE_CXX11_ABI is False).
+CPP_EXTENSION_NVCC_FLAGS = (
+    "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__", "-D__CUDA_NO_BFLOAT16_CONVERSIONS__",
+    "-D__CUDA_NO_HALF2_OPERATORS__", "--expt-relaxed-constexpr", "--compiler-options", "'-fPIC'",
+    "-DTORCH_API_INCLUDE_EXTENSION_H", "-D_GLIBCXX_USE_CXX11_ABI=0", "-std=c++17",
+)
+
+
+def test_torch_spline_conv_canary_compiles_sm_37_against_torch_201(
+    tmp_path: Path, cuda118_home: Path, gcc11: Path
+) -> None:
+    import sysconfig
+    import tarfile
+
+    from srcbuild.verify.fatbin import count_entries
+
+    python_h = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    require_tool(f"Python's headers ({python_h}: the python3-dev package)", python_h.is_file())
+    missing = [p for p in COMPLETE_HOME if not (cuda118_home / p).exists()]
+    require_tool(f"a complete CUDA 11.8 home at {cuda118_home} (missing {', '.join(missing)})", not missing)
+    with zipfile.ZipFile(fetch(TORCH_201_CU117)) as zf:
+        zf.extractall(tmp_path, [n for n in zf.namelist() if n.startswith("torch/include/")])
+    with tarfile.open(fetch(TORCH_SPLINE_CONV_122_SDIST)) as tar:
+        tar.extractall(tmp_path, [m for m in tar.getmembers() if "/csrc/" in m.name and m.isfile()],
+                       **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    include = tmp_path / "torch" / "include"
+    source = tmp_path / "torch_spline_conv-1.2.2" / "csrc" / "cuda" / "basis_cuda.cu"
+    obj = tmp_path / "basis_cuda.o"
+    argv = [str(cuda118_home / "bin" / "nvcc"), "-ccbin", str(gcc11).replace("gcc-11", "g++-11"), "-c", str(source),
+            "-o", str(obj), "-I" + str(include), "-I" + str(include / "torch" / "csrc" / "api" / "include"),
+            "-I" + str(include / "TH"), "-I" + str(include / "THC"), "-I" + str(cuda118_home / "include"),
+            "-I" + sysconfig.get_paths()["include"], *CPP_EXTENSION_NVCC_FLAGS, "-DWITH_CUDA", "-O2",
+            "-DTORCH_EXTENSION_NAME=_basis_cuda", "-gencode=arch=compute_37,code=sm_37"]
+    started = time.monotonic()
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    print(f"torch-spline-conv canary (basis_cuda.cu, sm_37): {time.monotonic() - started:.0f} s")
+    assert done.returncode == 0, done.stderr[-4000:]
+    kinds = {(e.kind, e.sm) for e in count_entries(obj)}
+    assert ("sass", 37) in kinds, kinds
+
+
+@CUDA_GROUP
+def test_torch_spline_conv_full_build_for_37(tmp_path: Path, cuda118_home: Path, gcc11: Path) -> None:
+    require_cuda_build()
+    torch = fetch(TORCH_201_CU117)
+    path = recipe(tmp_path, "k80-37", '[toolchain]\npython = "3.11"\ngcc = "11"\ncuda = "11.8"\n'
+                  '[gpu]\narch = ["3.7"]\n[build]\nenv = { FORCE_ONLY_CUDA = "1" }\n')
+    args = ("torch-spline-conv==1.2.2", "--recipe", str(path), "--torch-wheel", str(torch), "--env-backend", "venv",
+            "--cuda-home", str(cuda118_home), "--no-provision")
+    first = srcbuild(tmp_path, "ext", *args)
+    assert first.rc == 0, first.out[-4000:]
+    assert "setup.py: use_ninja=False -> use_ninja=True: its files compile MAX_JOBS at once" in first.out
+    report = measure_wheel(Path(first.last_line))
+    cuda_libs = [lib for lib in report.libraries if not lib.kernels.empty]
+    assert cuda_libs and all(37 in lib.kernels.sass for lib in cuda_libs), [lib.name for lib in report.libraries]

@@ -182,3 +182,11 @@ def test_list_keys_become_the_variables_their_readers_split(tmp_path: Path) -> N
 
     assert provider_order(variables) == ("debian", "redist")
     assert routing_from(environ=variables).base_url("conda-forge") == "file:///srv/cf/"
+
+
+def test_every_setting_is_documented() -> None:
+    docs = ROOT.parent / "docs"
+    text = (ROOT.parent / "README.md").read_text(encoding="utf-8") + "".join(
+        path.read_text(encoding="utf-8") for path in sorted(docs.glob("*.md"))
+    )
+    assert [s.var for s in SETTINGS if not re.search(rf"\b{s.var}\b", text)] == []

@@ -32,7 +32,7 @@ from urllib.parse import urlparse
 from srcbuild.cache.manifest import LOG_NAME, MANIFEST_NAME, Manifest
 from srcbuild.cache.remotes.s3_staging import Staging, sweep_staging
 from srcbuild.cache.store import CACHEDIR_TAG, SIGNATURE_NAME, CacheEntry
-from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, SrcbuildError, UsageError
+from srcbuild.errors import CacheIntegrityError, HostError, NotFoundError, PushConflict, SrcbuildError, UsageError
 from srcbuild.limits import (
     MAX_LISTED,
     MAX_LOG,
@@ -246,16 +246,34 @@ class S3Remote:
             return False
         return True
 
-    def _has(self, manifest: Manifest, signature: bytes | None) -> bool:
+    def _present(self, manifest: Manifest) -> Manifest | None:
+        """The manifest the bucket holds under ``manifest``'s entry, if a readable one."""
         try:
-            present = Manifest.loads(
+            return Manifest.loads(
                 self._read(self._entry_key(manifest, MANIFEST_NAME), MAX_MANIFEST, "a manifest"), self.url
             )
         except SrcbuildError:
-            return False
-        if present.sha256 != manifest.sha256:
+            return None
+
+    def _has(self, manifest: Manifest, signature: bytes | None) -> bool:
+        present = self._present(manifest)
+        if present is None or present.sha256 != manifest.sha256:
             return False
         return signature is None or self.signature(manifest) == signature
+
+    def _refuse_other_bytes(self, entry: CacheEntry) -> None:
+        """PushConflict (exit 7) when the bucket holds this entry with another wheel: never replaced.
+        S3 has no lock to check under, so two pushes racing through the same seconds can still both
+        land (docs/security.md); a push after another is always refused."""
+        present = self._present(entry.manifest)
+        if present is not None and present.sha256 != entry.manifest.sha256:
+            raise PushConflict(
+                f"{self.url}: entry {entry.key[:12]} already holds another wheel (sha256 "
+                f"{present.sha256[:16]}..., this push's is {entry.manifest.sha256[:16]}...); refused",
+                "two builds of the same inputs made different bytes, or two machines pushed at once; "
+                f"to replace the shared copy, delete s3://{self.bucket}/{self._entry_key(entry.manifest, '')} "
+                "and push again",
+            )
 
     def sweep_orphans(self, age: float = ORPHAN_AGE) -> list[str]:
         """Finish or delete what killed pushes left (``s3_staging.sweep_staging``), and delete the
@@ -292,6 +310,7 @@ class S3Remote:
             self.sweep_orphans()
         if self._has(manifest, signature):
             return False
+        self._refuse_other_bytes(entry)
         checksum = base64.b64encode(bytes.fromhex(manifest.sha256)).decode("ascii")
         with Staging(self, manifest).leased() as staging:
             with open(entry.wheel_path, "rb") as body:
@@ -313,6 +332,7 @@ class S3Remote:
                 Body=manifest.dumps().encode("utf-8"),
                 ContentType="application/json",
             )
+            self._refuse_other_bytes(entry)  # again, after the upload: narrows the race to the publish
             staging.publish()
         with contextlib.suppress(SrcbuildError):
             self._call(

@@ -55,3 +55,22 @@ def test_concurrent_pushes_of_different_bytes_refuse_the_second(tmp_path: Path) 
     assert again.wait(timeout=120) == 0
     other = _push((a, b)[loser], share)
     assert other.wait(timeout=120) == 7
+
+
+def test_an_s3_entry_with_other_bytes_is_refused(
+    tmp_path: Path, s3_bucket: str, moto_endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from srcbuild.cli import main
+
+    a = _machine(tmp_path, "a", b"built on machine a\n")
+    b = _machine(tmp_path, "b", b"built on machine b, other bytes\n")
+    remote = ["--remote", f"s3://{s3_bucket}/w", "--s3-endpoint-url", moto_endpoint]
+    assert main(["cache", "push", "--unsigned", *remote, "--cache-dir", str(a)]) == 0
+    capsys.readouterr()
+    assert main(["cache", "push", "--unsigned", *remote, "--cache-dir", str(b)]) == 7
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"s3://{s3_bucket}/w: entry " in out and "already holds another wheel" in out
+    pulled = tmp_path / "c"
+    assert main(["cache", "pull", "--trust-unsigned", *remote, "--cache-dir", str(pulled)]) == 0
+    (entry,) = WheelCache(pulled).entries()
+    assert entry.manifest.sha256 == next(WheelCache(a).entries()).manifest.sha256  # the first push's bytes

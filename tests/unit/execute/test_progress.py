@@ -30,3 +30,28 @@ def test_bar_follows_the_lines_and_restarts_with_a_new_ninja_run() -> None:
         bar.feed("not a ninja line")
         bar.feed("[1/2] c")  # cmake ran ninja again: a new count
         assert (bar.done, bar.total) == (1, 2)
+
+
+def test_a_silent_step_in_a_pipe_prints_a_heartbeat_with_the_last_thing_it_compiled() -> None:
+    import time
+
+    from srcbuild.execute.progress import Heartbeat, heartbeat_line
+
+    assert heartbeat_line("torch-build", 750.0, "Building CXX object a.o") == (
+        "    torch-build: still running, 12m30s; last: Building CXX object a.o"
+    )
+    assert heartbeat_line("env", 5.0, "") == "    env: still running, 5s"
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=False)
+    with Heartbeat(console, "torch-build", every=0.05) as beat:
+        beat.feed("[12/345] Building CXX object caffe2/torch/csrc/a.cpp.o")
+        beat.feed("")  # a blank line is not the last thing done
+        time.sleep(0.3)
+    beats = out.getvalue().replace("\n      ", " ").splitlines()  # a long line goes on, indented, below
+    assert beats and set(beats) == {
+        "    torch-build: still running, 0s; last: Building CXX object caffe2/torch/csrc/a.cpp.o"
+    }
+    terminal = io.StringIO()
+    with Heartbeat(Console(file=terminal, width=80, force_terminal=True), "x", every=0.05):
+        time.sleep(0.2)
+    assert terminal.getvalue() == ""  # a terminal shows its own progress: no heartbeat

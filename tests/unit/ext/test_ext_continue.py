@@ -38,3 +38,17 @@ def test_the_continue_command_is_an_ext_command_the_cli_accepts(tmp_path: Path) 
     with_env = continue_command(recipe, request, TorchRequest(wheel=wheel), env, paths)
     params = _accepted(with_env)
     assert params["torch_wheel"] == str(wheel) and params["env_prefix"] == str(tmp_path / "venv")
+
+
+def test_a_cpu_torch_needs_no_recipe_and_a_cuda_build_names_the_missing_option() -> None:
+    import pytest
+
+    from srcbuild.cli.ext import recipe_for
+    from srcbuild.errors import UsageError
+
+    assert recipe_for({"recipe": None, "torch_version": "2.13.0+cpu"}) == "cpu"
+    assert recipe_for({"recipe": None, "torch_wheel": "torch-2.13.0+cpu-cp311-cp311-linux_x86_64.whl"}) == "cpu"
+    assert recipe_for({"recipe": "kepler-k80-cu118", "torch_version": "2.13.0+cpu"}) == "kepler-k80-cu118"
+    with pytest.raises(UsageError) as err:
+        recipe_for({"recipe": None, "torch_version": "2.0.1"})
+    assert err.value.message == "--recipe is needed: it names the GPUs (archs) and the CUDA to build the extension for"

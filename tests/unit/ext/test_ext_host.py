@@ -67,3 +67,13 @@ def test_an_extension_needs_its_own_disk_not_a_torch_builds(tmp_path: Path) -> N
     torch_disk = Finding("host-disk", Severity.WARNING, "only 12 GiB free; a build needs about 20 GiB")
     other = Finding("host-jobs", Severity.INFO, "MAX_JOBS=2")
     assert without_torch_disk([torch_disk, other]) == (other,)
+
+
+def test_a_cpu_build_takes_the_newest_gcc_here_when_the_pin_is_missing(tmp_path: Path) -> None:
+    from srcbuild.ext.host import cpu_gcc
+
+    for name in ("gcc-10", "gcc-12", "gcc-11", "gcc-ar-12"):
+        (tmp_path / name).write_text("")
+    assert cpu_gcc("13", str(tmp_path)) == "12"
+    assert cpu_gcc("11", str(tmp_path)) == "11"
+    assert cpu_gcc("13", str(tmp_path / "none")) == "13"  # nothing here: the pin, provisioned as any build's

@@ -153,6 +153,28 @@ def test_progress_prints_plain_lines_every_ten_percent() -> None:
     assert lines[-1].startswith("cuda.run: 1.0 KiB of 1.0 KiB (100%)")
 
 
+def test_a_slow_download_prints_a_line_every_few_seconds_in_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from srcbuild.toolchain import download
+
+    now = [100.0]
+    monkeypatch.setattr(download.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    progress = download.Progress(out, "cuda.run", 10 * 1024 * 1024, 0)
+    for _ in range(6):  # 6 KiB every 2 s: far from a tenth, but a line every 5 s
+        now[0] += 2.0
+        progress.update(int((now[0] - 100.0) * 3 * 1024))
+    assert [line.split(" (")[0] for line in out.getvalue().splitlines()] == [
+        "cuda.run: 18.0 KiB of 10.0 MiB",
+        "cuda.run: 36.0 KiB of 10.0 MiB",
+    ]
+    unknown = download.Progress(out := io.StringIO(), "x.tar", None, 0)
+    now[0] += 6.0
+    unknown.update(1024)
+    assert out.getvalue().startswith("x.tar: 1.0 KiB, ")
+
+
 def test_a_preferred_provider_order_comes_first() -> None:
     from srcbuild.toolchain.providers import provider_order
 
