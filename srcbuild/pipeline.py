@@ -92,6 +92,7 @@ class CacheDecision:
     trust: TrustPolicy
     environ: Mapping[str, str]
     console: Console
+    source_commit: str | None = None  # the commit the recipe's tag names here (sources.tagpins.known_commit)
 
     @classmethod
     def open(
@@ -111,7 +112,12 @@ class CacheDecision:
         remote_options = RemoteOptions.resolve(environ=environ)
         remotes = tuple(open_remote(url, remote_options) for url in parse_remotes(options.remotes, environ))
         trust = TrustPolicy.resolve(options.trust_unsigned, environ=environ)
-        return cls(recipe, plan, fingerprint, WheelCache(paths.cache_dir), remotes, trust, environ, console)
+        from srcbuild.packages import package_spec
+        from srcbuild.sources.tagpins import known_commit
+
+        commit = known_commit(package_spec(plan.package).pin(recipe), plan.checkout, paths.git_cache_dir)
+        cache = WheelCache(paths.cache_dir)
+        return cls(recipe, plan, fingerprint, cache, remotes, trust, environ, console, commit)
 
     def hit(self) -> BuildResult | None:
         """The cached wheel as a finished build's result, or None: it must be built."""
@@ -134,6 +140,7 @@ class CacheDecision:
             self.trust,
             warn,
             environ=self.environ,
+            source_commit=self.source_commit,
         )
         if found is None:
             return None
