@@ -75,8 +75,13 @@ def find_wheel(
     machine: Machine | None = None,
     *,
     environ: Mapping[str, str],
+    source_commit: str | None = None,
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
+
+    ``source_commit`` (the commit this machine knows the recipe's tag names: the recipe's pin, or
+    the one first seen here, ``srcbuild.sources.tagpins``) leaves out entries built from another
+    commit, so a recipe that pins none never takes a wheel of another source from a shared cache.
 
     ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
     A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
@@ -88,6 +93,8 @@ def find_wheel(
     target = machine or Machine.host(environ)
 
     def fits_target(manifest: Manifest) -> bool:
+        if source_commit is not None and manifest.resolved.get("source_commit") != source_commit:
+            return False
         return fits(manifest, target)
 
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
