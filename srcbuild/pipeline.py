@@ -92,6 +92,7 @@ class CacheDecision:
     trust: TrustPolicy
     environ: Mapping[str, str]
     console: Console
+    source_commit: str | None = None  # the commit the recipe's tag names here (sources.tagpins.known_commit)
 
     @classmethod
     def open(
@@ -111,7 +112,12 @@ class CacheDecision:
         remote_options = RemoteOptions.resolve(environ=environ)
         remotes = tuple(open_remote(url, remote_options) for url in parse_remotes(options.remotes, environ))
         trust = TrustPolicy.resolve(options.trust_unsigned, environ=environ)
-        return cls(recipe, plan, fingerprint, WheelCache(paths.cache_dir), remotes, trust, environ, console)
+        from srcbuild.packages import package_spec
+        from srcbuild.sources.tagpins import known_commit
+
+        commit = known_commit(package_spec(plan.package).pin(recipe), plan.checkout, paths.git_cache_dir)
+        cache = WheelCache(paths.cache_dir)
+        return cls(recipe, plan, fingerprint, cache, remotes, trust, environ, console, commit)
 
     def hit(self) -> BuildResult | None:
         """The cached wheel as a finished build's result, or None: it must be built."""
@@ -134,6 +140,7 @@ class CacheDecision:
             self.trust,
             warn,
             environ=self.environ,
+            source_commit=self.source_commit,
         )
         if found is None:
             return None
@@ -206,7 +213,8 @@ def _run_package(
     fp = build_fingerprint(resolved)
     decision = CacheDecision.open(recipe, plan, fp, paths, options, environ, console)
 
-    if not resume:
+    only_canary = options.canary == "only" and "canary" in plan.step_ids
+    if not resume and not only_canary:
         found = decision.hit()
         if found is not None:
             return found
@@ -214,11 +222,11 @@ def _run_package(
     # tree's (builds that share a checkout and build tree, such as two recipe files with one
     # name, take turns instead of writing into one tree at once).
     with decision.cache.build_lock(fp), tree_lock(plan, paths, console):
-        if not resume:
+        if not resume and not only_canary:
             found = decision.hit()  # another build of the same inputs may have finished meanwhile
             if found is not None:
                 return found
-        elif _finished(plan):
+        elif resume and _finished(plan):
             return _already_done(plan, decision, console)
         ctx = BuildContext(resolved=resolved)
         executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
@@ -231,7 +239,12 @@ def _run_package(
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
                     dependencies(executor)
-            executor.run_steps()
+            if only_canary:  # --canary: stop after it (the build tree is kept for the build that follows)
+                ids = plan.step_ids
+                after = ids[ids.index("canary") + 1] if ids.index("canary") + 1 < len(ids) else None
+                executor.run_steps(until=after)
+            else:
+                executor.run_steps()
         return executor.result
 
 

@@ -6,8 +6,9 @@ puts each value under the variable it stands for, unless the environment sets th
 ``srcbuild.config.origin`` tells the two apart; so one ``from_env`` layer covers both.
 ``srcbuild.resolve.decide`` decides a build's settings with these, before the host is probed.
 
-Every ``SRCBUILD_*`` variable is read here and nowhere else, and only when ``srcbuild.settings``
-registers it (one line there); ``shown`` is what ``srcbuild config show`` prints.
+Every ``SRCBUILD_*`` variable is read here (``srcbuild.config``, which applies the file, aside),
+and only when ``srcbuild.settings`` registers it (one line there); ``shown`` is what
+``srcbuild config show`` prints.
 """
 
 from __future__ import annotations

@@ -97,6 +97,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("SRCBUILD_DIST_SCHEDULER", "an sccache-dist scheduler URL", "dist_scheduler", "str"),
     Setting("SRCBUILD_DIST_TOKEN", "the sccache-dist client token", None, "str", secret=True),
     # the wheel cache and its remotes
+    Setting("SRCBUILD_INSTALLER", "what installs a cached wheel: auto, uv or pip", "installer", "str", "auto"),
     Setting("SRCBUILD_REMOTES", "cache remotes (dir, s3://, http(s)://), comma-separated", "remotes", "list"),
     Setting(
         "SRCBUILD_S3_ENDPOINT_URL", "the endpoint of s3:// remotes", "s3_endpoint_url", default="AWS's",

@@ -30,6 +30,7 @@ from typing import Any
 
 from srcbuild import proc
 from srcbuild.cache.fit import Machine, Target, check_fit, fits, probe_target
+from srcbuild.cache.installer import hashed_uv_requirement, uv_binary, uv_hash_mismatch, uv_install_argv
 from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.pip_target import run_pip, start_pip, target_python
 from srcbuild.cache.remotes import CacheRemote
@@ -44,6 +45,7 @@ from srcbuild.errors import (
     StepFailed,
     UsageError,
 )
+from srcbuild.files import sha256_file
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
 from srcbuild.precedence import env_value
@@ -73,8 +75,13 @@ def find_wheel(
     machine: Machine | None = None,
     *,
     environ: Mapping[str, str],
+    source_commit: str | None = None,
 ) -> Found | None:
     """The local hit, else the first acceptable remote hit pulled into ``cache``; None on a miss.
+
+    ``source_commit`` (the commit this machine knows the recipe's tag names: the recipe's pin, or
+    the one first seen here, ``srcbuild.sources.tagpins``) leaves out entries built from another
+    commit, so a recipe that pins none never takes a wheel of another source from a shared cache.
 
     ``trust`` decides which remote entries are accepted (default: signed by a trusted signer).
     A damaged local entry, an unreachable remote or a refused entry is a warning, never an abort.
@@ -86,6 +93,8 @@ def find_wheel(
     target = machine or Machine.host(environ)
 
     def fits_target(manifest: Manifest) -> bool:
+        if source_commit is not None and manifest.resolved.get("source_commit") != source_commit:
+            return False
         return fits(manifest, target)
 
     requested = list(recipe.gpu.arch) if recipe.toolchain.cuda else []
@@ -281,8 +290,9 @@ def install(
     the caller imports this), who also stops it; without one, install starts its own and stops it
     unless it installs."""
     options = options or PipOptions()
+    uv = None if dry_run else uv_binary(environ)
     # pip loads itself while the key, the lookup and the fit check decide whether it runs at all
-    own = start_pip(python) if pip is None and not dry_run else None
+    own = start_pip(python) if pip is None and uv is None and not dry_run else None
     try:
         asking = proc.Background(lambda: probe_target(python))  # the target answers while the key is computed
         fp = fingerprint()
@@ -312,7 +322,7 @@ def install(
             raise IncompatibleError(first.message, first.fix or None)
         installed = False
         if not dry_run:
-            _pip_install(python, manifest, wheel_path, options, echo, pip or own)
+            _pip_install(python, manifest, wheel_path, options, echo, pip or own, uv)
             installed = True
         return InstallResult(
             package=package,
@@ -330,10 +340,16 @@ def install(
 
 
 def _pip_install(
-    python: Path, manifest: Manifest, wheel: Path, options: PipOptions, echo: Any, pip: proc.Waiting | None
+    python: Path,
+    manifest: Manifest,
+    wheel: Path,
+    options: PipOptions,
+    echo: Any,
+    pip: proc.Waiting | None,
+    uv: str | None,
 ) -> None:
-    """pip installs the wheel in hash-checking mode, then (unless ``no_deps``) its dependencies."""
-    pip_install_hashed(python, manifest, wheel, echo, pip=pip)
+    """uv (or pip) installs the wheel in hash-checking mode, then (unless ``no_deps``) pip its dependencies."""
+    pip_install_hashed(python, manifest, wheel, echo, pip=pip, uv=uv)
     requires = [] if options.no_deps else wheel_requires(wheel, manifest.wheel)
     if not requires:
         return
@@ -353,26 +369,48 @@ def pip_install_hashed(
     echo: Any,
     environ: Mapping[str, str] | None = None,
     pip: proc.Waiting | None = None,
+    uv: str | None = None,
 ) -> None:
-    """pip installs the wheel alone in hash-checking mode with the manifest's sha256 (exit 7 when the
-    bytes changed since they were stored; pip reads the file anyway, so this is the one hash).
-    ``pip``: that interpreter's pip, already started (``pip_early``), which runs the same command."""
+    """The wheel alone into ``python``'s environment in hash-checking mode with the manifest's sha256
+    (exit 7 when the bytes changed since they were stored; the installer reads the file anyway, so
+    this is the one hash): by ``uv`` when given (``installer.uv_binary``), else by the target's pip
+    (``pip``: that pip already started, ``pip_early``, which runs the same command)."""
     with tempfile.TemporaryDirectory(prefix="srcbuild-install-") as work:
         requirements = Path(work) / "requirements.txt"
-        requirements.write_text(hashed_requirement(manifest, wheel), encoding="utf-8")
-        argv = pip_install_argv(python, requirements)
-        result = run_pip(pip, argv, echo) if pip is not None else proc.run(argv, env=environ, echo=echo)
+        if uv is not None:
+            requirements.write_text(hashed_uv_requirement(manifest.package, manifest.sha256, wheel), encoding="utf-8")
+            result = proc.run(uv_install_argv(uv, python, requirements), env=environ, echo=echo)
+            said = uv_hash_mismatch(result.tail)
+            # uv may stop at a zip CRC error before its hash check says anything: the wheel's bytes
+            # are what decides, hashed again (only on this failure path)
+            mismatch = said is not None or (not result.ok and _changed(wheel, manifest.sha256))
+            start = said if said is not None else -5
+            tool = "uv"
+        else:
+            requirements.write_text(hashed_requirement(manifest, wheel), encoding="utf-8")
+            argv = pip_install_argv(python, requirements)
+            result = run_pip(pip, argv, echo) if pip is not None else proc.run(argv, env=environ, echo=echo)
+            found = [i for i, line in enumerate(result.tail) if "THESE PACKAGES DO NOT MATCH THE HASHES" in line]
+            mismatch = bool(found)
+            start = found[-1] if found else -5
+            tool = "pip"
     if not result.ok:
-        said = [i for i, line in enumerate(result.tail) if "THESE PACKAGES DO NOT MATCH THE HASHES" in line]
-        mismatch = bool(said)
-        # a mismatch: pip's whole report (the digest expected, twice as given, and the one found)
-        tail = "\n".join(result.tail[said[-1] :] if mismatch else result.tail[-5:])
+        # a mismatch: the installer's whole report (the digest expected and the one found)
+        tail = "\n".join(result.tail[start:])
         raise (CacheIntegrityError if mismatch else StepFailed)(
-            f"pip could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
+            f"{tool} could not install {manifest.wheel} into {python} (exit {result.returncode}):\n{tail}",
             "the cached wheel changed after it was stored: `srcbuild cache verify --remove` drops it"
             if mismatch
-            else "read pip's message above; the cached wheel itself is intact",
+            else f"read {tool}'s message above; the cached wheel itself is intact",
         )
+
+
+def _changed(wheel: Path, sha256: str) -> bool:
+    """Whether ``wheel`` no longer has ``sha256`` (or cannot be read)."""
+    try:
+        return sha256_file(wheel) != sha256
+    except OSError:
+        return True
 
 
 def deps_failed(manifest: Manifest, result: proc.RunResult) -> StepFailed:

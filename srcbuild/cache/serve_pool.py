@@ -5,7 +5,8 @@ thousand clients that send half a request hold a thousand threads. Here a connec
 thread only once its request has arrived:
 
 * the listening thread accepts and hands each connection to one **reader** thread, which waits on
-  all of them at once (``selectors``) until each has sent its request line and headers;
+  all of them at once (``selectors``) until each has sent its request line and headers (more than
+  ``max_waiting`` accepted connections not yet taken by the reader are dropped at once);
 * a complete request goes to one of ``workers`` threads (a fixed pool, its queue bounded);
 * a client that sends no complete request within ``request_timeout`` seconds, sends more than
   ``MAX_HEADER_BYTES`` of headers, finds ``max_waiting`` connections already waiting (the oldest
@@ -88,7 +89,12 @@ class BoundedHTTPServer(HTTPServer):
 
     # -- the listening thread ------------------------------------------------------------------
     def process_request(self, request: Any, client_address: Any) -> None:
-        """Hand an accepted connection to the reader thread (never blocks)."""
+        """Hand an accepted connection to the reader thread (never blocks; a flood the reader has not
+        taken yet is dropped here, so accepted sockets stay bounded too)."""
+        if self._incoming.qsize() >= self.max_waiting:
+            self._close(request)
+            self.note_dropped(client_address, f"{self.max_waiting} connections arrived faster than they were read")
+            return
         self._incoming.put((request, client_address))
         with contextlib.suppress(OSError):
             self._wake_w.send(b"\0")

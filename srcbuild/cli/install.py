@@ -152,11 +152,15 @@ def install_cmd(
 
 def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool) -> proc.Waiting | None:
     """The target's pip, started (``pip_target``) when an install of a package (not an extension)
-    will need it and the target interpreter is already there; None otherwise (install starts or
-    refuses it later)."""
+    will need it (no uv: ``cache.installer``) and the target interpreter is already there; None
+    otherwise (install starts or refuses it later)."""
     if dry_run or package not in PACKAGES:
         return None
+    from srcbuild.cache.installer import uv_binary
+
     try:
+        if uv_binary(command_environ()) is not None:
+            return None  # uv installs the wheel: it starts in milliseconds, nothing to start early
         return start_pip(target_python(into, python, command_environ()))
     except UsageError:  # no interpreter yet (--create makes it), or none: said later, with the recipe's hint
         return None

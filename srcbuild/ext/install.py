@@ -160,9 +160,11 @@ def install_ext(
 def _pip_install(
     python: Path, entry: CacheEntry, torch: str, no_deps: bool, environ: Mapping[str, str], echo: IO[str] | None
 ) -> None:
-    """The wheel in pip's hash-checking mode, then its dependencies with torch pinned."""
+    """The wheel in uv's (or pip's) hash-checking mode, then pip its dependencies with torch pinned."""
+    from srcbuild.cache.installer import uv_binary
+
     manifest = entry.manifest
-    pip_install_hashed(python, manifest, entry.wheel_path, echo, environ)
+    pip_install_hashed(python, manifest, entry.wheel_path, echo, environ, uv=uv_binary(environ))
     requires = [] if no_deps else wheel_requires(entry.wheel_path, manifest.wheel)
     if not requires:
         return

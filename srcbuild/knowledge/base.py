@@ -65,6 +65,8 @@ class KnowledgeBase:
     checked: str = ""  # the date the data was last checked against its sources
     # what `knowledge refresh` last found on the package index: project -> newest release (index.toml)
     index_newest: tuple[tuple[str, str], ...] = ()
+    # (package, release, python_min, python_max, source): a paired package's narrower Python range
+    paired_python: tuple[tuple[str, str, str, str, str], ...] = ()
     _torch_overrides: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def release_versions(self, project: str) -> tuple[tuple[int, ...], ...]:
@@ -217,6 +219,14 @@ class KnowledgeBase:
             for torch_version, releases in dict(row.paired_maps).get(package, ()):
                 if shown in releases:
                     return torch_version
+        return None
+
+    def python_range_of(self, package: str, version: str) -> tuple[str, str, str] | None:
+        """(python_min, python_max, source) of a paired package's release whose wheels cover less
+        Python than its torch's row (``[[paired_python]]`` of torch.toml), or None."""
+        for name, release, low, high, source in self.paired_python:
+            if name == package and release == version:
+                return low, high, source
         return None
 
     def torch_for_torchvision(self, torchvision_version: str) -> str | None:
@@ -520,4 +530,9 @@ def load_knowledge(data_dir: Path | None = None) -> KnowledgeBase:
         checked=max(str(tables.read_table("capabilities", directory).get("checked", "")), str(seen.get("checked", ""))),
         index_newest=tuple((str(p["name"]), str(p["newest"])) for p in seen.get("project", [])),
         _torch_overrides=overrides,
+        paired_python=tuple(
+            (str(r["package"]), str(release), str(r["python_min"]), str(r["python_max"]), str(r["source"]))
+            for r in torch_data.get("paired_python", [])
+            for release in r["releases"]
+        ),
     )

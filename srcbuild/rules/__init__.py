@@ -31,6 +31,7 @@ RULES: tuple[Rule, ...] = (
     releases.torch_gcc,
     releases.torch_cudnn,
     releases.paired_match,
+    releases.paired_python,
     cudnn.cudnn_build,
     cudnn.cudnn_arch,
     breakages.known_breakages,

@@ -189,6 +189,33 @@ def paired_match(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> l
     return [f for package, version in facts.paired for f in _paired(facts, kb, release, package, version)]
 
 
+def paired_python(facts: RecipeFacts, kb: KnowledgeBase, hints: RecipeHints) -> list[Finding]:
+    """A paired package's release whose wheels cover less Python than its torch: a recipe Python
+    outside that range is one upstream never built that release for (a warning)."""
+    out = []
+    python = versions.try_parse(facts.python)
+    for package, version in facts.paired:
+        found = kb.python_range_of(package, version) if version and python else None
+        if found is None or python is None:
+            continue
+        low, high, source = found
+        if versions.at_least(python, versions.parse(low)) and versions.at_least(versions.parse(high), python):
+            continue
+        spec = package_spec(package)
+        out.append(
+            Finding(
+                rule=f"{package}-python",
+                severity=Severity.WARNING,
+                message=f"{package} {version} was published for Python {low} to {high}, not {facts.python}.",
+                source=source,
+                fix=f"Use a Python from {low} to {high}, or check that {package} {version} builds and runs on "
+                f"{facts.python}.",
+                field=f"{spec.recipe_table}.tag",
+            )
+        )
+    return out
+
+
 def _paired(
     facts: RecipeFacts, kb: KnowledgeBase, release: TorchRelease, package: str, version: str | None
 ) -> list[Finding]:

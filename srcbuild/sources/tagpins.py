@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from srcbuild.files import write_atomic
+from srcbuild.recipe.model import SourcePin
 from srcbuild.sources.sync import SourceSync
 
 CACHE_RECORD = "srcbuild-tag-commits.json"
@@ -85,3 +86,13 @@ def remember(sync: SourceSync, commit: str) -> None:
         cached[sync.pin.tag] = commit
         write_atomic(cache_record(sync), json.dumps(cached, indent=1, sort_keys=True) + "\n")
     remember_in(work_record(sync), sync.pin.repo, sync.pin.tag, commit)
+
+
+def known_commit(pin: SourcePin, checkout: Path, git_cache: Path) -> str | None:
+    """The commit ``pin``'s tag names on this machine: the pinned one, else the one first seen
+    (None when neither is known). Two small file reads: a cache lookup may ask it."""
+    if pin.commit:
+        return pin.commit.lower()
+    seen = first_seen(SourceSync(pin, checkout, git_cache))
+    return seen[0] if seen is not None else None
+

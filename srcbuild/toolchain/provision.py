@@ -101,13 +101,15 @@ def existing(request: Request, store: ToolchainStore, only: str | None = None) -
     if request.tool == "nccl":
         archs = "+".join(a.replace(".", "") for a in request.archs)
         built = store.find("nccl", f"{request.version}-sm{archs}", only)
-        if built is not None or only not in (None, "pypi"):
+        if built is not None:
             return built
+        # a prefix made for a CUDA major (NVIDIA's wheel: X-cudaN) serves archs its kernels cover
         major = (request.cuda or "").split(".")[0]
         for entry in store.entries():
+            if entry.name != "nccl" or (only is not None and entry.provider != only):
+                continue
             version, _, cuda = entry.version.partition("-cuda")
-            ours = entry.name == "nccl" and entry.provider == "pypi" and cuda == major
-            if ours and version.startswith(request.version) and _runs_on(entry, request.archs):
+            if cuda == major and version.startswith(request.version) and _runs_on(entry, request.archs):
                 return entry
         return None
     found = store.find(name, request.store_version, only)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -291,27 +290,56 @@ def test_install_miss_names_the_build_command(tmp_path: Path, fresh_venv: Path, 
     )
 
 
-def test_install_hands_pip_the_manifest_sha256_so_bit_rot_is_never_installed(
-    tmp_path: Path, fresh_venv: Path, capsys
-) -> None:
-    """A byte changed with the wheel's size and mtime kept (as disk bit rot does) passes the
-    lookup's stat check; pip's hash-checking mode refuses it (exit 7), and installs the intact one."""
+def test_bit_rot_is_never_installed(tmp_path: Path, fresh_venv: Path, capsys) -> None:
+    """A byte changed with the wheel's size and mtime kept (as disk bit rot does) fails the
+    lookup's identity check (the ctime moved), so the entry is re-hashed, moved aside and the
+    install is a miss (exit 9); the intact wheel stored again installs."""
     recipe_file = host_python_recipe(tmp_path / "recipes")
     recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(recipe_file))
     wheel = make_wheel(tmp_path / "dist", version="1.7.1", tag=host_tag(), payload=os.urandom(4096))
     cache = tmp_path / "cache"
-    entry = WheelCache(cache).store(wheel, make_manifest(wheel, recipe, sass=(30,), platform=None))
+    manifest = make_manifest(wheel, recipe, sass=(30,), platform=None)
+    entry = WheelCache(cache).store(wheel, manifest)
     install = ["install", "torch", "--recipe", str(recipe_file), "--into", str(fresh_venv), "--cache-dir", str(cache)]
     stat = entry.wheel_path.stat()
     entry.wheel_path.write_bytes(flip_byte(entry.wheel_path.read_bytes(), at=stat.st_size // 2))
     os.utime(entry.wheel_path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert main(install) == 7
+    assert main(install) == 9
     err = capsys.readouterr().err
-    assert f"error: pip could not install {entry.manifest.wheel} into " in err
-    assert "THESE PACKAGES DO NOT MATCH THE HASHES" in err
+    assert f"warning: cache entry {entry.key[:12]}: {entry.manifest.wheel} has sha256 " in err
+    assert "; moved aside to " in err and ", not used" in err
     assert pip_show_version(fresh_venv, "torch") is None
-    shutil.copyfile(wheel, entry.wheel_path)  # the intact bytes again
+    WheelCache(cache).store(wheel, manifest)  # the intact bytes again
     assert main(install) == 0, capsys.readouterr().err
+    assert pip_show_version(fresh_venv, "torch") == "1.7.1"
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_the_installer_checks_the_manifest_sha256_itself(
+    tmp_path: Path, fresh_venv: Path, installer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wheel changed after the lookup (between it and the install) is refused by uv's or pip's
+    own hash-checking mode (exit 7), never installed; the intact one installs."""
+    from srcbuild.cache.install import pip_install_hashed
+    from srcbuild.cache.installer import uv_binary
+    from srcbuild.errors import CacheIntegrityError
+
+    monkeypatch.setenv("SRCBUILD_INSTALLER", installer)
+    uv = uv_binary(os.environ)
+    assert (uv is not None) == (installer == "uv")
+    wheel = make_wheel(tmp_path / "dist", version="1.7.1", tag=host_tag(), payload=os.urandom(4096))
+    manifest = make_manifest(wheel, sass=(30,), platform=None)
+    rotten = tmp_path / "rotten" / wheel.name
+    rotten.parent.mkdir()
+    rotten.write_bytes(flip_byte(wheel.read_bytes(), at=wheel.stat().st_size // 2))
+    python = fresh_venv / "bin" / "python"
+    with pytest.raises(CacheIntegrityError) as refused:
+        pip_install_hashed(python, manifest, rotten, None, uv=uv)
+    assert refused.value.exit_code == 7
+    assert refused.value.message.startswith(f"{installer} could not install {manifest.wheel} into {python}")
+    assert "srcbuild cache verify --remove" in (refused.value.hint or "")
+    assert pip_show_version(fresh_venv, "torch") is None
+    pip_install_hashed(python, manifest, wheel, None, uv=uv)
     assert pip_show_version(fresh_venv, "torch") == "1.7.1"
 
 

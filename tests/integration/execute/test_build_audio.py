@@ -27,14 +27,20 @@ def _sms(data: bytes) -> list[tuple[str, int]]:
 def test_torchaudio_builds_after_torch_and_installs_beside_it(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
     venv = tmp_path / "build-env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    ran = srcbuild_118.run("torchaudio", RECIPE, env_prefix=venv)
+    failed = srcbuild_118.run("torchaudio", RECIPE, env_prefix=venv, env={"FAKE_AUDIO_FAIL": "1"})
+    assert failed.rc != 0, failed.out
+    # the two pipelines in order: torchaudio's preflight, torch's whole pipeline, then its own steps
+    assert failed.out.index("srcbuild torchaudio 2.5.1") < failed.out.index("srcbuild torch 2.5.1")
+    assert failed.out.index("Build torch 2.5.1") < failed.out.index("Build torchaudio 2.5.1")
+    assert f"Install torch {VERSION} into the build environment" in failed.out
+    assert "FAKE_AUDIO_FAIL=1: this build fails" in failed.out
+
+    ran = srcbuild_118.run("torchaudio", RECIPE, "--resume", env_prefix=venv)
     assert ran.rc == 0, ran.out
+    assert "srcbuild torch 2.5.1" not in ran.out  # torch's pipeline ran in the failed run: not again
+    assert "Torch wheel of recipe" in ran.out and "done in an earlier run" in ran.out
     wheel = Path(ran.last_line)
     assert wheel.name == f"torchaudio-{VERSION}-{CP}-{CP}-linux_x86_64.whl"
-    # the two pipelines in order: torchaudio's preflight, torch's whole pipeline, then its own steps
-    assert ran.out.index("srcbuild torchaudio 2.5.1") < ran.out.index("srcbuild torch 2.5.1")
-    assert ran.out.index("Build torch 2.5.1") < ran.out.index("Build torchaudio 2.5.1")
-    assert f"Install torch {VERSION} into the build environment" in ran.out
     with zipfile.ZipFile(wheel) as zf:
         meta = zf.read(f"torchaudio-{VERSION}.dist-info/METADATA").decode()
         version_py = zf.read("torchaudio/version.py").decode()

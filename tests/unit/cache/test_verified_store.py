@@ -196,3 +196,27 @@ def test_another_machines_staging_on_a_share_waits_for_a_day(tmp_path: Path) -> 
     os.utime(old, (day_ago, day_ago))
     assert clean_dead(tmp) == 2
     assert [p.name for p in tmp.iterdir()] == [fresh.name]
+
+
+def test_a_hit_names_the_source_commit_this_machine_knows(tmp_path: Path) -> None:
+    # two entries of one fingerprint built from two commits of the tag (a recipe that pins no
+    # commit, one entry pulled from another machine): a lookup takes only the commit known here
+    from srcbuild.cache.install import find_wheel
+
+    cache = WheelCache(tmp_path / "store")
+    ours, theirs = "a" * 40, "c" * 40
+    first = make_wheel(tmp_path / "ours")
+    mine = cache.store(first, make_manifest(first, commit=ours, created=1.0))
+    other = make_wheel(tmp_path / "theirs", payload=b"another source")
+    foreign = cache.store(other, make_manifest(other, commit=theirs, created=2.0))
+    assert mine.fingerprint == foreign.fingerprint and mine.key != foreign.key
+    recipe = catalog_recipe()
+
+    def found(commit: str | None) -> str | None:
+        hit = find_wheel(cache, recipe, "torch", [], mine.fingerprint, environ={}, source_commit=commit)
+        return hit.entry.key if hit is not None else None
+
+    assert found(ours) == mine.key
+    assert found(theirs) == foreign.key
+    assert found("d" * 40) is None
+    assert found(None) == foreign.key  # nothing known here: the newest

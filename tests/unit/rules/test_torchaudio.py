@@ -51,3 +51,13 @@ def test_each_torchaudio_era_sets_its_own_switches(torch: str, audio: str, sox: 
     final = resolve_unprobed(recipe, "torchaudio", "linux_x86_64").env_changes.final_values()
     assert (final.get("BUILD_SOX"), final.get("USE_FFMPEG")) == (sox, ffmpeg)
     assert final["USE_CUDA"] == "1" and final["BUILD_VERSION"].startswith(audio[1:] + "+")
+
+
+def test_a_python_the_torchaudio_release_was_never_published_for_is_a_warning() -> None:
+    """torch 2.5.1 reaches Python 3.13, torchaudio 2.5.1's wheels stop at 3.12 (the index's cp tags)."""
+    found = {f.rule: f for f in check_recipe(combo("kepler-k80-cu118", python="3.13"), catalog=catalog())}
+    warning = found["torchaudio-python"]
+    assert warning.severity is Severity.WARNING and warning.field == "torchaudio.tag"
+    assert warning.message == "torchaudio 2.5.1 was published for Python 3.9 to 3.12, not 3.13."
+    assert "torch-python" not in found
+    assert "torchaudio-python" not in {f.rule for f in check_recipe(combo("kepler-k80-cu118"), catalog=catalog())}

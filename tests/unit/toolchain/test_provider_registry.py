@@ -120,3 +120,22 @@ def test_a_new_provider_is_one_module_one_registry_line_and_its_data_file(
     assert offers_for(Request("cuda", "11.8"), facts)[0].provider == providers.offers_for(
         Request("cuda", "11.8"), FACTS
     )[0].provider
+
+
+def test_no_module_outside_the_providers_branches_on_a_provider_name() -> None:
+    import re
+
+    import srcbuild
+
+    root = Path(srcbuild.__file__).parent
+    names = "|".join(PROVIDERS)
+    by_name = re.compile(rf"""provider\s*(?:[!=]=|not in|in)\s*[(\[]?\s*["']({names})["']""")
+    found = [
+        f"{path.relative_to(root.parent)}:{number}: {line.strip()}"
+        for path in sorted(root.rglob("*.py"))
+        if root / "toolchain" / "providers" not in path.parents
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if by_name.search(line)
+    ]
+    assert found == [], "ask the provider (a method of the Provider protocol) instead"
+    assert by_name.search('        if offer.provider == "redist":')

@@ -7,6 +7,7 @@ on stops the build, as the real one stops without a network: its CMake downloads
 sources. It compiles ``torchaudio/_torchaudio.so`` with $CC and, with USE_CUDA on,
 ``torchaudio/lib/libtorchaudio.so`` with nvcc for TORCH_CUDA_ARCH_LIST, and writes
 ``dist/torchaudio-<version>-cpXY-cpXY-<platform>.whl``. ``clean`` deletes the .gitignore globs.
+``FAKE_AUDIO_FAIL=1`` makes the build fail (a test's failed run, resumed after).
 """
 
 import base64
@@ -60,6 +61,8 @@ def gencode_flags(arch_list):
 
 def build():
     print(f"Building against torch {torch.__version__}", flush=True)
+    if os.environ.get("FAKE_AUDIO_FAIL") == "1":
+        sys.exit("error: FAKE_AUDIO_FAIL=1: this build fails")
     if get_build("BUILD_SOX", True):
         sys.exit("error: BUILD_SOX: downloading libsox's sources failed (no network in the fixture world)")
     if get_build("USE_FFMPEG", True):
