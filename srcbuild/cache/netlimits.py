@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.precedence import env_value
 from srcbuild.records import record
 
 KiB = 1024
@@ -40,7 +41,7 @@ class NetLimits:
         """The defaults, raised or lowered by the ``SRCBUILD_NET_*`` settings."""
         values: dict[str, Any] = {}
         for name, (field, kind) in cls.SETTINGS.items():
-            raw = environ.get(name, "").strip()
+            raw = (env_value(environ, name) or "").strip()
             if not raw:
                 continue
             try:

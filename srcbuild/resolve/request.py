@@ -29,7 +29,7 @@ def request_inputs(
     ``environ`` (the command's environment) only what says whether the build is portable and where
     the toolchain data lies counts (``resolver.KEYED_VARS``), as for ``resolve_unprobed``."""
     from srcbuild.knowledge.base import build_pins  # breakages.toml alone, not the whole knowledge base
-    from srcbuild.resolve.variables import package_rows
+    from srcbuild.resolve.eras import package_rows
 
     spec = package_spec(package)
     spec.pin(recipe)  # a recipe without this package's pin is refused here, as by a build

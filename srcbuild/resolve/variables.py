@@ -32,14 +32,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
-
 from srcbuild.envmods import EnvChanges
-from srcbuild.knowledge.build_facts import PackageVariable, load_build_facts
+from srcbuild.knowledge.build_facts import load_build_facts
 from srcbuild.packages import PackageSpec, version_of_tag
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.schema import override_note
 from srcbuild.records import record
+from srcbuild.resolve.eras import package_rows, release_era
 
 if TYPE_CHECKING:
     from srcbuild.knowledge import KnowledgeBase
@@ -68,13 +67,6 @@ CMAKE_NAMES = (
 NOT_INHERITED = ("TORCH_CUDA_ARCH_LIST", "PYTORCH_BUILD_VERSION", "PYTORCH_BUILD_NUMBER", "BUILD_VERSION")
 
 
-def _era(version: str) -> Version:
-    try:
-        return Version(version)
-    except InvalidVersion:
-        return Version("2.0")
-
-
 @record
 class Toolset:
     """The compilers and directories the variables point at."""
@@ -100,7 +92,7 @@ def wheel_version(recipe: Recipe, tag: str) -> str:
 def torch_variables(recipe: Recipe, tools: Toolset, kb: KnowledgeBase) -> EnvChanges:
     """The build variables of ``python setup.py bdist_wheel`` for the recipe's torch tag."""
     version = version_of_tag(recipe.torch.tag)
-    era = _era(version)
+    era = release_era(version)
     facts = load_build_facts()  # which releases read which variable
     cuda = recipe.toolchain.cuda is not None
     env = EnvChanges()
@@ -158,13 +150,6 @@ def against_torch_variables(spec: PackageSpec, recipe: Recipe, tools: Toolset, k
     for name, value in _knowledge_pins_env(kb, version_of_tag(recipe.torch.tag)):  # torch rows: torch's release
         env = env.set(name, value, "knowledge base (old tags)")
     return env
-
-
-def package_rows(spec: PackageSpec, recipe: Recipe) -> tuple[PackageVariable, ...]:
-    """The ``[[package_variable]]`` rows a build of the recipe's release of ``spec`` sets (none for torch)."""
-    if not spec.needs_torch_wheel:
-        return ()
-    return load_build_facts().variables_of(spec.name, _era(version_of_tag(spec.pin(recipe).tag)))
 
 
 # what makes a package's build variables: (recipe, its tools, the knowledge base) -> variables

@@ -17,7 +17,6 @@ from __future__ import annotations
 import socket
 import threading
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 

@@ -3,7 +3,10 @@
 
 The scan reads the source: a new ``SRCBUILD_*`` name anywhere in ``srcbuild/`` that is not
 registered fails here, and so does a read of one (``environ.get``, ``environ[...]``, ``in environ``,
-``os.getenv``) outside precedence, which is how a setting would escape ``config show``.
+``os.getenv``) outside precedence, which is how a setting would escape ``config show``. The scan
+follows literals, module constants and loops over literal names; a read through a name it cannot
+follow (a loop over a table kept elsewhere) is not seen, so such tables are read with
+``precedence.env_value`` too (``cache/netlimits.py``).
 """
 
 from __future__ import annotations
@@ -63,9 +66,28 @@ def _variable(node: ast.expr) -> str | None:
     return CONSTANTS.get(name) if name else None
 
 
+def _loop_names(tree: ast.AST) -> dict[str, str]:
+    """Loop variables that run over SRCBUILD_* names (``for name in {"SRCBUILD_NET_TIMEOUT": ...}``)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        target = node.target if isinstance(node, (ast.For, ast.comprehension)) else None
+        if isinstance(target, ast.Tuple) and target.elts:  # for name, (field, kind) in {...}.items()
+            target = target.elts[0]
+        if isinstance(node, (ast.For, ast.comprehension)) and isinstance(target, ast.Name):
+            named = [
+                n.value
+                for n in ast.walk(node.iter)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("SRCBUILD_")
+            ]
+            if named:
+                found[target.id] = named[0]
+    return found
+
+
 def _reads(tree: ast.AST) -> list[tuple[int, str]]:
     """(line, variable) of each direct read of a SRCBUILD_* variable from a mapping."""
     out = []
+    loops = _loop_names(tree)
     for node in ast.walk(tree):
         key = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
@@ -75,6 +97,10 @@ def _reads(tree: ast.AST) -> list[tuple[int, str]]:
             key = _variable(node.slice)
         elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
             key = _variable(node.left)
+        if key is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            first = node.args[0]
+            if node.func.attr in ("get", "getenv") and isinstance(first, ast.Name):
+                key = loops.get(first.id)
         if key:
             out.append((node.lineno, key))
     return out
@@ -111,6 +137,8 @@ def test_the_read_finder_finds_each_kind_of_read() -> None:
     )
     CONSTANTS.setdefault("A_VAR", "SRCBUILD_WORK_DIR")
     assert _reads(ast.parse(code)) == [(2, "SRCBUILD_MIRROR"), (3, "SRCBUILD_WORK_DIR"), (4, "SRCBUILD_DEBUG")]
+    looped = 'for name in ("SRCBUILD_NET_TIMEOUT", "SRCBUILD_NET_DEADLINE"):\n    raw = environ.get(name, "")\n'
+    assert _reads(ast.parse(looped)) == [(2, "SRCBUILD_NET_TIMEOUT")]
 
 
 def test_registry_is_well_formed() -> None:
