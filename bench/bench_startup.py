@@ -92,7 +92,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="pairs per command (default 7)")
     parser.add_argument("--instructions", action="store_true", help="also count instructions under callgrind")
-    parser.add_argument("--only", default="", help="run only the commands whose label holds one of these words (comma-separated)")
+    parser.add_argument("--only", default="", help="commands whose label holds one of these words (comma-separated)")
     args = parser.parse_args()
     words = [w for w in args.only.split(",") if w]
     commands = [c for c in COMMANDS if not words or any(w in c[0] for w in words)]
@@ -122,10 +122,13 @@ def main() -> int:
         if goal is None:
             continue
         cmin, cmed = mine.cpu()
-        bmin, bmed = theirs.cpu()
+        bmed = theirs.cpu()[1]
         rmin, rmed = ratios(mine, theirs)
         wmin, wmed = mine.wall()
-        note = f"CPU min {cmin:.3f} s; wall min/median {wmin:.3f}/{wmed:.3f} s; ratio to python -c pass min/median {rmin:.1f}/{rmed:.1f}x"
+        note = (
+            f"CPU min {cmin:.3f} s; wall min/median {wmin:.3f}/{wmed:.3f} s; "
+            f"ratio to python -c pass min/median {rmin:.1f}/{rmed:.1f}x"
+        )
         if count:
             note += f"; {count / 1e6:,.0f} M instructions"
         goal_line(

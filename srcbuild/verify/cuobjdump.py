@@ -173,7 +173,7 @@ def _list_pieces(cuobjdump: Path, library: Path, start: int, size: int) -> list[
     listings: list[str | None] = []
     with tempfile.TemporaryDirectory(prefix="srcbuild-cuobjdump-") as tmp:
         piece = Path(tmp) / "piece.fatbin"
-        for offset, length in pieces(library, start, size):
+        for offset, length in pieces(library, start, size, PIECE):
             _copy(library, offset, length, piece)
             out = _list(cuobjdump, piece)
             piece.unlink()
