@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srcbuild.compiler_cache import launcher_env
+from srcbuild.envs.backends import installs_conda_packages
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError, UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge.build_facts import load_build_facts
@@ -93,7 +94,8 @@ def resolve(
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))
     machine: list[Finding] = list(host_findings(recipe, host.facts, paths)) if host.facts is not None else []
-    if host.facts is not None and environment.backend == "venv" and not environment.existing:
+    pip_only = environment.backend is not None and not installs_conda_packages(environment.backend)
+    if host.facts is not None and pip_only and not environment.existing:
         machine.extend(check_python_headers(recipe.toolchain.python))  # a venv of the host Python
     if portable is not None and portable.sysroot is None and host.facts is not None:
         missing = host.sysroot_gcc or SysrootGcc(portable.glibc, None)
