@@ -19,9 +19,10 @@ imports, the host probe, the resolve and the plan: what a build does before its 
 printing the plan instead of running it) and ``srcbuild --help`` (Python and the command line
 alone).
 
-The goals: on the larger build, < 5% over the commands by hand; on the fixture build, whose
-commands take about 3 s, 5% is 0.15 s, less than the floor itself, so its goal is srcbuild's
-fixed cost in seconds (``FIXED_COST_GOAL``), printed with its ratio and the floor's.
+The goals, judged on CPU seconds (the wall time beside them): on the larger build, < 5% CPU over
+the commands by hand; on the fixture build, whose commands take about 3 s, 5% is 0.15 s, less
+than the floor itself, so its goal is srcbuild's fixed cost in CPU seconds (``FIXED_COST_GOAL``),
+printed with its ratio and the floor's.
 
     CUDA_HOME=<a CUDA 11.8 toolkit> python bench/bench_overhead.py [--rounds 5] [--large-ops 16]
 """
@@ -139,8 +140,9 @@ def median(runs: Runs, which: int = 0) -> float:
     return statistics.median(r[which] for r in runs)
 
 
-def report(label: str, by_hand: Runs, srcbuild: Runs, loads: list[float]) -> tuple[float, float, float]:
-    """Print one row's figures; return (seconds srcbuild adds, by hand, CPU seconds it adds), medians."""
+def report(label: str, by_hand: Runs, srcbuild: Runs, loads: list[float]) -> tuple[float, float, float, float]:
+    """Print one row's figures; return (wall seconds srcbuild adds, by hand's wall, CPU seconds it
+    adds, by hand's CPU), medians."""
     print(f"{label}, {len(by_hand)} rounds each (ccache off, cold tree; load average {_loads(loads)}):")
     for name, runs in (("by hand (plan --format shell | bash)", by_hand), ("srcbuild torch", srcbuild)):
         print(
@@ -153,8 +155,8 @@ def report(label: str, by_hand: Runs, srcbuild: Runs, loads: list[float]) -> tup
     for what, hand, src in (("median", hand_med, src_med), ("best", best_hand, best_src)):
         over = src - hand
         print(f"  overhead ({what}): {over:+.2f} s = {100 * over / hand:+.1f}% (the 5% line: {0.05 * hand:.2f} s)")
-    print(f"  overhead (CPU, median): {cpu_over:+.2f} s")
-    return src_med - hand_med, hand_med, cpu_over
+    print(f"  overhead (CPU, median): {cpu_over:+.2f} s = {100 * cpu_over / median(by_hand, 1):+.1f}%")
+    return src_med - hand_med, hand_med, cpu_over, median(by_hand, 1)
 
 
 def _loads(loads: list[float]) -> str:
@@ -170,25 +172,29 @@ def report_floor(runs: dict[str, Runs]) -> float:
     return median(runs["srcbuild plan torch"])
 
 
-def goal_lines(small: tuple[float, float, float], large: tuple[float, float, float] | None, floor: float) -> None:
-    """The fixture build: srcbuild's fixed cost in seconds, with its ratio (5% of a 3 s build is
-    less than the floor); the larger build: < 5% over the commands by hand."""
-    over, hand, cpu = small
+def goal_lines(
+    small: tuple[float, float, float, float], large: tuple[float, float, float, float] | None, floor: float
+) -> None:
+    """Judged on CPU seconds (user + system of the whole process tree; the wall time, which the
+    machine's other work decides, is in the note). The fixture build: srcbuild's fixed cost in CPU
+    seconds, with its ratio (5% of a 3 s build is less than the floor); the larger build: < 5% CPU
+    over the commands by hand."""
+    over, hand, cpu, hand_cpu = small
     goal_line(
-        "overhead, fixture build (median)",
-        f"{over:+.2f} s",
-        f"{hand:.2f} s",
-        f"{100 * over / hand:+.1f}%",
-        f"<= {FIXED_COST_GOAL} s fixed (5%: {0.05 * hand:.2f} s)",
-        over <= FIXED_COST_GOAL,
-        f"wall time, decided by the load; CPU {cpu:+.2f} s. 5% of this build is below srcbuild's floor: "
-        f"`srcbuild plan torch` (start, imports, host probe, resolve) takes {floor:.2f} s = {100 * floor / hand:.0f}%",
+        "overhead, fixture build (CPU, median)",
+        f"{cpu:+.2f} s",
+        f"{hand_cpu:.2f} s",
+        f"{100 * cpu / hand_cpu:+.1f}%",
+        f"<= {FIXED_COST_GOAL} s CPU fixed (5%: {0.05 * hand_cpu:.2f} s)",
+        cpu <= FIXED_COST_GOAL,
+        f"wall {over:+.2f} s of {hand:.2f} s. 5% of this build is below srcbuild's floor: "
+        f"`srcbuild plan torch` (start, imports, host probe, resolve) takes {floor:.2f} s",
     )
     if large is not None:
-        over, hand, cpu = large
-        goal_line("overhead, larger fixture build (median)", f"{over:+.2f} s", f"{hand:.2f} s",
-                  f"{100 * over / hand:+.1f}%", "< 5% over the commands by hand", 100 * over / hand < 5,
-                  f"wall time, decided by the load; CPU {cpu:+.2f} s")  # fmt: skip
+        over, hand, cpu, hand_cpu = large
+        goal_line("overhead, larger fixture build (CPU, median)", f"{cpu:+.2f} s", f"{hand_cpu:.2f} s",
+                  f"{100 * cpu / hand_cpu:+.1f}%", "< 5% CPU over the commands by hand", 100 * cpu / hand_cpu < 5,
+                  f"wall {over:+.2f} s of {hand:.2f} s = {100 * over / hand:+.1f}%")  # fmt: skip
 
 
 def main() -> None:

@@ -213,7 +213,8 @@ def _run_package(
     fp = build_fingerprint(resolved)
     decision = CacheDecision.open(recipe, plan, fp, paths, options, environ, console)
 
-    if not resume:
+    only_canary = options.canary == "only" and "canary" in plan.step_ids
+    if not resume and not only_canary:
         found = decision.hit()
         if found is not None:
             return found
@@ -221,11 +222,11 @@ def _run_package(
     # tree's (builds that share a checkout and build tree, such as two recipe files with one
     # name, take turns instead of writing into one tree at once).
     with decision.cache.build_lock(fp), tree_lock(plan, paths, console):
-        if not resume:
+        if not resume and not only_canary:
             found = decision.hit()  # another build of the same inputs may have finished meanwhile
             if found is not None:
                 return found
-        elif _finished(plan):
+        elif resume and _finished(plan):
             return _already_done(plan, decision, console)
         ctx = BuildContext(resolved=resolved)
         executor = Executor(plan, console=console, environ=environ_for_build(environ), resume=resume, context=ctx)
@@ -238,7 +239,12 @@ def _run_package(
                 executor.run_steps(until="torch-wheel")
                 if executor.pending("torch-wheel"):
                     dependencies(executor)
-            executor.run_steps()
+            if only_canary:  # --canary: stop after it (the build tree is kept for the build that follows)
+                ids = plan.step_ids
+                after = ids[ids.index("canary") + 1] if ids.index("canary") + 1 < len(ids) else None
+                executor.run_steps(until=after)
+            else:
+                executor.run_steps()
         return executor.result
 
 

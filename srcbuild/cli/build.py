@@ -158,6 +158,7 @@ def options_from(package: str, kw: dict[str, Any]) -> BuildOptions:
         dist_scheduler=kw.get("dist_scheduler"),
         no_provision=bool(kw.get("no_provision")),
         portable=kw.get("portable"),
+        canary=kw.get("canary") or "run",
         accept_moved_tag=bool(kw.get("accept_moved_tag")),
     )
 
@@ -176,6 +177,14 @@ def _run(package: str, resume: bool, as_json: bool, kw: dict[str, Any]) -> int:
             exc.hint = exact_hint(exc.hint, resume_command(argv), resume_command(argv, resume=False))
         raise
     wheel = result.wheel
+    if wheel is None and kw.get("canary") == "only":  # --canary: stopped after it, on purpose
+        if as_json:
+            print_json(result.to_json())
+        else:
+            found = result.canary or {}
+            click.echo(f"canary passed ({found.get('wall', 0):.0f} s wall, {found.get('cpu', 0):.0f} s CPU); "
+                       "continue the build with the same command, --resume in place of --canary")
+        return 0
     if kw.get("output_dir") and wheel is not None:
         wheel = copy_wheel(wheel, Path(kw["output_dir"]))
     if as_json:
@@ -236,6 +245,18 @@ def package_command(package: str) -> click.Command:
     command = click.option(
         "--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped."
     )(command)
+    if package == "torch":  # the only package with a canary step (srcbuild.plan.canary)
+        command = click.option(
+            "--no-canary", "canary", flag_value="skip", help="Skip the canary (recorded in the build's record)."
+        )(command)
+        command = click.option(
+            "--canary",
+            "canary",
+            flag_value="only",
+            default=None,
+            help="Stop after the canary (configure read back against the plan, a few CUDA units compiled per "
+            "arch); exit 0 when it passes.",
+        )(command)
     command = mirror_dir_option(lambda kw: build_order(package))(command)
     command = build_options(command)
     return click.command(package)(command)

@@ -176,6 +176,62 @@ def _sources_label(m: Manifest) -> str:
     return f"MODIFIED: {len(files)} file(s) ({shown}), diff {diff[:12]}"
 
 
+@cache_group.command("add")
+@click.argument("wheel", type=click.Path(dir_okay=False))
+@click.option("--recipe", "recipe_name", default=None, help="Check it runs on this recipe's GPUs (its gpu.arch).")
+@click.option("--arch", "arch", multiple=True, help="Or the compute capabilities it must run on (repeat, or 3.5,3.7).")
+@click.option("--source", default=None, help="Where it came from: the URL it was downloaded from [default: by hand].")
+@path_options
+@json_option
+def add_cmd(
+    wheel: str,
+    recipe_name: str | None,
+    arch: tuple[str, ...],
+    source: str | None,
+    work_dir: str | None,
+    cache_dir: str | None,
+    as_json: bool,
+) -> int:
+    """Add a wheel srcbuild did not build (by hand, or downloaded): verified against the GPUs it is
+    for, stored with where it came from, never keyed as srcbuild's build of a recipe."""
+    from srcbuild.cache.add import add_wheel
+    from srcbuild.capability import ComputeCapability
+    from srcbuild.recipe import RecipeCatalog
+
+    if recipe_name and arch:
+        raise UsageError("give --recipe or --arch, not both", "--recipe checks the recipe's gpu.arch")
+    paths = resolve_paths(work_dir, cache_dir)
+    recipe = RecipeCatalog(paths).load(recipe_name) if recipe_name else None
+    ccs = []
+    for text in (part.strip() for value in arch for part in value.split(",") if part.strip()):
+        try:
+            ccs.append(ComputeCapability.parse(text))
+        except ValueError as exc:
+            raise UsageError(f"--arch {text!r}: {exc}", "write it like 3.7 or 6.1") from None
+    entry = add_wheel(WheelCache(paths.cache_dir), Path(wheel), recipe, ccs, source)
+    if as_json:
+        print_json({**entry.manifest.to_json(), "path": str(entry.path)})
+        return 0
+    m = entry.manifest
+    checked = f"recipe {recipe.name}'s GPUs" if recipe is not None else f"compute capability {', '.join(map(str, ccs))}"
+    echo_text(
+        f"added {m.wheel} ({entry.key[:12]}): runs on {checked}; kernels {kernels_label(m)}\n"
+        f"push it like any entry: srcbuild cache push --remote R {entry.key[:12]}\n"
+    )
+    return 0
+
+
+def _provenance_label(m: Manifest) -> str:
+    """``added, downloaded from URL; checked for recipe R`` for a wheel srcbuild did not build."""
+    found = dict(m.extra.get("provenance") or {})
+    checked = dict(found.get("checked_for") or {})
+    what = f"recipe {checked['recipe']}" if checked.get("recipe") else "compute capability " + ", ".join(
+        checked.get("arch") or ()
+    )
+    source = f" from {found['source']}" if found.get("source") else ""
+    return f"added ({found.get('how', 'by hand')}{source}), not built by srcbuild; checked for {what}"
+
+
 @cache_group.command("show")
 @click.argument("ref")
 @path_options
@@ -200,6 +256,7 @@ def show_cmd(ref: str, work_dir: str | None, cache_dir: str | None, as_json: boo
         ("toolchain", ", ".join(f"{k} {v}" for k, v in m.toolchain.items()) or "-"),
         ("source commit", str(m.resolved.get("source_commit") or "-")),
         ("sources", _sources_label(m)),
+        *((("origin", _provenance_label(m)),) if m.extra.get("provenance") else ()),
         ("created", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(m.created))),
         ("path", str(entry.path)),
     ]

@@ -251,7 +251,7 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
                     "downloads": [{"url": d.url, "size": d.size, "why": d.why} for d in t.needs.downloads],
                     "patches": [p.name for p in t.needs.patches],
                     "index_wheels": [f.to_json() for f in t.needs.index],
-                    "debian": [{"suite": r.suite, "packages": list(r.packages)} for r in t.needs.debian],
+                    "debian": [{"suite": r.suite, "packages": list(r.all_packages)} for r in t.needs.debian],
                     "toolchain_conda": [{"channel": c.channel, "specs": list(c.specs), "why": c.why}
                                         for c in t.needs.conda],
                     "pip": [{"requirements": list(p.requirements), "python": p.python or t.python, "why": p.why}
@@ -283,7 +283,7 @@ def _dry_run(directory: Path, targets: list[Target], as_json: bool) -> int:
             size = human_size(download.size) if download.size else "size unknown"
             click.echo(f"    {download.url.rsplit('/', 1)[-1]} ({size})")
         for route in target.needs.debian:
-            click.echo(_fill(f"Debian {route.suite}: {' '.join(route.packages)}"))
+            click.echo(_fill(f"Debian {route.suite}: {' '.join(route.all_packages)}"))
         if target.needs.index:
             click.echo("  package index wheels:")
             for wheel in target.needs.index:

@@ -26,7 +26,7 @@ from rich.console import Console
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import SETTINGS as console_settings
-from srcbuild.console import Verbosity
+from srcbuild.console import Verbosity, clip_words, wrap_line
 from srcbuild.errors import DiskFull, Interrupted, SrcbuildError, StepFailed, UsageError, filesystem_of
 from srcbuild.execute.context import BuildContext
 from srcbuild.execute.diagnose import DISK_FULL, Diagnosis, diagnose, first_error, signal_of
@@ -235,10 +235,9 @@ class Executor:
         if verbosity >= Verbosity.VERBOSE:
             self.console.print(f"[dim]+ {cmd.shell()}[/dim]", highlight=False)
         elif verbosity >= Verbosity.NORMAL:
-            line = f"    - {cmd.why}"
-            width = max(self.console.width, 40)
-            line = line if len(line) <= width else line[: width - 1] + "…"
-            self.console.print(line, style="dim", markup=False, highlight=False)
+            # wrapped, never cut: a "why" names paths and packages a user may search for
+            for piece in wrap_line(f"    - {cmd.why}", max(self.console.width, 40)):
+                self.console.print(piece, style="dim", markup=False, highlight=False, soft_wrap=True)
 
     def _show_tail(self, step: Step, cmd: Command, result: proc.RunResult, log: Path) -> None:
         self.console.print(f"[red]step {step.id} failed: {cmd.argv[0]} exited {result.returncode}[/red]")
@@ -260,7 +259,7 @@ class Executor:
         first = first_error(lines)
         if not found and first:
             self.console.print(f"first error: {first.strip()}", markup=False, highlight=False)
-        hint = found[0].hint if found else f"fix the first error ({(first or '').strip()[:160]}) or read {log}"
+        hint = found[0].hint if found else f"fix the first error ({clip_words((first or '').strip())}) or read {log}"
         if step.on_failure:
             kept = (
                 "the build tree is kept (--keep-build): --resume continues it, and so does a new build"

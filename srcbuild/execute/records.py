@@ -219,6 +219,27 @@ class WheelStored(Record):
         return cls(Path(data["wheel"]))
 
 
+@record
+class CanaryChecked(Record):
+    """What the canary read back and compiled, and what it cost (or why it was skipped)."""
+
+    kind: ClassVar[str] = "canary"
+    skipped: str = ""  # why it did nothing ("--no-canary"), else ""
+    wall: float = 0.0  # seconds
+    cpu: float = 0.0  # user + system seconds of everything it ran
+    readout: tuple[dict[str, Any], ...] = ()  # each expectation: plan, CMake, where, ok
+    units: tuple[dict[str, Any], ...] = ()  # each unit: target, object, sass, ptx
+
+    def fields(self) -> dict[str, Any]:
+        return {"skipped": self.skipped, "wall": round(self.wall, 3), "cpu": round(self.cpu, 3),
+                "readout": list(self.readout), "units": list(self.units)}
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any]) -> CanaryChecked:
+        return cls(str(data["skipped"]), float(data["wall"]), float(data["cpu"]),
+                   tuple(dict(r) for r in data["readout"]), tuple(dict(u) for u in data["units"]))
+
+
 class Records:
     """The records of the steps run so far (or done in the run being resumed), one per type."""
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+import srcbuild.execute.canary as canary
 import srcbuild.execute.handlers as handlers
 import srcbuild.execute.retag as retag
 from srcbuild.execute.records import Record
@@ -56,6 +57,7 @@ HANDLERS: dict[type[a.Action], Handler] = dict(
         on(a.EnsureEnv, lambda ex, action, step, log: handlers.ensure_env(ex, log)),
         on(a.Provision, lambda ex, action, step, log: handlers.provision(ex, action.planned, log)),
         on(a.CheckBuildTree, lambda ex, action, step, log: handlers.check_build_tree(ex, action)),
+        on(a.Canary, lambda ex, action, step, log: canary.canary(ex, action, step, log)),
         on(a.CheckLocalChanges, lambda ex, action, step, log: handlers.check_local_changes(ex, action)),
         on(a.CompilerCacheStart, lambda ex, action, step, log: handlers.compiler_cache_start(ex, action.config, log)),
         on(a.CompilerCacheStats, lambda ex, action, step, log: handlers.compiler_cache_stats(ex, action.config)),

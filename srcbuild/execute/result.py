@@ -45,6 +45,7 @@ class BuildResult:
     diagnoses: list[Diagnosis] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     compiler_cache: dict[str, Any] | None = None  # hits and misses of the compiler cache (CacheStats)
+    canary: dict[str, Any] | None = None  # the canary's readout, units and times (CanaryChecked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,4 +58,5 @@ class BuildResult:
             "diagnoses": [d.to_json() for d in self.diagnoses],
             "notes": self.notes,
             "compiler_cache": self.compiler_cache,
+            "canary": self.canary,
         }

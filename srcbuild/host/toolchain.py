@@ -133,8 +133,9 @@ def _home_library_dirs(home: Path) -> tuple[Path, ...]:
 
 def missing_components(home: Path, version: str) -> tuple[str, ...]:
     """The components of the complete-home contract (``knowledge/data/cuda_components.toml``) that
-    the CUDA home ``home`` of ``version`` lacks: a header not in its include directories, or a
-    library without its linker name (``libcublas.so``) in its library directories."""
+    the CUDA home ``home`` of ``version`` lacks: a header not in its include directories, a
+    library without its linker name (``libcublas.so``) in its library directories, or a file
+    (``libcudadevrt.a``, ``stubs/libcuda.so``) not in them."""
     includes = _home_include_dirs(home)
     libraries = _home_library_dirs(home)
     missing = []
@@ -143,7 +144,8 @@ def missing_components(home: Path, version: str) -> tuple[str, ...]:
             any((d / name).is_file() for d in includes for name in header.split("|")) for header in component.headers
         )
         libraries_ok = all(any((d / f"lib{lib}.so").exists() for d in libraries) for lib in component.libraries)
-        if not (headers_ok and libraries_ok) and component.name not in missing:
+        files_ok = all(any((d / name).is_file() for d in libraries) for name in component.files)
+        if not (headers_ok and libraries_ok and files_ok) and component.name not in missing:
             missing.append(component.name)
     return tuple(missing)
 

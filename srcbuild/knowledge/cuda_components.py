@@ -1,7 +1,8 @@
 """The complete-home contract: which headers and libraries a CUDA home needs for a torch build.
 
 ``srcbuild/knowledge/data/cuda_components.toml`` lists, per component (cccl, cublas, cusparse ...),
-the headers in ``include/`` and the libraries a torch build needs, the CUDA releases the row
+the headers in ``include/``, the libraries and the files (static runtime, driver stub) a torch
+build needs, the CUDA releases the row
 applies to, and the torch file that fails without it. ``components_for("11.8")`` gives the rows of
 one release; the probe checks a home against them (``srcbuild.host.toolchain.missing_components``).
 """
@@ -32,6 +33,7 @@ class Component:
     name: str
     headers: tuple[str, ...]  # relative to include/; "a|b" is met by either
     libraries: tuple[str, ...]  # linker names: "cublas" is libcublas.so
+    files: tuple[str, ...]  # below a library directory: "libcudadevrt.a", "stubs/libcuda.so"
     cuda: str  # a specifier on the CUDA release ("<12"), "" for every release
     needed_by: str
     source: str
@@ -53,6 +55,7 @@ def load_components() -> tuple[Component, ...]:
             name=str(row["name"]),
             headers=tuple(str(h) for h in row.get("headers", ())),
             libraries=tuple(str(lib) for lib in row.get("libraries", ())),
+            files=tuple(str(f) for f in row.get("files", ())),
             cuda=str(row.get("cuda", "")),
             needed_by=str(row["needed_by"]),
             source=str(row.get("source", "")),

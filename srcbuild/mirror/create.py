@@ -106,7 +106,7 @@ def _holds_route(manifest: Manifest, route: DebianRoute) -> bool:
     if f"{DEBIAN}/dists/{route.suite}/InRelease" not in manifest.files:
         return False
     names = {rel.rsplit("/", 1)[-1].split("_", 1)[0] for rel in manifest.files if rel.endswith(".deb")}
-    return all(package in names for package in route.packages)
+    return all(package in names for package in route.all_packages)
 
 
 def _mirror_route(

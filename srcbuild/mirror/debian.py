@@ -100,9 +100,9 @@ def mirror_debian(
     apt = PrivateApt(scratch / "apt", archive, route.suite, route.components, route.keyring)
     apt.prepare()
     if echo is not None:
-        print(f"  apt: {' '.join(route.packages)} from Debian {route.suite}", file=echo, flush=True)
+        print(f"  apt: {' '.join(route.all_packages)} from Debian {route.suite}", file=echo, flush=True)
     _run(apt.update_argv(), "apt-get update (private sources list)", log_path, environ)
-    listed = _run([*apt.download_argv(route.packages), "--print-uris"], "apt-get download --print-uris", log_path,
+    listed = _run([*apt.download_argv(route.all_packages), "--print-uris"], "apt-get download --print-uris", log_path,
                   environ)
     lists = scratch / "apt" / "lists"
     in_release = next(iter(sorted(lists.glob(f"*_dists_{route.suite}_InRelease"))), None)
@@ -141,7 +141,7 @@ def mirror_debian(
     rows = parse_print_uris("\n".join(listed.tail))
     missing = [(url, name, size, sha) for url, name, size, sha in rows if not _have(root, base, url, sha)]
     if missing:
-        _run(apt.download_argv(route.packages), "apt-get download", log_path, environ, cwd=debs)
+        _run(apt.download_argv(route.all_packages), "apt-get download", log_path, environ, cwd=debs)
     for url, name, size, sha in rows:
         rel = _pool_path(base, url)
         target = root / rel

@@ -153,7 +153,7 @@ def estimate(needs: Needs) -> Estimate:
     debian = 0
     for route in needs.debian:
         if route.download_size is None:
-            unknown.append(f"Debian {route.suite}: {' '.join(route.packages)}")
+            unknown.append(f"Debian {route.suite}: {' '.join(route.all_packages)}")
         else:
             debian += max(route.download_size - sum(w.size or 0 for w in route.wheels), 0)
     unknown += [f"{piece.why}: {' '.join(piece.specs)} (the channel's solve)" for piece in needs.conda]

@@ -12,6 +12,7 @@ too): a step whose work is already on disk is skipped, and the executor prints t
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -23,6 +24,8 @@ from srcbuild.sources.patches import PatchSet
 from srcbuild.sources.sync import SourceSync
 
 if TYPE_CHECKING:
+    from srcbuild.canary.readout import Expect
+    from srcbuild.knowledge.canary import CanaryUnit
     from srcbuild.toolchain.planned import PlannedProvision
 
 
@@ -202,6 +205,57 @@ class CheckBuildTree(Action):
 
     def shell(self) -> tuple[str, ...]:
         return self.shell_lines
+
+
+@record
+class Canary(Action):
+    """Configure the build tree for real (the torch era's CMake-only ``setup.py`` run), compare
+    what CMake decided with the plan, then compile the canary units through torch's own ninja
+    targets and read their device code; timed. ``skip`` says why it does nothing (``--no-canary``,
+    or an era without a canary row): the step stays in the plan and in the build's record."""
+
+    name: ClassVar[str] = "canary"
+    configure: Command | None
+    build_dir: Path
+    reconfigure: Command | None = None  # forces CMake in an existing tree whose summary was not kept
+    units: tuple[CanaryUnit, ...] = ()
+    expects: tuple[Expect, ...] = ()
+    arch_list: str = ""  # TORCH_CUDA_ARCH_LIST: what each device unit must hold
+    skip: str = ""
+
+    def describe(self) -> str:
+        if self.skip:
+            return f"skipped: {self.skip}"
+        what = f"configure {self.build_dir} for real, check {len(self.expects)} CMake decisions against the plan"
+        if self.units:
+            what += f", compile {len(self.units)} canary unit(s) through ninja"
+            if self.arch_list:
+                what += f" and read their kernels for {self.arch_list}"
+        return what
+
+    def args(self) -> dict[str, str]:
+        return {
+            "build_dir": str(self.build_dir),
+            "skip": self.skip,
+            "arch_list": self.arch_list,
+            "units": " ".join(u.outputs[0] for u in self.units),
+            "expects": " ".join(e.key for e in self.expects),
+        }
+
+    def shell(self) -> tuple[str, ...]:
+        if self.skip or self.configure is None:
+            return ()
+        q = shlex.quote
+        cwd = self.configure.cwd or self.build_dir.parent
+        lines = [f"(cd {q(str(cwd))} && {self.configure.shell()})"]
+        tree = q(str(self.build_dir))
+        for unit in self.units:
+            pattern = "|".join(re.escape(o) for o in unit.outputs)
+            lines.append(
+                f"ninja -C {tree} \"$(ninja -C {tree} -t targets all | "
+                f"awk -F': ' '$1 ~ /(^|\\/)({pattern})$/ {{print $1; exit}}')\""
+            )
+        return tuple(lines)
 
 
 @record

@@ -29,6 +29,7 @@ from srcbuild.plan.actions import (
     TorchWheel,
     VerifyWheel,
 )
+from srcbuild.plan.canary import canary_step
 from srcbuild.plan.compiler import selection_commands
 from srcbuild.plan.model import Plan, Step, logs_dir, settings_hash, step_log
 from srcbuild.plan.sources import patches_step, sources_steps
@@ -79,6 +80,8 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     cc = r.compiler_cache
     if cc.enabled:
         steps.append(_compiler_cache_step(cc, start=True))
+    if package == "torch":
+        steps.append(canary_step(r))
     steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version, clean))
     build_log = step_log(logs_dir(r.build_root), len(steps), "build")
     if cc.enabled:

@@ -43,6 +43,7 @@ class BuildOptions:
     portable: bool | None = None  # --portable: old glibc sysroot, manylinux tag (srcbuild.resolve.portable)
     accept_moved_tag: bool = False  # --accept-moved-tag: record a tag's new commit (sources.tagpins)
     extension: bool = False  # an extension's build: its toolchain is CUDA and gcc alone (no MAGMA, cuDNN, MPI)
+    canary: str = "run"  # torch's canary step: "run", "only" (--canary: stop after it) or "skip" (--no-canary)
 
 
 @record

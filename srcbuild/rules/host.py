@@ -162,7 +162,8 @@ def check_cuda_complete(recipe: Recipe, host: HostFacts) -> list[Finding]:
     for name in toolkit.missing:
         component = by_name.get(name)
         if component is not None:
-            parts.append(f"{name} ({', '.join(h.split('|')[0] for h in component.headers)}; {component.needed_by})")
+            names = [*(h.split("|")[0] for h in component.headers), *component.files]
+            parts.append(f"{name} ({', '.join(names)}; {component.needed_by})")
         else:
             parts.append(name)
     command = _complete_command(toolkit)

@@ -133,6 +133,17 @@ class DebianRoute:
     wheels: tuple[Wheel, ...]
     download_size: int | None
     source: str
+    # Files taken out of one more package without unpacking the rest of it (the static runtime
+    # and the driver stub torch's CMake links, which Debian ships only in nvidia-cuda-dev):
+    # paths inside the package, each copied to the home's lib/ under its path below the
+    # package's library directory (``stubs/libcuda.so``).
+    extract_package: str = ""
+    extract_files: tuple[str, ...] = ()
+
+    @property
+    def all_packages(self) -> tuple[str, ...]:
+        """Every package the route downloads: those unpacked whole, then the one files come from."""
+        return (*self.packages, self.extract_package) if self.extract_package else self.packages
 
 
 @record

@@ -5,7 +5,8 @@ channel for, laid out as NVIDIA's conda packages are: ``cuda-nvcc`` holds ``bin/
 the home's), a ``bin/nvcc.profile`` that looks for headers and libraries under
 ``targets/x86_64-linux/`` (as the profile of NVIDIA's own installs does) and the rest of the
 compiler (ptxas, fatbinary, cudafe++, nvlink, nvvm/) as links to the home's files;
-``cuda-cudart-dev`` holds the home's headers and libcudart under ``targets/x86_64-linux/``;
+``cuda-cudart-dev`` holds the home's headers, libcudart (shared and static), libcudadevrt.a and
+the driver stub ``lib/stubs/libcuda.so`` under ``targets/x86_64-linux/``;
 ``cuda-cuobjdump`` links the home's cuobjdump; ``cuda-libraries-dev`` links the home's other
 libraries (cuBLAS, cuSPARSE, ...: a complete home's). ``cuda-nvtx`` and ``cuda-cupti`` are there
 so the provider's specs solve.
@@ -61,6 +62,9 @@ def cuda_channel_packages(home: Path, nvcc_version: str = "11.8.89") -> list[Fak
     )
     headers, header_links = _tree(home / "include", f"{TARGET}/include")
     libs, lib_links = _tree(home / "lib", f"{TARGET}/lib", "libcudart*")  # not the home's cuBLAS & co.
+    static, _ = _tree(home / "lib", f"{TARGET}/lib", "libcudadevrt.a")
+    stubs, _ = _tree(home / "lib" / "stubs", f"{TARGET}/lib/stubs", "libcuda.so")
+    libs.update({**static, **stubs})
     cudart = FakePackage(
         "cuda-cudart-dev", nvcc_version, files={**headers, **libs}, symlinks={**header_links, **lib_links}
     )

@@ -22,4 +22,7 @@ def make_home(home: Path, version: str, skip: tuple[str, ...] = (), layout: str 
             (home / "lib64").mkdir(parents=True, exist_ok=True)
             (home / "lib64" / f"lib{lib}.so.1").write_text("")
             (home / "lib64" / f"lib{lib}.so").symlink_to(f"lib{lib}.so.1")
+        for name in component.files:
+            (home / "lib64" / name).parent.mkdir(parents=True, exist_ok=True)
+            (home / "lib64" / name).write_text("")
     return home

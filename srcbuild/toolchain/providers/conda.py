@@ -43,7 +43,7 @@ from srcbuild.precedence import env_value
 from srcbuild.toolchain.facts import CondaSysroot, CondaTool, ToolchainFacts, release_of
 from srcbuild.toolchain.fetches import CondaPiece, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request
-from srcbuild.toolchain.providers.cuda_home import check_nvcc, link_targets_layout
+from srcbuild.toolchain.providers.cuda_home import check_complete, check_nvcc, link_targets_layout
 from srcbuild.toolchain.store import Provisioned, Source
 
 
@@ -178,6 +178,7 @@ class CondaProvider:
             link_targets_layout(target)
             release = release_of(offer.request.version)
             facts_out = {"nvcc": check_nvcc(target, release, f"CUDA {release} from {tool.channel}")}
+            check_complete(target, facts_out["nvcc"], f"CUDA {release} from {tool.channel}")
         elif offer.request.tool == "magma":
             facts_out = _check_magma(target, offer.origin)
         elif not (target / "bin" / "mpicc").exists():

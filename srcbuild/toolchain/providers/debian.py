@@ -9,7 +9,9 @@ with ``dpkg-deb -x`` (no maintainer scripts, no root) and assembled into the lay
     nvvm/     bin/cicc, lib64/libnvvm.so*, libdevice/libdevice.10.bc
     include/  the headers of NVIDIA's component wheels (pip --require-hashes): the runtime, cccl
               (thrust, cub), cuBLAS, cuSPARSE, cuSOLVER, cuRAND, cuFFT, NVTX, NVRTC, CUPTI
-    lib/      libcudart.so* and the wheels' libraries, each with its linker name (libcublas.so)
+    lib/      libcudart.so* and the wheels' libraries, each with its linker name (libcublas.so);
+              libcudadevrt.a, libcudart_static.a and stubs/libcuda.so, which torch's CMake links
+              at configure, taken alone out of nvidia-cuda-dev (``debfile.extract_members``)
     lib64     -> lib
 
 The home is installed only if its own nvcc reports the expected version and it holds every
@@ -29,6 +31,7 @@ from srcbuild.errors import HostError, MirrorMissing, StepFailed
 from srcbuild.files import sha256_file
 from srcbuild.offline import DEBIAN_VAR, DIR_VAR
 from srcbuild.precedence import env_value
+from srcbuild.toolchain.debfile import NotADeb, extract_members
 from srcbuild.toolchain.facts import DebianRoute, ToolchainFacts, Wheel, data_size, release_of
 from srcbuild.toolchain.fetches import Fetches
 from srcbuild.toolchain.index_files import IndexFile
@@ -72,6 +75,8 @@ class DebianProvider:
                 ),
                 data_size(d.get("download_size")),
                 str(d.get("source", "")),
+                str(d.get("extract", {}).get("package", "")),
+                tuple(str(f) for f in d.get("extract", {}).get("files", ())),
             )
             for d in data.get("debian", [])
         )
@@ -130,12 +135,12 @@ class DebianProvider:
         debs.mkdir(parents=True)
         try:
             run_step(apt.update_argv(), ctx, "apt-get update (private sources list)")
-            run_step(apt.download_argv(route.packages), ctx, "apt-get download", cwd=debs)
+            run_step(apt.download_argv(route.all_packages), ctx, "apt-get download", cwd=debs)
         except StepFailed as exc:
             if not in_mirror:
                 raise
             raise MirrorMissing(
-                f"Debian {route.suite}'s {', '.join(route.packages)} are not in the mirror {mirror_dir} "
+                f"Debian {route.suite}'s {', '.join(route.all_packages)} are not in the mirror {mirror_dir} "
                 f"({exc.message})",
                 "add them on a connected machine: SRCBUILD_TOOLCHAIN_PROVIDERS=debian srcbuild mirror create",
                 {"create_prefix": "SRCBUILD_TOOLCHAIN_PROVIDERS=debian"},
@@ -145,11 +150,14 @@ class DebianProvider:
             shutil.rmtree(root)
         sources = []
         for deb in sorted(debs.glob("*.deb")):
-            run_step(["dpkg-deb", "-x", str(deb), str(root)], ctx, f"dpkg-deb -x {deb.name}")
+            if route.extract_package and deb.name.startswith(f"{route.extract_package}_"):
+                _extract(deb, route.extract_files, root, ctx)
+            else:
+                run_step(["dpkg-deb", "-x", str(deb), str(root)], ctx, f"dpkg-deb -x {deb.name}")
             sources.append(Source(f"apt:{deb.name}", sha256_file(deb), deb.stat().st_size))
         wheels = self._wheels(route, scratch, ctx)
         sources += [Source(f"pip:{w.name}", sha256_file(w), w.stat().st_size) for w in wheels]
-        _assemble(root, wheels, scratch / "wheels-x", target)
+        _assemble(root, wheels, scratch / "wheels-x", target, route.extract_files)
         nvcc = check_nvcc(target, release_of(route.expect), "the Debian CUDA home")
         check_complete(target, nvcc, "the Debian CUDA home")
         shutil.rmtree(scratch, ignore_errors=True)
@@ -170,11 +178,26 @@ class DebianProvider:
         return sorted(wheel_dir.glob("*.whl"))
 
 
+def _extract(deb: Path, files: tuple[str, ...], root: Path, ctx: Context) -> None:
+    """Only ``files`` of ``deb`` into ``root`` (the rest of the package is not unpacked)."""
+    if ctx.stream is not None:
+        print(f"+ {len(files)} files out of {deb.name}", file=ctx.stream, flush=True)
+    try:
+        missing = extract_members(deb, files, root)
+    except NotADeb as exc:
+        raise StepFailed(f"{deb.name}: {exc}", "run the same command again; apt checked the download") from None
+    if missing:
+        raise StepFailed(
+            f"{deb.name} holds no {', '.join(missing)} (srcbuild/toolchain/data/debian.toml); nothing was installed",
+            "rerun with --debug and report the log",
+        )
+
+
 def _first_file(*candidates: Path) -> Path | None:
     return next((c for c in candidates if c.is_file()), None)
 
 
-def _assemble(root: Path, wheels: list[Path], unpacked: Path, home: Path) -> None:
+def _assemble(root: Path, wheels: list[Path], unpacked: Path, home: Path, extracted: tuple[str, ...] = ()) -> None:
     """Lay the unpacked packages and wheels out as a CUDA home in ``home``."""
     for sub in ("bin", "nvvm/bin", "nvvm/lib64", "nvvm/libdevice", "include", "lib"):
         (home / sub).mkdir(parents=True, exist_ok=True)
@@ -194,6 +217,10 @@ def _assemble(root: Path, wheels: list[Path], unpacked: Path, home: Path) -> Non
         _copy_keep_links(lib, home / "nvvm" / "lib64" / lib.name)
     for lib in sorted(lib_dir.glob("libcudart.so*")):
         _copy_keep_links(lib, home / "lib" / lib.name)
+    for member in extracted:  # below usr/lib/x86_64-linux-gnu: libcudadevrt.a, stubs/libcuda.so
+        below = (root / member).relative_to(lib_dir)
+        (home / "lib" / below).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / member, home / "lib" / below)
     versioned = sorted((home / "lib").glob("libcudart.so.*"))
     if versioned and not (home / "lib" / "libcudart.so").exists():
         (home / "lib" / "libcudart.so").symlink_to(versioned[0].name)

@@ -18,7 +18,7 @@ from srcbuild.toolchain.download import Artifact
 from srcbuild.toolchain.facts import Redist, RedistComponent, ToolchainFacts, release_of
 from srcbuild.toolchain.fetches import Download, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request
-from srcbuild.toolchain.providers.cuda_home import check_nvcc, copy_tree
+from srcbuild.toolchain.providers.cuda_home import check_complete, check_nvcc, copy_tree
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
 
 
@@ -114,5 +114,6 @@ class RedistProvider:
         if (target / "lib").is_dir() and not (target / "lib64").exists():
             (target / "lib64").symlink_to("lib")  # the path torch's build and CMake's FindCUDA look in
         nvcc_version = check_nvcc(target, release_of(redist.version), f"CUDA {redist.version} from redist")
+        check_complete(target, nvcc_version, f"CUDA {redist.version} from redist")
         rmtree(scratch)
         return Provisioned(tuple(sources), {"nvcc": nvcc_version})

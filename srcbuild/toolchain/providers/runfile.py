@@ -17,7 +17,7 @@ from srcbuild.toolchain.download import Artifact
 from srcbuild.toolchain.facts import Runfile, ToolchainFacts, data_size, release_of
 from srcbuild.toolchain.fetches import Download, Fetches
 from srcbuild.toolchain.providers.base import Context, Offer, Request, run_step
-from srcbuild.toolchain.providers.cuda_home import check_nvcc
+from srcbuild.toolchain.providers.cuda_home import check_complete, check_nvcc
 from srcbuild.toolchain.store import Provisioned, Source, rmtree
 
 
@@ -86,5 +86,6 @@ class RunfileProvider:
         argv = installer_argv(fetched.path, runfile.path_flag, target, scratch)
         run_step(argv, ctx, f"the CUDA {runfile.version} installer", cwd=scratch, env=env)
         nvcc = check_nvcc(target, release_of(runfile.version), f"CUDA {runfile.version} from its runfile")
+        check_complete(target, nvcc, f"CUDA {runfile.version} from its runfile")
         rmtree(scratch)
         return Provisioned((Source(fetched.url, runfile.sha256, fetched.size),), {"nvcc": nvcc})

@@ -123,6 +123,11 @@ class Srcbuild:
         logs = self.work_dir / "builds" / f"{recipe_name}-{package}" / "logs"
         return next(logs.glob("*-build.log"))
 
+    def configure_log(self, recipe_name: str) -> Path:
+        """The log of torch's canary step: the configure (CMake's -D lines and summary) runs there."""
+        logs = self.work_dir / "builds" / f"{recipe_name}-torch" / "logs"
+        return next(logs.glob("*-canary.log"))
+
 
 def srcbuild_env(cuda_home: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_TORCH_", "CUDA_"))}

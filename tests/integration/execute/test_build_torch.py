@@ -55,7 +55,7 @@ def test_kepler_build_with_cuda118_and_private_gcc11(srcbuild_118: Srcbuild) -> 
     links = srcbuild_118.work_dir / "compilers" / "gcc-11" / "bin"
     assert (links / "gcc").resolve() == Path("/usr/bin/gcc-11").resolve()
     assert (links / "g++").resolve() == Path("/usr/bin/g++-11").resolve()
-    log = srcbuild_118.build_log("world-kepler-cu118").read_text()
+    log = srcbuild_118.configure_log("world-kepler-cu118").read_text()  # configured by the canary
     assert f"-DCUDA_HOST_COMPILER={links / 'g++'}" in log  # nvcc's -ccbin
     cmake_cache = (srcbuild_118.checkout("world-kepler-cu118") / "build" / "CMakeCache.txt").read_text()
     assert f"CMAKE_C_COMPILER:FILEPATH={links / 'gcc'}" in cmake_cache  # from CC
@@ -107,8 +107,12 @@ def test_turing_build_with_cuda13(srcbuild_130: Srcbuild) -> None:
 def test_mpi_is_linked(srcbuild_118: Srcbuild, mpicc: Path) -> None:
     ran = srcbuild_118.run("torch", "world-kepler-cu118-mpi")
     assert ran.rc == 0, ran.out
-    log = srcbuild_118.build_log("world-kepler-cu118-mpi").read_text()
+    log = srcbuild_118.configure_log("world-kepler-cu118-mpi").read_text()
     assert "-DUSE_MPI=1" in log and "MPI support found" in log
+    assert "ok       USE_MPI: ON (summary:USE_MPI)" in ran.out
+    assert "ok       torch/csrc/distributed/c10d/ProcessGroupMPI.cpp.o: compiled" in ran.out.replace(
+        "CMakeFiles/torch_cpu.dir/", ""
+    )
     with zipfile.ZipFile(ran.last_line) as zf:
         cpu = zf.read("torch/lib/libtorch_cpu.so")
     assert b"libmpi.so" in cpu and b"fake_torch_mpi_available" in cpu
@@ -197,7 +201,7 @@ def test_changed_settings_clean_a_stale_build_tree(srcbuild_118: Srcbuild, tmp_p
     assert done.returncode == 0, done.stdout
     assert "was configured with other settings (settings hash " in done.stdout
     assert "cleaning it first" in done.stdout
-    log = srcbuild_118.build_log("world-kepler-cu118").read_text()
+    log = srcbuild_118.configure_log("world-kepler-cu118").read_text()
     assert "-DUSE_FOO=1" in log
 
 

@@ -55,3 +55,17 @@ def test_a_silent_step_in_a_pipe_prints_a_heartbeat_with_the_last_thing_it_compi
     with Heartbeat(Console(file=terminal, width=80, force_terminal=True), "x", every=0.05):
         time.sleep(0.2)
     assert terminal.getvalue() == ""  # a terminal shows its own progress: no heartbeat
+
+
+def test_what_a_command_does_is_wrapped_never_cut() -> None:
+    from srcbuild.command import Command
+    from srcbuild.execute.executor import Executor
+
+    out = io.StringIO()
+    executor = Executor.__new__(Executor)
+    executor.console = Console(file=out, width=60, force_terminal=False)
+    why = "install the recipe's pip packages into /root/.cache/srcbuild/work/envs/venv-0123456789abcdef"
+    executor._announce(Command(("true",), why))
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and "…" not in out.getvalue()
+    assert " ".join(" ".join(lines).split()) == f"- {why}"

@@ -17,6 +17,7 @@ from srcbuild.envmods import EnvChanges
 from srcbuild.errors import StepFailed
 from srcbuild.execute.executor import Executor
 from srcbuild.execute.records import (
+    CanaryChecked,
     CompilerCacheCounted,
     CompilerCacheStarted,
     Done,
@@ -45,6 +46,12 @@ EXAMPLES: list[Record] = [
     CompilerCacheCounted(CacheStats("ccache", 10, 0)),
     WheelVerified(Path("/d/torch.whl"), (35, 37), (37,)),
     WheelStored(Path("/c/ab/torch.whl")),
+    CanaryChecked(
+        "", 61.5, 40.25,
+        ({"key": "mpi", "label": "USE_MPI", "plan": "ON", "cmake": "ON", "where": "summary:USE_MPI", "ok": True},),
+        ({"target": "a/FillKernel.cu.o", "object": "/b/a/FillKernel.cu.o", "sass": [37], "ptx": []},),
+    ),
+    CanaryChecked("--no-canary"),
 ]
 
 

@@ -22,9 +22,10 @@ from tests.worlds.cuda_home import make_home
 def test_every_row_names_its_torch_file_and_source() -> None:
     rows = load_components()
     assert {c.name for c in rows} >= {
-        "cccl", "cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvtx", "nvrtc", "cupti"
+        "cccl", "cudart", "cublas", "cufft", "curand", "cusolver", "cusparse", "nvtx", "nvrtc", "cupti",
+        "cudart-static", "driver-stub",
     }
-    assert all(c.needed_by and c.source and c.headers for c in rows)
+    assert all(c.needed_by and c.source and (c.headers or c.files) for c in rows)
 
 
 def test_a_complete_home_lacks_nothing(tmp_path: Path) -> None:
@@ -44,6 +45,27 @@ def test_a_versioned_library_without_its_linker_name_is_missing(tmp_path: Path) 
     home = make_home(tmp_path, "11.8")
     (home / "lib64" / "libcusparse.so").unlink()
     assert missing_components(home, "11.8") == ("cusparse",)
+
+
+def test_torchs_configure_needs_the_static_runtime_and_the_driver_stub(tmp_path: Path) -> None:
+    """What torch's CMake links at configure: a home without them fails its CUDA compiler
+    identification (``cannot find -lcudadevrt``) or leaves CUDA_CUDA_LIB NOTFOUND."""
+    home = make_home(tmp_path, "11.8")
+    (home / "lib64" / "libcudadevrt.a").unlink()
+    (home / "lib64" / "stubs" / "libcuda.so").unlink()
+    assert missing_components(home, "11.8.89") == ("cudart-static", "driver-stub")
+    (home / "lib" / "stubs").mkdir(parents=True)
+    (home / "lib" / "stubs" / "libcuda.so").write_text("")  # lib/ counts like lib64/
+    (home / "lib64" / "libcudadevrt.a").mkdir()  # a directory is not the archive
+    assert missing_components(home, "11.8.89") == ("cudart-static",)
+
+
+def test_the_preflight_names_the_files_a_component_lacks(tmp_path: Path) -> None:
+    recipe, host = recipe_host(tmp_path, ("driver-stub",), "CUDA_HOME")
+    [finding] = check_cuda_complete(recipe, host)
+    assert "driver-stub (stubs/libcuda.so; cmake/public/cuda.cmake (CUDA_CUDA_LIB, linked by caffe2_nvrtc))" in (
+        finding.message
+    )
 
 
 def test_cuda13_cccl_under_include_cccl_and_nvtx3(tmp_path: Path) -> None:

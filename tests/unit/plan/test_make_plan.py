@@ -26,6 +26,7 @@ def test_torch_steps_in_order(paths: Paths, host: BuildHost, options: BuildOptio
         "environment",
         "build-tree",
         "local-changes",
+        "canary",
         "build",
         "verify",
         "cache",

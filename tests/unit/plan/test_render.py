@@ -14,7 +14,8 @@ def test_text_shows_settings_variables_and_steps(paths: Paths, host: BuildHost, 
     text = render(plan_for(load(paths, "world-kepler-cu118"), options, host, paths, {}), "text")
     assert text.startswith("Plan: torch 2.5.1+cu118.sm35.sm37 for recipe world-kepler-cu118\n\nSettings:\n")
     assert "  TORCH_CUDA_ARCH_LIST=3.5;3.7+PTX    # gpu.arch (+PTX when gpu.ptx)\n" in text
-    assert " 8. [build] Build torch 2.5.1+cu118.sm35.sm37\n" in text
+    assert " 8. [canary] Canary: configure for real and compile a few units per arch\n" in text
+    assert " 9. [build] Build torch 2.5.1+cu118.sm35.sm37\n" in text
     assert "    $ /envs/py311/bin/python setup.py bdist_wheel\n" in text
     assert "      env: the build variables above\n" in text
     assert "    on failure (unless --keep-build):\n      $ /envs/py311/bin/python setup.py clean\n" in text

@@ -1,8 +1,10 @@
 """setup.py of the fake torch: reads the variables torch's setup.py reads and behaves like it.
 
 Commands: ``bdist_wheel`` (configure with CMake + Ninja once, build, write the wheel to dist/),
-``clean`` (delete the .gitignore globs up to ``# BEGIN NOT-CLEAN-FILES``, like torch), and the
-``--cmake`` switch (configure again). Variables: PYTORCH_BUILD_VERSION/PYTORCH_BUILD_NUMBER,
+``clean`` (delete the .gitignore globs up to ``# BEGIN NOT-CLEAN-FILES``, like torch), the
+``--cmake`` switch (configure again) and ``build --cmake-only`` (configure when build/ has no
+CMakeCache.txt yet, then stop: torch's CMAKE_ONLY; an existing tree is not configured again).
+Variables: PYTORCH_BUILD_VERSION/PYTORCH_BUILD_NUMBER,
 TORCH_CUDA_ARCH_LIST, USE_CUDA, CUDA_HOME, CUDAHOSTCXX/CUDA_HOST_COMPILER, USE_MPI, MAX_JOBS and
 every USE_*/BUILD_*/CMAKE_* variable (passed to CMake as -D, like torch >= 1.2).
 ``FAKE_TORCH_RECORD_ENV=FILE`` records the environment it ran with (the tests compare a build's
@@ -96,6 +98,11 @@ def configure():
 
 
 def build():
+    if "--cmake-only" in sys.argv:
+        if "--cmake" in sys.argv or not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
+            configure()
+        print('Finished running cmake. Run "ccmake build" or "cmake-gui build" to adjust build options.', flush=True)
+        return
     if "--cmake" in sys.argv or not os.path.exists(os.path.join(BUILD, "CMakeCache.txt")):
         configure()
     else:
@@ -122,7 +129,8 @@ def write_wheel():
     os.makedirs(os.path.join(ROOT, "dist"), exist_ok=True)
     path = os.path.join(ROOT, "dist", name)
     files = {}
-    for dirpath, _, names in os.walk(os.path.join(ROOT, "torch")):
+    for dirpath, dirs, names in os.walk(os.path.join(ROOT, "torch")):
+        dirs[:] = [d for d in dirs if d != "csrc"]  # sources, as torch's wheel leaves them out
         for n in sorted(names):
             if n.endswith(".pyc"):
                 continue
@@ -181,6 +189,8 @@ def main():
             clean()
         elif command in ("bdist_wheel", "build", "develop", "install"):
             build()
+            if "--cmake-only" in sys.argv:
+                return
             if command == "bdist_wheel":
                 write_wheel()
         else:
