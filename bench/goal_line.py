@@ -1,8 +1,8 @@
-"""One machine-readable line per goal a benchmark checks, for ``bench/goals.py`` to gather.
+"""One machine-readable line per goal a benchmark checks, for ``bench/run_all.py`` to gather.
 
 A benchmark prints its own table for people, then, for each goal, a line ``goal-json: {json}`` with
 the metric, srcbuild's figure, the baseline's (run side by side), their ratio, the goal as text
-and whether it was met. ``goals.py`` runs every benchmark and prints those lines as one table.
+and whether it was met. ``run_all.py`` runs every benchmark and prints those lines as one table.
 """
 
 from __future__ import annotations

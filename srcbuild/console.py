@@ -406,6 +406,20 @@ def wrap_line(line: str, width: int = DEFAULT_WIDTH) -> list[str]:
     return _prose(body, indent, more, width)
 
 
+def clip_words(text: str, limit: int = 160) -> str:
+    """``text`` shortened to about ``limit`` characters at a space, `` ...`` marking the rest: a
+    word (a path, a file:line) is kept whole, never cut."""
+    if len(text) <= limit:
+        return text
+    words = text.split(" ")
+    kept = [words[0]]
+    for word in words[1:]:
+        if len(" ".join(kept)) + 1 + len(word) > limit:
+            break
+        kept.append(word)
+    return " ".join(kept) + " ..."
+
+
 def wrap_text(text: str, width: int = DEFAULT_WIDTH) -> str:
     """Every line of ``text`` wrapped by ``wrap_line``; the final newline (or its absence) is kept."""
     lines = [piece for line in text.splitlines() for piece in wrap_line(line, width)]
@@ -465,6 +479,7 @@ __all__ = [
     "Table",
     "Verbosity",
     "as_text",
+    "clip_words",
     "command_lines",
     "command_span",
     "configure",

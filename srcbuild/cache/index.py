@@ -34,7 +34,7 @@ from srcbuild.cache.store import CacheEntry, Refused, WheelCache
 from srcbuild.records import record
 
 INDEX_NAME = "index.sqlite"
-LAYOUT_VERSION = 1  # PRAGMA user_version: a file of another layout is rebuilt
+LAYOUT_VERSION = 2  # PRAGMA user_version: a file of another layout is rebuilt
 SETTLED_SECONDS = 2.0
 
 
@@ -179,8 +179,11 @@ class ListingIndex:
                 wheel, stamp_then, summary = row
                 now = _stamp(location, wheel)
                 if now is not None and now[0] == stamp_then:
-                    found.append(EntrySummary.from_row(location, summary))
-                    continue
+                    try:
+                        found.append(EntrySummary.from_row(location, summary))
+                        continue
+                    except (ValueError, TypeError):  # a row of another shape: the manifest is read again
+                        pass
             entry_path = Path(location)
             entry = self.cache._read_entry(entry_path, refused)
             if entry is None:

@@ -26,7 +26,7 @@ from rich.console import Console
 from srcbuild import proc
 from srcbuild.command import Command
 from srcbuild.console import SETTINGS as console_settings
-from srcbuild.console import Verbosity, wrap_line
+from srcbuild.console import Verbosity, clip_words, wrap_line
 from srcbuild.errors import DiskFull, Interrupted, SrcbuildError, StepFailed, UsageError, filesystem_of
 from srcbuild.execute.context import BuildContext
 from srcbuild.execute.diagnose import DISK_FULL, Diagnosis, diagnose, first_error, signal_of
@@ -259,7 +259,7 @@ class Executor:
         first = first_error(lines)
         if not found and first:
             self.console.print(f"first error: {first.strip()}", markup=False, highlight=False)
-        hint = found[0].hint if found else f"fix the first error ({(first or '').strip()[:160]}) or read {log}"
+        hint = found[0].hint if found else f"fix the first error ({clip_words((first or '').strip())}) or read {log}"
         if step.on_failure:
             kept = (
                 "the build tree is kept (--keep-build): --resume continues it, and so does a new build"

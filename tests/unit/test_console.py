@@ -143,3 +143,12 @@ def test_a_table_on_a_terminal_is_the_same_layout_under_a_rule() -> None:
     out.show_table(out.table("t", ("a", "b"), [("1", "two words")]), console)
     lines = [re.sub(r"\x1b\[[0-9;]*m", "", line).rstrip() for line in stream.getvalue().splitlines()]
     assert lines == ["t", "a  b", "─" * 12, "1  two words"]  # the title in italics, the names in bold
+
+
+def test_a_long_error_is_clipped_between_words_never_inside_one() -> None:
+    error = "/src/torch/csrc/Module.cpp:12:10: fatal error: Python.h: No such file or directory " * 3
+    clipped = out.clip_words(error.strip(), 80)
+    assert clipped.endswith(" ...") and len(clipped) <= 84
+    assert all(word in error.split() for word in clipped.removesuffix(" ...").split())
+    assert out.clip_words("short", 80) == "short"
+    assert out.clip_words("/a/" + "x" * 100 + " tail", 20) == "/a/" + "x" * 100 + " ..."  # a path stays whole

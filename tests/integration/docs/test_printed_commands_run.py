@@ -51,6 +51,9 @@ LONG: list[list[str]] = [
     ["mirror", "create", "{tmp}/m", "--recipe", "kepler-cu92"],
     ["cache", "pull", "--remote", "{tmp}/share"],
     ["env", "runtime", "--python", "3.11", "--into", "{tmp}/rt"],
+    ["cache", "push", "--remote", "{tmp}/share"],
+    ["install", "torch", "--recipe", "kepler-cu102", "--into", "{tmp}/venv"],
+    ["doctor"],
 ]
 RUNS = {"recipes", "compat", "recommend", "plan", "env", "config"}  # what only reads: run when printed
 

@@ -143,3 +143,12 @@ def test_a_read_only_store_still_lists(cache: WheelCache, tmp_path: Path) -> Non
         assert summaries(read_only) == expected(cache)
     finally:
         os.chmod(cache.root, 0o700)
+
+
+def test_a_row_of_another_shape_is_read_again(cache: WheelCache) -> None:
+    import sqlite3
+
+    good = summaries(cache)
+    with sqlite3.connect(cache.root / INDEX_NAME) as db:
+        db.execute("UPDATE entries SET row = ?", ('["too", "short"]',))
+    assert summaries(cache) == good

@@ -88,3 +88,24 @@ def test_a_rotten_entry_is_never_published(tmp_path: Path) -> None:
     assert entry.key[:12] in info.value.message and "damaged" in info.value.message
     assert not (out / "simple").exists()
     assert [w.filename for w in write_index(cache, out)] == [good.name]
+
+
+def test_cache_index_and_serve_exit_7_on_a_rotten_entry(tmp_path: Path, capsys) -> None:
+    import os
+
+    from srcbuild.cli import main
+
+    cache = WheelCache(tmp_path / "c")
+    wheel = make_wheel(tmp_path / "a", version="1.7.1")
+    entry = cache.store(wheel, make_manifest(wheel))
+    st = os.stat(entry.wheel_path)
+    data = bytearray(entry.wheel_path.read_bytes())
+    data[60] ^= 1
+    entry.wheel_path.write_bytes(bytes(data))
+    os.utime(entry.wheel_path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    dirs = ["--cache-dir", str(tmp_path / "c"), "--work-dir", str(tmp_path / "w"), "--unsigned"]
+    assert main(["cache", "serve", "--port", "0", "--out", str(tmp_path / "served"), *dirs]) == 7
+    err = capsys.readouterr().err
+    assert f"error: cache entry {entry.key[:12]}: {wheel.name} has sha256 " in err and "not published" in err
+    assert not (tmp_path / "served" / "simple").exists()
+    assert main(["cache", "index", "--out", str(tmp_path / "index"), *dirs]) == 0  # moved aside: none left
