@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from srcbuild.compiler_cache import launcher_env
+from srcbuild.envs.backends import installs_conda_packages
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError, UsageError
 from srcbuild.findings import Finding, Severity
 from srcbuild.knowledge.build_facts import load_build_facts
@@ -93,8 +94,8 @@ def resolve(
     )
     rules: list[Finding] = list(check_recipe(recipe, knowledge))
     machine: list[Finding] = list(host_findings(recipe, host.facts, paths)) if host.facts is not None else []
-    if host.facts is not None and environment.backend == "venv" and not environment.existing:
-        machine.extend(check_python_headers(recipe.toolchain.python))  # a venv of the host Python
+    if host.facts is not None and _host_python_venv(environment.backend) and not environment.existing:
+        machine.extend(check_python_headers(recipe.toolchain.python))
     if portable is not None and portable.sysroot is None and host.facts is not None:
         missing = host.sysroot_gcc or SysrootGcc(portable.glibc, None)
         machine.append(refused_compiler(recipe, missing, host.gcc))
@@ -152,6 +153,11 @@ def resolve_unprobed(
     host = BuildHost(platform=platform_tag or host_platform_tag())
     options = BuildOptions(package=package)
     return resolve(recipe, options, host, load_knowledge(), paths=Paths.resolve(environ={}), environ=keyed)
+
+
+def _host_python_venv(backend: str | None) -> bool:
+    """Whether the backend named ``backend`` makes a venv of the host Python (no conda packages)."""
+    return backend is not None and not installs_conda_packages(backend)
 
 
 def _portable(settings: ResolvedSettings, host: BuildHost, environ: Mapping[str, str]) -> Portable | None:

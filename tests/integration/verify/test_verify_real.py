@@ -43,6 +43,21 @@ def test_parser_matches_cuobjdump_118(lib118: Path, lib118_ptx: Path, cuobjdump1
     assert [e.version for e in scan_elf(lib118_ptx)] == [(7, 8)]  # PTX ISA 7.8 = CUDA 11.8
 
 
+def test_cuobjdump_118_lists_a_library_cut_in_pieces(
+    lib118: Path, cuobjdump118: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With pieces of one container each, cuobjdump lists every image the parser finds, as it does
+    for the whole library (cuobjdump reads a bare fat binary as it reads the library)."""
+    import srcbuild.verify.cuobjdump as tool
+
+    monkeypatch.setattr(tool, "PIECE", 1)
+    section = tool.fatbin_section(lib118)
+    assert section is not None and len(list(tool.pieces(lib118, *section, 1))) >= 1
+    check = cross_check(cuobjdump118, lib118, scan_elf(lib118))
+    assert check.status == "match", check
+    assert sorted(set(check.tool_entries)) == [("ptx", 50), ("sass", 35), ("sass", 37), ("sass", 50)]
+
+
 def test_cuda13_library_and_cuobjdump_118_refusal(lib13: Path, cuobjdump118: Path) -> None:
     entries = scan_elf(lib13)
     assert Kernels.from_entries(entries) == Kernels(frozenset({75, 80}), frozenset({80}))

@@ -114,3 +114,30 @@ def test_a_section_outside_the_file_is_a_verification_error(
         scan_elf(lib)
     assert err.value.message.startswith(f"{lib}: its fat binary section (offset ")
     assert err.value.message.endswith(f"lies outside the file ({file_size} bytes)")
+
+
+def test_cross_check_pieces_are_whole_containers(tmp_path: Path) -> None:
+    """The cuobjdump cross-check reads the section in runs of whole containers, at most the limit
+    each (a larger container alone), padding between them skipped, every container in one run."""
+    from srcbuild.verify.cuobjdump import fatbin_section, pieces
+
+    one = fatbin_container([("sass", 35), ("sass", 37)])
+    two = fatbin_container([("ptx", 50)], compressed=True)
+    big = fatbin_container([("sass", 61)] * 40)
+    blob = one + bytes(16) + two + big + two
+    lib = tmp_path / "libk.so"
+    write_elf(lib, blob)
+    section = fatbin_section(lib)
+    assert section is not None and section[1] == len(blob)
+    start = section[0]
+    data = lib.read_bytes()
+    runs = list(pieces(lib, *section, limit=len(one) + 16 + len(two)))
+    assert [(offset - start, length) for offset, length in runs] == [
+        (0, len(one) + 16 + len(two)),  # padding inside a run travels with it
+        (len(one) + 16 + len(two), len(big)),  # larger than the limit: alone
+        (len(one) + 16 + len(two) + len(big), len(two)),
+    ]
+    for offset, _length in runs:
+        assert int.from_bytes(data[offset : offset + 4], "little") == fatbin.FATBIN_MAGIC
+    assert [(offset - start, length) for offset, length in pieces(lib, *section, limit=len(blob))] == [(0, len(blob))]
+    assert fatbin_section(tmp_path / "missing.so") is None
