@@ -193,5 +193,6 @@ def test_an_arch_the_cuda_cannot_target_is_caught(canary: dict, real: Real, tmp_
     forced.write_text(RECIPE.read_text().replace('arch = ["3.7"]', 'arch = ["3.0"]'))
     done = real.run("--canary", recipe=forced, work="work-sm30")
     assert done.returncode == 5, done.stderr[-4000:]
-    assert "Unsupported gpu architecture 'compute_30'" in done.stderr
+    out = done.stdout + done.stderr  # the log's last lines are the build's output, the error its last line
+    assert "Unsupported gpu architecture 'compute_30'" in out
     assert "error: step canary failed (ninja exited 1)" in done.stderr
