@@ -55,6 +55,21 @@ UV_GOAL = 1.5
 PIP_GOAL = 1.0
 
 
+# a recipe whose key the real torch 2.0.1+cu117 wheel fits (its version.py: cuda 11.7 and this
+# git_version), so it can be stored as a hit of that recipe; the bench's recipe file, not the catalog's
+REAL_RECIPE = """name = "bench-torch-201-cu117"
+extends = "kepler-k80-cu118"
+
+[torch]
+tag = "v2.0.1"
+commit = "e9ebda29d87ce0916ab08c06ab26fd3766a870e5"
+
+[toolchain]
+python = "3.11"
+cuda = "11.7"
+"""
+
+
 def real_wheel() -> Path:
     """The real torch 2.0.1+cu117 wheel, from the real tier's cache (downloaded there once)."""
     from tests.real.artifacts import TORCH_201_CU117, fetch
@@ -174,8 +189,15 @@ def main() -> int:
             wheels.append(("torch 2.0.1 cu117, 591 MiB", real_wheel()))
         for label, wheel in wheels:
             cache_dir = tmp / f"cache-{len(label)}-{wheel.stat().st_size}"
-            entry = WheelCache(cache_dir).store(wheel, make_manifest(wheel, recipe, platform=None))
-            sides = Sides(tmp, template, entry.wheel_path, recipe_file, cache_dir, uv)
+            this_file, this = recipe_file, recipe
+            if wheel.name.startswith("torch-2.0.1"):
+                this_file = tmp / "recipes" / "bench-torch-201-cu117.toml"
+                this_file.write_text(REAL_RECIPE)
+                this = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(this_file))
+            sass = tuple(cc.major * 10 + cc.minor for cc in this.gpu.arch)
+            manifest = make_manifest(wheel, this, sass=sass, commit=this.torch.commit or "a" * 40, platform=None)
+            entry = WheelCache(cache_dir).store(wheel, manifest)
+            sides = Sides(tmp, template, entry.wheel_path, this_file, cache_dir, uv)
             sides.srcbuild(tmp / "warm-up-cache")  # bytecode written, as an installed srcbuild has it
             shutil.rmtree(tmp / "warm-up-cache", ignore_errors=True)
             measure_size(sides, label, args.pairs)

@@ -37,9 +37,9 @@ import shutil
 import struct
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 
 from srcbuild import proc
-from srcbuild.cache import sshsig
 from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
 from srcbuild.files import write_atomic
@@ -62,6 +62,14 @@ KEY_TYPES = frozenset(
     }
 )
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,99}\Z")
+
+
+def _sshsig() -> ModuleType:
+    """``srcbuild.cache.sshsig``, imported when a signature is made or checked: it loads
+    ``cryptography`` (about a tenth of a second), which a cache hit never needs."""
+    from srcbuild.cache import sshsig
+
+    return sshsig
 
 
 def payload(manifest: Manifest) -> bytes:
@@ -223,7 +231,7 @@ def new_signing_key(key: Path, comment: str) -> str:
                 f"{path} exists already: srcbuild does not replace a key",
                 f"use it as it is, or move it away first (mv {path} {path}.old)",
             )
-    private_bytes, line = sshsig.new_key(comment)
+    private_bytes, line = _sshsig().new_key(comment)
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(public, line + "\n", mode=0o644)
@@ -246,13 +254,13 @@ def sign_manifest(manifest: Manifest, key: Path, work: Path) -> bytes:
             f"create it with `srcbuild cache key new --signing-key {key}`",
         )
     try:
-        private = sshsig.load_private_key(key)
+        private = _sshsig().load_private_key(key)
     except OSError as exc:
         raise UsageError(
             f"signing key {key}: cannot read ({exc.strerror})", f"check the permissions of {key}"
         ) from None
     if private is not None:
-        return sshsig.sign(private, NAMESPACE, payload(manifest))
+        return _sshsig().sign(private, NAMESPACE, payload(manifest))
     program = _ssh_keygen(f"{key} is a key only ssh-keygen can use (an agent key's .pub, a passphrase, a FIDO key)")
     message = work / "manifest.payload"
     message.write_bytes(payload(manifest))
@@ -277,8 +285,8 @@ def verify_manifest(manifest: Manifest, signature: bytes, signers: Path, work: P
     if not signers.is_file():
         raise CacheIntegrityError(f"{where}: signed, but no signer is trusted yet ({signers} is missing)", refused)
     try:
-        blob = sshsig.signer_blob(signature)
-    except sshsig.SignatureError as exc:
+        blob = _sshsig().signer_blob(signature)
+    except _sshsig().SignatureError as exc:
         raise CacheIntegrityError(f"{where}: the signature is damaged ({exc})", refused) from None
     key_text = base64.b64encode(blob).decode("ascii")
     trusted = [s for s in TrustedSigners(signers).load() if s.key.blob == key_text]
@@ -288,8 +296,8 @@ def verify_manifest(manifest: Manifest, signature: bytes, signers: Path, work: P
     if trusted[0].key.key_type.startswith("sk-"):
         return _verify_with_ssh_keygen(manifest, signature, signers, work, where, principal, refused)
     try:
-        sshsig.verify(signature, NAMESPACE, payload(manifest))
-    except sshsig.SignatureError:
+        _sshsig().verify(signature, NAMESPACE, payload(manifest))
+    except _sshsig().SignatureError:
         raise CacheIntegrityError(
             f"{where}: the signature of {principal} does not match this manifest", refused
         ) from None

@@ -9,7 +9,6 @@ package: 2.8 GB for ``nvidia-cuda-dev``, of which a CUDA home needs three files.
 from __future__ import annotations
 
 import shutil
-import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -44,6 +43,8 @@ def extract_members(deb: Path, members: Sequence[str], dest: Path) -> tuple[str,
     """Write each of ``members`` (paths inside the package, ``usr/lib/...``) under ``dest`` at the
     same path; the members the package does not hold. Links and directories are not followed: a
     member must be a regular file."""
+    import tarfile  # only when a package is unpacked: doctor and plan list this route without it
+
     wanted = {m.lstrip("./"): m for m in members}
     with deb.open("rb") as handle:
         _data_member(handle)

@@ -14,8 +14,6 @@ passed over and why, which the caller prints as one line.
 
 from __future__ import annotations
 
-import socket
-import threading
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -48,6 +46,8 @@ def _target(url: str) -> str:
 
 
 def _connect(host: str, port: int, out: list[str | None]) -> None:
+    import socket  # only when a route is probed
+
     try:
         with socket.create_connection((host, port), timeout=PROBE_SECONDS):
             out.append(None)
@@ -73,6 +73,8 @@ def probe(url: str, environ: Mapping[str, str]) -> str | None:
         host, port = through.hostname or host, through.port or 3128
     key = f"{host}:{port}"
     if key not in _MEMO:
+        import threading
+
         out: list[str | None] = []
         worker = threading.Thread(target=_connect, args=(host, port, out), daemon=True)
         worker.start()

@@ -178,10 +178,10 @@ def measure_wheel(
         def member_hook(member: str, copy: Path, facts: ElfFacts) -> Any:
             return hook(member, copy, facts.entries, facts.relfatbin)
 
-    found, extras = read_wheel_with(path, hook=member_hook, progress=progress)
-    libraries = tuple(_library(m, facts, extras.get(m)) for m, facts in found.items() if is_library(m))
-    with open_wheel(path) as zf:
+    with open_wheel(path) as zf:  # its central directory read once, for the members and version.py
+        found, extras = read_wheel_with(path, hook=member_hook, progress=progress, archive=zf)
         cuda_py, version_py = _read_cuda_version(zf, str(name))
+    libraries = tuple(_library(m, facts, extras.get(m)) for m, facts in found.items() if is_library(m))
     return WheelReport(
         path=path,
         distribution=str(name),

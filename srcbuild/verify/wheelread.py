@@ -124,15 +124,21 @@ def read_wheel_with(
     hook: Optional[MemberHook] = None,
     progress: Optional[Progress] = None,
     workers: Optional[int] = None,
+    archive: Optional[zipfile.ZipFile] = None,
 ) -> tuple[dict[str, ElfFacts], dict[str, Any]]:
-    """``read_wheel``'s answer and what ``hook`` returned per member."""
+    """``read_wheel``'s answer and what ``hook`` returned per member. ``archive``: the wheel already
+    opened by the caller (its central directory, 10,080 entries in torch's CUDA wheel, read once)."""
     path = Path(wheel)
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
     if hook is None and key in _KEPT:
         _KEPT.move_to_end(key)
         return _KEPT[key], {}
-    facts, extras = _read(path, hook, progress, workers or default_workers())
+    if archive is None:
+        with open_wheel(path) as zf:
+            facts, extras = _read(path, zf, hook, progress, workers or default_workers())
+    else:
+        facts, extras = _read(path, archive, hook, progress, workers or default_workers())
     _KEPT[key] = facts  # read with a hook or progress, the facts are the same: a later ask reads nothing
     while len(_KEPT) > _KEEP:
         _KEPT.popitem(last=False)
@@ -144,27 +150,26 @@ _KEPT: OrderedDict[tuple[str, int, int, int], dict[str, ElfFacts]] = OrderedDict
 
 
 def _read(
-    path: Path, hook: Optional[MemberHook], progress: Optional[Progress], workers: int
+    path: Path, zf: zipfile.ZipFile, hook: Optional[MemberHook], progress: Optional[Progress], workers: int
 ) -> tuple[dict[str, ElfFacts], dict[str, Any]]:
-    with open_wheel(path) as zf:
-        _check_sizes(zf, path)
-        members = elf_candidates(zf)
-        total = sum(info.file_size for info in members)
-        done = 0
-        found: dict[str, tuple[ElfFacts, Any]] = {}
-        largest_first = sorted(members, key=lambda info: -info.file_size)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_read_member, path, zf, info, hook): info for info in largest_first}
-            try:
-                for future in as_completed(futures):
-                    info = futures[future]
-                    found[info.filename] = future.result()
-                    done += info.file_size
-                    if progress is not None:
-                        progress(info.filename, done, total)
-            finally:
-                for future in futures:
-                    future.cancel()
+    _check_sizes(zf, path)
+    members = elf_candidates(zf)
+    total = sum(info.file_size for info in members)
+    done = 0
+    found: dict[str, tuple[ElfFacts, Any]] = {}
+    largest_first = sorted(members, key=lambda info: -info.file_size)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_read_member, path, zf, info, hook): info for info in largest_first}
+        try:
+            for future in as_completed(futures):
+                info = futures[future]
+                found[info.filename] = future.result()
+                done += info.file_size
+                if progress is not None:
+                    progress(info.filename, done, total)
+        finally:
+            for future in futures:
+                future.cancel()
     facts = {}
     extras = {}
     for info in members:

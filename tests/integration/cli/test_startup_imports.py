@@ -33,8 +33,11 @@ HELP_HEAVY = (*HEAVY, "rich", "srcbuild.knowledge", "srcbuild.resolve", "srcbuil
 # resolver, environment backends, rules, toolchain provisioning, host probe or sources; and it prints
 # lines, not tables. With no remote it needs no HTTP client, and it takes no build lock. packaging's
 # requirement parser (whose regexes compile on import) waits for a wheel with dependencies, after pip.
+# Signatures (cryptography) are checked for a remote's entry, never for the local store's hit.
 INSTALL_HEAVY = (
     *HEAVY,
+    "cryptography",
+    "srcbuild.cache.sshsig",
     "packaging.requirements",
     "srcbuild.cache.pins",
     "rich",
