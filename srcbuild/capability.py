@@ -91,7 +91,12 @@ def _rows(data_dir: Path) -> tuple[CapabilityRow, ...]:
 
 def known_capabilities() -> tuple[str, ...]:
     """``("1.0", "1.1", ..., "12.1")``: the compute capabilities of ``capabilities.toml``."""
-    return tuple(row.cc for row in capability_rows())
+    return _known(tables.DATA_DIR)
+
+
+@functools.lru_cache(maxsize=4)
+def _known(data_dir: Path) -> tuple[str, ...]:
+    return tuple(row.cc for row in _rows(data_dir))  # once per table: every parse asks (hundreds per doctor)
 
 
 def generation(cc: ComputeCapability) -> str:

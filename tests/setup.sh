@@ -19,7 +19,12 @@ step=$SECONDS
 took() { echo "$1: done in $((SECONDS - step))s"; step=$SECONDS; }
 packages=(gcc g++ make gcc-11 g++-11 libopenmpi-dev openmpi-bin ccache git ninja-build cmake pciutils pci.ids redis-server
           bubblewrap python3-venv python3-pip-whl libpython3-dev openssh-client pkg-config xz-utils
-          podman runc debootstrap)
+          podman runc debootstrap
+          # the real PyTorch source tier (tests/real/test_torch_source_real.py): Debian's system
+          # libraries its pytorch 1.13.1+dfsg source builds against, for a CUDA + MPI configure
+          libfmt-dev libeigen3-dev pybind11-dev libsleef-dev libcpuinfo-dev libpthreadpool-dev libfp16-dev
+          libpsimd-dev libfxdiv-dev libonnx-dev libprotobuf-dev protobuf-compiler libflatbuffers-dev
+          libnuma-dev libblas-dev liblapack-dev python3-dev)
 
 if [ "${SRCBUILD_SKIP_APT:-0}" = 1 ]; then
   echo "apt: skipped (SRCBUILD_SKIP_APT=1)"
