@@ -100,4 +100,5 @@ def canary_step(r: ResolvedBuild) -> Step:
         title="Canary: configure for real and compile a few units per arch",
         why=WHY,
         action=Canary(configure, Path(r.checkout / era.build_dir), reconfigure, units, expectations(r), arch_list),
+        writes_checkout=True,  # its build tree is the build's, not a local modification
     )
