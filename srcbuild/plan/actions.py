@@ -12,7 +12,6 @@ too): a step whose work is already on disk is skipped, and the executor prints t
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -247,15 +246,23 @@ class Canary(Action):
             return ()
         q = shlex.quote
         cwd = self.configure.cwd or self.build_dir.parent
-        lines = [f"(cd {q(str(cwd))} && {self.configure.shell()})"]
+        # in a subshell with the build's environment (TORCH_CUDA_ARCH_LIST, the compiler's PATH, ...),
+        # as the build step's command has it
+        lines = [f"cd {q(str(cwd))}", *self.configure.env.shell_lines(), self.configure.shell()]
         tree = q(str(self.build_dir))
+        # the first target ending in each output name, tried in order (find_output's rule), compared
+        # as strings: an output name is no awk regex (its '/' would end one)
+        pick = (
+            "BEGIN { n = split(want, w, \" \") } { t[NR] = $1 } "
+            "END { for (i = 1; i <= n; i++) for (j = 1; j <= NR; j++) "
+            "if (t[j] == w[i] || substr(t[j], length(t[j]) - length(w[i])) == \"/\" w[i]) { print t[j]; exit } }"
+        )
         for unit in self.units:
-            pattern = "|".join(re.escape(o) for o in unit.outputs)
             lines.append(
                 f"ninja -C {tree} \"$(ninja -C {tree} -t targets all | "
-                f"awk -F': ' '$1 ~ /(^|\\/)({pattern})$/ {{print $1; exit}}')\""
+                f"awk -F': ' -v want={q(' '.join(unit.outputs))} {q(pick)})\""
             )
-        return tuple(lines)
+        return ("(", *(f"  {line}" for line in lines), ")")
 
 
 @record
