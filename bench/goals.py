@@ -40,7 +40,7 @@ BENCHES: dict[str, tuple[str, list[str], list[str]]] = {
     "startup": ("bench_startup.py", ["--runs", "9"], ["--runs", "5"]),
     "install": ("bench_cache_install.py", ["--pairs", "5", "--sizes", "0.01,100", "--real"], ["--pairs", "3"]),
     "lookup": ("bench_cache_lookup.py", ["--sizes", "100,10000,100000", "--repeat", "5"], ["--repeat", "3"]),
-    "verify": ("bench_verify_wheel.py", ["--repeat", "3"], ["--repeat", "1"]),
+    "verify": ("bench_verify_wheel.py", ["--pairs", "3"], ["--pairs", "1"]),
     "source_sync": ("bench_source_sync.py", ["--repeat", "3"], ["--repeat", "2"]),
     "resume": ("bench_resume.py", ["--pairs", "3"], ["--pairs", "2"]),
     "overhead": (

@@ -53,4 +53,5 @@ def patches_step(checkout: Path, patches: tuple[ResolvedPatch, ...]) -> Step | N
         commands=(*patch.check_commands(), *patch.apply_commands()),
         action=ApplyPatches(patch),
         skip_if=PatchesApplied(patch),
+        writes_checkout=True,  # a file a patch adds is the recipe's, not a local modification
     )

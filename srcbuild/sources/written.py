@@ -2,8 +2,8 @@
 
 Untracked files anywhere in the checkout, the tree's ignored output directories included
 (``build/``, ``torch/lib/``), reach the wheel as surely as an edited source file. A file there is
-the build's only when a step that writes the checkout (``Step.writes_checkout``: the build-tree
-check, the build, the retag) left it so. The executor calls ``before_writing`` and
+the build's only when a step that writes the checkout (``Step.writes_checkout``: the patches,
+the build-tree check, the canary, the build, the retag) left it so. The executor calls ``before_writing`` and
 ``after_writing`` around each such step; the record is ``<checkout>/.git/srcbuild-written.json``::
 
     {"files": {"build/CMakeCache.txt": [dev, ino, size, mtime_ns, ctime_ns], ...},

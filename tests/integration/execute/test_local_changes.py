@@ -105,3 +105,14 @@ def test_a_file_dropped_in_an_ignored_output_dir_before_resume_is_a_modification
     assert "built from modified sources: torch/lib/libextra.so" in resumed.out, resumed.out
     manifest = json.loads((Path(resumed.last_line).parent / "manifest.json").read_text())
     assert manifest["modified"]["files"] == ["torch/lib/libextra.so"]
+
+
+def test_a_file_a_patch_adds_is_not_a_local_modification(srcbuild_118: Srcbuild) -> None:
+    """The patches step writes the checkout (git apply adds csrc/ops_09.c): what it adds is the
+    recipe's, so the wheel is cached as built from the clean tag plus patches."""
+    built = srcbuild_118.run("torch", "world-patched-new-file", env={"SRCBUILD_PATCHES_PATH": str(PATCHES)})
+    assert built.rc == 0, built.out
+    assert (srcbuild_118.checkout("world-patched-new-file") / "csrc" / "ops_09.c").is_file()
+    assert "built from modified sources" not in built.out
+    manifest = json.loads((Path(built.last_line).parent / "manifest.json").read_text())
+    assert not manifest.get("modified"), manifest.get("modified")
