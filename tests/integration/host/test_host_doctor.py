@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 DOCTOR_KEYS = {
     "gpus", "driver", "cuda_toolkits", "cudnn", "nccl", "gccs", "mpi", "conda", "docker", "resources", "missing",
     "driver_cuda", "driver_reach", "driver_notes", "max_jobs", "recipes", "installs", "toolchains",
-    "knowledge_checked", "knowledge_newest_torch", "advice",
+    "knowledge_checked", "knowledge_newest_torch", "knowledge_newest_seen", "knowledge_stale", "advice",
 }  # fmt: skip
 
 
