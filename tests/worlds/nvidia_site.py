@@ -97,6 +97,7 @@ def build_site(root: Path, cuda_home: Path, data_dir: Path) -> Site:
     home = cuda_home
     libs = {f"lib/{p.name}": p for p in sorted((home / "lib").glob("libcudart.so*"))}
     headers = {f"include/{n}": home / "include" / n for n in ("cuda_runtime.h", "cuda_runtime_api.h", "crt")}
+    stubs = _contract_stubs(root / ".libs-src")
     components = {
         "cuda_nvcc": (
             "11.8.89",
@@ -105,7 +106,7 @@ def build_site(root: Path, cuda_home: Path, data_dir: Path) -> Site:
         "cuda_cudart": ("11.8.89", {**libs, **headers}),
         "cuda_cuobjdump": ("11.8.86", {"bin/cuobjdump": home / "bin" / "cuobjdump"}),
         # stand-ins for cccl, cuBLAS, cuSPARSE, ...: the files the complete-home contract asks for
-        "cuda_libraries": ("11.8.89", _contract_stubs(root / ".libs-src")),
+        "cuda_libraries": ("11.8.89", stubs),
     }
     manifest: dict[str, object] = {"release_date": "2022-10-03"}
     rows = []
@@ -126,12 +127,14 @@ def build_site(root: Path, cuda_home: Path, data_dir: Path) -> Site:
         'source = "test site"\ncomponents = [\n' + "\n".join(rows) + "\n]\n"
     )
 
+    # the runfile's toolkit holds the complete-home contract too, in its own layout (lib64/)
     payload = _tar(
         {
             "bin/nvcc": home / "bin" / "nvcc",
             "bin/nvcc.profile": home / "bin" / "nvcc.profile",
             "bin/cuobjdump": home / "bin" / "cuobjdump",
-            **libs,
+            **{name.replace("lib/", "lib64/", 1): path for name, path in {**stubs, **libs}.items()},
+            **headers,
         },
         "",
         "w:gz",
