@@ -33,7 +33,7 @@ def test_kepler_build_finds_the_provisioned_cuda(
     with zipfile.ZipFile(wheel) as zf:
         data = zf.read("torch/lib/libtorch_cuda.so")
     assert sorted({(e.kind, e.sm) for e in scan_elf(io.BytesIO(data))}) == [("ptx", 37), ("sass", 35), ("sass", 37)]
-    log = srcbuild.build_log("world-kepler-cu118").read_text()
+    log = srcbuild.configure_log("world-kepler-cu118").read_text() + srcbuild.build_log("world-kepler-cu118").read_text()
     assert f"CUDA_HOME={debian_cuda118.prefix}" in log or str(debian_cuda118.prefix / "bin" / "nvcc") in log
 
 
@@ -111,7 +111,8 @@ def test_resume_reuses_what_the_failed_run_provisioned(
     assert {p: (p / ".srcbuild-toolchain.json").stat().st_mtime_ns for p in (cuda, magma)} == made
     logs = srcbuild.work_dir / "builds" / "world-kepler-magma-torch" / "logs"
     first, again = sorted(logs.glob("*-build.log"), key=lambda p: p.stat().st_mtime_ns)
-    assert f"-DCUDA_HOME={cuda} " in first.read_text() and "Building CUDA kernels" in first.read_text()
+    canary = srcbuild.configure_log("world-kepler-magma").read_text()  # the canary configures first
+    assert f"-DCUDA_HOME={cuda} " in canary and "Building CUDA kernels" in canary + first.read_text()
     assert "Building CUDA kernels" not in again.read_text()  # resumed: only what was left
     shell = srcbuild.run("plan", "world-kepler-magma", "torch", "--format", "shell")
     assert shell.rc == 0 and f"MAGMA_HOME={magma}" in shell.out, shell.out  # what the build ran with
