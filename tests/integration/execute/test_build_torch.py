@@ -135,7 +135,7 @@ def test_failure_is_explained_kept_and_resumed_cheaply(srcbuild_118: Srcbuild, t
     )
     assert "error: step build failed (" in ran.out and f"full log: {log}" in ran.out
     exact = shlex.join(["srcbuild", *srcbuild_118.args("torch", "world-kepler-cu118")[3:], "--resume"])
-    assert ran.out.splitlines()[-1].endswith(f"; then continue with: {exact}")  # the hint, pasteable
+    assert ran.out.splitlines()[-1].endswith(f"; then continue from this step with: {exact}")  # pasteable
     checkout = srcbuild_118.checkout("world-kepler-cu118")
     assert (checkout / "build" / "libtorch_cuda.so").exists()  # kept for --resume
     state = json.loads((srcbuild_118.work_dir / "builds" / "world-kepler-cu118-torch" / "state.json").read_text())
