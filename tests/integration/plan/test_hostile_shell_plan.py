@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 
 WORLD_RECIPE = Path(__file__).resolve().parents[2] / "fixtures" / "recipes" / "world" / "world-kepler-cu118.toml"
 # Programs the script runs by name; each stub appends its name and arguments (NUL-separated) to the log.
-STUBS = ("git", "sh", "rm", "mkdir", "cat", "sed", "head", "update-alternatives", "ln", "mktemp")
+STUBS = ("git", "sh", "rm", "mkdir", "cat", "sed", "head", "update-alternatives", "ln", "mktemp", "ninja", "awk")
 
 
 def _injections(marker: Path) -> dict[str, str]:
