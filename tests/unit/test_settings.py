@@ -197,7 +197,10 @@ def test_config_show_lists_every_setting_with_its_origin(
 
     assert main(["--config", str(file), "config", "show"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert all(len(line) <= 80 for line in lines), lines
+    # a path is never cut: one longer than the column (this test's own files under the temporary
+    # directory, whose length depends on the machine) stands alone on its line, as in test_output_width
+    too_wide = [line for line in lines if len(line) > 80 and len(line.split()) > 1]
+    assert too_wide == [], lines
     assert any(line.split()[:3] == ["SRCBUILD_MIRROR", "gitee", "environment"] for line in lines), lines
     assert any(line.split()[:4] == ["SRCBUILD_REMOTES", "/srv/wheels", "config", "file"] for line in lines), lines
 
