@@ -64,7 +64,7 @@ def test_what_a_command_does_is_wrapped_never_cut() -> None:
     out = io.StringIO()
     executor = Executor.__new__(Executor)
     executor.console = Console(file=out, width=60, force_terminal=False)
-    why = "install the recipe's pip packages into /root/.cache/srcbuild/work/envs/venv-0123456789abcdef"
+    why = "install the recipe's pip packages into /data/.cache/srcbuild/work/envs/venv-0123456789abcdef"
     executor._announce(Command(("true",), why))
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and "…" not in out.getvalue()
