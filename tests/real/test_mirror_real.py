@@ -188,8 +188,8 @@ def test_the_debian_packages_come_from_the_mirror_and_apt_checks_them(tmp_path: 
     assert missing.returncode == 4, missing.stdout + missing.stderr
     lines = [line for line in missing.stderr.splitlines() if line.startswith(("error:", "hint:"))]
     assert lines[0].startswith(
-        "error: Debian bookworm's nvidia-cuda-toolkit, libnvvm4, libcudart11.0, nvidia-cuda-toolkit-gcc are not in "
-        f"the mirror {empty}/ (apt-get update (private sources list) failed"
+        "error: Debian bookworm's nvidia-cuda-toolkit, libnvvm4, libcudart11.0, nvidia-cuda-toolkit-gcc, "
+        f"nvidia-cuda-dev are not in the mirror {empty}/ (apt-get update (private sources list) failed"
     ), missing.stderr
     assert lines[1:] == [
         "hint: add it on a connected machine: SRCBUILD_TOOLCHAIN_PROVIDERS=debian srcbuild mirror create "
@@ -213,7 +213,8 @@ def test_cuda_from_the_debian_route_is_provisioned_from_the_mirror_alone(tmp_pat
                      "gcc", "--skip", "cudnn", "--no-env"], {**env, "SRCBUILD_TOOLCHAIN_PROVIDERS": "debian"})
     assert made.returncode == 0, made.stdout + made.stderr
     files = json.loads((mirror / "manifest.json").read_text())["files"]
-    assert sum(1 for p in files if p.endswith(".deb")) == 4 and sum(1 for p in files if p.endswith(".whl")) == 11
+    # nvidia-cuda-dev is the fifth package: the three static and stub files of the complete-home contract
+    assert sum(1 for p in files if p.endswith(".deb")) == 5 and sum(1 for p in files if p.endswith(".whl")) == 11
     offline = {**env, "SRCBUILD_TOOLCHAIN_DIR": str(tmp_path / "toolchains")}
     # no --from: the mirror's manifest names the Debian route, which is then tried first
     done = srcbuild(["toolchain", "install", "cuda", "11.8", "--mirror-dir", str(mirror)], offline, offline=True)
