@@ -30,6 +30,11 @@ def directory_from_url(url: str) -> Path:
     return Path(url).expanduser()
 
 
+def _tag_in_writing(name: str) -> bool:
+    """Whether ``name`` is the temporary name ``write_atomic`` gives a ``CACHEDIR.TAG`` on its way."""
+    return name.startswith(".CACHEDIR.TAG.") and name.endswith(".tmp")
+
+
 class DirectoryRemote:
     """A wheel store on a shared filesystem."""
 
@@ -62,7 +67,9 @@ class DirectoryRemote:
                 plain_dir(self.root, self.root / part)
             return
         try:
-            empty = not any(os.scandir(self.root))
+            # another srcbuild may be creating the store this moment: its tag's temporary name
+            # (``write_atomic``) is there before the tag itself
+            empty = all(_tag_in_writing(e.name) for e in os.scandir(self.root))
         except OSError as exc:
             raise UsageError(f"remote {self.url}: cannot read ({exc.strerror})", "check its permissions") from None
         if not (for_push and empty):

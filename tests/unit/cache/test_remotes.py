@@ -110,3 +110,15 @@ def test_unreachable_http_index_is_not_found() -> None:
         HttpIndexRemote("http://127.0.0.1:1/").manifests("0" * 64)
     assert info.value.message.startswith("http://127.0.0.1:1/: cannot read the project list (")
     assert info.value.hint == ("check that `srcbuild cache serve` (or another web server) runs there and is reachable")
+
+
+def test_a_share_another_push_is_creating_is_pushed_into(tmp_path: Path) -> None:
+    """Two pushes into one new directory at once: the second may look while the first's tag is
+    still under its temporary name; that directory is being made a store, not a foreign one."""
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / ".CACHEDIR.TAG.4242.0123abcd.tmp").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    DirectoryRemote(str(share)).check(for_push=True)
+    (share / "notes.txt").write_text("someone else's file\n")
+    with pytest.raises(UsageError, match="not a srcbuild cache"):
+        DirectoryRemote(str(share)).check(for_push=True)
