@@ -190,14 +190,15 @@ def env_python(prefix: Path, environ: Mapping[str, str]) -> str:
 
 def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> str:
     """The Python to build with for ``--torch version`` (``srcbuild.ext.host.pick_python``) among
-    those the index has a torch wheel of that version for on this platform; when no index page lists
-    torch, among this machine's (pip then says what it lacks)."""
+    those the index pages and find-links locations pip is configured with have a torch wheel of that
+    version for on this platform; when none lists torch, among this machine's (pip then says what it
+    lacks)."""
     from srcbuild.envs.runtime import pythons_here
-    from srcbuild.ext.source import index_files
+    from srcbuild.ext.source import listed_files
 
     platforms = set(tags.platform_tags())
     offered: set[str] = set()
-    for filename, _ in index_files("torch", pip_indexes(sys.executable, environ)):
+    for filename, _ in listed_files("torch", sys.executable, environ):
         if not filename.endswith(".whl"):
             continue
         try:
@@ -212,7 +213,7 @@ def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> st
             if python:
                 offered.add(python)
     here = pythons_here(environ.get("PATH"))
-    if not offered:  # no index page lists torch (a find-links directory, say): pip decides, for a Python here
+    if not offered:  # nothing pip reads lists torch: pip decides, for a Python here
         return pick_python(pin, here, here) or pin
     chosen = pick_python(pin, offered, here)
     if chosen is None:
