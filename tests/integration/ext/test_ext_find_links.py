@@ -25,7 +25,7 @@ PAGE = (f'<html><body><a href="wheels/{WHEEL_39}">{WHEEL_39}</a>'
 
 
 class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = PAGE.encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
