@@ -1,11 +1,12 @@
 """``--torch VERSION``: which torch wheel of the index an extension builds against, and fetching it.
 
-Deciding is reading the index's simple pages (``index_torch``): the torch wheels of that version
-for this platform, the Python to build with among them (``ext.host.pick_python``) and the one file
-pip would take for that Python (its name, URL and the sha256 the page states). That is what
-``srcbuild plan ext`` may read: page listings of a few kilobytes, the same pages the sdist lookup
-reads; it downloads no file and writes nothing. The plan's ``fetch-torch`` step
-(``ext.actions.FetchTorchWheel``) says which file comes from where into where.
+Deciding is reading the index's simple pages (``index_torch``) and the listing of pip's
+``find-links`` locations: the torch wheels of that version for this platform, the Python to build
+with among them (``ext.host.pick_python``) and the one file pip would take for that Python (its
+name, URL and the sha256 the page states). That is what ``srcbuild plan ext`` may read: page
+listings of a few kilobytes, the same pages the sdist lookup reads; it downloads no file and
+writes nothing. The plan's ``fetch-torch`` step (``ext.actions.FetchTorchWheel``) says which file
+comes from where into where.
 
 Doing is ``fetch_torch``, the step's handler: ``pip download`` of that URL (pip's own index
 configuration, credentials and proxies; a configured constraints file is lifted for this one
@@ -18,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from packaging import tags
@@ -28,7 +29,7 @@ from srcbuild import proc
 from srcbuild.errors import CacheIntegrityError, NotFoundError
 from srcbuild.ext.actions import FetchTorchWheel
 from srcbuild.ext.host import pick_python, wheel_python
-from srcbuild.ext.source import index_files, pip_indexes
+from srcbuild.ext.source import find_links_files, index_files, pip_find_links, pip_indexes
 from srcbuild.files import sha256_file
 
 
@@ -37,11 +38,10 @@ def _matches(wheel_version: str, version: str) -> bool:
     return wheel_version == version or ("+" not in version and wheel_version.split("+")[0] == version)
 
 
-def supported_tags(python: str) -> list[tags.Tag]:
-    """The tags pip accepts for CPython ``python`` on this platform, most preferred first (what
+def supported_tags(python: str, platforms: Sequence[str]) -> list[tags.Tag]:
+    """The tags pip accepts for CPython ``python`` on ``platforms``, most preferred first (what
     ``pip download --python-version X --implementation cp --abi cpXY --platform ...`` accepts)."""
     major, minor = (int(p) for p in python.split(".")[:2])
-    platforms = list(tags.platform_tags())
     return [*tags.cpython_tags((major, minor), abis=[f"cp{major}{minor}"], platforms=platforms),
             *tags.compatible_tags((major, minor), f"cp{major}{minor}", platforms)]
 
@@ -57,26 +57,38 @@ def _rank(filename: str, order: dict[tags.Tag, int]) -> int | None:
 
 def index_torch(version: str, pin: str, into: Path, environ: Mapping[str, str]) -> FetchTorchWheel:
     """The torch wheel ``--torch version`` builds against (see the module docstring); NotFoundError
-    when no index page lists one for this platform and a Python this machine has."""
+    when neither an index page nor a find-links location lists one for this platform and a Python
+    this machine has."""
     from srcbuild.envs.runtime import pythons_here
 
+    files = [*index_files("torch", pip_indexes(sys.executable, environ)),
+             *find_links_files(pip_find_links(sys.executable, environ))]
+    here = pythons_here(environ.get("PATH"))
+    return pick_torch_wheel(version, pin, files, here, list(tags.platform_tags()), into)
+
+
+def pick_torch_wheel(
+    version: str, pin: str, files: Sequence[tuple[str, str]], here: Collection[str], platforms: Sequence[str],
+    into: Path,
+) -> FetchTorchWheel:
+    """Of the listed ``files`` (name, URL), the torch wheel pip would take for ``torch==version``
+    on ``platforms`` (most preferred first) with the Python ``pick_python`` chooses among those
+    they are for and those this machine has (``here``)."""
     listed: list[tuple[str, str]] = []
-    for filename, url in index_files("torch", pip_indexes(sys.executable, environ)):
+    for filename, url in files:
         if not filename.endswith(".whl"):
             continue
         try:
-            wheel_version = str(parse_wheel_filename(filename)[1])
+            name, wheel_version, _, _ = parse_wheel_filename(filename)
         except ValueError:
             continue
-        if _matches(wheel_version, version):
+        if name == "torch" and _matches(str(wheel_version), version):
             listed.append((filename, url))
-    platforms = set(tags.platform_tags())
     offered = {
         python for filename, _ in listed
         if (python := wheel_python(Path(filename)))
         and any(t.platform in platforms for t in parse_wheel_filename(filename)[3])
     }
-    here = pythons_here(environ.get("PATH"))
     chosen = pick_python(pin, offered, here) if offered else None
     if chosen is None:
         have = ", ".join(sorted(here)) or "none"
@@ -89,7 +101,7 @@ def index_torch(version: str, pin: str, into: Path, environ: Mapping[str, str]) 
             f"{make}download a torch wheel yourself (python -m pip download --no-deps --only-binary=:all: "
             f"torch=={version} -d DIR) and pass --torch-wheel with the file it saves",
         )
-    order = {t: i for i, t in enumerate(supported_tags(chosen))}
+    order = {t: i for i, t in enumerate(supported_tags(chosen, platforms))}
     ranked = [(parse_wheel_filename(filename)[1], rank, filename, url)
               for filename, url in listed if (rank := _rank(filename, order)) is not None]
     if not ranked:  # a Python tag pip would not take for this platform: said as pip would say it

@@ -170,3 +170,32 @@ def test_a_torch_wheel_unlike_its_index_sha256_is_refused_and_deleted(
     assert len(errors) == 1 and f"{wheel.name} from {url}torch/{wheel.name} has sha256" in errors[0], ran.stderr
     assert not (work / "torch-wheels" / wheel.name).exists()
     assert not (work / "builds").exists()  # refused before anything was built
+
+
+def test_a_torch_in_a_find_links_directory_is_planned_and_fetched_from_there(
+    index: tuple[str, list[str], Path], tmp_path: Path
+) -> None:
+    url, requests, served = index
+    links = tmp_path / "links"
+    links.mkdir()
+    (wheel,) = (served / "simple" / "torch").glob("*.whl")
+    wheel.rename(links / wheel.name)
+    (served / "simple" / "torch" / "index.html").unlink()  # the index has no torch: the directory has
+    recipe = write_recipe(tmp_path)
+    work = tmp_path / "work"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "SRCBUILD_"))}
+    env.update({"PIP_INDEX_URL": url, "PIP_FIND_LINKS": str(links), "PIP_CONFIG_FILE": "/dev/null",
+                "SRCBUILD_WORK_DIR": str(work), "SRCBUILD_CACHE_DIR": str(tmp_path / "cache"),
+                "SRCBUILD_CONFIG_DIR": str(tmp_path / "config")})
+    args = ["tiny-ext==1.0", "--recipe", str(recipe), "--torch", "2.5.1", "--env-backend", "venv"]
+    planned = srcbuild(["plan", "ext", *args, "--json"], env)
+    assert planned.returncode == 0, planned.stderr
+    steps = json.loads(planned.stdout)["steps"]
+    assert steps[0]["action"]["args"] == {"url": (links / wheel.name).as_uri(), "sha256": "",
+                                          "into": str(work / "torch-wheels")}
+    assert not work.exists()
+    stub_build_requirements(served, steps)
+    built = srcbuild(["ext", *args], env)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    assert (work / "torch-wheels" / wheel.name).read_bytes() == (links / wheel.name).read_bytes()
+    assert [r for r in requests if "/torch-" in r] == []  # the wheel came from the directory
