@@ -18,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
