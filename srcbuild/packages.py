@@ -66,6 +66,9 @@ class PackageSpec:
     cuda_variables: tuple[tuple[str, str], ...] = ()
     # the upstream table its pairing with torch rests on (a source, for messages)
     pairing_source: str = ""
+    # its build has a canary step (one CMake configure + a few units; srcbuild.plan.canary): only a
+    # package whose own build system has single-object targets can have one (docs/building.md)
+    has_canary: bool = False
 
     @property
     def depends_on(self) -> tuple[str, ...]:
@@ -101,6 +104,7 @@ PACKAGES: dict[str, PackageSpec] = {
         summary=PACKAGE_SUMMARIES["torch"],
         version_variable="PYTORCH_BUILD_VERSION",
         pairing_source="spack/spack-packages:repos/spack_repo/builtin/packages/py_torch/package.py",
+        has_canary=True,
     ),
     "torchvision": PackageSpec(
         name="torchvision",
