@@ -65,5 +65,5 @@ def test_no_wheel_for_a_python_here_is_refused_with_what_to_do() -> None:
         "--torch 2.0.1: the package index lists torch 2.0.1 for Python 3.8 and this machine has Python 3.11"
     )
     assert caught.value.hint.startswith("make one of those Pythons (srcbuild env runtime 3.8 DIR)")
-    with pytest.raises(NotFoundError, match="the package index lists no torch 9.9 wheel for this platform"):
+    with pytest.raises(NotFoundError, match=r"the package index lists no torch 9\.9 wheel for this platform"):
         pick_torch_wheel("9.9", "3.11", files, {"3.11"}, PLATFORMS, INTO)
