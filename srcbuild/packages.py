@@ -7,7 +7,8 @@ its tree, whether it builds against the recipe's own torch wheel, the variables 
 reads, ``install``'s routing, ``cache pull --recipe``, ``mirror create`` and the container build.
 
 A leaf: it imports only the error and record types, so the command line can list the build
-commands without loading the recipe machinery.
+commands without loading the recipe machinery. Each summary is kept in ``srcbuild.usage``, which
+prints ``srcbuild --help`` without importing this registry.
 
 Adding a package is one ``PACKAGES`` entry here (``tests/unit/test_fake_package.py`` registers a
 fake one and runs ``recipes show``, ``plan``, ``install --dry-run`` and ``cache pull --recipe``
@@ -22,6 +23,7 @@ from typing import Protocol
 
 from srcbuild.errors import RecipeError, UsageError
 from srcbuild.records import record
+from srcbuild.usage import PACKAGE_SUMMARIES
 
 
 @record
@@ -64,6 +66,9 @@ class PackageSpec:
     cuda_variables: tuple[tuple[str, str], ...] = ()
     # the upstream table its pairing with torch rests on (a source, for messages)
     pairing_source: str = ""
+    # its build has a canary step (one CMake configure + a few units; srcbuild.plan.canary): only a
+    # package whose own build system has single-object targets can have one (docs/building.md)
+    has_canary: bool = False
 
     @property
     def depends_on(self) -> tuple[str, ...]:
@@ -96,9 +101,10 @@ PACKAGES: dict[str, PackageSpec] = {
         applies_recipe_patches=True,
         needs_torch_wheel=False,
         default_repo="https://github.com/pytorch/pytorch",
-        summary="Build a torch wheel for a recipe (or take it from the cache).",
+        summary=PACKAGE_SUMMARIES["torch"],
         version_variable="PYTORCH_BUILD_VERSION",
         pairing_source="spack/spack-packages:repos/spack_repo/builtin/packages/py_torch/package.py",
+        has_canary=True,
     ),
     "torchvision": PackageSpec(
         name="torchvision",
@@ -108,7 +114,7 @@ PACKAGES: dict[str, PackageSpec] = {
         applies_recipe_patches=False,
         needs_torch_wheel=True,
         default_repo="https://github.com/pytorch/vision",
-        summary="Build a torchvision wheel against the recipe's torch wheel (built first when missing).",
+        summary=PACKAGE_SUMMARIES["torchvision"],
         # vision setup.py v0.5+: FORCE_CUDA builds the CUDA ops without a visible GPU
         cuda_variables=(("FORCE_CUDA", "1"),),
         pairing_source="spack/spack-packages:repos/spack_repo/builtin/packages/py_torchvision/package.py",
@@ -121,7 +127,7 @@ PACKAGES: dict[str, PackageSpec] = {
         applies_recipe_patches=False,
         needs_torch_wheel=True,
         default_repo="https://github.com/pytorch/audio",
-        summary="Build a torchaudio wheel against the recipe's torch wheel (built first when missing).",
+        summary=PACKAGE_SUMMARIES["torchaudio"],
         # audio tools/setup_helpers/extension.py (0.8+): USE_CUDA, else whether torch sees a GPU
         cuda_variables=(("USE_CUDA", "1"),),
         pairing_source="pytorch/audio:docs/source/installation.rst (Compatibility Matrix); the index's torchaudio "

@@ -23,93 +23,20 @@ from srcbuild.cli.common import JSON_OUTPUT
 from srcbuild.errors import FULL_ERRNOS, DiskFull, HostError, SrcbuildError, disk_full
 from srcbuild.packages import PACKAGES
 from srcbuild.proc import stop_on_signals
+from srcbuild.usage import GROUP_HELP, MAX_WIDTH, OPTION_HELP, commands
+from srcbuild.usage import shortened as _shortened
 
 INTERNAL_ERROR = 70
 
 # Each command lives in its own module, imported only when that command runs (so that
-# `srcbuild doctor` does not pay for boto3, rattler or the build engine). name -> ("module:object",
-# the first sentence of its help): `srcbuild --help` lists the commands from these summaries
-# without importing any of them (tests/unit/cli/test_lazy.py checks each against its command).
-COMMANDS: dict[str, tuple[str, str]] = {
-    "recipes": ("srcbuild.cli.recipes:recipes_group", "List, show and check recipes."),
-    "compat": (
-        "srcbuild.cli.compat:compat_command",
-        "What works for one GPU: CUDA range, gcc per CUDA, newest torch/torchvision, cuDNN, last driver, "
-        "and which catalog recipes fit.",
-    ),
-    "doctor": (
-        "srcbuild.cli.doctor:doctor_command",
-        "What this machine has for building PyTorch, and which catalog recipes can build here.",
-    ),
-    "recommend": (
-        "srcbuild.cli.doctor:recommend_command",
-        "Which catalog recipe to build for a GPU (this machine's, or one described by the options).",
-    ),
-    "plan": (
-        "srcbuild.cli.plan:plan_command",
-        "Print every step, command, directory and variable a build would run, without running it.",
-    ),
-    "ext": (
-        "srcbuild.cli.ext:ext_command",
-        "Build a PyTorch extension (torch-scatter, mmcv, ...) for a recipe's GPUs against one torch.",
-    ),
-    "verify": (
-        "srcbuild.cli.verify:verify_command",
-        "Check WHEEL without a GPU: CUDA kernels per compute capability, MPI, tags, CUDA runtime, version.",
-    ),
-    "smoke": (
-        "srcbuild.cli.verify:smoke_command",
-        "Install the wheel in a venv and run it: GPU checks when there is a GPU, CPU and MPI parts always.",
-    ),
-    "cache": ("srcbuild.cli.cache:cache_group", "The wheel cache: list, inspect, verify, clean, share."),
-    "install": (
-        "srcbuild.cli.install:install_cmd",
-        "Install PACKAGE built with a recipe from the cache or a remote, after checking it fits this machine.",
-    ),
-    "env": (
-        "srcbuild.cli.env:env_group",
-        "Show, create and remove a recipe's build environment; make a Python to run wheels.",
-    ),
-    "lock": (
-        "srcbuild.cli.env:lock_env",
-        "Solve recipe R's environment for linux-64 and write recipes/R.conda-lock.yml (conda-lock v1).",
-    ),
-    "work": (
-        "srcbuild.cli.work:work_group",
-        "The work directory: sources, build trees, environments, toolchains and logs.",
-    ),
-    "toolchain": (
-        "srcbuild.cli.toolchain:toolchain_group",
-        "CUDA toolkits, cuDNN, gcc, MPI and NCCL that srcbuild provisions into private prefixes.",
-    ),
-    "container": ("srcbuild.cli.container:container_group", "Build wheels in containers (docker or podman)."),
-    "knowledge": (
-        "srcbuild.cli.knowledge:knowledge_group",
-        "The compatibility knowledge: facts read from upstream's wheels, checked against the tables.",
-    ),
-    "mirror": (
-        "srcbuild.cli.mirror:mirror_group",
-        "Gather what recipes need into a directory for machines without a network, and check it.",
-    ),
-    "config": (
-        "srcbuild.cli.settings:config_group",
-        "The settings: SRCBUILD_* variables and srcbuild.toml keys, with their values and origins.",
-    ),
-}
+# `srcbuild doctor` does not pay for boto3, rattler or the build engine): srcbuild.usage holds the
+# table, and `srcbuild --help` lists the commands from its summaries without importing any of them.
 
 
 def _commands() -> dict[str, tuple[str, str]]:
-    """``COMMANDS`` and a build command for each registered package (``srcbuild torch``,
-    ``srcbuild torchvision``, ...: ``srcbuild.cli.build.package_command`` makes each)."""
-    built = {name: (f"srcbuild.cli.build:{name}", spec.summary) for name, spec in PACKAGES.items()}
-    return {**COMMANDS, **built}
-
-
-def _shortened(summary: str, limit: int) -> str:
-    """``summary`` cut after a whole word to fit ``limit`` columns, as click shortens a command's help."""
-    if len(summary) <= limit:
-        return summary
-    return summary[: limit - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+    """Every command: ``srcbuild.usage.COMMANDS`` and a build command for each registered package
+    (``srcbuild.cli.build.package_command`` makes each from its registry entry)."""
+    return commands({name: spec.summary for name, spec in PACKAGES.items()})
 
 
 class LazyGroup(click.Group):
@@ -149,24 +76,27 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    help=GROUP_HELP,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": MAX_WIDTH},
+)
 @click.version_option(__version__, "--version", prog_name="srcbuild")
-@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only results and errors.")
-@click.option("-v", "--verbose", is_flag=True, help="Show every raw command a build runs.")
-@click.option("--no-color", is_flag=True, help="No colors (also when NO_COLOR is set or output is not a terminal).")
+@click.option("--debug", is_flag=True, help=OPTION_HELP["--debug"])
+@click.option("-q", "--quiet", is_flag=True, help=OPTION_HELP["-q, --quiet"])
+@click.option("-v", "--verbose", is_flag=True, help=OPTION_HELP["-v, --verbose"])
+@click.option("--no-color", is_flag=True, help=OPTION_HELP["--no-color"])
 @click.option(
     "--config",
     "config_file",
     type=click.Path(dir_okay=False),
     default=None,
-    help="A settings file [env SRCBUILD_CONFIG; default: srcbuild.toml in the user config directory].",
+    help=OPTION_HELP["--config FILE"],
 )
 @click.pass_context
 def cli(ctx: click.Context, debug: bool, quiet: bool, verbose: bool, no_color: bool, config_file: str | None) -> None:
-    """Build PyTorch, torchvision and torchaudio wheels from source for legacy NVIDIA GPUs.
-
-    Settings come from the command line, then SRCBUILD_* variables, then the config file."""
+    """The ``srcbuild`` group: applies the config file and reads the environment once (its help text
+    is ``srcbuild.usage.GROUP_HELP``)."""
     from srcbuild.config import configured
     from srcbuild.console import configure
 

@@ -245,7 +245,7 @@ def package_command(package: str) -> click.Command:
     command = click.option(
         "--resume", is_flag=True, help="Continue a failed or interrupted build at the step that stopped."
     )(command)
-    if package == "torch":  # the only package with a canary step (srcbuild.plan.canary)
+    if spec.has_canary:  # srcbuild.plan.canary
         command = click.option(
             "--no-canary", "canary", flag_value="skip", help="Skip the canary (recorded in the build's record)."
         )(command)

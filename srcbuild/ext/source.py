@@ -9,15 +9,10 @@ an sdist, and that file's sha256 from the link's ``#sha256=`` fragment (an sdist
 refused: nothing unverified is compiled). The download itself is ``toolchain.download.Downloader``'s
 (resumable, sha256-checked). A git request names a tag or a 40-hex commit; the commit a tag
 resolves to is recorded when the sources are fetched.
-
-``listed_files`` is what pip itself would look through for a project: the simple pages of those
-indexes and the ``find-links`` locations pip is configured with (``pip config list`` or
-``PIP_FIND_LINKS``: a directory's files, or the links of an HTML page, local or not).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import urllib.error
 import urllib.parse
@@ -27,7 +22,6 @@ from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from srcbuild import proc
@@ -135,9 +129,33 @@ def pip_indexes(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def pip_find_links(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The ``find-links`` locations pip is configured with (``PIP_FIND_LINKS`` or ``pip config list``)."""
-    given = environ.get("PIP_FIND_LINKS") or _pip_config(python, environ).get("find-links", "")
+    """The ``find-links`` locations pip is configured with (``PIP_FIND_LINKS``, else pip's configuration)."""
+    given = environ.get("PIP_FIND_LINKS")
+    if given is None:
+        given = _pip_config(python, environ).get("find-links", "")
     return tuple(given.split())
+
+
+def find_links_files(locations: Sequence[str]) -> list[tuple[str, str]]:
+    """(file name, URL) of every file the ``find-links`` locations hold: a directory's files (a
+    local path or ``file://``), a page's links (``http(s)://``); one that cannot be read is passed over."""
+    out: list[tuple[str, str]] = []
+    for location in locations:
+        if "://" in location and not location.startswith("file://"):
+            try:
+                page = _read_page(location)
+            except (OSError, ValueError):
+                continue
+            if page is not None:
+                out += page_files(location, *page)
+            continue
+        path = Path(urllib.parse.unquote(urllib.parse.urlsplit(location).path) if "://" in location else location)
+        try:
+            files = sorted(path.iterdir()) if path.is_dir() else [path] if path.is_file() else []
+        except OSError:
+            continue
+        out += [(f.name, f.resolve().as_uri()) for f in files if f.is_file()]
+    return out
 
 
 def sdist_version(project: str, filename: str) -> str | None:
@@ -211,48 +229,6 @@ def index_files(project: str, indexes: Sequence[str]) -> list[tuple[str, str]]:
         if page is not None:
             out += page_files(page_url, *page)
     return out
-
-
-def _of_project(project: str, filename: str) -> bool:
-    if filename.endswith(".whl"):
-        try:
-            return parse_wheel_filename(filename)[0] == project
-        except InvalidWheelFilename:
-            return False
-    return sdist_version(project, filename) is not None
-
-
-def find_links_files(project: str, links: Sequence[str]) -> list[tuple[str, str]]:
-    """(file name, URL) of ``project``'s files in the find-links locations that can be read: the
-    files of a directory (a path or a file:// URL), the links of an HTML page (a file or a URL)."""
-    out: list[tuple[str, str]] = []
-    for link in links:
-        local = link.startswith("file:") or "://" not in link
-        if local:
-            path = Path(urllib.parse.unquote(urllib.parse.urlsplit(link).path) if link.startswith("file:") else link)
-            try:
-                if path.is_dir():
-                    out += [(n, (path / n).absolute().as_uri()) for n in sorted(os.listdir(path))]
-                elif path.is_file():
-                    out += page_files(path.absolute().as_uri(), path.read_text(encoding="utf-8", errors="replace"),
-                                      "text/html")
-            except OSError:
-                continue
-            continue
-        try:
-            page = _read_page(link)
-        except (OSError, ValueError):
-            continue
-        if page is not None:
-            out += page_files(link, *page)
-    return [(name, url) for name, url in out if _of_project(normalize(project), name)]
-
-
-def listed_files(project: str, python: str, environ: Mapping[str, str]) -> list[tuple[str, str]]:
-    """(file name, URL) of every file of ``project`` pip could find: on the simple pages of the
-    indexes pip is configured with, then in its find-links locations."""
-    return [*index_files(project, pip_indexes(python, environ)),
-            *find_links_files(project, pip_find_links(python, environ))]
 
 
 def find_sdist(request: ExtRequest, indexes: Sequence[str]) -> Sdist:

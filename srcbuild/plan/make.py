@@ -80,7 +80,7 @@ def make_plan(resolved: ResolvedBuild) -> Plan:
     cc = r.compiler_cache
     if cc.enabled:
         steps.append(_compiler_cache_step(cc, start=True))
-    if package == "torch":
+    if package_spec(package).has_canary:
         steps.append(canary_step(r))
     steps.append(_build_step(package, r.checkout, r.python, r.env_changes, r.version, clean))
     build_log = step_log(logs_dir(r.build_root), len(steps), "build")

@@ -12,18 +12,17 @@ skips elsewhere, naming the artifact.
 from __future__ import annotations
 
 import hashlib
-import html.parser
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from srcbuild.simple_page import page_files
 from tests.conftest import require_tool
 
 
@@ -153,16 +152,6 @@ def _download_wheel(artifact: Artifact, into: Path) -> Path | None:
     return path if path.exists() else None
 
 
-class _Links(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self.hrefs.extend(value for key, value in attrs if key == "href" and value)
-
-
 def _index_urls() -> list[str]:
     """The index pip is configured with (index-url, else pip's own default), then its extra indexes."""
     listing = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
@@ -189,16 +178,14 @@ def _download_sdist(artifact: Artifact, into: Path) -> Path | None:
         try:
             with urllib.request.urlopen(page_url, timeout=60) as response:
                 page = response.read().decode("utf-8", "replace")
+                content_type = response.headers.get("Content-Type", "")
         except (OSError, ValueError):
             continue
-        parser = _Links()
-        parser.feed(page)
-        for href in parser.hrefs:
-            url = urllib.parse.urljoin(page_url, href)
-            if urllib.parse.unquote(urllib.parse.urlsplit(url).path).rsplit("/", 1)[-1] != artifact.filename:
+        for name, url in page_files(page_url, page, content_type):
+            if name != artifact.filename:
                 continue
             path = into / artifact.filename
-            with urllib.request.urlopen(url, timeout=120) as response, path.open("wb") as out:
+            with urllib.request.urlopen(url.split("#")[0], timeout=120) as response, path.open("wb") as out:
                 shutil.copyfileobj(response, out)
             return path
     return None

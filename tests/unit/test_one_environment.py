@@ -20,6 +20,9 @@ ALLOWED = {
     # a script run by the smoke test's throwaway venv under torchrun/mpirun, in each rank's own
     # process: the rank variables the launcher sets are its input (it never runs inside srcbuild)
     "verify/ddp_step.py",
+    # the console script: `srcbuild --help` alone is printed before srcbuild.cli is imported, at the
+    # width click would read (COLUMNS first)
+    "__main__.py",
 }
 
 

@@ -92,7 +92,7 @@ def imported(args: list[str], tmp_path: Path, says: str = "") -> set[str]:
     for line in run.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
             names.add(line.rsplit("|", 1)[1].strip())
-    assert "srcbuild.cli" in names, run.stderr[-2000:]
+    assert "srcbuild.cli" in names or args in (["--help"], ["-h"]), run.stderr[-2000:]
     return names
 
 
@@ -102,6 +102,14 @@ def heavy_in(names: set[str], heavy: tuple[str, ...]) -> list[str]:
 
 def test_help_imports_no_command(tmp_path: Path) -> None:
     assert heavy_in(imported(["--help"], tmp_path), HELP_HEAVY) == []
+
+
+def test_help_alone_imports_not_even_click(tmp_path: Path) -> None:
+    """``srcbuild --help`` is printed from ``srcbuild.usage`` (the text click prints:
+    tests/unit/cli/test_fast_help.py), without click, the command group or the package registry."""
+    for args in (["--help"], ["-h"]):
+        found = imported(args, tmp_path, says="Usage: srcbuild [OPTIONS] COMMAND [ARGS]...")
+        assert heavy_in(found, ("click", "srcbuild.cli", "srcbuild.packages", "dataclasses")) == []
 
 
 def test_recipes_list_imports_nothing_heavy(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""pip's find-links locations as the extension path reads them: a directory, an HTML page on disk or
-served on 127.0.0.1, and the Python an ``--torch VERSION`` build picks from what they list."""
+"""pip's find-links locations as the extension path reads them: a directory (a path or a file://
+URL), a page served on 127.0.0.1, one refused and one absent (passed over, as pip passes them)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.ext.run import index_torch_python
 from srcbuild.ext.source import find_links_files, pip_find_links
 
 pytestmark = pytest.mark.integration
@@ -64,21 +63,18 @@ def _folder(tmp_path: Path) -> Path:
     return folder
 
 
-def test_a_directory_an_html_file_and_a_served_page_list_the_projects_files(tmp_path: Path, served: str) -> None:
+def test_a_directory_and_a_served_page_list_their_files(tmp_path: Path, served: str) -> None:
     folder = _folder(tmp_path)
-    page = tmp_path / "links.html"
-    page.write_text(PAGE)
     refused = f"http://127.0.0.1:{_closed_port()}/links/"
-    links = [str(folder), folder.as_uri(), str(page), served, refused, str(tmp_path / "absent")]
-    files = find_links_files("torch", links)
+    files = find_links_files([str(folder), folder.as_uri(), served, refused, str(tmp_path / "absent")])
+    listed = [(f.name, f.as_uri()) for f in sorted(folder.iterdir())]
     assert files == [
-        (WHEEL_310, (folder / WHEEL_310).as_uri()),
-        (WHEEL_310, (folder / WHEEL_310).as_uri()),
-        (WHEEL_39, (tmp_path / "wheels" / WHEEL_39).as_uri()),  # relative to the page's own place
-        (WHEEL_39, f"{served}wheels/{WHEEL_39}"),
-    ]  # the refused server and the absent path are passed over, as pip passes them
-    assert find_links_files("torch-scatter", [str(folder)]) == [
-        ("torch_scatter-2.1.2.tar.gz", (folder / "torch_scatter-2.1.2.tar.gz").as_uri())]
+        *listed,
+        *listed,
+        (WHEEL_39, f"{served}wheels/{WHEEL_39}"),  # relative to the page
+        ("torchvision-0.15.2-cp39-cp39-manylinux1_x86_64.whl",
+         f"{served}torchvision-0.15.2-cp39-cp39-manylinux1_x86_64.whl"),
+    ]
 
 
 def _pip_environ(tmp_path: Path, **more: str) -> dict[str, str]:
@@ -93,19 +89,3 @@ def test_pips_find_links_setting_is_read(tmp_path: Path) -> None:
     environ = _pip_environ(tmp_path, PIP_FIND_LINKS=f"{tmp_path}/a  {tmp_path}/b")
     assert pip_find_links(sys.executable, environ) == (f"{tmp_path}/a", f"{tmp_path}/b")
     assert pip_find_links(sys.executable, _pip_environ(tmp_path)) == ()
-
-
-def test_the_python_of_a_torch_version_is_chosen_among_the_find_links_wheels(tmp_path: Path) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    interpreter = Path(sys.executable).resolve()  # an ELF program, which is what counts as a Python here
-    own = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    for version in {"3.10", own}:
-        (bin_dir / f"python{version}").symlink_to(interpreter)
-    folder = _folder(tmp_path)
-    environ = {**_pip_environ(tmp_path, PIP_FIND_LINKS=str(folder)), "PATH": str(bin_dir)}
-    # the recipe pins 3.8: this machine lacks it; the find-links directory has torch 2.0.1 for 3.10 alone
-    assert index_torch_python("2.0.1", "3.8", environ) == "3.10"
-    # read nothing there, and the choice is this machine's, not one a wheel exists for
-    bare = {**_pip_environ(tmp_path), "PATH": str(bin_dir)}
-    assert index_torch_python("2.0.1", "3.8", bare) == own
