@@ -199,8 +199,9 @@ def test_record_inits_are_dataclass_inits() -> None:
 def test_an_init_of_a_shared_shape_belongs_to_its_own_module() -> None:
     import srcbuild.packages as other
 
-    first: Any = record(type("First", (), {"__annotations__": {"a": "int", "b": "str"}, "__module__": __name__}))
-    second: Any = record(type("Second", (), {"__annotations__": {"a": "int", "b": "str"}, "__module__": other.__name__}))
+    fields = {"a": "int", "b": "str"}
+    first: Any = record(type("First", (), {"__annotations__": fields, "__module__": __name__}))
+    second: Any = record(type("Second", (), {"__annotations__": dict(fields), "__module__": other.__name__}))
     assert first.__init__.__code__ is not second.__init__.__code__
     assert first.__init__.__globals__ is globals() and second.__init__.__globals__ is vars(other)
     assert second.__init__.__module__ == "srcbuild.packages" and second(1, "b").b == "b"
