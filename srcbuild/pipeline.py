@@ -248,6 +248,28 @@ def _run_package(
         return executor.result
 
 
+def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: Console) -> PreparedExt:
+    """An extension build against ``--torch VERSION``: its plan's fetch-torch step runs first, since
+    the cache key holds the wheel's identity (``ext.run.with_fetched_torch``); the findings that
+    need no wheel stop a build that cannot work before the download. Any other build: as it is."""
+    from srcbuild.ext.preflight import refusal
+    from srcbuild.ext.run import with_fetched_torch
+    from srcbuild.findings import Severity
+
+    fetch = prepared.build.fetch
+    if fetch is None or not prepared.torch_deferred:
+        return prepared
+    stop = refusal(prepared.findings, prepared.build.base.options.ignore_preflight)
+    if stop is not None:
+        for finding in prepared.findings:
+            if finding.severity is not Severity.INFO:
+                console.print(finding.render(), markup=False, highlight=False)
+        raise stop
+    console.print(f"fetch-torch: {fetch.filename} from {fetch.url} into {fetch.into} (the cache key holds its "
+                  "sha256)", markup=False, highlight=False)
+    return with_fetched_torch(prepared, environ)
+
+
 def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console, resume: bool = False) -> BuildResult:
     """Build the prepared extension (or take it from the local cache); the wheel is in the result."""
     from srcbuild.cache.store import WheelCache
@@ -257,6 +279,7 @@ def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console,
     from srcbuild.ext.handlers import EXT_HANDLERS, EXT_SKIP_CHECKS, ExtContext
 
     b, plan = prepared.build, prepared.plan
+    assert prepared.identity is not None and prepared.inputs is not None, "ext.run.with_fetched_torch runs first"
     console.print(f"[bold]srcbuild ext {b.label} (recipe {plan.recipe})[/bold]")
     console.print(f"torch: {prepared.identity.describe()}", markup=False, highlight=False)
     show_table(settings_table(plan.settings), console)

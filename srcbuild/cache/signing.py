@@ -44,7 +44,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.errors import CacheIntegrityError, HostError, UsageError, disk_full
 from srcbuild.files import write_atomic
 from srcbuild.paths import default_config_dir
-from srcbuild.precedence import env_value
+from srcbuild.precedence import Chosen, env_value, from_cli, from_env, precedence
 from srcbuild.records import record
 
 NAMESPACE = "srcbuild-cache"
@@ -82,13 +82,21 @@ def trusted_signers_path(environ: Mapping[str, str]) -> Path:
     return Path(value).expanduser() if value else default_config_dir(environ) / "trusted-signers"
 
 
+def signing_key_choice(given: str | None, environ: Mapping[str, str]) -> Chosen[Path]:
+    """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` (or the config file) > ``<config dir>/signing-key``,
+    with its origin (``srcbuild.precedence``); the default whether or not it exists."""
+    chosen = precedence(
+        Chosen(default_config_dir(environ) / "signing-key", "default"),
+        from_env(environ, "SRCBUILD_SIGNING_KEY", Path),
+        from_cli(Path(given) if given else None, "--signing-key"),
+    )
+    return Chosen(chosen.value.expanduser(), chosen.origin)
+
+
 def signing_key_path(given: str | None, environ: Mapping[str, str]) -> Path | None:
-    """``--signing-key`` > ``SRCBUILD_SIGNING_KEY`` > ``<config dir>/signing-key`` when it exists."""
-    value = given or env_value(environ, "SRCBUILD_SIGNING_KEY")
-    if value:
-        return Path(value).expanduser()
-    default = default_config_dir(environ) / "signing-key"
-    return default if default.is_file() else None
+    """The key ``signing_key_choice`` names; the default one only when it exists."""
+    chosen = signing_key_choice(given, environ)
+    return chosen.value if chosen.origin != "default" or chosen.value.is_file() else None
 
 
 def _ssh_keygen(why: str) -> str:

@@ -86,17 +86,14 @@ def key_new_cmd(signing_key: str | None, comment: str | None) -> int:
     import getpass
     import socket
 
-    from srcbuild.cache.signing import new_signing_key
-    from srcbuild.paths import default_config_dir
-    from srcbuild.precedence import env_value
+    from srcbuild.cache.signing import new_signing_key, signing_key_choice
 
-    environ = command_environ()
-    given = signing_key or env_value(environ, "SRCBUILD_SIGNING_KEY")
-    key = Path(given).expanduser() if given else default_config_dir(environ) / "signing-key"
+    chosen = signing_key_choice(signing_key, command_environ())
+    key = chosen.value
     line = new_signing_key(key, comment or f"{getpass.getuser()}@{socket.gethostname()}")
     echo_text(
         f"wrote {key} and {key}.pub\n"
-        f"cache push and cache index sign with it{'' if given else ' by default'}\n"
+        f"cache push and cache index sign with it{' by default' if chosen.origin == 'default' else ''}\n"
         f"others trust it with: srcbuild cache trust add {key}.pub\n"
         f"public key: {line}\n"
     )

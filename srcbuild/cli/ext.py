@@ -85,7 +85,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
 
     The extension's sdist (or git source) is compiled with the recipe's toolchain and archs,
     verified and cached. The wheel's path is the last line (one line per extension with --all)."""
-    from srcbuild.pipeline import run_ext
+    from srcbuild.pipeline import read_ext_torch, run_ext
     from srcbuild.recipe import RecipeCatalog
 
     if build_all == (requirement is not None):
@@ -110,6 +110,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
     for item in wanted:
         prepared = _prepare(item, kw)
         try:
+            prepared = read_ext_torch(prepared, command_environ(), console)
             result = run_ext(prepared, command_environ(), console, resume=resume)
         except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
             argv = invocation()
@@ -121,6 +122,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
             raise UsageError(f"the build of {item} made no wheel", "read the build step's log")
         if kw.get("output_dir"):
             wheel = copy_wheel(wheel, Path(kw["output_dir"]))
+        assert prepared.identity is not None  # read_ext_torch read it
         results.append({**result.to_json(), "fingerprint": prepared.fingerprint,
                         "torch": prepared.identity.to_json(),
                         **({"output": str(wheel)} if wheel != result.wheel else {})})
@@ -152,5 +154,11 @@ def plan_ext(requirement: str, fmt: str, kw: dict[str, Any]) -> int:
     width = output_width(sys.stdout, command_environ())
     if shown and fmt == "text":
         sys.stdout.write(wrap_text("".join(f.render() + "\n" for f in shown) + "\n", width))
+    fetch = prepared.build.fetch
+    if prepared.torch_deferred and fetch is not None and fmt == "text":
+        sys.stdout.write(wrap_text(
+            f"torch: {fetch.filename} is not downloaded by plan: its CUDA version and kernels are read when the "
+            "fetch-torch step has fetched it, and the preflight step checks them then; the cache key holds its "
+            "sha256\n\n", width))
     sys.stdout.write(render(prepared.plan, fmt, width))
     return 0

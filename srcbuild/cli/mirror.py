@@ -24,7 +24,7 @@ from srcbuild.cli.common import (
 from srcbuild.errors import CacheIntegrityError, NotFoundError, UsageError
 from srcbuild.files import human_size
 from srcbuild.packages import pinned_packages
-from srcbuild.precedence import env_value
+from srcbuild.precedence import Chosen, env_value, from_cli, from_env, precedence
 
 if TYPE_CHECKING:
     from srcbuild.mirror.create import Target
@@ -159,7 +159,10 @@ def create_command(
     catalog = RecipeCatalog(paths)
     facts = load_facts(environ)
     prefer = provider_order(environ)
-    backend = env_backend or env_value(environ, "SRCBUILD_ENV_BACKEND") or None
+    backend_choice: Chosen[str | None] = precedence(
+        Chosen(None, "default"), from_env(environ, "SRCBUILD_ENV_BACKEND", str), from_cli(env_backend, "--env-backend")
+    )
+    backend = backend_choice.value
     wheel_platforms = _wheel_platforms(platforms, environ)
     glibc = _target_glibc(platforms)
     if python is not None and not re.fullmatch(r"3\.\d+", python):

@@ -26,7 +26,7 @@ from srcbuild.cli.common import F, command_environ
 from srcbuild.errors import MirrorMissing, SourceMismatch
 from srcbuild.mirror.layout import PATCHES, base_of, is_url, mirror_dir_settings
 from srcbuild.offline import DIR_VAR
-from srcbuild.precedence import env_value
+from srcbuild.precedence import Chosen, env_value, from_cli, from_env, precedence
 
 if TYPE_CHECKING:
     from srcbuild.mirror.manifest import Manifest
@@ -52,9 +52,22 @@ def with_details(add: str, details: dict[str, Any]) -> str:
     return f"{prefix} {command}" if prefix else command
 
 
-def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, ...]) -> str:
+def mirror_dir_choice(given: str | None, environ: dict[str, str]) -> Chosen[str | None]:
+    """``--mirror-dir`` > ``SRCBUILD_MIRROR_DIR`` (or the config file's ``mirror_dir``), with its origin."""
+    return precedence(Chosen(None, "default"), from_env(environ, DIR_VAR, str), from_cli(given or None, "--mirror-dir"))
+
+
+def said(chosen: Chosen[str | None]) -> str:
+    """The mirror as a message names it: the option as given, or the value and where it was set."""
+    if chosen.origin.startswith("command line"):
+        return f"--mirror-dir {chosen.value}"
+    return f"the mirror directory {chosen.value} ({chosen.origin})"
+
+
+def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, ...], named: str = "") -> str:
     """Check the mirror serves the recipe's packages and set the command's environment to it;
-    return the ``mirror create`` command that adds what it lacks."""
+    return the ``mirror create`` command that adds what it lacks. ``named``: how messages name it."""
+    named = named or f"--mirror-dir {location}"
     from srcbuild.cli.common import resolve_paths
     from srcbuild.mirror.manifest import read_manifest
     from srcbuild.recipe import RecipeCatalog
@@ -66,13 +79,13 @@ def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, .
     add = create_command(base, recipe_arg, packages)
     manifest = read_manifest(base)
     if manifest is None:
-        raise MirrorMissing(f"--mirror-dir {location}: no manifest.json there", f"make it: {add}")
+        raise MirrorMissing(f"{named}: no manifest.json there", f"make it: {add}")
     lacking = [p for p in packages if name is not None and not manifest.serves(name, p)]
     if lacking:
         what = " and ".join(lacking)
         raise MirrorMissing(f"the mirror {base} holds nothing for {what} of recipe {name}", f"add it: {add}")
     if not is_url(base):
-        check_files(Path(base), manifest, resolve_paths().work_dir / MIRROR_CHECKED, location)
+        check_files(Path(base), manifest, resolve_paths().work_dir / MIRROR_CHECKED, named)
     environ.update(mirror_dir_settings(location, manifest.git_hosts))
     from srcbuild.toolchain.providers import ORDER_VAR
 
@@ -85,7 +98,7 @@ def use_mirror_dir(location: str, recipe_arg: str | None, packages: tuple[str, .
     return add
 
 
-def check_files(root: Path, manifest: Manifest, record: Path, location: str) -> None:
+def check_files(root: Path, manifest: Manifest, record: Path, named: str) -> None:
     """Every file of a mirror directory against its manifest before anything is taken from it
     (``mirror.manifest.verify``): a file that differs, a symbolic link out of the mirror or a git
     file the manifest does not list is refused (exit 7). A file already found to match is not
@@ -100,7 +113,7 @@ def check_files(root: Path, manifest: Manifest, record: Path, location: str) -> 
         first = problems[0]
         more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
         raise SourceMismatch(
-            f"--mirror-dir {location}: {first.path} differs from the mirror's manifest ({first.why}){more}; "
+            f"{named}: {first.path} differs from the mirror's manifest ({first.why}){more}; "
             "nothing was taken from it",
             f"the mirror was changed after it was made: `srcbuild mirror verify {shlex.quote(str(root))}` lists "
             "every difference; make it again with srcbuild mirror create on a connected machine",
@@ -114,11 +127,11 @@ def mirror_dir_option(packages: Callable[[dict[str, Any]], tuple[str, ...]]) -> 
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def wrapper(*args: Any, mirror_dir: str | None = None, **kw: Any) -> Any:
-            location = mirror_dir or env_value(command_environ(), DIR_VAR)
-            if not location:
+            chosen = mirror_dir_choice(mirror_dir, command_environ())
+            if not chosen.value:
                 return func(*args, **kw)
             recipe = kw.get("recipe") or kw.get("recipe_name")
-            add = use_mirror_dir(location, recipe, packages(kw))
+            add = use_mirror_dir(chosen.value, recipe, packages(kw), said(chosen))
             try:
                 return func(*args, **kw)
             except MirrorMissing as exc:

@@ -17,17 +17,24 @@ def config_group() -> None:
 
 
 def _defaults(environ: Mapping[str, str]) -> dict[str, str]:
-    """The defaults that are directories of this machine, as paths rather than words."""
+    """The defaults that are files and directories of this machine, as paths rather than words: as
+    the commands resolve them (``srcbuild.precedence``), from the other settings where they follow
+    one (the toolchain directory in the work directory, the signing key in the config directory)."""
+    from srcbuild.cache.signing import signing_key_choice, trusted_signers_path
     from srcbuild.config import default_config_path
     from srcbuild.paths import Paths, default_config_dir
 
     paths = Paths.resolve(environ=environ)
+    key = signing_key_choice(None, {k: v for k, v in environ.items() if k != "SRCBUILD_SIGNING_KEY"}).value
     return {
         "SRCBUILD_WORK_DIR": str(paths.work_dir),
         "SRCBUILD_CACHE_DIR": str(paths.cache_dir),
         "SRCBUILD_TOOLCHAIN_DIR": str(paths.toolchain_dir),
         "SRCBUILD_CONFIG": str(default_config_path()),
         "SRCBUILD_CONFIG_DIR": str(default_config_dir({})),
+        "SRCBUILD_SIGNING_KEY": f"{key}" + ("" if key.is_file() else " (none there yet)"),
+        "SRCBUILD_TRUSTED_SIGNERS": str(trusted_signers_path({k: v for k, v in environ.items()
+                                                              if k != "SRCBUILD_TRUSTED_SIGNERS"})),
     }
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 
 from srcbuild.errors import UsageError
 from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
-from srcbuild.precedence import env_value
+from srcbuild.precedence import Chosen, env_value, from_cli, from_env, precedence
 from srcbuild.records import record
 
 ALIAS_VARIABLE = "SRCBUILD_CHANNEL_ALIAS"
@@ -128,10 +128,13 @@ def routing_from(
     dir_alias = env_value(environ, ALIAS_VARIABLE) if env_value(environ, MIRROR_DIR_VAR) else None
     if dir_alias:
         return ChannelRouting(alias=dir_alias)
-    chosen_alias = alias or env_value(environ, ALIAS_VARIABLE) or None
+    choice: Chosen[str | None] = precedence(
+        Chosen(None, "default"), from_env(environ, ALIAS_VARIABLE, str), from_cli(alias or None, "--channel-alias")
+    )
+    chosen_alias = choice.value
     if chosen_alias is not None and not is_url(chosen_alias):
         raise UsageError(
-            f"channel alias {chosen_alias!r} is not a URL",
+            f"channel alias {chosen_alias!r} ({choice.origin}) is not a URL",
             "give a base URL such as https://mirror.example.edu/conda or file:///srv/conda",
         )
     pairs: dict[str, str] = {}

@@ -31,6 +31,37 @@ class ExtPreflight(Action):
 
 
 @record
+class FetchTorchWheel(Action):
+    """Download the torch wheel ``--torch VERSION`` names (the file the index page lists for this
+    platform and ``python``) into ``into``, checked against the page's sha256; then read it."""
+
+    name: ClassVar[str] = "fetch-torch-wheel"
+    version: str  # as asked for: "2.0.1", "2.13.0+cpu"
+    python: str  # the Python it is for ("3.11")
+    filename: str
+    url: str
+    sha256: str  # as the index page states it; "" when it states none (the file is then not checked)
+    into: Path
+
+    @property
+    def wheel(self) -> Path:
+        return self.into / self.filename
+
+    def describe(self) -> str:
+        check = f"check its sha256 {self.sha256}" if self.sha256 else "the index states no sha256 to check"
+        return (f"download {self.url} into {self.into} with pip ({check}; kept when already there), then read "
+                "its torch version, CUDA version and kernels for the preflight")
+
+    def args(self) -> dict[str, str]:
+        return {"url": self.url, "sha256": self.sha256, "into": str(self.into)}
+
+    def shell(self) -> tuple[str, ...]:
+        fetch = (f"python3 -m pip download --no-deps --only-binary=:all: --python-version {self.python} "
+                 f"-d {self.into} {self.url}")
+        return (fetch, f"echo '{self.sha256}  {self.wheel}' | sha256sum -c -") if self.sha256 else (fetch,)
+
+
+@record
 class VerifyExtWheel(Action):
     name: ClassVar[str] = "verify-ext-wheel"
     dist: Path

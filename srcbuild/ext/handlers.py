@@ -15,7 +15,14 @@ from srcbuild.execute.handlers import show_verification
 from srcbuild.execute.records import PreflightPassed, WheelStored, WheelVerified
 from srcbuild.execute.registry import Handler, SkipCheck, asks, on
 from srcbuild.execute.runner import Runner
-from srcbuild.ext.actions import CacheExtWheel, CheckExtCommit, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
+from srcbuild.ext.actions import (
+    CacheExtWheel,
+    CheckExtCommit,
+    ExtPreflight,
+    FetchTorchWheel,
+    TorchWheelInstalled,
+    VerifyExtWheel,
+)
 from srcbuild.ext.key import ExtKeyInputs
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.torch import TorchIdentity
@@ -60,6 +67,24 @@ def preflight(ex: Runner) -> PreflightPassed:
     else:
         ex.console.print(f"    {len(findings)} finding(s), no errors")
     return PreflightPassed(errors)
+
+
+def fetch_torch_wheel(ex: Runner, action: FetchTorchWheel) -> None:
+    """Fetch the torch wheel (``ext.fetch.fetch_torch``: kept when already there with its sha256);
+    it must be the wheel the build was keyed with (``srcbuild.pipeline.run_ext`` read it first)."""
+    from srcbuild.ext.fetch import fetch_torch
+    from srcbuild.files import sha256_file
+
+    ctx = _ctx(ex)
+    wheel = fetch_torch(action, ex.environ)
+    digest = sha256_file(wheel)
+    if ctx.identity.identity != f"sha256:{digest}":
+        raise StepFailed(
+            f"{wheel} has sha256 {digest}, and this build was keyed with {ctx.identity.identity}; "
+            "the file changed during the build",
+            "run the same command again",
+        )
+    ex.console.print(f"    {wheel}: sha256 {digest}", markup=False, highlight=False)
 
 
 def verify(ex: Runner, dist: Path, pattern: str) -> WheelVerified:
@@ -157,6 +182,7 @@ def check_commit(ex: Runner, action: CheckExtCommit) -> None:
 EXT_HANDLERS: dict[type[Action], Handler] = dict(
     (
         on(CheckExtCommit, lambda ex, action, step, log: check_commit(ex, action)),
+        on(FetchTorchWheel, lambda ex, action, step, log: fetch_torch_wheel(ex, action)),
         on(ExtPreflight, lambda ex, action, step, log: preflight(ex)),
         on(VerifyExtWheel, lambda ex, action, step, log: verify(ex, action.dist, action.pattern)),
         on(CacheExtWheel, lambda ex, action, step, log: cache(ex, action.dist, action.pattern)),

@@ -14,7 +14,13 @@ from dataclasses import replace
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
-from srcbuild.ext.actions import CacheExtWheel, CheckExtCommit, ExtPreflight, TorchWheelInstalled, VerifyExtWheel
+from srcbuild.ext.actions import (
+    CacheExtWheel,
+    CheckExtCommit,
+    ExtPreflight,
+    TorchWheelInstalled,
+    VerifyExtWheel,
+)
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.source import is_commit
 from srcbuild.plan.make import compiler_step, environment_step, provision_step
@@ -84,17 +90,27 @@ def make_ext_plan(b: ExtBuild) -> Plan:
     """The ordered steps of the extension build ``b`` describes."""
     r = b.base
     py = str(b.python)
-    steps: list[Step] = [
-        Step(
-            id="preflight",
-            title="Preflight: recipe, host, torch and nvcc",
-            why="stop before any download or compile when the recipe's pins, this machine, the torch and nvcc "
-            "cannot make a working extension",
-            action=ExtPreflight(
-                f"recipe {r.recipe.name}, this host, {b.torch.origin} and nvcc", r.options.ignore_preflight
-            ),
-        )
-    ]
+    steps: list[Step] = []
+    if b.fetch is not None:
+        steps.append(Step(
+            id="fetch-torch",
+            title=f"Fetch {b.fetch.filename}",
+            why=f"--torch {b.fetch.version}: the wheel the package index lists for Python {b.fetch.python} on this "
+            "platform; its CUDA version and kernels are read from it for the preflight (before it, only the recipe "
+            "and this host are checked) and its sha256 is in the cache key",
+            action=b.fetch,
+        ))
+    steps.append(Step(
+        id="preflight",
+        title="Preflight: recipe, host, torch and nvcc",
+        why=("stop before any compile when the recipe's pins, this machine, the torch and nvcc cannot make a "
+             "working extension") if b.fetch is not None else (
+            "stop before any download or compile when the recipe's pins, this machine, the torch and nvcc "
+            "cannot make a working extension"),
+        action=ExtPreflight(
+            f"recipe {r.recipe.name}, this host, {b.torch.origin} and nvcc", r.options.ignore_preflight
+        ),
+    ))
     if r.provisioning:
         steps.append(provision_step(r))
     steps.append(compiler_step(r))

@@ -21,6 +21,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
+from srcbuild.ext.actions import FetchTorchWheel
 from srcbuild.ext.knowledge import ExtensionKnowledge
 from srcbuild.ext.source import ExtRequest, Sdist
 from srcbuild.recipe import Recipe
@@ -37,7 +38,7 @@ class TorchChoice:
 
     kind: str  # "cache", "wheel", "index", "env"
     version: str  # the version pip pins ("2.0.1", "2.13.0+cpu"); for "cache" the recipe's torch wheel version
-    wheel: Path | None = None  # "wheel": the file; "cache": the cached wheel (None: not built yet)
+    wheel: Path | None = None  # "wheel": the file; "cache": the cached wheel; "index": where it is fetched to
     origin: str = ""
 
     @classmethod
@@ -72,6 +73,7 @@ class ExtBuild:
     options: tuple[str, ...]  # setup.py options
     root: Path  # the build's directory (logs, state, torch wheel, constraints, dist)
     torch_sha256: str = ""  # the torch wheel's sha256 (hex); empty for --env's torch
+    fetch: FetchTorchWheel | None = None  # --torch VERSION: the plan's fetch-torch step downloads it
 
     @property
     def torch_marker(self) -> Path:

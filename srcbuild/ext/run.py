@@ -1,33 +1,36 @@
 """An extension build up to its plan: resolve, find the torch, find the source, key it, plan it.
 
 ``prepare_ext`` does everything before the plan: the recipe's torch build is resolved (host probe
-included), the torch is found (the recipe's own wheel in the cache, a file, a version fetched from
-the index pip is configured with, or the environment's) and read, the sdist is looked up, the
-preflight findings and the cache key are computed. ``srcbuild plan ext`` prints the plan it makes;
+included), the torch is found (the recipe's own wheel in the cache, a file, a version on the index
+pip is configured with, or the environment's) and read, the sdist is looked up, the preflight
+findings and the cache key are computed. ``srcbuild plan ext`` prints the plan it makes;
 ``srcbuild.pipeline.run_ext`` looks the key up in the cache and otherwise hands that plan to the
 executor.
+
+It downloads nothing and writes nothing: for ``--torch VERSION`` it reads the index's pages and
+plans the wheel's download as the ``fetch-torch`` step (``ext.fetch``). What only that wheel's
+files tell (its CUDA version, kernels and sha256: the torch findings and the cache key) is then
+read at run time: ``with_fetched_torch`` runs that step's work before the cache is asked (the key
+holds the wheel's identity), and ``with_torch`` completes the findings and the key.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging import tags
-from packaging.utils import parse_wheel_filename
-
 from srcbuild import proc
 from srcbuild.errors import MirrorMissing, NotFoundError, UsageError
+from srcbuild.ext.actions import FetchTorchWheel
+from srcbuild.ext.fetch import fetch_torch, index_torch
 from srcbuild.ext.host import (
     cpu_gcc,
     disk_findings,
     disk_need,
     for_extension,
-    pick_python,
     python_finding,
     wheel_python,
     without_torch_disk,
@@ -66,13 +69,22 @@ class TorchRequest:
 
 @record
 class PreparedExt:
+    """An extension build decided: its plan, and (once its torch is read) its findings and key."""
+
     build: ExtBuild
     plan: Plan
-    identity: TorchIdentity
-    findings: tuple[Finding, ...]
-    inputs: ExtKeyInputs
-    fingerprint: str
+    identity: TorchIdentity | None  # None: --torch VERSION, read when the fetch-torch step has run
+    findings: tuple[Finding, ...]  # the early ones, then (once the torch is read) the torch's
+    inputs: ExtKeyInputs | None  # None until the torch is read
+    fingerprint: str  # "" until the torch is read
     nvcc_version: str | None
+    python: str = ""
+    early: tuple[Finding, ...] = ()  # the findings that need no torch file: the Python, recipe and host
+
+    @property
+    def torch_deferred(self) -> bool:
+        """Whether the torch is fetched by the plan's fetch-torch step (and read after it)."""
+        return self.identity is None
 
 
 def _recipe_torch_wheel(recipe: Recipe, paths: Paths, environ: Mapping[str, str]) -> Path:
@@ -91,48 +103,6 @@ def _recipe_torch_wheel(recipe: Recipe, paths: Paths, environ: Mapping[str, str]
             f"build it first (srcbuild torch --recipe {where}), or pass --torch-wheel FILE or --torch VERSION",
         )
     return found.entry.wheel_path
-
-
-def fetch_index_torch(version: str, python: str, into: Path, environ: Mapping[str, str]) -> Path:
-    """``torch==version`` for Python ``python`` on this platform, from the index pip is configured with.
-
-    The version is exact, so a constraints file in pip's configuration that caps torch is lifted for
-    this one download: the command line named the version. PIP_CONSTRAINT names an empty file
-    (``os.devnull``) for it; an empty value would leave the configured file in force."""
-    into.mkdir(parents=True, exist_ok=True)
-    digits = python.replace(".", "")
-    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into),
-            "--python-version", python, "--implementation", "cp", "--abi", f"cp{digits}"]
-    for platform in tags.platform_tags():
-        argv += ["--platform", platform]
-    argv.append(f"torch=={version}")
-    have = _matching(into, version)
-    if have is not None:
-        return have
-    result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": os.devnull}, log_path=into / "download.log")
-    have = _matching(into, version)
-    if not result.ok or have is None:
-        tail = result.tail[-1] if result.tail else "no output"
-        local = version.partition("+")[2]
-        where = (
-            f"PyTorch's own index has the +{local} wheels: python -m pip download --no-deps --only-binary=:all: "
-            f"--python-version {python} torch=={version} --index-url https://download.pytorch.org/whl/{local} "
-            f"-d {into}, then pass --torch-wheel with the file it saves there"
-            if local else "pass --torch-wheel FILE"
-        )
-        raise NotFoundError(
-            f"--torch {version}: pip could not fetch a torch=={version} wheel for Python {python} ({tail})",
-            f"check the version (python -m pip index versions torch), or {where}; pip's log: {into / 'download.log'}",
-        )
-    return have
-
-
-def _matching(into: Path, version: str) -> Path | None:
-    """The newest torch wheel in ``into`` whose version is ``version`` (with a local label when it names one)."""
-    found = [p for p in sorted(into.glob("torch-*.whl")) if _wheel_version(p) == version]
-    if not found and "+" not in version:
-        found = [p for p in sorted(into.glob("torch-*.whl")) if _wheel_version(p).split("+")[0] == version]
-    return found[-1] if found else None
 
 
 def _wheel_version(path: Path) -> str:
@@ -188,44 +158,6 @@ def env_python(prefix: Path, environ: Mapping[str, str]) -> str:
     return out.strip().splitlines()[-1]
 
 
-def index_torch_python(version: str, pin: str, environ: Mapping[str, str]) -> str:
-    """The Python to build with for ``--torch version`` (``srcbuild.ext.host.pick_python``) among
-    those the index has a torch wheel of that version for on this platform; when no index page lists
-    torch, among this machine's (pip then says what it lacks)."""
-    from srcbuild.envs.runtime import pythons_here
-    from srcbuild.ext.source import index_files
-
-    platforms = set(tags.platform_tags())
-    offered: set[str] = set()
-    for filename, _ in index_files("torch", pip_indexes(sys.executable, environ)):
-        if not filename.endswith(".whl"):
-            continue
-        try:
-            _, wheel_version, _, wheel_tags = parse_wheel_filename(filename)
-        except ValueError:
-            continue
-        text = str(wheel_version)
-        if text != version and not ("+" not in version and text.split("+")[0] == version):
-            continue
-        if any(t.platform in platforms for t in wheel_tags):
-            python = wheel_python(Path(filename))
-            if python:
-                offered.add(python)
-    here = pythons_here(environ.get("PATH"))
-    if not offered:  # no index page lists torch (a find-links directory, say): pip decides, for a Python here
-        return pick_python(pin, here, here) or pin
-    chosen = pick_python(pin, offered, here)
-    if chosen is None:
-        have = ", ".join(sorted(here)) or "none"
-        raise NotFoundError(
-            f"--torch {version}: the index has torch {version} for Python {', '.join(sorted(offered))} and this "
-            f"machine has Python {have}",
-            f"make one of those Pythons (srcbuild env runtime {max(offered)} DIR) and pass --env DIR after "
-            f"installing torch=={version} into it, or pick a torch version made for Python {have}",
-        )
-    return chosen
-
-
 def _find_sdist(request: ExtRequest, environ: Mapping[str, str]) -> Sdist:
     """The request's sdist on pip's indexes; with ``--mirror-dir`` (the mirror's index alone) one
     it lacks is named with the ``mirror create`` option that adds it."""
@@ -272,11 +204,7 @@ def prepare_ext(
     environ: Mapping[str, str],
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
-    from srcbuild.cache.key import python_abi_tag
-    from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import ext_findings, range_findings
-    from srcbuild.knowledge import load_knowledge
 
     if torch.wheel and torch.version:
         raise UsageError("--torch-wheel and --torch name two torches", "pass one of them")
@@ -288,29 +216,29 @@ def prepare_ext(
     check_git_mirror(request, environ)
     memo = paths.work_dir / "torch-identity"
     wheel: Path | None = None
+    fetch: FetchTorchWheel | None = None
     if options.env_prefix:
         python, why = env_python(Path(options.env_prefix), environ), f"the Python of --env {options.env_prefix}"
     elif torch.wheel:
         python, why = wheel_python(torch.wheel) or recipe.toolchain.python, f"the Python of {torch.wheel.name}"
     elif torch.version:
-        python = index_torch_python(torch.version, recipe.toolchain.python, environ)
-        why = f"a Python the index has torch=={torch.version} for and this machine has"
-        wheel = fetch_index_torch(torch.version, python, paths.work_dir / "torch-wheels", environ)
+        fetch = index_torch(torch.version, recipe.toolchain.python, paths.work_dir / "torch-wheels", environ)
+        python, why = fetch.python, f"a Python the index has torch=={torch.version} for and this machine has"
     else:
         wheel = _recipe_torch_wheel(recipe, paths, environ)
         python, why = wheel_python(wheel) or recipe.toolchain.python, f"the Python of {wheel.name}"
     gcc = cpu_gcc(recipe.toolchain.gcc, environ.get("PATH")) if recipe.toolchain.cuda is None else None
     view = for_extension(recipe, python, gcc)
     base = resolve_on_host(view, replace(options, package="torch", extension=True), paths, environ)
+    identity: TorchIdentity | None = None
     if options.env_prefix:
         identity = from_environment(Path(options.env_prefix), dict(environ))
         choice = TorchChoice("env", identity.version, None, identity.origin)
+    elif fetch is not None:
+        choice = TorchChoice("index", _wheel_version(fetch.wheel), fetch.wheel, f"the package index ({fetch.url})")
     else:
         if torch.wheel:
             choice = TorchChoice.from_wheel_file(torch.wheel)
-        elif torch.version:
-            assert wheel is not None
-            choice = TorchChoice("index", _wheel_version(wheel), wheel, f"the package index (torch=={torch.version})")
         else:
             assert wheel is not None
             choice = TorchChoice("cache", _wheel_version(wheel), wheel, f"the cache (recipe {recipe.name}'s torch)")
@@ -324,30 +252,64 @@ def prepare_ext(
         env = env.set(EDIT_VAR, knowledge.parallel.describe(),
                       f"known extension {knowledge.name}: its sdist edited to compile in parallel (in the cache key)")
     root = paths.builds_dir / f"{recipe.name}-ext-{knowledge.name}"
-    digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
-    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest)
-    cuda_tool = base.toolchain("cuda")
-    nvcc = cuda_tool.version if cuda else None
-    release = load_knowledge().cuda(nvcc) if nvcc else None
-    accepts = release.targets.capabilities if release is not None else None
-    findings = ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
-                            release.source if release is not None else "")
-    source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {
-        "git": request.git_url or "", "ref": request.git_ref or ""}
-    inputs = ExtKeyInputs.create(
-        name=knowledge.name, source=source, against=identity.identity, torch=identity.version,
-        torch_cuda=identity.cuda, build_env=env.final_values(), options=b.options,
-        python_abi=python_abi_tag(python), gcc=recipe.toolchain.gcc,
-        cuda=recipe.toolchain.cuda, platform=base.platform,
-    )
+    if fetch is not None:
+        digest = fetch.sha256
+    else:
+        assert identity is not None
+        digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
+    b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest, fetch)
+    nvcc = base.toolchain("cuda").version if cuda else None
+    early = (*python_finding(recipe, python, why), *without_torch_disk(recipe_findings(base)))
     need = disk_need(None, len(recipe.gpu.arch) if cuda else 0, _size(choice.wheel))
-    findings = (*python_finding(recipe, python, why), *without_torch_disk(recipe_findings(base)),
-                *disk_findings(need, _free(paths.work_dir), paths.work_dir), *findings,
-                *range_findings(knowledge, sdist.version if sdist else None, identity))
     plan = make_ext_plan(b)
     plan = replace(plan, settings=ext_settings(plan.settings, recipe, python, why),
                    continue_command=continue_command(recipe, request, torch, options, paths), disk_need_bytes=need)
-    return PreparedExt(b, plan, identity, findings, inputs, ext_fingerprint(inputs), nvcc)
+    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir))
+    prepared = PreparedExt(b, plan, None, findings, None, "", nvcc, python, early)
+    return prepared if identity is None else with_torch(prepared, identity)
+
+
+def with_torch(prepared: PreparedExt, identity: TorchIdentity) -> PreparedExt:
+    """``prepared`` with its torch read: the torch's findings after the early ones, the disk need
+    with the wheel's size, and the cache key (``ext.key``), which holds the torch's identity."""
+    from srcbuild.cache.key import python_abi_tag
+    from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
+    from srcbuild.ext.preflight import ext_findings, range_findings
+    from srcbuild.knowledge import load_knowledge
+
+    b, nvcc = prepared.build, prepared.nvcc_version
+    recipe, sdist, paths = b.recipe, b.sdist, b.base.paths
+    release = load_knowledge().cuda(nvcc) if nvcc else None
+    accepts = release.targets.capabilities if release is not None else None
+    torch_findings = (
+        *ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
+                      release.source if release is not None else ""),
+        *range_findings(b.knowledge, sdist.version if sdist else None, identity),
+    )
+    source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {
+        "git": b.request.git_url or "", "ref": b.request.git_ref or ""}
+    inputs = ExtKeyInputs.create(
+        name=b.knowledge.name, source=source, against=identity.identity, torch=identity.version,
+        torch_cuda=identity.cuda, build_env=b.env_changes.final_values(), options=b.options,
+        python_abi=python_abi_tag(prepared.python), gcc=recipe.toolchain.gcc,
+        cuda=recipe.toolchain.cuda, platform=b.base.platform,
+    )
+    need = disk_need(None, len(recipe.gpu.arch) if b.cuda else 0, _size(identity.wheel or b.torch.wheel))
+    findings = (*prepared.early, *disk_findings(need, _free(paths.work_dir), paths.work_dir), *torch_findings)
+    plan = replace(prepared.plan, disk_need_bytes=need)
+    return replace(prepared, plan=plan, identity=identity, findings=findings, inputs=inputs,
+                   fingerprint=ext_fingerprint(inputs))
+
+
+def with_fetched_torch(prepared: PreparedExt, environ: Mapping[str, str]) -> PreparedExt:
+    """``prepared`` with the torch of its fetch-torch step fetched and read (the step's own work,
+    which the executor then finds done); as it is when its torch is read already."""
+    fetch = prepared.build.fetch
+    if fetch is None or prepared.identity is not None:
+        return prepared
+    wheel = fetch_torch(fetch, environ)
+    memo = prepared.build.base.paths.work_dir / "torch-identity"
+    return with_torch(prepared, replace(from_wheel(wheel, memo), origin=prepared.build.torch.origin))
 
 
 def continue_command(

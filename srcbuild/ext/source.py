@@ -18,6 +18,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -114,13 +115,47 @@ def parse_pip_config(listing: str) -> dict[str, str]:
     return values
 
 
+def _pip_config(python: str, environ: Mapping[str, str]) -> dict[str, str]:
+    listing = proc.probe([python, "-m", "pip", "config", "list"], env=environ, timeout=60) or ""
+    return parse_pip_config(listing)
+
+
 def pip_indexes(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     """The indexes pip is configured with: the main index, then the extra ones (see the module docstring)."""
-    listing = proc.probe([python, "-m", "pip", "config", "list"], env=environ, timeout=60) or ""
-    values = parse_pip_config(listing)
+    values = _pip_config(python, environ)
     main = environ.get("PIP_INDEX_URL") or values.get("index-url") or _pip_default_index(python)
     extras = (environ.get("PIP_EXTRA_INDEX_URL") or values.get("extra-index-url", "")).split()
     return tuple(u for u in (main, *extras) if u)
+
+
+def pip_find_links(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The ``find-links`` locations pip is configured with (``PIP_FIND_LINKS``, else pip's configuration)."""
+    given = environ.get("PIP_FIND_LINKS")
+    if given is None:
+        given = _pip_config(python, environ).get("find-links", "")
+    return tuple(given.split())
+
+
+def find_links_files(locations: Sequence[str]) -> list[tuple[str, str]]:
+    """(file name, URL) of every file the ``find-links`` locations hold: a directory's files (a
+    local path or ``file://``), a page's links (``http(s)://``); one that cannot be read is passed over."""
+    out: list[tuple[str, str]] = []
+    for location in locations:
+        if "://" in location and not location.startswith("file://"):
+            try:
+                page = _read_page(location)
+            except (OSError, ValueError):
+                continue
+            if page is not None:
+                out += page_files(location, *page)
+            continue
+        path = Path(urllib.parse.unquote(urllib.parse.urlsplit(location).path) if "://" in location else location)
+        try:
+            files = sorted(path.iterdir()) if path.is_dir() else [path] if path.is_file() else []
+        except OSError:
+            continue
+        out += [(f.name, f.resolve().as_uri()) for f in files if f.is_file()]
+    return out
 
 
 def sdist_version(project: str, filename: str) -> str | None:

@@ -21,7 +21,7 @@ import pytest
 import srcbuild
 from srcbuild import config
 from srcbuild.cli import main
-from srcbuild.precedence import env_value, from_env, setting, shown
+from srcbuild.precedence import Chosen, env_value, from_env, setting, shown
 from srcbuild.settings import BY_VAR, NOT_SETTINGS, SETTINGS
 
 ROOT = Path(srcbuild.__file__).parent
@@ -221,3 +221,77 @@ def test_every_setting_is_documented() -> None:
         path.read_text(encoding="utf-8") for path in sorted(docs.glob("*.md"))
     )
     assert [s.var for s in SETTINGS if not re.search(rf"\b{s.var}\b", text)] == []
+
+
+# A value of the command line with the environment's under it, written ``option or env_value(...)``,
+# keeps no origin: the command line, the environment, the config file and the default all read the
+# same. Such a setting goes through ``precedence`` (``precedence(default, from_env(...), from_cli(...))``).
+READS = {"env_value", "from_env"}
+
+
+def _ad_hoc_fallbacks(tree: ast.AST) -> list[int]:
+    """Lines of ``X or env_value(...)`` / ``X or from_env(...)``: a read of a setting that is not
+    the first operand of an ``or`` (what comes before it is another source, its origin lost)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            for operand in node.values[1:]:
+                call = operand
+                if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)):
+                    name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr
+                    if name in READS:
+                        out.append(call.lineno)
+    return out
+
+
+def test_no_setting_falls_back_to_the_environment_without_its_origin() -> None:
+    found = [
+        f"{path.relative_to(ROOT.parent)}:{line}"
+        for path in SOURCES
+        if path.name != "precedence.py"
+        for line in _ad_hoc_fallbacks(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not found, "decide these with srcbuild.precedence (precedence, from_env, from_cli): " + ", ".join(found)
+
+
+def test_the_fallback_finder_finds_an_option_before_the_environment() -> None:
+    code = (
+        'a = given or env_value(environ, "SRCBUILD_SIGNING_KEY")\n'
+        'b = env_value(environ, "SRCBUILD_INSTALLER") or "auto"\n'
+        'c = x or y or precedence.from_env(environ, "SRCBUILD_WORK_DIR", Path)\n'
+    )
+    assert _ad_hoc_fallbacks(ast.parse(code)) == [1, 3]
+
+
+def test_directories_remember_where_they_came_from(tmp_path: Path) -> None:
+    from srcbuild.paths import Paths
+
+    file = tmp_path / "s.toml"
+    file.write_text(f'cache_dir = "{tmp_path / "c"}"\n', encoding="utf-8")
+    environ = {"SRCBUILD_WORK_DIR": str(tmp_path / "w"), **config.parse_config(file.read_text(), str(file))}
+    paths = Paths.resolve(environ=environ)
+    assert paths.chosen("SRCBUILD_WORK_DIR").origin == "environment SRCBUILD_WORK_DIR"
+    assert paths.chosen("SRCBUILD_CACHE_DIR") == from_env(environ, "SRCBUILD_CACHE_DIR", Path)
+    assert paths.chosen("SRCBUILD_TOOLCHAIN_DIR").value == tmp_path / "w" / "toolchains"
+    assert paths.origin("SRCBUILD_TOOLCHAIN_DIR") == "default"
+    given = Paths.resolve(work_dir=tmp_path / "x", environ=environ)
+    assert (given.work_dir, given.origin("SRCBUILD_WORK_DIR")) == (tmp_path / "x", "command line --work-dir")
+
+
+def test_the_signing_key_s3_endpoint_and_mirror_dir_say_where_they_came_from(tmp_path: Path) -> None:
+    from srcbuild.cache.remotes import RemoteOptions
+    from srcbuild.cache.signing import signing_key_choice
+    from srcbuild.cli.mirror_dir import mirror_dir_choice, said
+
+    environ = {"SRCBUILD_CONFIG_DIR": str(tmp_path), "SRCBUILD_SIGNING_KEY": str(tmp_path / "k"),
+               "AWS_ENDPOINT_URL": "http://aws", "SRCBUILD_MIRROR_DIR": "/srv/m"}
+    assert signing_key_choice(None, {"SRCBUILD_CONFIG_DIR": str(tmp_path)}).origin == "default"
+    assert signing_key_choice(None, environ).origin == "environment SRCBUILD_SIGNING_KEY"
+    assert signing_key_choice("/x/key", environ).origin == "command line --signing-key"
+    options = RemoteOptions.resolve(environ=environ)
+    assert (options.s3_endpoint_url, options.s3_endpoint_origin) == ("http://aws", "environment AWS_ENDPOINT_URL")
+    options = RemoteOptions.resolve("http://mine", environ=environ)
+    assert (options.s3_endpoint_url, options.s3_endpoint_origin) == ("http://mine", "command line --s3-endpoint-url")
+    assert said(mirror_dir_choice(None, environ)) == "the mirror directory /srv/m (environment SRCBUILD_MIRROR_DIR)"
+    assert said(mirror_dir_choice("/other", environ)) == "--mirror-dir /other"
+    assert mirror_dir_choice(None, {}) == Chosen(None, "default")

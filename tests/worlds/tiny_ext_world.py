@@ -59,14 +59,15 @@ def _publish(work: Path, bare: Path) -> None:
     _git("clone", "-q", "--bare", str(work), str(bare), cwd=work.parent)
 
 
-def torch_wheel(directory: Path, version: str = "2.5.1") -> Path:
-    """A pure-Python torch: ``__version__`` and ``torch.version.cuda = None``, with its RECORD."""
+def torch_wheel(directory: Path, version: str = "2.5.1", tag: str = "py3-none-any") -> Path:
+    """A pure-Python torch: ``__version__`` and ``torch.version.cuda = None``, with its RECORD;
+    ``tag`` is the one its name and WHEEL file claim (an index's torch names its CPython and platform)."""
     dist = f"torch-{version}.dist-info"
     files = {
         "torch/__init__.py": f"from torch import version\n__version__ = {version!r}\n".encode(),
         "torch/version.py": f"__version__ = {version!r}\ncuda = None\n".encode(),
         f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n".encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}/WHEEL": f"Wheel-Version: 1.0\nGenerator: srcbuild-tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode(),
     }
     record = []
     for name, data in files.items():
@@ -74,7 +75,7 @@ def torch_wheel(directory: Path, version: str = "2.5.1") -> Path:
         record.append(f"{name},sha256={digest},{len(data)}")
     files[f"{dist}/RECORD"] = ("\n".join([*record, f"{dist}/RECORD,,"]) + "\n").encode()
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"torch-{version}-py3-none-any.whl"
+    path = directory / f"torch-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w") as wheel:
         for name, data in files.items():
             wheel.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data)

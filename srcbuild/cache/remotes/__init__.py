@@ -28,7 +28,7 @@ from srcbuild.cache.manifest import Manifest
 from srcbuild.cache.netlimits import NetLimits
 from srcbuild.cache.store import CacheEntry
 from srcbuild.errors import UsageError
-from srcbuild.precedence import env_value
+from srcbuild.precedence import Chosen, env_value, from_cli, from_env, precedence
 from srcbuild.records import record
 
 
@@ -37,6 +37,7 @@ class RemoteOptions:
     """Settings a remote may need, resolved once from the command line and the environment."""
 
     s3_endpoint_url: str | None = None
+    s3_endpoint_origin: str = "default"  # "command line --s3-endpoint-url", "environment AWS_ENDPOINT_URL", ...
     net: NetLimits = field(default_factory=NetLimits)  # bounds of every HTTP remote's traffic (``netio``)
     # the environment a remote's own tool runs with (twine reads its TWINE_* credentials there)
     environ: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
@@ -45,8 +46,13 @@ class RemoteOptions:
     def resolve(cls, s3_endpoint_url: str | None = None, *, environ: Mapping[str, str]) -> RemoteOptions:
         """``--s3-endpoint-url`` > ``SRCBUILD_S3_ENDPOINT_URL`` > ``AWS_ENDPOINT_URL``; the network
         limits from ``SRCBUILD_NET_*`` (``netio.NetLimits.resolve``)."""
-        endpoint = s3_endpoint_url or env_value(environ, "SRCBUILD_S3_ENDPOINT_URL")
-        return cls(s3_endpoint_url=endpoint, net=NetLimits.resolve(environ), environ=dict(environ))
+        endpoint: Chosen[str | None] = precedence(
+            Chosen(None, "default"),
+            from_env(environ, "SRCBUILD_S3_ENDPOINT_URL", str),
+            from_cli(s3_endpoint_url or None, "--s3-endpoint-url"),
+        )
+        return cls(s3_endpoint_url=endpoint.value, s3_endpoint_origin=endpoint.origin, net=NetLimits.resolve(environ),
+                   environ=dict(environ))
 
 
 class CacheRemote(Protocol):
@@ -92,7 +98,7 @@ def _directory(url: str, options: RemoteOptions) -> CacheRemote:
 def _s3(url: str, options: RemoteOptions) -> CacheRemote:
     from srcbuild.cache.remotes.s3 import S3Remote
 
-    return S3Remote(url, endpoint_url=options.s3_endpoint_url)
+    return S3Remote(url, endpoint_url=options.s3_endpoint_url, endpoint_origin=options.s3_endpoint_origin)
 
 
 def _http(url: str, options: RemoteOptions) -> CacheRemote:

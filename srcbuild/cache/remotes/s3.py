@@ -68,12 +68,15 @@ class S3Remote:
 
     writable = True
 
-    def __init__(self, url: str, endpoint_url: str | None = None, client: Any = None) -> None:
+    def __init__(
+        self, url: str, endpoint_url: str | None = None, client: Any = None, endpoint_origin: str = "default"
+    ) -> None:
         self.refused: list[tuple[str, str]] = []  # (entry, why) the last listing left out
         self._swept = False  # orphans of killed pushes are swept once per command, before its first push
         self.url = url
         self.bucket, self.prefix = split_s3_url(url)
         self.endpoint_url = endpoint_url
+        self.endpoint_origin = endpoint_origin  # where the endpoint came from (``srcbuild.precedence``)
         self._client = client
 
     @property
@@ -136,8 +139,14 @@ class S3Remote:
         except (BotoCoreError, OSError, ValueError) as exc:
             raise NotFoundError(
                 f"{self.url}: cannot {what}: {exc}",
-                "check the endpoint (--s3-endpoint-url, SRCBUILD_S3_ENDPOINT_URL or AWS_ENDPOINT_URL) and the network",
+                f"check the endpoint ({self._endpoint_said()}; --s3-endpoint-url, SRCBUILD_S3_ENDPOINT_URL or "
+                "AWS_ENDPOINT_URL sets it) and the network",
             ) from None
+
+    def _endpoint_said(self) -> str:
+        if self.endpoint_url is None:
+            return "AWS's own, none is set"
+        return f"{self.endpoint_url}, from the {self.endpoint_origin}"
 
     def _manifest_keys(self, fp: str | None) -> list[str]:
         prefix = self._key("entries", fp[:2], fp) + "/" if fp else self._key("entries") + "/"

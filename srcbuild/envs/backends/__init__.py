@@ -16,7 +16,7 @@ from srcbuild.envs.backends.rattler_backend import RattlerBackend, rattler_avail
 from srcbuild.envs.backends.venv_backend import VenvBackend, venv_unsuitable
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import HostError, UsageError
-from srcbuild.precedence import env_value
+from srcbuild.precedence import Chosen, from_cli, from_env, precedence
 
 # name -> the backend's class: the one list of backends (their capabilities are class attributes)
 BACKEND_CLASSES: dict[str, type[EnvBackend]] = {
@@ -120,5 +120,7 @@ def backend_for(name: str, executable: str | None) -> EnvBackend:
 
 def choose_backend(name: str | None, spec: EnvSpec, environ: Mapping[str, str]) -> EnvBackend:
     """The backend named (argument, then ``SRCBUILD_ENV_BACKEND``), else the best one available."""
-    chosen = name or env_value(environ, BACKEND_VARIABLE) or None
-    return pick_backend(chosen, spec, conda_tools_on_path(environ), rattler_available())
+    chosen: Chosen[str | None] = precedence(
+        Chosen(None, "default"), from_env(environ, BACKEND_VARIABLE, str), from_cli(name or None, "--env-backend")
+    )
+    return pick_backend(chosen.value, spec, conda_tools_on_path(environ), rattler_available())

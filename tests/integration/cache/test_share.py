@@ -166,7 +166,8 @@ def test_s3_errors_are_plain_words(
         ]
     )
     assert rc == 9  # an unreachable remote
-    assert "check the endpoint" in capsys.readouterr().err
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"check the endpoint ({port_closed}, from the command line --s3-endpoint-url;" in said, said
 
 
 def test_s3_listing_is_capped(

@@ -33,6 +33,9 @@ from tests.integration.execute.conftest import REPO_ROOT
 pytestmark = pytest.mark.integration
 
 HOST_PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+HOST_CP = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+TORCH_PLATFORM = "manylinux_2_17_x86_64.manylinux2014_x86_64"
+TORCH_WHEEL = f"torch-2.0.1-{HOST_CP}-{HOST_CP}-{TORCH_PLATFORM}.whl"
 
 
 def make_wheel(
@@ -107,7 +110,8 @@ def loopback_index(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         make_wheel(dist, "srcbuild_demo_greet", "1.0", ("srcbuild-demo-dep>=1",)),
         make_wheel(dist, "srcbuild_demo_dep", "1.2"),
         make_wheel(dist, "srcbuild_demo_build", "3.0"),
-        make_wheel(dist, "torch", "2.0.1", ("srcbuild-demo-dep",)),  # a stand-in for srcbuild ext --torch 2.0.1
+        # a stand-in for srcbuild ext --torch 2.0.1, named for this Python on glibc 2.17 as PyTorch's are
+        make_wheel(dist, "torch", "2.0.1", ("srcbuild-demo-dep",), tag=f"{HOST_CP}-{HOST_CP}-{TORCH_PLATFORM}"),
         make_sdist(dist, "srcbuild_demo_ext", "0.5", ("srcbuild-demo-build==3.0", "torch>=2")),
     ]
     served = tmp_path / "index"
@@ -139,7 +143,8 @@ from srcbuild.envs.backends.base import CommandIO
 from srcbuild.envs.backends.venv_backend import VenvBackend
 from srcbuild.envs.spec import EnvSpec
 from srcbuild.errors import MirrorMissing
-from srcbuild.ext.run import _find_sdist, fetch_index_torch
+from srcbuild.ext.fetch import fetch_torch, index_torch
+from srcbuild.ext.run import _find_sdist
 from srcbuild.ext.source import parse_requirement
 from srcbuild.mirror.layout import mirror_dir_settings
 mirror, envs, python = sys.argv[1:4]
@@ -150,7 +155,7 @@ env = VenvBackend().ensure(EnvSpec(python=python, pip=("srcbuild-demo-greet==1.0
 out["python"] = str(env.python)
 sdist = _find_sdist(parse_requirement("srcbuild-demo-ext==0.5"), environ)
 out["sdist"] = [sdist.filename, sdist.sha256, sdist.url]
-out["torch"] = str(fetch_index_torch("2.0.1", python, Path(envs) / "torch-wheels", environ))
+out["torch"] = str(fetch_torch(index_torch("2.0.1", python, Path(envs) / "torch-wheels", environ), environ))
 for name, call in (
     ("env", lambda: VenvBackend().ensure(EnvSpec(python=python, pip=("srcbuild-demo-greet==2.0",)), Path(envs),
                                          None, None, CommandIO(environ))),
@@ -199,12 +204,12 @@ def test_pip_packages_and_an_extension_sdist_come_from_the_mirror_alone(
         "pypi/simple/srcbuild-demo-dep/srcbuild_demo_dep-1.2-py3-none-any.whl",  # greet's dependency
         "pypi/simple/srcbuild-demo-build/srcbuild_demo_build-3.0-py3-none-any.whl",  # the sdist's build requirement
         "pypi/simple/srcbuild-demo-ext/srcbuild_demo_ext-0.5.tar.gz",
-        "pypi/simple/torch/torch-2.0.1-py3-none-any.whl",
+        f"pypi/simple/torch/{TORCH_WHEEL}",
         "pypi/simple/srcbuild-demo-ext/index.html",
         "pypi/simple/index.html",
     }
     assert wanted <= set(files), sorted(files)
-    assert files["pypi/simple/torch/torch-2.0.1-py3-none-any.whl"]["origin"].endswith("ext --torch 2.0.1)")
+    assert files[f"pypi/simple/torch/{TORCH_WHEEL}"]["origin"].endswith("ext --torch 2.0.1)")
     sdist_sha = files["pypi/simple/srcbuild-demo-ext/srcbuild_demo_ext-0.5.tar.gz"]["sha256"]
     page = (mirror / "pypi/simple/srcbuild-demo-ext/index.html").read_text()
     assert f"srcbuild_demo_ext-0.5.tar.gz#sha256={sdist_sha}" in page
@@ -232,7 +237,7 @@ def test_pip_packages_and_an_extension_sdist_come_from_the_mirror_alone(
         capture_output=True, text=True, check=True,
     )
     assert greet.stdout.strip() == "hello from srcbuild_demo_greet 1.0"
-    assert Path(out["torch"]).name == "torch-2.0.1-py3-none-any.whl"
+    assert Path(out["torch"]).name == TORCH_WHEEL
     name, sha, found = out["sdist"]
     assert (name, sha) == ("srcbuild_demo_ext-0.5.tar.gz", sdist_sha)
     assert found.startswith(copied.as_uri())

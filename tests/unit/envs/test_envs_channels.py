@@ -51,7 +51,10 @@ def test_bad_mirror_and_alias_are_usage_errors() -> None:
     assert err.value.hint == "write it as NAME=URL, e.g. conda-forge=https://mirror.example.edu/conda-forge"
     with pytest.raises(UsageError) as err:
         routing_from("mirror.example.edu", (), environ={})
-    assert err.value.message == "channel alias 'mirror.example.edu' is not a URL"
+    assert err.value.message == "channel alias 'mirror.example.edu' (command line --channel-alias) is not a URL"
+    with pytest.raises(UsageError) as err:
+        routing_from(environ={"SRCBUILD_CHANNEL_ALIAS": "mirror.example.edu"})
+    assert err.value.message == "channel alias 'mirror.example.edu' (environment SRCBUILD_CHANNEL_ALIAS) is not a URL"
 
 
 def test_route_url_needs_no_default_address() -> None:

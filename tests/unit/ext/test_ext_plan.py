@@ -181,3 +181,24 @@ def test_a_git_source_goes_through_the_mirror_rules_with_its_submodules(tmp_path
     assert checkout[-1] == commit
     assert "url./srv/m/git/github.com/.insteadOf=https://github.com/" in submodules
     assert "from /srv/m/git/github.com/rusty1s/pytorch_scatter" in step.commands[3].why
+
+
+def test_a_torch_from_the_index_is_the_fetch_torch_step_before_the_preflight(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from srcbuild.ext.actions import FetchTorchWheel
+
+    b = _build(tmp_path)
+    name = "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl"
+    fetch = FetchTorchWheel("2.0.1", "3.11", name, f"https://files.example.org/{name}", "cd" * 32,
+                            tmp_path / "work" / "torch-wheels")
+    b = replace(b, torch=TorchChoice("index", "2.0.1", fetch.wheel, f"the package index ({fetch.url})"),
+                torch_sha256=fetch.sha256, fetch=fetch)
+    plan = make_ext_plan(b)
+    assert plan.step_ids[:2] == ("fetch-torch", "preflight")
+    assert plan.step("fetch-torch").action == fetch
+    assert plan.step("install-torch").commands[0].argv[-1] == str(fetch.wheel)
+    text = render(plan, "text", 80)
+    assert f"Fetch {name}" in text
+    assert "sha256" + "cd" * 32 in "".join(text.split())  # a long word may wrap; none is cut
+    assert make_ext_plan(replace(b, fetch=None)).step_ids[0] == "preflight"
