@@ -151,6 +151,18 @@ def test_plan_ext_with_torch_downloads_nothing_and_ext_fetches_it(
     assert "cache hit" in again.stdout + again.stderr
     assert [r for r in requests if r.endswith(".whl")] == []  # the wheel is there with its sha256
 
+    # plan --format shell's lines for the step paste and run: pip fetches the same file, sha256sum checks it
+    shell = srcbuild(["plan", "ext", *args, "--format", "shell"], env)
+    assert shell.returncode == 0, shell.stderr
+    lines = [line.strip() for line in shell.stdout.splitlines()]
+    start = lines.index(next(line for line in lines if "-m pip download" in line))
+    (work / "torch-wheels" / torch_name).unlink()
+    here = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}  # python3 with pip
+    pasted = subprocess.run(["bash", "-ec", "\n".join(lines[start:start + 2])], env=here, capture_output=True,
+                            text=True, timeout=300)
+    assert pasted.returncode == 0, pasted.stdout + pasted.stderr
+    assert f"{work / 'torch-wheels' / torch_name}: OK" in pasted.stdout
+
 
 def test_a_torch_wheel_unlike_its_index_sha256_is_refused_and_deleted(
     index: tuple[str, list[str], Path], tmp_path: Path
