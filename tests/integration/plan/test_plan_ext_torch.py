@@ -123,6 +123,9 @@ def test_plan_ext_with_torch_downloads_nothing_and_ext_fetches_it(
     assert files_under(work, cache, toolchains) == []
     text = " ".join(planned.stdout.split())
     assert f"Fetch {torch_name}" in text
+    # what the file name tells is checked by plan already: the extension's torch range (none known here)
+    assert "srcbuild knows no torch range upstream states for tiny-ext 1.0: whether it builds against torch " \
+        "2.5.1 is found out by compiling" in text
     assert f"download {url}torch/{torch_name} into {work / 'torch-wheels'} with pip (check its sha256 {sha};" in text
     assert f"{torch_name} is not downloaded by plan: its CUDA version and kernels are read when the fetch-torch " \
         "step has fetched it" in text
