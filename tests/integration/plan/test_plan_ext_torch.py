@@ -209,8 +209,14 @@ def test_a_torch_in_a_find_links_directory_is_planned_and_fetched_from_there(
     assert steps[0]["action"]["args"] == {"url": (links / wheel.name).as_uri(), "sha256": "",
                                           "into": str(work / "torch-wheels")}
     assert not work.exists()
+    by_file = srcbuild(["plan", "ext", "tiny-ext==1.0", "--recipe", str(recipe), "--torch-wheel",
+                        str(links / wheel.name), "--env-backend", "venv"], env)
+    assert by_file.returncode == 0, by_file.stderr
+    assert not work.exists()  # the wheel was read, and what was read is remembered by a build only
     stub_build_requirements(served, steps)
     built = srcbuild(["ext", *args], env)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     assert (work / "torch-wheels" / wheel.name).read_bytes() == (links / wheel.name).read_bytes()
     assert [r for r in requests if "/torch-" in r] == []  # the wheel came from the directory
+    digest = hashlib.sha256(wheel_bytes := (links / wheel.name).read_bytes()).hexdigest()
+    assert wheel_bytes and (work / "torch-identity" / f"{digest}.json").is_file()
