@@ -27,9 +27,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import filelock
-from rich.console import Console
-
 from srcbuild.console import show_table
 from srcbuild.packages import build_order
 from srcbuild.paths import Paths
@@ -41,7 +38,10 @@ from srcbuild.records import record
 from srcbuild.resolve import BuildOptions, ResolvedBuild
 from srcbuild.resolve.prepare import resolve_on_host
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich and filelock are imported by a build that prints and locks, not by plan
+    import filelock
+    from rich.console import Console
+
     from srcbuild.cache.remotes import CacheRemote
     from srcbuild.cache.signing import TrustPolicy
     from srcbuild.cache.store import WheelCache
@@ -330,6 +330,8 @@ def tree_lock(plan: Plan, paths: Paths, console: Console) -> filelock.FileLock:
 
     A second build of the same tree waits (saying so) until the first one ends.
     """
+    import filelock
+
     key = hashlib.sha256(f"{plan.checkout}\n{plan.build_root}".encode()).hexdigest()[:16]
     locks = paths.work_dir / "locks"
     locks.mkdir(parents=True, exist_ok=True)

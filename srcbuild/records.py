@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import reprlib
 import sys
+import types
 from collections.abc import Callable
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -94,8 +95,93 @@ def _frozen_get_del_attr(cls: type, fields: list[dataclasses.Field[Any]], global
     return __setattr__, __delattr__
 
 
+def _named(field: dataclasses.Field[Any], name: str) -> dataclasses.Field[Any]:
+    """A copy of ``field`` under another name."""
+    copied: dataclasses.Field[Any] = object.__new__(dataclasses.Field)
+    for slot in dataclasses.Field.__slots__:
+        setattr(copied, slot, getattr(field, slot))
+    copied.name = name
+    return copied
+
+
+# __init__'s factory (dataclasses' __create_fn__) by the text of its source: one compile per shape
+_FACTORIES: dict[str, Any] = {}
+
+
+def _cached_create_fn(
+    name: str, args: Any, body: Any, *, globals: Any = None, locals: Any = None, return_type: Any = dataclasses.MISSING
+) -> Any:
+    """``dataclasses._create_fn`` (Python 3.10 to 3.12) that compiles each distinct source once."""
+    if locals is None:
+        locals = {}
+    return_annotation = ""
+    if return_type is not dataclasses.MISSING:
+        locals["_return_type"] = return_type
+        return_annotation = "->_return_type"
+    args = ",".join(args)
+    body = "\n".join(f"  {b}" for b in body)
+    txt = f" def {name}({args}){return_annotation}:\n{body}"
+    local_vars = ", ".join(locals.keys())
+    txt = f"def __create_fn__({local_vars}):\n{txt}\n return {name}"
+    factory = _FACTORIES.get(txt)
+    if factory is None:
+        ns: dict[str, Any] = {}
+        # compiled as dataclasses compiles it: without this module's `from __future__ import annotations`
+        exec(compile(txt, "<string>", "exec", dont_inherit=True), globals, ns)
+        factory = _FACTORIES[txt] = ns["__create_fn__"]
+    made = factory(**locals)
+    if globals is None or made.__globals__ is globals:
+        return made
+    # the function of the class's own module, as dataclasses makes it (typing.get_type_hints reads them)
+    own = types.FunctionType(made.__code__, globals, made.__name__, made.__defaults__, made.__closure__)
+    own.__kwdefaults__ = made.__kwdefaults__
+    own.__annotations__ = made.__annotations__
+    own.__qualname__ = made.__qualname__
+    return own
+
+
+def _shared_init_fn(fields: list[Any], std_fields: list[Any], kw_only_fields: list[Any], *rest: Any) -> Any:
+    """``dataclasses._init_fn`` that compiles the ``__init__`` of each shape once: the same source is
+    made with the fields named by their position, compiled (or found compiled), and the function's
+    code gets the fields' names back (parameters, the attribute names it sets, the closure's
+    variables), as do its annotations and keyword defaults."""
+    real = {f"__record_field_{i}__": f.name for i, f in enumerate(fields)}
+    renamed = {id(f): _named(f, placeholder) for (placeholder, _), f in zip(real.items(), fields)}
+    create = dataclasses._create_fn  # type: ignore[attr-defined]
+    dataclasses._create_fn = _cached_create_fn  # type: ignore[attr-defined]
+    try:
+        made = _COMPILED_INIT_FN(
+            [renamed[id(f)] for f in fields],
+            [renamed[id(f)] for f in std_fields],
+            [renamed[id(f)] for f in kw_only_fields],
+            *rest,
+        )
+    finally:
+        dataclasses._create_fn = create  # type: ignore[attr-defined]
+
+    def back(name: str) -> str:
+        if "__record_field_" not in name:
+            return name
+        for placeholder, field_name in real.items():
+            name = name.replace(placeholder, field_name)
+        return name
+
+    code = made.__code__
+    made.__code__ = code.replace(
+        co_varnames=tuple(back(n) for n in code.co_varnames),
+        co_freevars=tuple(back(n) for n in code.co_freevars),
+        co_consts=tuple(back(c) if type(c) is str else c for c in code.co_consts),
+    )
+    made.__annotations__ = {back(k): v for k, v in made.__annotations__.items()}
+    if made.__kwdefaults__:
+        made.__kwdefaults__ = {back(k): v for k, v in made.__kwdefaults__.items()}
+    return made
+
+
 # Python 3.13 builds every method of a class in one compile (and another signature): left as it is.
 _PATCH_FROZEN = sys.version_info < (3, 13) and hasattr(dataclasses, "_frozen_get_del_attr")
+_PATCH_INIT = _PATCH_FROZEN and hasattr(dataclasses, "_init_fn") and hasattr(dataclasses, "_create_fn")
+_COMPILED_INIT_FN: Any = getattr(dataclasses, "_init_fn", None)
 
 
 def _frozen_dataclass(cls: type[T]) -> type[T]:
@@ -103,10 +189,14 @@ def _frozen_dataclass(cls: type[T]) -> type[T]:
         return dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
     compiled = dataclasses._frozen_get_del_attr  # type: ignore[attr-defined]
     dataclasses._frozen_get_del_attr = _frozen_get_del_attr  # type: ignore[attr-defined]
+    if _PATCH_INIT:
+        dataclasses._init_fn = _shared_init_fn  # type: ignore[attr-defined]
     try:
         return dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)
     finally:
         dataclasses._frozen_get_del_attr = compiled  # type: ignore[attr-defined]
+        if _PATCH_INIT:
+            dataclasses._init_fn = _COMPILED_INIT_FN  # type: ignore[attr-defined]
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from srcbuild.advice.doctor import AFTER_INSTALL, CANNOT, READY, DoctorReport
+from typing import TYPE_CHECKING
+
 from srcbuild.advice.recommend import FITS, NEEDS_DRIVER, TELL_WHICH, GpuAdvice, Recommendation
 from srcbuild.advice.window import Window
 from srcbuild.host.facts import GpuInfo
 from srcbuild.host.jobs import GIB
-from srcbuild.rules.host import MPI_LABELS
+
+if TYPE_CHECKING:  # the doctor's report and host rules are imported by render_doctor: recommend needs neither
+    from srcbuild.advice.doctor import DoctorReport
 
 _STATUS = {FITS: "fits", NEEDS_DRIVER: "needs a newer driver", "no": "does not fit"}
 
@@ -149,6 +152,9 @@ def _gib(value: int | None) -> str:
 
 
 def render_doctor(report: DoctorReport) -> str:
+    from srcbuild.advice.doctor import AFTER_INSTALL, CANNOT, READY
+    from srcbuild.rules.host import MPI_LABELS
+
     host = report.host
     checked = checked_line(report.checked, report.newest_known, report.newest_seen, report.stale)
     out = ["srcbuild doctor", checked, "", "GPUs:"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
@@ -24,6 +25,7 @@ from srcbuild.knowledge.model import CudaRelease
 from srcbuild.records import record
 
 
+@cache  # a Version is immutable: each text is parsed once (a recommendation compares thousands)
 def version(text: str) -> Version:
     try:
         return Version(text)

@@ -167,15 +167,12 @@ def recommend_command(
     """Which catalog recipe to build for a GPU (this machine's, or one described by the options)."""
     from srcbuild.advice.recommend import recommend
     from srcbuild.advice.render import render_recommendation
-    from srcbuild.cli.compat import unknown_gpu_error
     from srcbuild.envs.runtime import active_pythons, pythons_here
-    from srcbuild.host import probe_host
     from srcbuild.host.facts import DriverInfo
     from srcbuild.host.identify import identify_name, identify_pci, read_gpus
     from srcbuild.host.parsers import ALL_PARSERS, LSPCI_PARSERS, PROC_PARSERS, SMI_PARSERS, parse_proc_driver_version
     from srcbuild.knowledge import load_knowledge
     from srcbuild.recipe import RecipeCatalog
-    from srcbuild.toolchain.homes import provisioned_dirs
 
     paths = resolve_paths(work_dir, cache_dir)
     kb = load_knowledge()
@@ -205,6 +202,8 @@ def recommend_command(
     if gpu_name:
         typed = identify_name(kb, gpu_name, "--gpu")
         if typed.cc is None and not typed.candidates:  # a typo, as `compat --gpu` says (exit 2)
+            from srcbuild.cli.compat import unknown_gpu_error  # its tables and rich: for this error only
+
             raise unknown_gpu_error(kb, gpu_name)
         gpus.append(typed)
         origin.append(f"--gpu {gpu_name!r}")
@@ -218,7 +217,10 @@ def recommend_command(
             raise UsageError(f"--driver {driver}: not an NVIDIA driver version", "write it like 470.82 or 470.82.01")
         driver_info = DriverInfo(driver.strip(), "--driver")
         origin.append(f"--driver {driver}")
-    if not origin:
+    if not origin:  # the probes of this machine: only when no other machine is described
+        from srcbuild.host import probe_host
+        from srcbuild.toolchain.homes import provisioned_dirs
+
         host = probe_host(work_dir=paths.work_dir, environ=command_environ(), provisioned=provisioned_dirs)
         gpus, driver_info = list(host.gpus), host.driver
         origin.append("this machine")

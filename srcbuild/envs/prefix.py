@@ -21,14 +21,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock
+from typing import TYPE_CHECKING, Any
 
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
 from srcbuild.files import write_atomic
 from srcbuild.records import record
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 MARKER = ".srcbuild-env.json"
 
@@ -174,6 +175,8 @@ class EnvStore:
 
     def lock(self, key: str) -> FileLock:
         self.root.mkdir(parents=True, exist_ok=True)
+        from filelock import FileLock  # here: a plan names environments without locking them
+
         return FileLock(str(self.root / f".{key}.lock"))
 
     def leftovers(self, key: str) -> list[Path]:

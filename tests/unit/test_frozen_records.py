@@ -111,3 +111,97 @@ def test_unhashable_field_fails_the_same(deco: Decorator) -> None:
     cls = declare(deco)["Nested"]
     with pytest.raises(TypeError, match="unhashable type: 'list'"):
         hash(cls([]))
+
+
+def declare_inits(deco: Decorator) -> list[type]:
+    """Classes of every ``__init__`` shape: defaults, factories, keyword-only fields, fields out of
+    ``__init__``, an ``InitVar`` with ``__post_init__``, a field named ``self``, two classes of one
+    shape (one compile for both with ``record``)."""
+
+    @deco
+    class Plain:
+        a: int
+        b: str = "b"
+
+    @deco
+    class SameShape:
+        x: tuple[int, ...]
+        y: str = "y"
+
+    @deco
+    class Factories:
+        items: list[int] = dataclasses.field(default_factory=list)
+        made: dict[str, int] = dataclasses.field(default_factory=dict, init=False)
+        fixed: int = dataclasses.field(default=3, init=False)
+
+    @deco
+    class KeywordOnly:
+        a: int
+        _: dataclasses.KW_ONLY
+        b: int = 2
+        c: tuple[str, ...] = dataclasses.field(default_factory=tuple)
+
+    @deco
+    class PostInit:
+        a: int
+        scale: dataclasses.InitVar[int] = 1
+        doubled: int = dataclasses.field(default=0, init=False)
+
+        def __post_init__(self, scale: int) -> None:
+            object.__setattr__(self, "doubled", self.a * 2 * scale)
+
+    @deco
+    class SelfField:
+        self: str
+        other: int = 0
+
+    @deco
+    class Child(Plain):
+        c: float = 0.5
+
+    return [Plain, SameShape, Factories, KeywordOnly, PostInit, SelfField, Child]
+
+
+def init_seen(cls: type) -> list[object]:
+    """What a caller can see of ``cls.__init__``: its signature, names, defaults, annotations, the
+    module it belongs to, its messages for wrong arguments."""
+    import inspect
+    import typing
+
+    init: Any = cls.__init__
+    code = init.__code__
+    seen: list[object] = [str(inspect.signature(cls)), str(inspect.signature(init)), init.__qualname__]
+    seen += [init.__name__, init.__module__, init.__globals__ is globals(), init.__defaults__, init.__kwdefaults__]
+    seen += [init.__annotations__, code.co_varnames, code.co_argcount, code.co_kwonlyargcount, code.co_filename]
+    seen += [sorted(typing.get_type_hints(init, localns={cls.__name__: cls}))]
+    for args, kwargs in (((), {}), ((1, 2, 3, 4), {}), ((1,), {"zzz": 1})):
+        try:
+            seen.append(repr(cls(*args, **kwargs)).split(".")[-1])
+        except TypeError as wrong:
+            seen.append(str(wrong))
+    return seen
+
+
+def test_record_inits_are_dataclass_inits() -> None:
+    ours, theirs = declare_inits(record), declare_inits(dataclasses.dataclass(frozen=True))
+    for mine, its in zip(ours, theirs):
+        assert init_seen(mine) == init_seen(its), mine.__name__
+    plain, _same, factories, keyword_only, post_init, self_field, child = ours
+    assert repr(plain(1)) == "declare_inits.<locals>.Plain(a=1, b='b')"
+    made = factories()
+    assert (made.items, made.made, made.fixed) == ([], {}, 3) and factories().items is not made.items
+    assert repr(keyword_only(1, b=5)) == "declare_inits.<locals>.KeywordOnly(a=1, b=5, c=())"
+    assert post_init(2, scale=3).doubled == 12 and post_init(2).doubled == 4
+    assert self_field("me", other=1).self == "me"
+    assert repr(child(1, "x", 1.5)) == "declare_inits.<locals>.Child(a=1, b='x', c=1.5)"
+
+
+def test_an_init_of_a_shared_shape_belongs_to_its_own_module() -> None:
+    import srcbuild.packages as other
+
+    fields = {"a": "int", "b": "str"}
+    first: Any = record(type("First", (), {"__annotations__": fields, "__module__": __name__}))
+    second: Any = record(type("Second", (), {"__annotations__": dict(fields), "__module__": other.__name__}))
+    assert first.__init__.__code__ is not second.__init__.__code__
+    assert first.__init__.__globals__ is globals() and second.__init__.__globals__ is vars(other)
+    assert second.__init__.__module__ == "srcbuild.packages" and second(1, "b").b == "b"
