@@ -251,13 +251,18 @@ def _run_package(
 def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: Console) -> PreparedExt:
     """An extension build against ``--torch VERSION``: its plan's fetch-torch step runs first, since
     the cache key holds the wheel's identity (``ext.run.with_fetched_torch``); the findings that
-    need no wheel stop a build that cannot work before the download. Any other build: as it is."""
+    need no wheel stop a build that cannot work before the download. What was read of a torch wheel
+    is remembered for the next command (``ext.torch.remember``; ``plan`` writes nothing)."""
     from srcbuild.ext.preflight import refusal
     from srcbuild.ext.run import with_fetched_torch
+    from srcbuild.ext.torch import remember
     from srcbuild.findings import Severity
 
     fetch = prepared.build.fetch
+    memo = prepared.build.base.paths.work_dir / "torch-identity"
     if fetch is None or not prepared.torch_deferred:
+        if prepared.identity is not None:
+            remember(prepared.identity, memo)
         return prepared
     stop = refusal(prepared.findings, prepared.build.base.options.ignore_preflight)
     if stop is not None:
@@ -267,7 +272,10 @@ def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: C
         raise stop
     console.print(f"fetch-torch: {fetch.filename} from {fetch.url} into {fetch.into} (the cache key holds its "
                   "sha256)", markup=False, highlight=False)
-    return with_fetched_torch(prepared, environ)
+    read = with_fetched_torch(prepared, environ)
+    assert read.identity is not None
+    remember(read.identity, memo)
+    return read
 
 
 def run_ext(prepared: PreparedExt, environ: Mapping[str, str], console: Console, resume: bool = False) -> BuildResult:

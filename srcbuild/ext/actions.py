@@ -56,8 +56,9 @@ class FetchTorchWheel(Action):
         return {"url": self.url, "sha256": self.sha256, "into": str(self.into)}
 
     def shell(self) -> tuple[str, ...]:
-        fetch = (f"python3 -m pip download --no-deps --only-binary=:all: --python-version {self.python} "
-                 f"-d {self.into} {self.url}")
+        digits = self.python.replace(".", "")
+        fetch = (f"PIP_CONSTRAINT=/dev/null python3 -m pip download --no-deps --only-binary=:all: -d {self.into} "
+                 f"--python-version {self.python} --implementation cp --abi cp{digits} {self.url}")
         return (fetch, f"echo '{self.sha256}  {self.wheel}' | sha256sum -c -") if self.sha256 else (fetch,)
 
 

@@ -119,33 +119,35 @@ def ext_findings(
     return tuple(out)
 
 
-def range_findings(knowledge: ExtensionKnowledge, release: str | None, torch: TorchIdentity) -> tuple[Finding, ...]:
-    """Whether ``knowledge.name`` ``release`` supports ``torch``, where upstream states it."""
+def range_findings(knowledge: ExtensionKnowledge, release: str | None, torch: str) -> tuple[Finding, ...]:
+    """Whether ``knowledge.name`` ``release`` supports torch version ``torch`` ("2.0.1+cu117"), where
+    upstream states it: the version alone, known before the wheel is (its file name says it)."""
+    public = torch.split("+", 1)[0]
     what = f"{knowledge.name} {release}" if release else f"{knowledge.name} (a git source: its release is not known)"
     spec = knowledge.torch_range(release) if release else None
     if spec is None:
         return (Finding(
             "ext-torch-range-unknown", Severity.WARNING,
             f"srcbuild knows no torch range upstream states for {what}: whether it builds against torch "
-            f"{torch.version} is found out by compiling",
+            f"{torch} is found out by compiling",
             fix="check the extension's README or setup.py for the torch versions it supports",
         ),)
     try:
-        inside = Version(torch.public_version) in SpecifierSet(spec)
+        inside = Version(public) in SpecifierSet(spec)
     except InvalidVersion:
         inside = True  # a torch version packaging cannot read is not judged here
     if inside:
         return (Finding(
             "ext-torch-range", Severity.INFO,
-            f"{what} supports torch {spec}, and torch {torch.version} is in that range",
+            f"{what} supports torch {spec}, and torch {torch} is in that range",
             source=knowledge.torch_source,
         ),)
     return (Finding(
         "ext-torch-range", Severity.ERROR,
-        f"{what} supports torch {spec}, and torch {torch.version} is outside that range",
+        f"{what} supports torch {spec}, and torch {torch} is outside that range",
         source=knowledge.torch_source,
         fix=f"build against a torch in {spec}, or pick the {knowledge.name} release made for torch "
-        f"{torch.public_version}",
+        f"{public}",
     ),)
 
 

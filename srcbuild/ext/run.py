@@ -79,7 +79,7 @@ class PreparedExt:
     fingerprint: str  # "" until the torch is read
     nvcc_version: str | None
     python: str = ""
-    early: tuple[Finding, ...] = ()  # the findings that need no torch file: the Python, recipe and host
+    early: tuple[Finding, ...] = ()  # the findings no torch file is read for: Python, recipe, host, torch range
 
     @property
     def torch_deferred(self) -> bool:
@@ -205,6 +205,7 @@ def prepare_ext(
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
     from srcbuild.ext.plan import make_ext_plan
+    from srcbuild.ext.preflight import range_findings
 
     if torch.wheel and torch.version:
         raise UsageError("--torch-wheel and --torch name two torches", "pass one of them")
@@ -259,7 +260,8 @@ def prepare_ext(
         digest = identity.identity.partition("sha256:")[2] if identity.identity.startswith("sha256:") else ""
     b = ExtBuild(base, request, knowledge, choice, sdist, env, knowledge.options(cuda), root, digest, fetch)
     nvcc = base.toolchain("cuda").version if cuda else None
-    early = (*python_finding(recipe, python, why), *without_torch_disk(recipe_findings(base)))
+    early = (*python_finding(recipe, python, why), *without_torch_disk(recipe_findings(base)),
+             *range_findings(knowledge, sdist.version if sdist else None, choice.version))
     need = disk_need(None, len(recipe.gpu.arch) if cuda else 0, _size(choice.wheel))
     plan = make_ext_plan(b)
     plan = replace(plan, settings=ext_settings(plan.settings, recipe, python, why),
@@ -274,18 +276,15 @@ def with_torch(prepared: PreparedExt, identity: TorchIdentity) -> PreparedExt:
     with the wheel's size, and the cache key (``ext.key``), which holds the torch's identity."""
     from srcbuild.cache.key import python_abi_tag
     from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
-    from srcbuild.ext.preflight import ext_findings, range_findings
+    from srcbuild.ext.preflight import ext_findings
     from srcbuild.knowledge import load_knowledge
 
     b, nvcc = prepared.build, prepared.nvcc_version
     recipe, sdist, paths = b.recipe, b.sdist, b.base.paths
     release = load_knowledge().cuda(nvcc) if nvcc else None
     accepts = release.targets.capabilities if release is not None else None
-    torch_findings = (
-        *ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc, accepts,
-                      release.source if release is not None else ""),
-        *range_findings(b.knowledge, sdist.version if sdist else None, identity),
-    )
+    torch_findings = ext_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), identity, nvcc,
+                                  accepts, release.source if release is not None else "")
     source = {"sdist": sdist.filename, "sha256": sdist.sha256} if sdist else {
         "git": b.request.git_url or "", "ref": b.request.git_ref or ""}
     inputs = ExtKeyInputs.create(

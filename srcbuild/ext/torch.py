@@ -8,7 +8,8 @@ table) and an identity for the cache key: the wheel's sha256, or for a torch ins
 environment the sha256 of its ``RECORD`` (which lists the sha256 of every file pip installed).
 
 Reading a wheel's libraries takes a while for a CUDA torch (hundreds of MB), so the identity is
-remembered by the wheel's sha256 in ``DIR/torch-identity/<sha256>.json``.
+remembered by the wheel's sha256 in ``DIR/torch-identity/<sha256>.json`` (``remember``: a build
+writes it, ``srcbuild plan`` only reads it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from srcbuild import proc
 from srcbuild.errors import EnvironmentError_, UsageError
-from srcbuild.files import sha256_file
+from srcbuild.files import sha256_file, write_atomic
 from srcbuild.records import record
 from srcbuild.verify.fatbin import count_entries
 from srcbuild.verify.kernels import Kernels, sm_list
@@ -87,7 +88,8 @@ class TorchIdentity:
 
 
 def from_wheel(wheel: Path, memo_dir: Path | None = None) -> TorchIdentity:
-    """Read a torch wheel (its version.py and every library's fat binaries), remembered by sha256."""
+    """Read a torch wheel (its version.py and every library's fat binaries), or what ``remember``
+    kept of the same bytes in ``memo_dir``."""
     from srcbuild.verify.wheel import measure_wheel
 
     if not wheel.is_file():
@@ -105,13 +107,17 @@ def from_wheel(wheel: Path, memo_dir: Path | None = None) -> TorchIdentity:
     if report.distribution.replace("-", "_").lower() != "torch":
         raise UsageError(f"{wheel.name}: a wheel of {report.distribution}, not torch", "pass a torch-*.whl file")
     cuda = report.cuda_version_py or None
-    identity = TorchIdentity(report.version, cuda, report.kernels, f"sha256:{digest}", f"wheel {wheel}", wheel)
-    if memo is not None:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo.with_suffix(".tmp")
-        tmp.write_text(json.dumps(identity.to_json(), sort_keys=True), encoding="utf-8")
-        tmp.replace(memo)
-    return identity
+    return TorchIdentity(report.version, cuda, report.kernels, f"sha256:{digest}", f"wheel {wheel}", wheel)
+
+
+def remember(identity: TorchIdentity, memo_dir: Path) -> None:
+    """Keep what was read of a torch wheel for the next ``from_wheel`` of the same bytes."""
+    digest = identity.identity.partition("sha256:")[2]
+    memo = memo_dir / f"{digest}.json"
+    if not identity.identity.startswith("sha256:") or memo.is_file():
+        return
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(memo, json.dumps(identity.to_json(), sort_keys=True))
 
 
 def library_kernels(torch_dir: Path) -> Kernels:

@@ -123,6 +123,9 @@ def test_plan_ext_with_torch_downloads_nothing_and_ext_fetches_it(
     assert files_under(work, cache, toolchains) == []
     text = " ".join(planned.stdout.split())
     assert f"Fetch {torch_name}" in text
+    # what the file name tells is checked by plan already: the extension's torch range (none known here)
+    assert "srcbuild knows no torch range upstream states for tiny-ext 1.0: whether it builds against torch " \
+        "2.5.1 is found out by compiling" in text
     assert f"download {url}torch/{torch_name} into {work / 'torch-wheels'} with pip (check its sha256 {sha};" in text
     assert f"{torch_name} is not downloaded by plan: its CUDA version and kernels are read when the fetch-torch " \
         "step has fetched it" in text
@@ -150,6 +153,18 @@ def test_plan_ext_with_torch_downloads_nothing_and_ext_fetches_it(
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert "cache hit" in again.stdout + again.stderr
     assert [r for r in requests if r.endswith(".whl")] == []  # the wheel is there with its sha256
+
+    # plan --format shell's lines for the step paste and run: pip fetches the same file, sha256sum checks it
+    shell = srcbuild(["plan", "ext", *args, "--format", "shell"], env)
+    assert shell.returncode == 0, shell.stderr
+    lines = [line.strip() for line in shell.stdout.splitlines()]
+    start = lines.index(next(line for line in lines if "-m pip download" in line))
+    (work / "torch-wheels" / torch_name).unlink()
+    here = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"}  # python3 with pip
+    pasted = subprocess.run(["bash", "-ec", "\n".join(lines[start:start + 2])], env=here, capture_output=True,
+                            text=True, timeout=300)
+    assert pasted.returncode == 0, pasted.stdout + pasted.stderr
+    assert f"{work / 'torch-wheels' / torch_name}: OK" in pasted.stdout
 
 
 def test_a_torch_wheel_unlike_its_index_sha256_is_refused_and_deleted(
@@ -194,8 +209,14 @@ def test_a_torch_in_a_find_links_directory_is_planned_and_fetched_from_there(
     assert steps[0]["action"]["args"] == {"url": (links / wheel.name).as_uri(), "sha256": "",
                                           "into": str(work / "torch-wheels")}
     assert not work.exists()
+    by_file = srcbuild(["plan", "ext", "tiny-ext==1.0", "--recipe", str(recipe), "--torch-wheel",
+                        str(links / wheel.name), "--env-backend", "venv"], env)
+    assert by_file.returncode == 0, by_file.stderr
+    assert not work.exists()  # the wheel was read, and what was read is remembered by a build only
     stub_build_requirements(served, steps)
     built = srcbuild(["ext", *args], env)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     assert (work / "torch-wheels" / wheel.name).read_bytes() == (links / wheel.name).read_bytes()
     assert [r for r in requests if "/torch-" in r] == []  # the wheel came from the directory
+    digest = hashlib.sha256(wheel_bytes := (links / wheel.name).read_bytes()).hexdigest()
+    assert wheel_bytes and (work / "torch-identity" / f"{digest}.json").is_file()

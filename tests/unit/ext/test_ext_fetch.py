@@ -53,8 +53,10 @@ def test_a_file_without_a_stated_sha256_is_planned_unchecked() -> None:
     assert (chosen.url, chosen.sha256) == (f"file:///srv/wheels/{name}", "")
     assert chosen.describe().startswith(f"download file:///srv/wheels/{name} into {INTO} with pip (the index states "
                                         "no sha256 to check;")
-    assert chosen.shell() == (f"python3 -m pip download --no-deps --only-binary=:all: --python-version 3.11 -d {INTO} "
-                              f"file:///srv/wheels/{name}",)
+    assert chosen.shell() == (
+        f"PIP_CONSTRAINT=/dev/null python3 -m pip download --no-deps --only-binary=:all: -d {INTO} "
+        f"--python-version 3.11 --implementation cp --abi cp311 file:///srv/wheels/{name}",
+    )
 
 
 def test_no_wheel_for_a_python_here_is_refused_with_what_to_do() -> None:

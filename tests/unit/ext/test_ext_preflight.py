@@ -61,31 +61,32 @@ def test_a_cpu_recipe_with_a_cuda_torch_warns() -> None:
 
 def test_a_torch_outside_the_range_upstream_states_is_refused_naming_both() -> None:
     old = TorchIdentity("1.3.1", "10.1", Kernels(frozenset({37})), "sha256:cc", "wheel t.whl")
-    (finding,) = range_findings(knowledge_for("torch-scatter"), "2.1.2", old)
+    (finding,) = range_findings(knowledge_for("torch-scatter"), "2.1.2", old.version)
     assert (finding.rule, finding.severity) == ("ext-torch-range", Severity.ERROR)
     assert finding.message == "torch-scatter 2.1.2 supports torch >=1.4.0, and torch 1.3.1 is outside that range"
     assert "README.md" in finding.source and "at least PyTorch 1.4.0" in finding.source
     err = refusal((finding,))
     assert isinstance(err, IncompatibleError) and err.exit_code == 3
-    (audio,) = range_findings(knowledge_for("torchaudio"), "2.0.2", CPU)
+    (audio,) = range_findings(knowledge_for("torchaudio"), "2.0.2", CPU.version)
     assert audio.severity is Severity.ERROR
     assert "torchaudio 2.0.2 supports torch ==2.0.1, and torch 2.13.0+cpu is outside" in audio.message
 
 
 def test_a_torch_inside_the_range_passes_and_a_local_label_does_not_count() -> None:
-    (finding,) = range_findings(knowledge_for("torch-scatter"), "2.1.2", CPU)
+    (finding,) = range_findings(knowledge_for("torch-scatter"), "2.1.2", CPU.version)
     assert finding.severity is Severity.INFO
     cu117 = TorchIdentity("2.0.1+cu117", "11.7", Kernels(), "sha256:aa", "wheel t.whl")
-    assert range_findings(knowledge_for("torchaudio"), "2.0.2", cu117)[0].severity is Severity.INFO
+    assert range_findings(knowledge_for("torchaudio"), "2.0.2", cu117.version)[0].severity is Severity.INFO
 
 
 def test_an_unstated_range_is_a_warning() -> None:
     for knowledge, release in ((knowledge_for("torch-scatter"), "2.0.9"), (knowledge_for("my-ext"), "1.0"),
                                (knowledge_for("torch-scatter"), None)):
-        (finding,) = range_findings(knowledge, release, CU117)
+        (finding,) = range_findings(knowledge, release, CU117.version)
         assert (finding.rule, finding.severity) == ("ext-torch-range-unknown", Severity.WARNING)
         assert "srcbuild knows no torch range upstream states for" in finding.message
-    assert "a git source: its release is not known" in range_findings(knowledge_for("x"), None, CU117)[0].message
+    (git,) = range_findings(knowledge_for("x"), None, CU117.version)
+    assert "a git source: its release is not known" in git.message
 
 
 def test_the_official_k80_torch_with_the_k80_recipe_builds_warning_only_about_35() -> None:
@@ -96,7 +97,7 @@ def test_the_official_k80_torch_with_the_k80_recipe_builds_warning_only_about_35
     assert rules(found) == {"ext-torch-kernels": Severity.WARNING}
     assert "compute capability 3.5" in found[0].message and refusal(found) is None
     assert ext_findings("k80-only", "11.8", [CC("3.7")], k80, "11.8.89", NVCC_118) == ()
-    assert range_findings(knowledge_for("torch-scatter"), "2.1.2", k80)[0].severity is Severity.INFO
+    assert range_findings(knowledge_for("torch-scatter"), "2.1.2", k80.version)[0].severity is Severity.INFO
 
 
 def _inputs(**changes: object) -> ExtKeyInputs:
