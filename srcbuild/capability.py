@@ -9,16 +9,16 @@ needs no code change.
 from __future__ import annotations
 
 import functools
-import re
 from functools import total_ordering
 from pathlib import Path
 
 from srcbuild import tables
+from srcbuild.patterns import LazyPattern
 from srcbuild.records import record
 
 # ASCII digits only: int() also reads "３" and "١", which no tool spells a capability with.
-_CC_RE = re.compile(r"([0-9]{1,2})\.([0-9])")
-_SM_RE = re.compile(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
+_CC_RE = LazyPattern(r"([0-9]{1,2})\.([0-9])")
+_SM_RE = LazyPattern(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
 
 
 @total_ordering
@@ -117,8 +117,8 @@ def _chip_rows(rows: tuple[CapabilityRow, ...]) -> dict[str, CapabilityRow]:
     return {chip: row for row in rows for chip in row.chips}
 
 
-_CHIP_RE = re.compile(r"^((?:GF|GK|GM|GP|GV|TU|GA|AD|GH|GB|GT|G)\d{2,3}[A-Z]?b?)")
-_CHIP_SUFFIX = re.compile(r"(?:GLM|GL|BM|M)$")
+_CHIP_RE = LazyPattern(r"^((?:GF|GK|GM|GP|GV|TU|GA|AD|GH|GB|GT|G)\d{2,3}[A-Z]?b?)")
+_CHIP_SUFFIX = LazyPattern(r"(?:GLM|GL|BM|M)$")
 
 
 def chip_base(chip: str) -> str:

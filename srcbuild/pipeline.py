@@ -201,7 +201,26 @@ def _run_package(
 ) -> BuildResult:
     """One package's pipeline: prepare, the cache decision, then its steps; ``dependencies`` (the
     earlier pipelines of the list) runs after its preflight step, before its torch-wheel step,
-    unless a resumed run did that step already."""
+    unless a resumed run did that step already. A toolchain provisioned by another route than the
+    planned one (``toolchain.planned.Rerouted``) plans the build again, once: it finds that prefix."""
+    from srcbuild.toolchain.planned import Rerouted
+
+    try:
+        return _run_package_once(recipe, options, paths, environ, console, resume, dependencies)
+    except Rerouted as moved:
+        console.print(f"{moved.message}; planning the build again", markup=False, highlight=False)
+        return _run_package_once(recipe, options, paths, environ, console, resume, dependencies)
+
+
+def _run_package_once(
+    recipe: Recipe,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+    console: Console,
+    resume: bool = False,
+    dependencies: Callable[[Executor], None] | None = None,
+) -> BuildResult:
     from srcbuild.execute.context import BuildContext
     from srcbuild.execute.executor import Executor, environ_for_build
     from srcbuild.resolve.key import build_fingerprint

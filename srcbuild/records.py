@@ -145,8 +145,8 @@ def _shared_init_fn(fields: list[Any], std_fields: list[Any], kw_only_fields: li
     made with the fields named by their position, compiled (or found compiled), and the function's
     code gets the fields' names back (parameters, the attribute names it sets, the closure's
     variables), as do its annotations and keyword defaults."""
-    real = {f"__record_field_{i}__": f.name for i, f in enumerate(fields)}
-    renamed = {id(f): _named(f, placeholder) for (placeholder, _), f in zip(real.items(), fields)}
+    placeholders = [f"__record_field_{i}__" for i in range(len(fields))]
+    renamed = {id(f): _named(f, placeholder) for placeholder, f in zip(placeholders, fields)}
     create = dataclasses._create_fn  # type: ignore[attr-defined]
     dataclasses._create_fn = _cached_create_fn  # type: ignore[attr-defined]
     try:
@@ -158,23 +158,23 @@ def _shared_init_fn(fields: list[Any], std_fields: list[Any], kw_only_fields: li
         )
     finally:
         dataclasses._create_fn = create  # type: ignore[attr-defined]
-
-    def back(name: str) -> str:
-        if "__record_field_" not in name:
-            return name
-        for placeholder, field_name in real.items():
-            name = name.replace(placeholder, field_name)
-        return name
+    # a field's name, and its closure variables' (the type of its annotation, its default)
+    names = {}
+    for placeholder, f in zip(placeholders, fields):
+        names[placeholder] = f.name
+        names[f"_type_{placeholder}"] = f"_type_{f.name}"
+        names[f"_dflt_{placeholder}"] = f"_dflt_{f.name}"
+    back = names.get
 
     code = made.__code__
     made.__code__ = code.replace(
-        co_varnames=tuple(back(n) for n in code.co_varnames),
-        co_freevars=tuple(back(n) for n in code.co_freevars),
-        co_consts=tuple(back(c) if type(c) is str else c for c in code.co_consts),
+        co_varnames=tuple(back(n, n) for n in code.co_varnames),
+        co_freevars=tuple(back(n, n) for n in code.co_freevars),
+        co_consts=tuple(back(c, c) if type(c) is str else c for c in code.co_consts),
     )
-    made.__annotations__ = {back(k): v for k, v in made.__annotations__.items()}
+    made.__annotations__ = {back(k, k): v for k, v in made.__annotations__.items()}
     if made.__kwdefaults__:
-        made.__kwdefaults__ = {back(k): v for k, v in made.__kwdefaults__.items()}
+        made.__kwdefaults__ = {back(k, k): v for k, v in made.__kwdefaults__.items()}
     return made
 
 

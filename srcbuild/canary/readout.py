@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
+from srcbuild.patterns import LazyPattern
 from srcbuild.records import record
 
 ON = ("1", "ON", "TRUE", "YES", "Y")
-_SUMMARY = re.compile(r"^--\s+([A-Za-z][\w ./+-]*?)\s*:\s*(.*?)\s*$")
-_CACHE = re.compile(r"^([A-Za-z_][\w.+-]*):[A-Z_]+=(.*)$")
-_GENCODE = re.compile(r"arch=compute_(\d+)\s*,\s*code=\[?([\w,]+)\]?")
+_SUMMARY = LazyPattern(r"^--\s+([A-Za-z][\w ./+-]*?)\s*:\s*(.*?)\s*$")
+_CACHE = LazyPattern(r"^([A-Za-z_][\w.+-]*):[A-Z_]+=(.*)$")
+_GENCODE = LazyPattern(r"arch=compute_(\d+)\s*,\s*code=\[?([\w,]+)\]?")
 
 
 def is_on(value: str | None) -> bool:

@@ -4,13 +4,14 @@ command line a hint tells the user to run again."""
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from srcbuild.patterns import LazyPattern
 
 if TYPE_CHECKING:  # platformdirs is loaded by the commands that look for a path, not by --help
     from srcbuild.paths import Paths
@@ -92,7 +93,7 @@ def resume_command(argv: list[str], resume: bool = True) -> str:
     return shlex.join(["srcbuild", *args, *(["--resume"] if resume else [])])
 
 
-_GENERIC_RESUME = re.compile(r"srcbuild [a-z][a-z0-9_-]* --recipe \S+ --resume")
+_GENERIC_RESUME = LazyPattern(r"srcbuild [a-z][a-z0-9_-]* --recipe \S+ --resume")
 
 
 def exact_hint(hint: str | None, command: str, fresh: str | None = None) -> str | None:

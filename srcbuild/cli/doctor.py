@@ -8,7 +8,6 @@ reads, found by itself), ``--lspci FILE`` or ``--nvidia-smi FILE``; ``-`` reads 
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +17,15 @@ from srcbuild import proc
 from srcbuild.cli.common import F, command_environ, json_option, path_options, print_json, resolve_paths
 from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
+from srcbuild.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from srcbuild.host.facts import DriverInfo, GpuInfo
     from srcbuild.host.parsers import Parser
     from srcbuild.recipe import Recipe
 
-_PCI_RE = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})\Z")
-_DRIVER_RE = re.compile(r"^\d{3}(?:\.\d+){0,2}\Z")
+_PCI_RE = LazyPattern(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-fA-F]{4})\Z")
+_DRIVER_RE = LazyPattern(r"^\d{3}(?:\.\d+){0,2}\Z")
 
 
 def containers_options(func: F) -> F:

@@ -11,18 +11,18 @@ place, so a failure leaves nothing half-made.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from srcbuild import proc
 from srcbuild.errors import EnvironmentError_, HostError, UsageError
+from srcbuild.patterns import LazyPattern
 from srcbuild.records import record
 
 CHANNEL = "conda-forge"
-_VERSION = re.compile(r"^3\.\d{1,2}$")
-_INTERPRETER = re.compile(r"^python(3\.\d{1,2})$")
+_VERSION = LazyPattern(r"^3\.\d{1,2}$")
+_INTERPRETER = LazyPattern(r"^python(3\.\d{1,2})$")
 
 
 @record

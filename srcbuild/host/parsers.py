@@ -27,6 +27,7 @@ import json
 import re
 from collections.abc import Callable
 
+from srcbuild.patterns import LazyPattern
 from srcbuild.records import record
 
 NVIDIA_VENDOR = "10de"
@@ -35,36 +36,36 @@ TRUNCATED = "..."
 _SLOT = r"(?P<slot>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
 # lspci, lspci -nn, first line of -v/-vv:
 # "01:00.0 3D controller [0302]: NVIDIA Corporation GK210GL [Tesla K80] [10de:102d] (rev a1)"
-_LSPCI_LINE = re.compile(_SLOT + r"\s+(?P<cls>[^:\[]+?)(?:\s*\[(?P<class_id>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$")
-_LSPCI_IDS = re.compile(r"\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]")
-_CHIP_AND_NAME = re.compile(
+_LSPCI_LINE = LazyPattern(_SLOT + r"\s+(?P<cls>[^:\[]+?)(?:\s*\[(?P<class_id>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$")
+_LSPCI_IDS = LazyPattern(r"\[(?P<vendor>[0-9a-fA-F]{4}):(?P<device>[0-9a-fA-F]{4})\]")
+_CHIP_AND_NAME = LazyPattern(
     r"^(?P<chip>[A-Z]{1,2}[A-Z0-9]*\d[A-Za-z0-9]*)(?:\s*/\s*[^\[]*?)?\s*(?:\[(?P<name>[^\]]*)\])?"
 )
-_VENDOR = re.compile(r"^NVIDIA Corporation\s*(?:\[10de\])?\s*", re.IGNORECASE)
-_DISPLAY_CLASS = re.compile(r"(?i)^(vga compatible controller|3d controller|display controller)$")
+_VENDOR = LazyPattern(r"^NVIDIA Corporation\s*(?:\[10de\])?\s*", re.IGNORECASE)
+_DISPLAY_CLASS = LazyPattern(r"(?i)^(vga compatible controller|3d controller|display controller)$")
 # lspci -mm:
 # 01:00.0 "VGA compatible controller" "NVIDIA Corporation" "GK106 [GeForce GTX 660 OEM]" -ra1 "Dell" "Device 0000"
-_MM_LINE = re.compile(_SLOT + r'\s+"(?P<cls>[^"]*)"\s+"(?P<vendor>[^"]*)"\s+"(?P<device>[^"]*)"')
-_MM_ID = re.compile(r"\s*\[([0-9a-fA-F]{4})\]$")
+_MM_LINE = LazyPattern(_SLOT + r'\s+"(?P<cls>[^"]*)"\s+"(?P<vendor>[^"]*)"\s+"(?P<device>[^"]*)"')
+_MM_ID = LazyPattern(r"\s*\[([0-9a-fA-F]{4})\]$")
 # nvidia-smi's default table (every layout from R340 to R580): the driver line and one row per GPU
-_SMI_TABLE_DRIVER = re.compile(r"Driver Version:\s*(?P<driver>\d+\.\d+(?:\.\d+)?)")
-_SMI_TABLE_ROW = re.compile(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|")
-_SMI_HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\d+\.\d+(?:\.\d+)?)")
-_SMI_LIST = re.compile(r"^GPU\s+(?P<index>\d+):\s*(?P<name>.+?)\s*\(UUID:\s*GPU-[^)]*\)\s*$")
+_SMI_TABLE_DRIVER = LazyPattern(r"Driver Version:\s*(?P<driver>\d+\.\d+(?:\.\d+)?)")
+_SMI_TABLE_ROW = LazyPattern(r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?:On|Off)\s*\|")
+_SMI_HEADER = LazyPattern(r"NVIDIA-SMI\s+(?P<smi>\d+\.\d+(?:\.\d+)?)")
+_SMI_LIST = LazyPattern(r"^GPU\s+(?P<index>\d+):\s*(?P<name>.+?)\s*\(UUID:\s*GPU-[^)]*\)\s*$")
 # /proc/driver/nvidia/gpus/*/information
-_PROC_MODEL = re.compile(r"^Model:\s*(?P<name>.+?)\s*$")
-_PROC_BUS = re.compile(r"^Bus Location:\s*(?P<slot>\S+)")
+_PROC_MODEL = LazyPattern(r"^Model:\s*(?P<name>.+?)\s*$")
+_PROC_BUS = LazyPattern(r"^Bus Location:\s*(?P<slot>\S+)")
 # /proc/driver/nvidia/version: "NVRM version: NVIDIA UNIX x86_64 Kernel Module  470.82.01  ..."
-_PROC_DRIVER = re.compile(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)")
+_PROC_DRIVER = LazyPattern(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)")
 _MPI_VERSIONS = (
-    ("openmpi", re.compile(r"Open MPI\)?\s+v?(\d+\.\d+(?:\.\d+)?)")),
-    ("mpich", re.compile(r"MPICH Version:\s*(\d+\.\d+(?:\.\d+)?)")),
-    ("intel-mpi", re.compile(r"Intel\(R\) MPI Library.*?Version\s+(\d+(?:\.\d+)*)", re.S)),
-    ("mpich", re.compile(r"HYDRA build details:.*?Version:\s*(\d+\.\d+(?:\.\d+)?)", re.S)),
+    ("openmpi", LazyPattern(r"Open MPI\)?\s+v?(\d+\.\d+(?:\.\d+)?)")),
+    ("mpich", LazyPattern(r"MPICH Version:\s*(\d+\.\d+(?:\.\d+)?)")),
+    ("intel-mpi", LazyPattern(r"Intel\(R\) MPI Library.*?Version\s+(\d+(?:\.\d+)*)", re.S)),
+    ("mpich", LazyPattern(r"HYDRA build details:.*?Version:\s*(\d+\.\d+(?:\.\d+)?)", re.S)),
 )
-_NVCC = re.compile(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
-_DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)\s+(\d+)", re.MULTILINE)
-_MEMINFO = re.compile(r"^(\w+):\s+(\d+) kB", re.MULTILINE)
+_NVCC = LazyPattern(r"release (\d+\.\d+), V(\d+\.\d+\.\d+)")
+_DEFINE = LazyPattern(r"^\s*#\s*define\s+(\w+)\s+(\d+)", re.MULTILINE)
+_MEMINFO = LazyPattern(r"^(\w+):\s+(\d+) kB", re.MULTILINE)
 
 
 @record

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import os
 import platform
-import re
 import sysconfig
+
+from srcbuild.patterns import LazyPattern
 
 
 def host_platform_tag() -> str:
@@ -47,8 +48,8 @@ def host_machine() -> str:
 
 # PEP 513, 571 and 599: the legacy manylinux names and the glibc they stand for (PEP 600 keeps them).
 LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-_PEP600 = re.compile(r"manylinux_(\d+)_(\d+)_(\w+)\Z")
-_LEGACY = re.compile(r"(manylinux1|manylinux2010|manylinux2014)_(\w+)\Z")
+_PEP600 = LazyPattern(r"manylinux_(\d+)_(\d+)_(\w+)\Z")
+_LEGACY = LazyPattern(r"(manylinux1|manylinux2010|manylinux2014)_(\w+)\Z")
 
 
 def glibc_platform(glibc: str, machine: str) -> str:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 
 from srcbuild.knowledge.model import GpuChip, GpuModel
+from srcbuild.patterns import LazyPattern
 
 # words of a marketing name that say nothing about which GPU it is
 _FAMILY_WORDS = {"nvidia", "geforce", "tesla", "quadro", "titan", "gtx", "gt", "rtx", "grid", "nvs", "mobile"}
@@ -123,7 +124,7 @@ def _contains_words(words: tuple[str, ...], query: tuple[str, ...]) -> bool:
     return False
 
 
-_QUALIFIERS = re.compile(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample)\b")
+_QUALIFIERS = LazyPattern(r"\b(mac edition|oem|rev\. ?\d+|fake|engineering sample)\b")
 
 
 @functools.lru_cache(maxsize=8192)  # every product's key is asked for on every lookup

@@ -18,14 +18,14 @@ where conda looks. So each entry must be what its field says:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from srcbuild.errors import RecipeError
+from srcbuild.patterns import LazyPattern
 
-_CONDA_SPEC = re.compile(r"(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:[ =<>!~*,|.\[\]\w'\"\-+]*)")
-_CHANNEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_.\-]+)*")
-_CHANNEL_URL = re.compile(r"(?:https|file)://[^\s]+")
+_CONDA_SPEC = LazyPattern(r"(?:[A-Za-z0-9_.\-/:]+::)?[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:[ =<>!~*,|.\[\]\w'\"\-+]*)")
+_CHANNEL_NAME = LazyPattern(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_.\-]+)*")
+_CHANNEL_URL = LazyPattern(r"(?:https|file)://[^\s]+")
 
 _WHAT = {
     "env.pip": ("a requirement", "write a requirement like 'ninja>=1.10' (pip options do not belong in a recipe)"),

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from srcbuild.errors import UsageError
+from srcbuild.patterns import LazyPattern
 from srcbuild.precedence import env_value
 from srcbuild.records import record
 
@@ -128,9 +129,9 @@ TRANSPORTS = (*REMOTE_TRANSPORTS, "file")
 # What a local URL no rule covers becomes when local mirrors are in use: a remote helper name git
 # refuses ("fatal: transport 'srcbuild-refused-local-url' not allowed").
 REFUSED_LOCAL = "srcbuild-refused-local-url::"
-_HELPER = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)::")
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
-_SCP = re.compile(r"[^/:]+:")
+_HELPER = LazyPattern(r"([A-Za-z][A-Za-z0-9+.-]*)::")
+_SCHEME = LazyPattern(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCP = LazyPattern(r"[^/:]+:")
 
 
 def url_transport(url: str) -> str:
@@ -160,7 +161,7 @@ def check_transport(url: str, where: str) -> None:
         )
 
 
-_HTTPS_HOST = re.compile(r"^https://([^/@:]+)/(.*)\Z")
+_HTTPS_HOST = LazyPattern(r"^https://([^/@:]+)/(.*)\Z")
 
 
 def url_spellings(url: str) -> list[str]:
