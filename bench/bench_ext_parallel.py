@@ -8,12 +8,15 @@ from a fresh unpacked copy each round (nothing reused between rounds), the order
 between rounds. What differs is exactly the edit ``srcbuild ext`` makes (``extensions.toml``'s
 ``parallel`` row, applied by ``srcbuild.ext.plan``'s script). ``--cuda-home`` builds the CUDA
 libraries for ``--archs`` (``FORCE_ONLY_CUDA=1``, as ``tests/real/test_ext.py``); without it, the
-CPU libraries (``FORCE_ONLY_CPU=1``). CPU seconds are the builds' children (user+sys, from
-``resource.getrusage``); wall is beside them, with the load average: on a shared machine the wall
-time says as much about the neighbours.
+CPU libraries (``FORCE_ONLY_CPU=1``). ``--nvcc-threads N`` adds a third side: the edited build
+with ``NVCC_FLAGS=--threads N`` (the package's own switch, read by its setup.py into the nvcc
+flags), so that nvcc compiles the gencode targets of one file N at once (nvcc >= 11.2,
+``--threads``/``-t``). CPU seconds are the builds' children (user+sys, from
+``resource.getrusage``); wall is beside them, with the load average before and after each build:
+on a shared machine the wall time says as much about the neighbours.
 
     python bench/bench_ext_parallel.py --python VENV/bin/python [--cuda-home DIR --archs "3.5;3.7" --gcc 11]
-        [--rounds 1] [--jobs 2]
+        [--rounds 1] [--jobs 2] [--nvcc-threads 2]
 
 VENV holds the torch to build against (its headers and ``torch.utils.cpp_extension``), setuptools,
 wheel and ninja.
@@ -64,7 +67,8 @@ def fetch(requirement: str, into: Path) -> Path:
     return path
 
 
-def build(project: str, python: str, sdist: Path, work: Path, edited: bool, env: dict[str, str]) -> tuple[float, float]:
+def build(project: str, python: str, sdist: Path, work: Path, edited: bool, env: dict[str, str]
+          ) -> tuple[float, float]:
     """One build from a fresh unpacked copy; (wall seconds, CPU seconds of its processes)."""
     edit = knowledge_for(project).parallel
     assert edit is not None
@@ -98,12 +102,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--gcc", default=None, help="the gcc major to compile with (CC, CXX, CUDAHOSTCXX): 11 for 11.8")
+    parser.add_argument("--nvcc-threads", type=int, default=0,
+                        help="add a side: the edited build with NVCC_FLAGS=--threads N (CUDA builds)")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-ext-parallel-"))
     try:
         sdist = fetch(args.sdist, scratch)
         project = args.sdist.split("==")[0]
-        env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "TORCH_CUDA_ARCH_LIST")}
+        env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "NVCC_FLAGS")}
         env.update(MAX_JOBS=str(args.jobs), PATH=f"{Path(args.python).parent}:{env.get('PATH', '')}",
                    PIP_CONSTRAINT=os.devnull)
         if args.gcc:
@@ -115,26 +121,32 @@ def main() -> int:
         else:
             env.update(FORCE_ONLY_CPU="1")
             what = "CPU libraries"
-        times: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+        # each side: its name, whether the parallel edit is made, its extra variables
+        sides: list[tuple[str, bool, dict[str, str]]] = [("as it ships", False, {}), ("edited (ninja)", True, {})]
+        if args.nvcc_threads:
+            sides.append((f"edited + nvcc -t{args.nvcc_threads}", True,
+                          {"NVCC_FLAGS": f"--threads {args.nvcc_threads}"}))
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in sides}
         for r in range(args.rounds):
-            for edited in ((False, True) if r % 2 == 0 else (True, False)):
+            for name, edited, extra in (sides if r % 2 == 0 else sides[::-1]):
                 load = os.getloadavg()[0]
-                wall, cpu = build(project, args.python, sdist, scratch / "work", edited, env)
-                times[edited].append((wall, cpu))
-                side = "edited (ninja)" if edited else "as it ships"
-                print(f"round {r + 1} {side:15} wall {wall:8.1f} s  cpu {cpu:8.1f} s  load {load:.1f}", flush=True)
-        for edited in (False, True):
-            walls = [w for w, _ in times[edited]]
-            cpus = [c for _, c in times[edited]]
-            side = "edited (ninja)" if edited else "as it ships"
-            print(f"{side:15} wall min {min(walls):.1f} s median {statistics.median(walls):.1f} s; "
+                wall, cpu = build(project, args.python, sdist, scratch / "work", edited, {**env, **extra})
+                times[name].append((wall, cpu))
+                print(f"round {r + 1} {name:22} wall {wall:8.1f} s  cpu {cpu:8.1f} s  "
+                      f"load {load:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
+        for name, _, _ in sides:
+            walls = [w for w, _ in times[name]]
+            cpus = [c for _, c in times[name]]
+            print(f"{name:22} wall min {min(walls):.1f} s median {statistics.median(walls):.1f} s; "
                   f"cpu min {min(cpus):.1f} s median {statistics.median(cpus):.1f} s")
-        ship = min(w for w, _ in times[False])
-        fast = min(w for w, _ in times[True])
-        ratio = ship / fast
-        goal_line(f"{args.sdist} build, {what}, MAX_JOBS={args.jobs} (wall)", f"{fast:.0f} s", f"{ship:.0f} s",
-                  f"{ratio:.2f}x", f">= {GOAL}x faster", ratio >= GOAL,
-                  "wall time on a shared machine: the load average decides part of it")
+        ship = min(w for w, _ in times["as it ships"])
+        for name, _, extra in sides[1:]:
+            fast = min(w for w, _ in times[name])
+            ratio = ship / fast
+            how = f"MAX_JOBS={args.jobs}" + "".join(f", {k}={v}" for k, v in extra.items())
+            goal_line(f"{args.sdist} build, {what}, {how} (wall)", f"{fast:.0f} s", f"{ship:.0f} s",
+                      f"{ratio:.2f}x", f">= {GOAL}x faster", ratio >= GOAL,
+                      "wall time on a shared machine: the load average decides part of it")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

@@ -201,7 +201,26 @@ def _run_package(
 ) -> BuildResult:
     """One package's pipeline: prepare, the cache decision, then its steps; ``dependencies`` (the
     earlier pipelines of the list) runs after its preflight step, before its torch-wheel step,
-    unless a resumed run did that step already."""
+    unless a resumed run did that step already. A toolchain provisioned by another route than the
+    planned one (``toolchain.planned.Rerouted``) plans the build again, once: it finds that prefix."""
+    from srcbuild.toolchain.planned import Rerouted
+
+    try:
+        return _run_package_once(recipe, options, paths, environ, console, resume, dependencies)
+    except Rerouted as moved:
+        console.print(f"{moved.message}; planning the build again", markup=False, highlight=False)
+        return _run_package_once(recipe, options, paths, environ, console, resume, dependencies)
+
+
+def _run_package_once(
+    recipe: Recipe,
+    options: BuildOptions,
+    paths: Paths,
+    environ: Mapping[str, str],
+    console: Console,
+    resume: bool = False,
+    dependencies: Callable[[Executor], None] | None = None,
+) -> BuildResult:
     from srcbuild.execute.context import BuildContext
     from srcbuild.execute.executor import Executor, environ_for_build
     from srcbuild.resolve.key import build_fingerprint
@@ -253,6 +272,7 @@ def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: C
     the cache key holds the wheel's identity (``ext.run.with_fetched_torch``); the findings that
     need no wheel stop a build that cannot work before the download. What was read of a torch wheel
     is remembered for the next command (``ext.torch.remember``; ``plan`` writes nothing)."""
+    from srcbuild.execute.progress import Heartbeat
     from srcbuild.ext.preflight import refusal
     from srcbuild.ext.run import with_fetched_torch
     from srcbuild.ext.torch import remember
@@ -272,7 +292,8 @@ def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: C
         raise stop
     console.print(f"fetch-torch: {fetch.filename} from {fetch.url} into {fetch.into} (the cache key holds its "
                   "sha256)", markup=False, highlight=False)
-    read = with_fetched_torch(prepared, environ)
+    with Heartbeat(console, "fetch-torch") as beat:  # a CUDA torch is gigabytes: a pipe hears it is alive
+        read = with_fetched_torch(prepared, environ, beat.feed)
     assert read.identity is not None
     remember(read.identity, memo)
     return read

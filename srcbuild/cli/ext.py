@@ -87,6 +87,7 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
     verified and cached. The wheel's path is the last line (one line per extension with --all)."""
     from srcbuild.pipeline import read_ext_torch, run_ext
     from srcbuild.recipe import RecipeCatalog
+    from srcbuild.toolchain.planned import Rerouted
 
     if build_all == (requirement is not None):
         raise UsageError(
@@ -111,7 +112,12 @@ def ext_command(requirement: str | None, build_all: bool, resume: bool, as_json:
         prepared = _prepare(item, kw)
         try:
             prepared = read_ext_torch(prepared, command_environ(), console)
-            result = run_ext(prepared, command_environ(), console, resume=resume)
+            try:
+                result = run_ext(prepared, command_environ(), console, resume=resume)
+            except Rerouted as moved:  # another toolchain route made the prefix: plan again, once
+                console.print(f"{moved.message}; planning the build again", markup=False, highlight=False)
+                prepared = read_ext_torch(_prepare(item, kw), command_environ(), console)
+                result = run_ext(prepared, command_environ(), console, resume=resume)
         except SrcbuildError as exc:  # "continue with" is this very command line, plus --resume
             argv = invocation()
             if argv and exc.hint:

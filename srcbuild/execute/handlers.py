@@ -187,14 +187,18 @@ def provision(ex: Runner, planned: tuple[PlannedProvision, ...], log: Path) -> D
     """Fetch (or reuse) each planned toolchain prefix; downloads report their progress."""
     import sys
 
-    from srcbuild.toolchain.planned import run_planned
+    from srcbuild.toolchain.planned import rerouted, run_planned
     from srcbuild.toolchain.session import open_session
 
     session = open_session(_ctx(ex).paths, stream=sys.stderr, environ=ex.environ)  # progress on stderr
-    for outcome in run_planned(planned, session):
+    outcomes = run_planned(planned, session)
+    for outcome in outcomes:
         t = outcome.toolchain
         state = "reused" if outcome.reused else "provisioned"
         ex.console.print(f"    {t.name} {t.version} ({t.provider}) {state}: {t.prefix}")
+    moved = rerouted(planned, outcomes)  # another route made a prefix: the build is planned again
+    if moved is not None:
+        raise moved
     return Done()
 
 

@@ -5,7 +5,9 @@ build without a GPU in the machine (and for a CPU-only one), with the upstream f
 it, and the torch versions each release supports where upstream states them (``torch``: the
 release's version -> a PEP 440 specifier of torch versions, with ``torch_source``). A package
 without a row gets ``GENERIC``: FORCE_CUDA=1 for a CUDA build, nothing else, and
-torch.utils.cpp_extension reads TORCH_CUDA_ARCH_LIST either way.
+torch.utils.cpp_extension reads TORCH_CUDA_ARCH_LIST either way. ``parallel`` is an exact edit of
+the sdist that restores parallel compiles, ``nvcc_threads`` the variable its setup.py reads extra
+nvcc flags from (``srcbuild.ext.resolve`` passes ``--threads N`` through it).
 """
 
 from __future__ import annotations
@@ -56,6 +58,19 @@ class SourceEdit:
 
 
 @record
+class NvccThreads:
+    """The variable a package's setup.py reads extra nvcc flags from (``NVCC_FLAGS``, split on
+    spaces into ``extra_compile_args["nvcc"]``), through which a CUDA build for several archs passes
+    nvcc's ``--threads N``; ``source`` is where the setup.py reads it."""
+
+    variable: str
+    source: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"variable": self.variable, "source": self.source}
+
+
+@record
 class ExtensionKnowledge:
     """What building one extension from source needs."""
 
@@ -72,6 +87,7 @@ class ExtensionKnowledge:
     torch_source: str = ""
     switches: tuple[tuple[str, str], ...] = ()  # (variable, what it does) a recipe's [build] env may set
     parallel: SourceEdit | None = None  # the edit of its sdist that restores parallel compiles
+    nvcc_threads: NvccThreads | None = None  # where nvcc's --threads reaches its nvcc commands
 
     def torch_range(self, release: str) -> str | None:
         """The torch versions ``release`` supports (a specifier such as ``>=1.4.0``), None when unstated."""
@@ -102,6 +118,7 @@ class ExtensionKnowledge:
             "torch_source": self.torch_source,
             "switches": dict(self.switches),
             "parallel": self.parallel.to_json() if self.parallel else None,
+            "nvcc_threads": self.nvcc_threads.to_json() if self.nvcc_threads else None,
         }
 
 
@@ -175,10 +192,21 @@ def _edit(row: dict[str, Any], key: str, where: str) -> SourceEdit | None:
     return SourceEdit(value["file"], value["replace"], value["by"], value["source"])
 
 
+def _nvcc_threads(row: dict[str, Any], key: str, where: str) -> NvccThreads | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict) or set(value) != {"variable", "source"} or not all(
+        isinstance(v, str) and v for v in value.values()
+    ) or not _ENV_NAME.match(value["variable"]):
+        raise ExtensionDataError(f"{where}: {key} must be a table of variable (a NAME) and source (strings)")
+    return NvccThreads(value["variable"], value["source"])
+
+
 def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, ExtensionKnowledge]:
     """The rows of a parsed extensions.toml, by normalized name."""
     known = {"name", "module", "cuda_env", "cpu_env", "cuda_options", "cpu_options", "requires", "source", "torch",
-             "torch_source", "switches", "parallel"}
+             "torch_source", "switches", "parallel", "nvcc_threads"}
     rows: dict[str, ExtensionKnowledge] = {}
     for i, row in enumerate(data.get("extension", [])):
         where = f"{path.name}: [[extension]] #{i + 1}"
@@ -204,6 +232,7 @@ def parse_rows(data: dict[str, Any], path: Path = DATA_FILE) -> dict[str, Extens
             torch_source=str(row.get("torch_source", "")),
             switches=_env(row, "switches", where),
             parallel=_edit(row, "parallel", where),
+            nvcc_threads=_nvcc_threads(row, "nvcc_threads", where),
         )
     return rows
 

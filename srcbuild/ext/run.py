@@ -17,7 +17,7 @@ holds the wheel's identity), and ``with_torch`` completes the findings and the k
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -300,13 +300,16 @@ def with_torch(prepared: PreparedExt, identity: TorchIdentity) -> PreparedExt:
                    fingerprint=ext_fingerprint(inputs))
 
 
-def with_fetched_torch(prepared: PreparedExt, environ: Mapping[str, str]) -> PreparedExt:
+def with_fetched_torch(
+    prepared: PreparedExt, environ: Mapping[str, str], on_line: Callable[[str], None] | None = None
+) -> PreparedExt:
     """``prepared`` with the torch of its fetch-torch step fetched and read (the step's own work,
-    which the executor then finds done); as it is when its torch is read already."""
+    which the executor then finds done); as it is when its torch is read already. ``on_line``
+    hears the download's output."""
     fetch = prepared.build.fetch
     if fetch is None or prepared.identity is not None:
         return prepared
-    wheel = fetch_torch(fetch, environ)
+    wheel = fetch_torch(fetch, environ, on_line)
     memo = prepared.build.base.paths.work_dir / "torch-identity"
     return with_torch(prepared, replace(from_wheel(wheel, memo), origin=prepared.build.torch.origin))
 

@@ -7,6 +7,12 @@ the offer) and returns the host facts with those prefixes added, as the probe wi
 provisioning: a CUDA home, a gcc, a cuDNN header, an MPI. The resolve and preflight stages then
 decide with these facts as with any host's, and ``--no-provision`` simply skips this. MAGMA, which
 the host probe does not look for, comes back as ``magma_home`` (provisioned or planned).
+
+``run_planned`` provisions by the planned route; when that route fails at run time (its host no
+longer answers, its mirror lacks a file), the next routes follow in the documented order, one line
+saying which failed and which is used. A prefix made by another route than the planned one is not
+the prefix the build was planned with: ``Rerouted`` says so, and the build is planned again
+(``srcbuild.pipeline``), finding that prefix provisioned.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from srcbuild.errors import DiskFull, HostError
 from srcbuild.files import human_size
 from srcbuild.host.facts import CudaToolkit, GccInstall, HeaderVersion, HostFacts, MpiInstall
 from srcbuild.recipe.model import Recipe
@@ -24,7 +31,7 @@ from srcbuild.records import record
 from srcbuild.toolchain.facts import ToolchainFacts
 from srcbuild.toolchain.needs import Need, needs_for, uses_magma
 from srcbuild.toolchain.providers.base import Offer, Request
-from srcbuild.toolchain.provision import Outcome, existing, provision
+from srcbuild.toolchain.provision import FALL_THROUGH, Outcome, existing, provision, routes
 from srcbuild.toolchain.session import Session
 from srcbuild.toolchain.store import ToolchainStore, toolchain_key
 
@@ -139,12 +146,54 @@ def provisioned_magma(recipe: Recipe, store: ToolchainStore) -> Path | None:
     return found.prefix if found is not None else None
 
 
+class Rerouted(HostError):
+    """A planned toolchain route failed at run time and another made the prefix: the build's plan
+    names the planned route's prefix, so it is planned again (``srcbuild.pipeline`` does, once)."""
+
+
 def run_planned(steps: tuple[PlannedProvision, ...], session: Session) -> list[Outcome]:
-    """Provision each planned step (CUDA first: NCCL builds on it); reuse what is already there."""
+    """Provision each planned step (CUDA first: NCCL builds on it); reuse what is already there. A
+    route that fails gives way to the next in the documented order (see the module docstring)."""
     outcomes = []
     for step in steps:
-        outcome = provision(step.offer.request, session.facts, session.store, session.ctx, step.offer.provider)
+        outcome = _provision_step(step, session)
         outcomes.append(outcome)
         if step.offer.request.tool == "cuda":
             session = session.with_home("cuda", outcome.toolchain.prefix)
     return outcomes
+
+
+def _provision_step(step: PlannedProvision, session: Session) -> Outcome:
+    request, planned = step.offer.request, step.offer.provider
+    try:
+        return provision(request, session.facts, session.store, session.ctx, planned)
+    except DiskFull:
+        raise
+    except FALL_THROUGH as exc:
+        failed, error = planned, exc
+    offers, _ = routes(request, session.facts, prefer=session.prefer, reach=session.reach)
+    for offer in (o for o in offers if o.provider != planned):
+        _say(session, f"route {failed} failed: {error.message}; using route {offer.provider}")
+        try:
+            return provision(request, session.facts, session.store, session.ctx, offer.provider)
+        except DiskFull:
+            raise
+        except FALL_THROUGH as exc:
+            failed, error = offer.provider, exc
+    raise error
+
+
+def _say(session: Session, line: str) -> None:
+    if session.ctx.stream is not None:
+        print(line, file=session.ctx.stream, flush=True)
+
+
+def rerouted(steps: tuple[PlannedProvision, ...], outcomes: Sequence[Outcome]) -> Rerouted | None:
+    """``Rerouted`` naming each step whose prefix another route made, or None when all are as planned."""
+    moved = [(s, o) for s, o in zip(steps, outcomes) if o.toolchain.prefix != s.prefix]
+    if not moved:
+        return None
+    what = "; ".join(f"{s.offer.request.label} by route {o.toolchain.provider} into {o.toolchain.prefix}, "
+                     f"not route {s.offer.provider}" for s, o in moved)
+    return Rerouted(f"provisioned {what}: the build was planned with the planned route's prefix",
+                    "the build is planned again with this prefix; run the same command again if it was not")

@@ -90,3 +90,19 @@ def test_a_parallel_edit_is_exact_data_with_its_source() -> None:
     names = ("torch-scatter", "torch-cluster", "torch-spline-conv", "torch-sparse")
     pyg = {n: knowledge_for(n).parallel for n in names}
     assert {n for n, e in pyg.items() if e is not None} == {"torch-scatter", "torch-cluster", "torch-spline-conv"}
+
+
+def test_an_nvcc_threads_row_names_a_variable_and_its_source() -> None:
+    from srcbuild.ext.knowledge import NvccThreads
+
+    row = {"name": "x", "module": "x", "source": "s"}
+    (got,) = parse_rows({"extension": [{**row, "nvcc_threads": {"variable": "NVCC_FLAGS", "source": "x line 7"}}]}
+                        ).values()
+    assert got.nvcc_threads == NvccThreads("NVCC_FLAGS", "x line 7")
+    assert got.to_json()["nvcc_threads"] == {"variable": "NVCC_FLAGS", "source": "x line 7"}
+    for bad in ({"variable": "NVCC FLAGS", "source": "s"}, {"variable": "NVCC_FLAGS"}, "NVCC_FLAGS"):
+        with pytest.raises(ExtensionDataError, match="nvcc_threads must be a table"):
+            parse_rows({"extension": [{**row, "nvcc_threads": bad}]})
+    pyg = ("torch-scatter", "torch-cluster", "torch-spline-conv", "torch-sparse")
+    assert {knowledge_for(n).nvcc_threads.variable for n in pyg} == {"NVCC_FLAGS"}  # type: ignore[union-attr]
+    assert knowledge_for("mmcv").nvcc_threads is None
