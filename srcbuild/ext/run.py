@@ -205,7 +205,7 @@ def prepare_ext(
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import range_findings
+    from srcbuild.ext.preflight import label_findings, range_findings
 
     if torch.wheel and torch.version:
         raise UsageError("--torch-wheel and --torch name two torches", "pass one of them")
@@ -266,7 +266,9 @@ def prepare_ext(
     plan = make_ext_plan(b)
     plan = replace(plan, settings=ext_settings(plan.settings, recipe, python, why),
                    continue_command=continue_command(recipe, request, torch, options, paths), disk_need_bytes=need)
-    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir))
+    # what the version's label says of its CUDA, until the wheel itself is read (``with_torch``)
+    said = label_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), choice.version, nvcc)
+    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir), *said)
     prepared = PreparedExt(b, plan, None, findings, None, "", nvcc, python, early)
     return prepared if identity is None else with_torch(prepared, identity)
 
