@@ -313,7 +313,8 @@ def with_fetched_torch(
         return prepared
     wheel = fetch_torch(fetch, environ, on_line)
     memo = prepared.build.base.paths.work_dir / "torch-identity"
-    return with_torch(prepared, replace(from_wheel(wheel, memo), origin=prepared.build.torch.origin))
+    identity = from_wheel(wheel, memo, fetch.sha256 or None)  # fetch_torch checked that sha256
+    return with_torch(prepared, replace(identity, origin=prepared.build.torch.origin))
 
 
 def continue_command(
