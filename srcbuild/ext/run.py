@@ -205,7 +205,7 @@ def prepare_ext(
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import range_findings
+    from srcbuild.ext.preflight import label_findings, range_findings
 
     if torch.wheel and torch.version:
         raise UsageError("--torch-wheel and --torch name two torches", "pass one of them")
@@ -266,7 +266,9 @@ def prepare_ext(
     plan = make_ext_plan(b)
     plan = replace(plan, settings=ext_settings(plan.settings, recipe, python, why),
                    continue_command=continue_command(recipe, request, torch, options, paths), disk_need_bytes=need)
-    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir))
+    # what the version's label says of its CUDA, until the wheel itself is read (``with_torch``)
+    said = label_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), choice.version, nvcc)
+    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir), *said)
     prepared = PreparedExt(b, plan, None, findings, None, "", nvcc, python, early)
     return prepared if identity is None else with_torch(prepared, identity)
 
@@ -311,7 +313,8 @@ def with_fetched_torch(
         return prepared
     wheel = fetch_torch(fetch, environ, on_line)
     memo = prepared.build.base.paths.work_dir / "torch-identity"
-    return with_torch(prepared, replace(from_wheel(wheel, memo), origin=prepared.build.torch.origin))
+    identity = from_wheel(wheel, memo, fetch.sha256 or None)  # fetch_torch checked that sha256
+    return with_torch(prepared, replace(identity, origin=prepared.build.torch.origin))
 
 
 def continue_command(
