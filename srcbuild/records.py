@@ -135,9 +135,19 @@ def _kept_file() -> Path:
     return Path(platformdirs.user_cache_dir("srcbuild")) / "records" / f"init-{sys.hexversion:x}.marshal"
 
 
+def _yours(st: os.stat_result) -> bool:
+    """Whether a file or directory is this user's and nobody else may write it (the kept file is
+    code: one that another user could have written is never read)."""
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
 def _read_kept() -> dict[str, types.CodeType]:
+    path = _kept_file()
     try:
-        kept = marshal.loads(_kept_file().read_bytes())
+        with open(path, "rb") as fh:
+            if not (_yours(os.fstat(fh.fileno())) and _yours(os.stat(path.parent))):
+                return {}
+            kept = marshal.loads(fh.read())
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     if not isinstance(kept, dict):
@@ -153,7 +163,7 @@ def _write_kept() -> None:
 
     try:
         path = _kept_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError:
         return

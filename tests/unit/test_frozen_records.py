@@ -253,3 +253,25 @@ def test_a_kept_file_that_does_not_read_is_compiled_again(tmp_path: Any, monkeyp
         assert records._read_kept() == {}
     kept_file.unlink()
     assert records._read_kept() == {}  # none yet
+
+
+def test_a_kept_file_another_user_could_write_is_not_read(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept file is code: group- or world-writable (the file or its directory) is never read."""
+    import marshal
+    import os
+
+    import srcbuild.records as records
+
+    folder = tmp_path / "records"
+    folder.mkdir(mode=0o700)
+    kept_file = folder / "init.marshal"
+    monkeypatch.setattr(records, "_kept_file", lambda: kept_file)
+    source = "def __create_fn__():\n def f(): return 1\n return f"
+    kept_file.write_bytes(marshal.dumps({source: compile(source, "<string>", "exec")}))
+    os.chmod(kept_file, 0o600)
+    assert source in records._read_kept()
+    os.chmod(kept_file, 0o666)
+    assert records._read_kept() == {}
+    os.chmod(kept_file, 0o600)
+    os.chmod(folder, 0o777)
+    assert records._read_kept() == {}
