@@ -21,6 +21,9 @@ _CC_RE = LazyPattern(r"([0-9]{1,2})\.([0-9])")
 _SM_RE = LazyPattern(r"(?:sm_|compute_)?([0-9]{1,2})([0-9])")
 
 
+_PARSED: dict[tuple[type, str, Path], ComputeCapability] = {}  # the knowledge tables parse hundreds
+
+
 @total_ordering
 @record
 class ComputeCapability:
@@ -32,6 +35,14 @@ class ComputeCapability:
     @classmethod
     def parse(cls, text: str) -> ComputeCapability:
         """Parse ``"3.5"``; raise ValueError with a readable reason otherwise."""
+        key = (cls, text, tables.DATA_DIR)  # a capability is immutable: each text is parsed once
+        parsed = _PARSED.get(key)
+        if parsed is None:
+            parsed = _PARSED[key] = cls._parse(text)
+        return parsed
+
+    @classmethod
+    def _parse(cls, text: str) -> ComputeCapability:
         m = _CC_RE.fullmatch(text.strip(" "))
         if not m:
             sm = _SM_RE.fullmatch(text.strip(" "))

@@ -272,6 +272,7 @@ def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: C
     the cache key holds the wheel's identity (``ext.run.with_fetched_torch``); the findings that
     need no wheel stop a build that cannot work before the download. What was read of a torch wheel
     is remembered for the next command (``ext.torch.remember``; ``plan`` writes nothing)."""
+    from srcbuild.execute.progress import Heartbeat
     from srcbuild.ext.preflight import refusal
     from srcbuild.ext.run import with_fetched_torch
     from srcbuild.ext.torch import remember
@@ -291,7 +292,8 @@ def read_ext_torch(prepared: PreparedExt, environ: Mapping[str, str], console: C
         raise stop
     console.print(f"fetch-torch: {fetch.filename} from {fetch.url} into {fetch.into} (the cache key holds its "
                   "sha256)", markup=False, highlight=False)
-    read = with_fetched_torch(prepared, environ)
+    with Heartbeat(console, "fetch-torch") as beat:  # a CUDA torch is gigabytes: a pipe hears it is alive
+        read = with_fetched_torch(prepared, environ, beat.feed)
     assert read.identity is not None
     remember(read.identity, memo)
     return read

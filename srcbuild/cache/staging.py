@@ -24,7 +24,6 @@ import fcntl
 import os
 import secrets
 import shutil
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +34,8 @@ FOREIGN_STALE_SECONDS = 24 * 3600
 
 def host_tag() -> str:
     """This machine's name as it appears in staging names (letters, digits, ``.`` and ``-`` only)."""
+    import socket  # here: a cache hit reads and names nothing staged
+
     return "".join(c if c.isalnum() or c in ".-" else "-" for c in socket.gethostname())[:64] or "host"
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from srcbuild.cache.manifest import Manifest
-from srcbuild.cache.remotes import CacheRemote, RemoteOptions, open_remote, parse_remotes
 from srcbuild.cache.signing import TrustPolicy, signing_key_path
 from srcbuild.cache.store import CacheEntry, WheelCache
 from srcbuild.cache.transfer import Transfer, pull_entries, push_entries
@@ -19,6 +18,7 @@ from srcbuild.cli.common import (
     F,
     command_environ,
     json_option,
+    open_remotes,
     path_options,
     print_json,
     remote_options,
@@ -61,16 +61,6 @@ def resolve_signing_key(signing_key: str | None, unsigned: bool) -> Path | None:
 
 def open_cache(work_dir: str | None, cache_dir: str | None) -> WheelCache:
     return WheelCache(resolve_paths(work_dir, cache_dir).cache_dir)
-
-
-def open_remotes(urls: Sequence[str], s3_endpoint_url: str | None, required: bool = False) -> list[CacheRemote]:
-    resolved = parse_remotes(list(urls), command_environ())
-    if required and not resolved:
-        raise UsageError(
-            "no remote given", "pass --remote DIR|s3://bucket/prefix|http://host:port/ or set SRCBUILD_REMOTES"
-        )
-    options = RemoteOptions.resolve(s3_endpoint_url, environ=command_environ())
-    return [open_remote(url, options) for url in resolved]
 
 
 def kernels_label(manifest: Manifest) -> str:

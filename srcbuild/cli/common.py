@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -14,6 +14,7 @@ import click
 from srcbuild.patterns import LazyPattern
 
 if TYPE_CHECKING:  # platformdirs is loaded by the commands that look for a path, not by --help
+    from srcbuild.cache.remotes import CacheRemote
     from srcbuild.paths import Paths
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -168,3 +169,19 @@ class PackageChoice(click.ParamType):
         if value in self.choices():
             return str(value)
         self.fail(f"{value!r} is not one of {', '.join(map(repr, self.choices()))}.", param, ctx)
+
+
+def open_remotes(urls: Sequence[str], s3_endpoint_url: str | None, required: bool = False) -> list[CacheRemote]:
+    """The cache remotes ``urls`` (and ``SRCBUILD_REMOTES``) name, opened with the S3 options; with
+    ``required``, a UsageError when there is none. Here, not in the ``cache`` command's module:
+    ``install`` asks it on every hit and need not import that command."""
+    from srcbuild.cache.remotes import RemoteOptions, open_remote, parse_remotes
+    from srcbuild.errors import UsageError
+
+    resolved = parse_remotes(list(urls), command_environ())
+    if required and not resolved:
+        raise UsageError(
+            "no remote given", "pass --remote DIR|s3://bucket/prefix|http://host:port/ or set SRCBUILD_REMOTES"
+        )
+    options = RemoteOptions.resolve(s3_endpoint_url, environ=command_environ())
+    return [open_remote(url, options) for url in resolved]

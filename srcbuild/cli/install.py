@@ -14,6 +14,7 @@ from srcbuild.cache.pip_target import start_pip, target_python
 from srcbuild.cli.common import (
     command_environ,
     json_option,
+    open_remotes,
     path_options,
     print_json,
     remote_options,
@@ -77,7 +78,6 @@ def install_cmd(
         from srcbuild.cache.install import PipOptions, install
         from srcbuild.cache.signing import TrustPolicy
         from srcbuild.cache.store import WheelCache
-        from srcbuild.cli.cache import open_remotes
         from srcbuild.recipe import RecipeCatalog
 
         paths = resolve_paths(work_dir, cache_dir)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 import urllib.parse
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 from packaging import tags
@@ -115,8 +115,11 @@ def pick_torch_wheel(
     return FetchTorchWheel(version, chosen, filename, base, digest, into)
 
 
-def fetch_torch(action: FetchTorchWheel, environ: Mapping[str, str]) -> Path:
-    """Do ``action`` (see the module docstring): the wheel's path, its sha256 checked."""
+def fetch_torch(
+    action: FetchTorchWheel, environ: Mapping[str, str], on_line: Callable[[str], None] | None = None
+) -> Path:
+    """Do ``action`` (see the module docstring): the wheel's path, its sha256 checked; ``on_line``
+    hears each line pip prints (a heartbeat)."""
     dest = action.into / action.filename
     if dest.is_file() and (not action.sha256 or sha256_file(dest) == action.sha256):
         return dest
@@ -129,7 +132,7 @@ def fetch_torch(action: FetchTorchWheel, environ: Mapping[str, str]) -> Path:
         argv += ["--platform", platform]
     argv.append(action.url)
     log = action.into / "download.log"
-    result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": os.devnull}, log_path=log)
+    result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": os.devnull}, log_path=log, on_line=on_line)
     if not result.ok or not dest.is_file():
         tail = result.tail[-1] if result.tail else "no output"
         raise NotFoundError(

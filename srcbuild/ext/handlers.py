@@ -71,14 +71,17 @@ def preflight(ex: Runner) -> PreflightPassed:
 
 def fetch_torch_wheel(ex: Runner, action: FetchTorchWheel) -> None:
     """Fetch the torch wheel (``ext.fetch.fetch_torch``: kept when already there with its sha256);
-    it must be the wheel the build was keyed with (``srcbuild.pipeline.run_ext`` read it first)."""
+    it must be the wheel the build was keyed with (``srcbuild.pipeline.read_ext_torch`` read it first)."""
     from srcbuild.ext.fetch import fetch_torch
     from srcbuild.files import sha256_file
 
     ctx = _ctx(ex)
-    wheel = fetch_torch(action, ex.environ)
-    digest = sha256_file(wheel)
-    if ctx.identity.identity != f"sha256:{digest}":
+    wheel, keyed = action.wheel, ctx.identity.identity.partition("sha256:")[2]
+    digest = sha256_file(wheel) if wheel.is_file() else ""
+    if digest != keyed:  # gone or changed since the build was keyed: fetched again, then checked
+        wheel = fetch_torch(action, ex.environ)
+        digest = sha256_file(wheel)
+    if digest != keyed:
         raise StepFailed(
             f"{wheel} has sha256 {digest}, and this build was keyed with {ctx.identity.identity}; "
             "the file changed during the build",

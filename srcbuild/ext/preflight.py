@@ -54,45 +54,9 @@ def ext_findings(
     checks say so), ``nvcc_accepts`` the set of archs its release's ptxas compiles for (``ArchTargets.capabilities``:
     a set, not a span).
     """
-    out: list[Finding] = []
-    if cuda is None:
-        if torch.cuda is not None:
-            out.append(Finding(
-                "ext-cpu-recipe-cuda-torch", Severity.WARNING,
-                f"recipe {recipe_name} is CPU-only and {torch.describe()} has CUDA {torch.cuda}: the extension "
-                "is built without CUDA kernels",
-                fix="use a CUDA recipe to build its CUDA kernels",
-            ))
+    out = list(_cuda_findings(recipe_name, cuda, archs, torch.describe(), torch.version, torch.cuda, nvcc_version))
+    if cuda is None or torch.cuda is None:
         return tuple(out)
-    archs_text = ", ".join(str(a) for a in sorted(archs))
-    if torch.cuda is None:
-        out.append(Finding(
-            "ext-cpu-torch", Severity.ERROR,
-            f"recipe {recipe_name} builds CUDA {cuda} kernels for {archs_text}, but {torch.describe()} is "
-            "CPU-only (torch.version.cuda is None): no CUDA kernel can run through it",
-            fix="build against a CUDA torch (--torch VERSION+cuXY, --torch-wheel FILE, or the recipe's own torch "
-            "wheel), or use a CPU recipe",
-            field="toolchain.cuda",
-        ))
-        return tuple(out)
-    if nvcc_version:
-        have, want = _major_minor(nvcc_version), _major_minor(torch.cuda)
-        if have[0] != want[0]:
-            out.append(Finding(
-                "ext-cuda-major", Severity.ERROR,
-                f"nvcc is CUDA {nvcc_version} and torch {torch.version} was built with CUDA {torch.cuda}: "
-                "torch.utils.cpp_extension refuses a different CUDA major version",
-                source=CPP_EXTENSION_SOURCE,
-                fix=f"use a recipe whose CUDA is {want[0]}.x, or a torch built for CUDA {have[0]}.x",
-                field="toolchain.cuda",
-            ))
-        elif have != want:
-            out.append(Finding(
-                "ext-cuda-minor", Severity.WARNING,
-                f"nvcc is CUDA {nvcc_version} and torch {torch.version} was built with CUDA {torch.cuda}: "
-                "a minor version apart, which torch.utils.cpp_extension accepts with a warning",
-                source=CPP_EXTENSION_SOURCE,
-            ))
     if nvcc_accepts is not None:
         refused = [a for a in sorted(archs) if a not in nvcc_accepts]
         if refused:
@@ -117,6 +81,87 @@ def ext_findings(
             field="gpu.arch",
         ))
     return tuple(out)
+
+
+def _cuda_findings(
+    recipe_name: str,
+    cuda: str | None,
+    archs: Sequence[ComputeCapability],
+    described: str,
+    version: str,
+    torch_cuda: str | None,
+    nvcc_version: str | None,
+) -> tuple[Finding, ...]:
+    """The findings about the recipe's CUDA and torch's (``torch_cuda``: None for a CPU-only
+    torch), the torch named as ``described``."""
+    out: list[Finding] = []
+    if cuda is None:
+        if torch_cuda is not None:
+            out.append(Finding(
+                "ext-cpu-recipe-cuda-torch", Severity.WARNING,
+                f"recipe {recipe_name} is CPU-only and {described} has CUDA {torch_cuda}: the extension "
+                "is built without CUDA kernels",
+                fix="use a CUDA recipe to build its CUDA kernels",
+            ))
+        return tuple(out)
+    archs_text = ", ".join(str(a) for a in sorted(archs))
+    if torch_cuda is None:
+        out.append(Finding(
+            "ext-cpu-torch", Severity.ERROR,
+            f"recipe {recipe_name} builds CUDA {cuda} kernels for {archs_text}, but {described} is "
+            "CPU-only (torch.version.cuda is None): no CUDA kernel can run through it",
+            fix="build against a CUDA torch (--torch VERSION+cuXY, --torch-wheel FILE, or the recipe's own torch "
+            "wheel), or use a CPU recipe",
+            field="toolchain.cuda",
+        ))
+        return tuple(out)
+    if nvcc_version:
+        have, want = _major_minor(nvcc_version), _major_minor(torch_cuda)
+        if have[0] != want[0]:
+            out.append(Finding(
+                "ext-cuda-major", Severity.ERROR,
+                f"nvcc is CUDA {nvcc_version} and torch {version} was built with CUDA {torch_cuda}: "
+                "torch.utils.cpp_extension refuses a different CUDA major version",
+                source=CPP_EXTENSION_SOURCE,
+                fix=f"use a recipe whose CUDA is {want[0]}.x, or a torch built for CUDA {have[0]}.x",
+                field="toolchain.cuda",
+            ))
+        elif have != want:
+            out.append(Finding(
+                "ext-cuda-minor", Severity.WARNING,
+                f"nvcc is CUDA {nvcc_version} and torch {version} was built with CUDA {torch_cuda}: "
+                "a minor version apart, which torch.utils.cpp_extension accepts with a warning",
+                source=CPP_EXTENSION_SOURCE,
+            ))
+    return tuple(out)
+
+
+def label_cuda(version: str) -> str | bool | None:
+    """What a torch version's local label says of its CUDA: "11.7" for +cu117, None for +cpu (a
+    CPU-only torch), False when it says nothing (no label, or another kind). PyTorch's own index
+    names its builds so (``torch-2.0.1+cu117-...whl``, ``torch-2.13.0+cpu-...whl``: the last digit
+    is the minor version) and torch's ``version.py`` holds the same label."""
+    label = version.partition("+")[2]
+    if label == "cpu":
+        return None
+    digits = label[2:]
+    if label.startswith("cu") and digits.isdigit() and len(digits) >= 2:
+        return f"{int(digits[:-1])}.{digits[-1]}"
+    return False
+
+
+def label_findings(
+    recipe_name: str, cuda: str | None, archs: Sequence[ComputeCapability], version: str, nvcc_version: str | None
+) -> tuple[Finding, ...]:
+    """The findings the torch version's label decides before its wheel is read (``label_cuda``);
+    the wheel's own (``ext_findings``) replace them once it is."""
+    said = label_cuda(version)
+    if said is False:
+        return ()
+    assert said is None or isinstance(said, str)
+    label = version.partition("+")[2]
+    return _cuda_findings(recipe_name, cuda, archs, f"torch {version} (by its +{label} label)", version, said,
+                          nvcc_version)
 
 
 def range_findings(knowledge: ExtensionKnowledge, release: str | None, torch: str) -> tuple[Finding, ...]:

@@ -17,7 +17,7 @@ holds the wheel's identity), and ``with_torch`` completes the findings and the k
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -205,7 +205,7 @@ def prepare_ext(
 ) -> PreparedExt:
     """Resolve the build, find and read the torch, find the source; then plan (see the module docstring)."""
     from srcbuild.ext.plan import make_ext_plan
-    from srcbuild.ext.preflight import range_findings
+    from srcbuild.ext.preflight import label_findings, range_findings
 
     if torch.wheel and torch.version:
         raise UsageError("--torch-wheel and --torch name two torches", "pass one of them")
@@ -266,7 +266,9 @@ def prepare_ext(
     plan = make_ext_plan(b)
     plan = replace(plan, settings=ext_settings(plan.settings, recipe, python, why),
                    continue_command=continue_command(recipe, request, torch, options, paths), disk_need_bytes=need)
-    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir))
+    # what the version's label says of its CUDA, until the wheel itself is read (``with_torch``)
+    said = label_findings(recipe.name, recipe.toolchain.cuda, list(recipe.gpu.arch), choice.version, nvcc)
+    findings = (*early, *disk_findings(need, _free(paths.work_dir), paths.work_dir), *said)
     prepared = PreparedExt(b, plan, None, findings, None, "", nvcc, python, early)
     return prepared if identity is None else with_torch(prepared, identity)
 
@@ -300,15 +302,19 @@ def with_torch(prepared: PreparedExt, identity: TorchIdentity) -> PreparedExt:
                    fingerprint=ext_fingerprint(inputs))
 
 
-def with_fetched_torch(prepared: PreparedExt, environ: Mapping[str, str]) -> PreparedExt:
+def with_fetched_torch(
+    prepared: PreparedExt, environ: Mapping[str, str], on_line: Callable[[str], None] | None = None
+) -> PreparedExt:
     """``prepared`` with the torch of its fetch-torch step fetched and read (the step's own work,
-    which the executor then finds done); as it is when its torch is read already."""
+    which the executor then finds done); as it is when its torch is read already. ``on_line``
+    hears the download's output."""
     fetch = prepared.build.fetch
     if fetch is None or prepared.identity is not None:
         return prepared
-    wheel = fetch_torch(fetch, environ)
+    wheel = fetch_torch(fetch, environ, on_line)
     memo = prepared.build.base.paths.work_dir / "torch-identity"
-    return with_torch(prepared, replace(from_wheel(wheel, memo), origin=prepared.build.torch.origin))
+    identity = from_wheel(wheel, memo, fetch.sha256 or None)  # fetch_torch checked that sha256
+    return with_torch(prepared, replace(identity, origin=prepared.build.torch.origin))
 
 
 def continue_command(

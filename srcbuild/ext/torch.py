@@ -87,14 +87,14 @@ class TorchIdentity:
         return f"torch {self.version} ({cuda}; SASS for {archs}) from {self.origin}"
 
 
-def from_wheel(wheel: Path, memo_dir: Path | None = None) -> TorchIdentity:
+def from_wheel(wheel: Path, memo_dir: Path | None = None, sha256: str | None = None) -> TorchIdentity:
     """Read a torch wheel (its version.py and every library's fat binaries), or what ``remember``
-    kept of the same bytes in ``memo_dir``."""
+    kept of the same bytes in ``memo_dir``; ``sha256``: the wheel's, when the caller has just checked it."""
     from srcbuild.verify.wheel import measure_wheel
 
     if not wheel.is_file():
         raise UsageError(f"{wheel}: no such torch wheel", "pass the path of a torch-*.whl file")
-    digest = sha256_file(wheel)
+    digest = sha256 or sha256_file(wheel)
     memo = memo_dir / f"{digest}.json" if memo_dir is not None else None
     if memo is not None and memo.is_file():
         try:

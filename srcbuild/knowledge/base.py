@@ -457,10 +457,13 @@ def _paired_maps(row: dict[str, Any]) -> tuple[tuple[str, tuple[tuple[str, tuple
 def _torch_rows(data: dict[str, Any], cuda_rows: tuple[CudaRelease, ...]) -> tuple:
     rows = []
     overrides: dict[str, dict[str, Any]] = {}
+    lowest_for: dict[str, ComputeCapability] = {}  # the torch lines share a few CUDA floors
     for row in data.get("torch", []):
         line = str(row["version"])
         cuda_min = str(row["cuda_min"])
-        lowest = _lowest_cc_for_cuda(cuda_min, cuda_rows)
+        if cuda_min not in lowest_for:
+            lowest_for[cuda_min] = _lowest_cc_for_cuda(cuda_min, cuda_rows)
+        lowest = lowest_for[cuda_min]
         floor = row.get("cc_floor")
         if floor is not None:
             lowest = max(lowest, ComputeCapability.parse(floor))

@@ -249,6 +249,8 @@ def control_character(value: object) -> str | None:
     name, a log or the shell plan, where a newline or NUL would start something else.
     """
     if isinstance(value, str):
+        if value.isascii() and value.isprintable():  # no ASCII control character, no separator (most values)
+            return None
         for c in value:
             if unicodedata.category(c) in ("Cc", "Zl", "Zp"):
                 return f"U+{ord(c):04X}"

@@ -205,3 +205,73 @@ def test_an_init_of_a_shared_shape_belongs_to_its_own_module() -> None:
     assert first.__init__.__code__ is not second.__init__.__code__
     assert first.__init__.__globals__ is globals() and second.__init__.__globals__ is vars(other)
     assert second.__init__.__module__ == "srcbuild.packages" and second(1, "b").b == "b"
+
+
+def test_the_compiled_inits_are_kept_for_the_next_run(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import srcbuild.records as records
+
+    kept_file = tmp_path / "records" / "init.marshal"
+    monkeypatch.setattr(records, "_kept_file", lambda: kept_file)
+    monkeypatch.setattr(records, "_KEPT", None)
+    monkeypatch.setattr(records, "_FACTORIES", {})
+    monkeypatch.setattr(records, "_kept_changed", False)
+    registered: list[Callable[[], None]] = []
+    monkeypatch.setattr(records.atexit, "register", registered.append)
+
+    def one_run() -> type:
+        fields = {"first_of_its_shape": "int", "b": "str", "c": "tuple[int, ...]"}
+        made: Any = record(type("Kept", (), {"__annotations__": fields, "c": (), "__module__": __name__}))
+        return made
+
+    cls: Any = one_run()
+    assert registered == [records._write_kept] and records._kept_changed
+    records._write_kept()  # the run ends
+    assert kept_file.is_file() and not list(kept_file.parent.glob(".*"))  # renamed into place
+    source = next(iter(records._FACTORIES))
+    assert records._read_kept()[source] is not None
+
+    # the next run: the same shape is read, not compiled, and makes the same __init__
+    monkeypatch.setattr(records, "_KEPT", None)
+    monkeypatch.setattr(records, "_FACTORIES", {})
+    monkeypatch.setattr(records, "_kept_changed", False)
+    monkeypatch.setattr(records, "compile", lambda *a, **k: pytest.fail("compiled again"), raising=False)
+    again: Any = one_run()
+    assert not records._kept_changed
+    assert init_seen(again) == init_seen(cls)
+    assert repr(again(1, "x")) == "Kept(first_of_its_shape=1, b='x', c=())"
+
+
+def test_a_kept_file_that_does_not_read_is_compiled_again(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import marshal
+
+    import srcbuild.records as records
+
+    kept_file = tmp_path / "init.marshal"
+    monkeypatch.setattr(records, "_kept_file", lambda: kept_file)
+    for content in (b"", b"\x00garbage", marshal.dumps(["a list"]), marshal.dumps({"source": "not code", 1: 2})):
+        kept_file.write_bytes(content)
+        assert records._read_kept() == {}
+    kept_file.unlink()
+    assert records._read_kept() == {}  # none yet
+
+
+def test_a_kept_file_another_user_could_write_is_not_read(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kept file is code: group- or world-writable (the file or its directory) is never read."""
+    import marshal
+    import os
+
+    import srcbuild.records as records
+
+    folder = tmp_path / "records"
+    folder.mkdir(mode=0o700)
+    kept_file = folder / "init.marshal"
+    monkeypatch.setattr(records, "_kept_file", lambda: kept_file)
+    source = "def __create_fn__():\n def f(): return 1\n return f"
+    kept_file.write_bytes(marshal.dumps({source: compile(source, "<string>", "exec")}))
+    os.chmod(kept_file, 0o600)
+    assert source in records._read_kept()
+    os.chmod(kept_file, 0o666)
+    assert records._read_kept() == {}
+    os.chmod(kept_file, 0o600)
+    os.chmod(folder, 0o777)
+    assert records._read_kept() == {}

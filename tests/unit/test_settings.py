@@ -295,3 +295,25 @@ def test_the_signing_key_s3_endpoint_and_mirror_dir_say_where_they_came_from(tmp
     assert said(mirror_dir_choice(None, environ)) == "the mirror directory /srv/m (environment SRCBUILD_MIRROR_DIR)"
     assert said(mirror_dir_choice("/other", environ)) == "--mirror-dir /other"
     assert mirror_dir_choice(None, {}) == Chosen(None, "default")
+
+
+def test_config_show_takes_the_options_as_the_commands_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for entry in SETTINGS:
+        monkeypatch.delenv(entry.var, raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.setenv("SRCBUILD_MIRROR_DIR", "/srv/m")
+    monkeypatch.setenv("SRCBUILD_SIGNING_KEY", str(tmp_path / "env-key"))
+    argv = ["config", "show", "--json", "--work-dir", str(tmp_path / "w"), "--mirror-dir", "/srv/other",
+            "--s3-endpoint-url", "http://minio:9000"]
+    assert main(argv) == 0
+    rows = {r["variable"]: (r["value"], r["origin"]) for r in json.loads(capsys.readouterr().out)["settings"]}
+    assert rows["SRCBUILD_WORK_DIR"] == (str(tmp_path / "w"), "command line --work-dir")
+    assert rows["SRCBUILD_MIRROR_DIR"] == ("/srv/other", "command line --mirror-dir")  # over the environment
+    assert rows["SRCBUILD_S3_ENDPOINT_URL"] == ("http://minio:9000", "command line --s3-endpoint-url")
+    assert rows["SRCBUILD_SIGNING_KEY"] == (str(tmp_path / "env-key"), "environment SRCBUILD_SIGNING_KEY")
+    assert rows["SRCBUILD_CACHE_DIR"] == (None, "default")
+    assert main(["config", "show", "--json", "--work-dir", str(tmp_path / "w")]) == 0
+    shown_rows = {r["variable"]: r for r in json.loads(capsys.readouterr().out)["settings"]}
+    assert shown_rows["SRCBUILD_TOOLCHAIN_DIR"]["default"] == str(tmp_path / "w" / "toolchains")

@@ -220,3 +220,28 @@ def test_a_torch_in_a_find_links_directory_is_planned_and_fetched_from_there(
     assert [r for r in requests if "/torch-" in r] == []  # the wheel came from the directory
     digest = hashlib.sha256(wheel_bytes := (links / wheel.name).read_bytes()).hexdigest()
     assert wheel_bytes and (work / "torch-identity" / f"{digest}.json").is_file()
+
+
+def test_a_cpu_torch_for_a_cuda_recipe_is_refused_by_its_label_before_any_download(
+    index: tuple[str, list[str], Path], tmp_path: Path, cuda118_home: Path, gcc11: Path
+) -> None:
+    url, requests, served = index
+    platform = next(iter(tags.platform_tags()))
+    static_index(served, [torch_wheel(tmp_path / "cpu", "2.5.1+cpu", f"{CP}-{CP}-{platform}")])
+    recipe = tmp_path / "k80.toml"
+    recipe.write_text('name = "k80"\n[torch]\ntag = "v2.5.1"\n'
+                      f'[toolchain]\npython = "{PY}"\ngcc = "11"\ncuda = "11.8"\n[gpu]\narch = ["3.7"]\n')
+    work = tmp_path / "work"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "SRCBUILD_"))}
+    env.update({"PIP_INDEX_URL": url, "PIP_CONFIG_FILE": "/dev/null", "SRCBUILD_WORK_DIR": str(work),
+                "SRCBUILD_CACHE_DIR": str(tmp_path / "cache"), "SRCBUILD_CONFIG_DIR": str(tmp_path / "config")})
+    args = ["tiny-ext==1.0", "--recipe", str(recipe), "--torch", "2.5.1+cpu", "--env-backend", "venv",
+            "--cuda-home", str(cuda118_home), "--no-provision"]
+    for command in (["plan", "ext"], ["ext"]):
+        ran = srcbuild([*command, *args], env)
+        assert ran.returncode == 3, ran.stdout + ran.stderr
+        said = " ".join(ran.stderr.split())
+        assert "recipe k80 builds CUDA 11.8 kernels for 3.7, but torch 2.5.1+cpu (by its +cpu label) is CPU-only" \
+            in said, ran.stderr
+    assert [r for r in requests if r.endswith(".whl")] == []
+    assert not (work / "torch-wheels").exists() and not (work / "builds").exists()

@@ -53,7 +53,7 @@ def test_a_recipe_newer_than_the_knowledge_is_flagged(
     ]
 
 
-SEEN = "torch 2.15.0, torchvision 0.29.2, torchaudio 2.11.0, CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3"
+SEEN = "torch 2.15.0, torchvision 0.29.2, torchaudio 2.11.1, CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3"
 
 
 def test_the_last_check_names_the_newest_release_of_each_tracked_project(capsys: pytest.CaptureFixture[str]) -> None:

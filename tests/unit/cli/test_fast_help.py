@@ -50,3 +50,22 @@ def test_it_lists_the_build_command_of_every_registered_package() -> None:
     from srcbuild.usage import PACKAGE_SUMMARIES
 
     assert {name: spec.summary for name, spec in PACKAGES.items()} == PACKAGE_SUMMARIES
+
+
+def test_the_console_script_collects_garbage_less_often(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+    import sys
+
+    from srcbuild.__main__ import YOUNG_GENERATION, entrypoint
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(sys, "argv", ["srcbuild", "--help"])
+    try:
+        with pytest.raises(SystemExit) as done:
+            entrypoint()
+        assert done.value.code == 0 and gc.get_threshold() == (YOUNG_GENERATION, *before[1:])
+    finally:
+        gc.set_threshold(*before)
+    assert capsys.readouterr().out.startswith("Usage: srcbuild [OPTIONS] COMMAND [ARGS]...\n")

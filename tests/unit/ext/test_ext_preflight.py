@@ -126,3 +126,22 @@ def test_the_key_counts_the_torch_the_source_and_the_variables_not_speed_or_path
         {"options": ("--cpp_ext",)},
     ):
         assert ext_fingerprint(_inputs(**change)) != fp, change
+
+
+def test_a_version_label_decides_the_cuda_checks_before_the_wheel_is_read() -> None:
+    from srcbuild.ext.preflight import label_cuda, label_findings
+
+    assert (label_cuda("2.0.1+cu117"), label_cuda("2.14.1+cu130"), label_cuda("1.7.1+cu92")) == ("11.7", "13.0", "9.2")
+    assert label_cuda("2.13.0+cpu") is None
+    assert label_cuda("2.0.1") is False and label_cuda("2.0.1+rocm5.4.2") is False
+    archs = [ComputeCapability.parse("3.7")]
+    (cpu,) = label_findings("k80", "11.8", archs, "2.13.0+cpu", "11.8.89")
+    assert (cpu.rule, cpu.severity) == ("ext-cpu-torch", Severity.ERROR)
+    assert cpu.message.startswith("recipe k80 builds CUDA 11.8 kernels for 3.7, but torch 2.13.0+cpu (by its +cpu "
+                                  "label) is CPU-only")
+    (major,) = label_findings("k80", "11.8", archs, "2.14.1+cu130", "11.8.89")
+    assert major.message == ("nvcc is CUDA 11.8.89 and torch 2.14.1+cu130 was built with CUDA 13.0: "
+                             "torch.utils.cpp_extension refuses a different CUDA major version")
+    assert label_findings("k80", "11.8", archs, "2.0.1", "11.8.89") == ()  # PyPI's: read from the wheel
+    (minor,) = label_findings("k80", "11.8", archs, "2.0.1+cu117", "11.8.89")
+    assert minor.severity is Severity.WARNING

@@ -175,7 +175,7 @@ def test_pascal_recipes_need_a_newer_driver_on_r470() -> None:
 GT750M_LAPTOP = """\
 srcbuild recommend: --lspci {path}
 knowledge last checked: 2026-11-28 (newest torch it knows: 2.15.0); newest on the index then: \
-torch 2.15.0, torchvision 0.29.2, torchaudio 2.11.0, CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3
+torch 2.15.0, torchvision 0.29.2, torchaudio 2.11.1, CUDA 13.5.37, cuDNN 9.28.1.4, NCCL 2.32.3
 
 GPU: GeForce GT 750M (GK107, pci 10de:0fe4), from lspci -nn in {path}
   compute capability 3.0 (Kepler)
