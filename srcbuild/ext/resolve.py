@@ -5,9 +5,10 @@ resolves (``srcbuild.resolve.resolve`` for package torch, the same host probe), 
 compiled with exactly the nvcc and gcc the recipe's torch is. Of that build's variables an
 extension keeps those ``torch.utils.cpp_extension`` reads (``KEPT_VARS``: the compiler, CUDA_HOME,
 TORCH_CUDA_ARCH_LIST from ``gpu.arch``, MAX_JOBS from memory, PATH), then adds the package's own
-(``ext.knowledge``), nvcc's ``--threads N`` where the package has a variable for extra nvcc flags
-(``nvcc_threads``: N archs of one file compiled at once, N the recipe's archs capped by MAX_JOBS,
-for nvcc >= 11.2), and the recipe's ``[build] env``.
+(``ext.knowledge``) and the recipe's ``[build] env``. nvcc's ``--threads N`` is not set: the
+packages that read extra nvcc flags compile with ninja, MAX_JOBS files at once, so N threads each
+would run N x MAX_JOBS device compilers where MAX_JOBS is what memory allows, and it saved no wall
+time measured on one torch-scatter file (docs/extensions.md).
 
 Which torch it builds against (``TorchChoice``): the wheel srcbuild built for the recipe (the
 default, from the cache), a wheel file, an exact version fetched from the index pip is configured
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
 
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
@@ -33,10 +33,6 @@ from srcbuild.records import record
 from srcbuild.resolve import ResolvedBuild
 
 KEPT_VARS = frozenset({"PATH", "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS"})
-# nvcc's --threads (-t): "Specify the maximum number of threads to be created in parallel when
-# compiling for multiple architectures" (nvcc 11.8.89's --help); nvcc before 11.2 lacks it
-# (NVIDIA/apex setup.py, append_nvcc_threads: --threads only where CUDA >= 11.2).
-NVCC_THREADS_SINCE = Version("11.2")
 
 
 @record
@@ -124,22 +120,6 @@ class ExtBuild:
         return f"{self.knowledge.module}-*.whl"
 
 
-def nvcc_threads(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> int:
-    """How many archs of one file nvcc compiles at once in this build (0: no --threads): the recipe's
-    archs, at most MAX_JOBS, for a package with a variable for extra nvcc flags and nvcc >= 11.2."""
-    if knowledge.nvcc_threads is None or base.recipe.toolchain.cuda is None:
-        return 0
-    cuda = base.toolchain("cuda")
-    try:
-        if Version(cuda.version or cuda.pinned or "0") < NVCC_THREADS_SINCE:
-            return 0
-        jobs = int(base.env_changes.final_values().get("MAX_JOBS", "1"))
-    except (InvalidVersion, ValueError):
-        return 0
-    threads = min(len(base.recipe.gpu.arch), jobs)
-    return threads if threads >= 2 else 0
-
-
 def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> EnvChanges:
     """The variables of an extension build (see the module docstring)."""
     cuda = base.recipe.toolchain.cuda is not None
@@ -149,12 +129,6 @@ def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> EnvChan
     origin = f"{'known' if knowledge.known else 'generic'} extension {knowledge.name} ({knowledge.source})"
     for name, value in knowledge.env(cuda):
         env = env.set(name, value, origin)
-    threads = nvcc_threads(base, knowledge)
-    if threads and knowledge.nvcc_threads is not None:
-        env = env.set(knowledge.nvcc_threads.variable, f"--threads {threads}",
-                      f"known extension {knowledge.name}: nvcc compiles {threads} of the "
-                      f"{len(base.recipe.gpu.arch)} archs of each file at once (MAX_JOBS caps it; "
-                      f"{knowledge.nvcc_threads.source})")
     for name, value in base.recipe.build.env:
         env = env.set(name, value, "recipe [build] env" + override_note(name, value))
     return env
