@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import urllib.parse
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -125,28 +126,41 @@ def fetch_torch(
         return dest
     dest.unlink(missing_ok=True)  # another file under that name: fetched again, then checked
     action.into.mkdir(parents=True, exist_ok=True)
+    # pip writes into a directory of this fetch's own, and only a whole, checked file is moved to
+    # its name: a killed download never leaves a file that a later run would take (a find-links
+    # wheel has no sha256 to catch it)
+    with tempfile.TemporaryDirectory(dir=action.into, prefix=".fetch-") as staging:
+        got_file = _pip_download(action, Path(staging), environ, on_line)
+        if action.sha256:
+            got = sha256_file(got_file)
+            if got != action.sha256:
+                raise CacheIntegrityError(
+                    f"{action.filename} from {action.url} has sha256 {got}, the index states {action.sha256}; "
+                    "it was deleted",
+                    "run the same command again; if it persists, the index or a proxy serves another file",
+                )
+        os.replace(got_file, dest)
+    return dest
+
+
+def _pip_download(
+    action: FetchTorchWheel, into: Path, environ: Mapping[str, str], on_line: Callable[[str], None] | None
+) -> Path:
+    """``pip download`` of the action's URL into ``into``: the file's path (NotFoundError when pip fails)."""
     digits = action.python.replace(".", "")
-    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(action.into),
+    argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(into),
             "--python-version", action.python, "--implementation", "cp", "--abi", f"cp{digits}"]
     for platform in tags.platform_tags():
         argv += ["--platform", platform]
     argv.append(action.url)
     log = action.into / "download.log"
     result = proc.run(argv, env={**environ, "PIP_CONSTRAINT": os.devnull}, log_path=log, on_line=on_line)
-    if not result.ok or not dest.is_file():
+    got_file = into / action.filename
+    if not result.ok or not got_file.is_file():
         tail = result.tail[-1] if result.tail else "no output"
         raise NotFoundError(
             f"--torch {action.version}: pip could not fetch {action.url} ({tail})",
             f"check the network and pip's index (python -m pip config list), or pass --torch-wheel FILE; "
             f"pip's log: {log}",
         )
-    if action.sha256:
-        got = sha256_file(dest)
-        if got != action.sha256:
-            dest.unlink()
-            raise CacheIntegrityError(
-                f"{action.filename} from {action.url} has sha256 {got}, the index states {action.sha256}; "
-                "it was deleted",
-                "run the same command again; if it persists, the index or a proxy serves another file",
-            )
-    return dest
+    return got_file
