@@ -30,7 +30,7 @@ from srcbuild import proc
 from srcbuild.errors import CacheIntegrityError, NotFoundError
 from srcbuild.ext.actions import FetchTorchWheel
 from srcbuild.ext.host import pick_python, wheel_python
-from srcbuild.ext.source import find_links_files, index_files, pip_find_links, pip_indexes
+from srcbuild.ext.source import find_links_files, index_files, pip_locations
 from srcbuild.files import sha256_file
 
 
@@ -62,8 +62,8 @@ def index_torch(version: str, pin: str, into: Path, environ: Mapping[str, str]) 
     this machine has."""
     from srcbuild.envs.runtime import pythons_here
 
-    files = [*index_files("torch", pip_indexes(sys.executable, environ)),
-             *find_links_files(pip_find_links(sys.executable, environ))]
+    indexes, find_links = pip_locations(sys.executable, environ)  # pip's configuration read once
+    files = [*index_files("torch", indexes), *find_links_files(find_links)]
     here = pythons_here(environ.get("PATH"))
     return pick_torch_wheel(version, pin, files, here, list(tags.platform_tags()), into)
 

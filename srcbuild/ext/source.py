@@ -122,18 +122,19 @@ def _pip_config(python: str, environ: Mapping[str, str]) -> dict[str, str]:
 
 def pip_indexes(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
     """The indexes pip is configured with: the main index, then the extra ones (see the module docstring)."""
+    return pip_locations(python, environ)[0]
+
+
+def pip_locations(python: str, environ: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(indexes, find-links locations) pip is configured with, from one reading of its configuration:
+    the indexes as ``pip_indexes`` gives them; the ``find-links`` locations from ``PIP_FIND_LINKS``,
+    else pip's configuration."""
     values = _pip_config(python, environ)
     main = environ.get("PIP_INDEX_URL") or values.get("index-url") or _pip_default_index(python)
     extras = (environ.get("PIP_EXTRA_INDEX_URL") or values.get("extra-index-url", "")).split()
-    return tuple(u for u in (main, *extras) if u)
-
-
-def pip_find_links(python: str, environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The ``find-links`` locations pip is configured with (``PIP_FIND_LINKS``, else pip's configuration)."""
     given = environ.get("PIP_FIND_LINKS")
-    if given is None:
-        given = _pip_config(python, environ).get("find-links", "")
-    return tuple(given.split())
+    find_links = (values.get("find-links", "") if given is None else given).split()
+    return tuple(u for u in (main, *extras) if u), tuple(find_links)
 
 
 def find_links_files(locations: Sequence[str]) -> list[tuple[str, str]]:

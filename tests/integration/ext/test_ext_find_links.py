@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.ext.source import find_links_files, pip_find_links
+from srcbuild.ext.source import find_links_files, pip_locations
 
 pytestmark = pytest.mark.integration
 
@@ -87,5 +87,5 @@ def _pip_environ(tmp_path: Path, **more: str) -> dict[str, str]:
 
 def test_pips_find_links_setting_is_read(tmp_path: Path) -> None:
     environ = _pip_environ(tmp_path, PIP_FIND_LINKS=f"{tmp_path}/a  {tmp_path}/b")
-    assert pip_find_links(sys.executable, environ) == (f"{tmp_path}/a", f"{tmp_path}/b")
-    assert pip_find_links(sys.executable, _pip_environ(tmp_path)) == ()
+    assert pip_locations(sys.executable, environ)[1] == (f"{tmp_path}/a", f"{tmp_path}/b")
+    assert pip_locations(sys.executable, _pip_environ(tmp_path))[1] == ()
