@@ -143,12 +143,7 @@ def find_links_files(locations: Sequence[str]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for location in locations:
         if "://" in location and not location.startswith("file://"):
-            try:
-                page = _read_page(location)
-            except (OSError, ValueError):
-                continue
-            if page is not None:
-                out += page_files(location, *page)
+            out += _page_listing(location)
             continue
         path = Path(urllib.parse.unquote(urllib.parse.urlsplit(location).path) if "://" in location else location)
         try:
@@ -220,16 +215,16 @@ def _read_page(url: str) -> tuple[str, str] | None:
 
 def index_files(project: str, indexes: Sequence[str]) -> list[tuple[str, str]]:
     """(file name, URL) of every file ``project``'s pages list on the indexes that answer."""
-    out: list[tuple[str, str]] = []
-    for index in indexes:
-        page_url = index.rstrip("/") + f"/{normalize(project)}/"
-        try:
-            page = _read_page(page_url)
-        except (OSError, ValueError):
-            continue
-        if page is not None:
-            out += page_files(page_url, *page)
-    return out
+    return [f for index in indexes for f in _page_listing(index.rstrip("/") + f"/{normalize(project)}/")]
+
+
+def _page_listing(page_url: str) -> list[tuple[str, str]]:
+    """(file name, URL) of every file a simple page lists; none when it cannot be read or is missing."""
+    try:
+        page = _read_page(page_url)
+    except (OSError, ValueError):
+        return []
+    return page_files(page_url, *page) if page is not None else []
 
 
 def find_sdist(request: ExtRequest, indexes: Sequence[str]) -> Sdist:
