@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -118,6 +119,21 @@ def test_mpi_is_linked(srcbuild_118: Srcbuild, mpicc: Path) -> None:
     assert b"libmpi.so" in cpu and b"fake_torch_mpi_available" in cpu
 
 
+# What a build killed at the late object leaves to do: that object and its library, and the torch_cpu
+# link when ninja stopped before starting it (the Ninja generator compiles a target's objects beside its
+# dependencies' links, as torch's own build does, so under load the kill can come first).
+LEFT_AFTER_THE_KILL = {
+    "Building C object CMakeFiles/torch_python.dir/csrc/python_bindings.c.o",
+    "Linking C shared library libtorch_python.so",
+    "Linking C shared library libtorch_cpu.so",
+}
+
+
+def ninja_edges(log: str) -> set[str]:
+    """What ninja ran, from its `[N/M] description` lines."""
+    return {line.split("] ", 1)[1] for line in log.splitlines() if re.match(r"\[\d+/\d+\] ", line)}
+
+
 def test_failure_is_explained_kept_and_resumed_cheaply(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
     knob = {"FAKE_TORCH_FAIL_ONCE": str(tmp_path / "killed-once")}
     ran = srcbuild_118.run("torch", "world-kepler-cu118", env=knob)
@@ -150,8 +166,9 @@ def test_failure_is_explained_kept_and_resumed_cheaply(srcbuild_118: Srcbuild, t
     assert wheel.name == f"torch-2.5.1+cu118.sm35.sm37-{CP}-{CP}-linux_x86_64.whl"
     second = log.read_text()
     second = second[second.rindex("Everything's in place. Do not rerun.") :]
-    assert "[1/2] Building C object CMakeFiles/torch_python.dir/csrc/python_bindings.c.o" in second  # only what is left
-    assert "ops_01.c" not in second and "Building CUDA kernels" not in second
+    edges = ninja_edges(second)
+    assert "Building C object CMakeFiles/torch_python.dir/csrc/python_bindings.c.o" in edges, second
+    assert edges <= LEFT_AFTER_THE_KILL, second  # only what is left
 
 
 def test_a_new_build_after_a_failure_starts_from_setup_py_clean(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
@@ -182,10 +199,9 @@ def test_keep_build_resume_rebuilds_only_what_is_left(srcbuild_118: Srcbuild, tm
     assert resumed.rc == 0, resumed.out
     log = srcbuild_118.build_log("world-kepler-cu118").read_text()
     second = log[log.rindex("Everything's in place. Do not rerun.") :]
-    # only the late target is left: its object (unless it was written before the kill) and its library
-    assert "Linking C shared library libtorch_python.so" in second
-    assert "libtorch_cpu.so" not in second and "libtorch_cuda.so" not in second
-    assert "ops_01.c" not in second and "Building CUDA kernels" not in second
+    edges = ninja_edges(second)
+    assert "Linking C shared library libtorch_python.so" in edges, second
+    assert edges <= LEFT_AFTER_THE_KILL, second  # only what is left
 
 
 def test_changed_settings_clean_a_stale_build_tree(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
