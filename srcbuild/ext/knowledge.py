@@ -7,8 +7,7 @@ release's version -> a PEP 440 specifier of torch versions, with ``torch_source`
 without a row gets ``GENERIC``: FORCE_CUDA=1 for a CUDA build, nothing else, and
 torch.utils.cpp_extension reads TORCH_CUDA_ARCH_LIST either way. ``parallel`` is an exact edit of
 the sdist that restores parallel compiles, ``nvcc_threads`` the variable its setup.py reads extra
-nvcc flags from (where nvcc's ``--threads N`` would go; srcbuild sets none by default: see
-``srcbuild.ext.resolve``).
+nvcc flags from (``srcbuild.ext.resolve`` passes ``--threads N`` through it).
 """
 
 from __future__ import annotations

@@ -5,10 +5,12 @@ resolves (``srcbuild.resolve.resolve`` for package torch, the same host probe), 
 compiled with exactly the nvcc and gcc the recipe's torch is. Of that build's variables an
 extension keeps those ``torch.utils.cpp_extension`` reads (``KEPT_VARS``: the compiler, CUDA_HOME,
 TORCH_CUDA_ARCH_LIST from ``gpu.arch``, MAX_JOBS from memory, PATH), then adds the package's own
-(``ext.knowledge``) and the recipe's ``[build] env``. nvcc's ``--threads N`` is not set: the
-packages that read extra nvcc flags compile with ninja, MAX_JOBS files at once, so N threads each
-would run N x MAX_JOBS device compilers where MAX_JOBS is what memory allows, and it saved no wall
-time measured on one torch-scatter file (docs/extensions.md).
+(``ext.knowledge``), nvcc's ``--threads N`` where the package has a variable for extra nvcc flags
+(``nvcc_threads``: N archs of one file compiled at once, for nvcc >= 11.2), and the recipe's
+``[build] env``. N is the recipe's archs, capped so that MAX_JOBS files times N device compilers
+stay within the jobs memory allows (``srcbuild.host.jobs``): ninja keeps the second core busy only
+while a package's short C++ files last, and the threads fill it for the long ``.cu`` files
+(docs/extensions.md has the measurement).
 
 Which torch it builds against (``TorchChoice``): the wheel srcbuild built for the recipe (the
 default, from the cache), a wheel file, an exact version fetched from the index pip is configured
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from srcbuild.envmods import EnvChanges
 from srcbuild.errors import UsageError
@@ -33,6 +36,10 @@ from srcbuild.records import record
 from srcbuild.resolve import ResolvedBuild
 
 KEPT_VARS = frozenset({"PATH", "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOME", "TORCH_CUDA_ARCH_LIST", "MAX_JOBS"})
+# nvcc's --threads (-t): "Specify the maximum number of threads to be created in parallel when
+# compiling for multiple architectures" (nvcc 11.8.89's --help); nvcc before 11.2 lacks it
+# (NVIDIA/apex setup.py, append_nvcc_threads: --threads only where CUDA >= 11.2).
+NVCC_THREADS_SINCE = Version("11.2")
 
 
 @record
@@ -120,8 +127,27 @@ class ExtBuild:
         return f"{self.knowledge.module}-*.whl"
 
 
-def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> EnvChanges:
-    """The variables of an extension build (see the module docstring)."""
+def nvcc_threads(base: ResolvedBuild, knowledge: ExtensionKnowledge, memory_jobs: int | None) -> int:
+    """How many archs of one file nvcc compiles at once in this build (0: no --threads): the recipe's
+    archs, at most MAX_JOBS and at most ``memory_jobs`` (the compile jobs this machine's memory
+    allows; None: unknown, no threads) over MAX_JOBS, for a package with a variable for extra nvcc
+    flags and nvcc >= 11.2."""
+    if knowledge.nvcc_threads is None or base.recipe.toolchain.cuda is None or memory_jobs is None:
+        return 0
+    cuda = base.toolchain("cuda")
+    try:
+        if Version(cuda.version or cuda.pinned or "0") < NVCC_THREADS_SINCE:
+            return 0
+        jobs = int(base.env_changes.final_values().get("MAX_JOBS", "1"))
+    except (InvalidVersion, ValueError):
+        return 0
+    threads = min(len(base.recipe.gpu.arch), jobs, memory_jobs // max(1, jobs))
+    return threads if threads >= 2 else 0
+
+
+def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge, memory_jobs: int | None) -> EnvChanges:
+    """The variables of an extension build (see the module docstring); ``memory_jobs``: the compile
+    jobs this machine's memory allows (None: unknown)."""
     cuda = base.recipe.toolchain.cuda is not None
     env = EnvChanges(tuple(c for c in base.env_changes if c.name in KEPT_VARS))
     if cuda:
@@ -129,6 +155,12 @@ def ext_variables(base: ResolvedBuild, knowledge: ExtensionKnowledge) -> EnvChan
     origin = f"{'known' if knowledge.known else 'generic'} extension {knowledge.name} ({knowledge.source})"
     for name, value in knowledge.env(cuda):
         env = env.set(name, value, origin)
+    threads = nvcc_threads(base, knowledge, memory_jobs)
+    if threads and knowledge.nvcc_threads is not None:
+        env = env.set(knowledge.nvcc_threads.variable, f"--threads {threads}",
+                      f"known extension {knowledge.name}: nvcc compiles {threads} of the "
+                      f"{len(base.recipe.gpu.arch)} archs of each file at once (MAX_JOBS and memory cap it; "
+                      f"{knowledge.nvcc_threads.source})")
     for name, value in base.recipe.build.env:
         env = env.set(name, value, "recipe [build] env" + override_note(name, value))
     return env

@@ -40,6 +40,8 @@ from srcbuild.ext.resolve import ExtBuild, TorchChoice, ext_variables
 from srcbuild.ext.source import ExtRequest, Sdist, find_sdist, pip_indexes
 from srcbuild.ext.torch import TorchIdentity, from_environment, from_wheel
 from srcbuild.findings import Finding
+from srcbuild.host.jobs import jobs_memory_allows
+from srcbuild.host.system import probe_resources
 from srcbuild.offline import DIR_VAR as MIRROR_DIR_VAR
 from srcbuild.paths import Paths
 from srcbuild.plan.model import Plan
@@ -248,7 +250,8 @@ def prepare_ext(
     knowledge = knowledge_for(request.name)
     sdist = None if request.is_git else _find_sdist(request, environ)
     cuda = recipe.toolchain.cuda is not None
-    env = ext_variables(base, knowledge)
+    memory = probe_resources(paths.work_dir).memory_bytes
+    env = ext_variables(base, knowledge, jobs_memory_allows(memory) if memory else None)
     if sdist is not None and knowledge.parallel is not None and not sdist.filename.endswith(".zip"):
         env = env.set(EDIT_VAR, knowledge.parallel.describe(),
                       f"known extension {knowledge.name}: its sdist edited to compile in parallel (in the cache key)")

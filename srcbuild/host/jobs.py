@@ -17,13 +17,17 @@ RESERVE_GIB = 2.0  # left to the desktop, the linker and the page cache
 SOURCE = "pytorch/pytorch#5295, #89725; pytorch/builder 465d98b0"
 
 
+def jobs_memory_allows(memory_bytes: int, per_job_gib: float = PER_JOB_GIB) -> int:
+    """How many compile jobs of ``per_job_gib`` fit in ``memory_bytes`` beside the reserve (at least one)."""
+    return max(1, int((memory_bytes / GIB - RESERVE_GIB) // per_job_gib))
+
+
 def max_jobs(memory_bytes: int | None, cores: int, per_job_gib: float = PER_JOB_GIB) -> tuple[int, str]:
     """(jobs, reason): at most one job per core and per ``per_job_gib`` of memory, at least one."""
     cores = max(1, cores)
     if memory_bytes is None:
         return cores, f"{cores} cores; memory unknown, so not bounded by memory"
-    usable = memory_bytes / GIB - RESERVE_GIB
-    by_memory = max(1, int(usable // per_job_gib))
+    by_memory = jobs_memory_allows(memory_bytes, per_job_gib)
     gib = memory_bytes / GIB
     if by_memory < cores:
         return by_memory, (

@@ -32,7 +32,9 @@ env = { USE_NCCL = "0" }
 """
 
 
-def _build(tmp_path: Path, requirement: str = "torch-scatter==2.1.2", recipe_text: str = RECIPE) -> ExtBuild:
+def _build(
+    tmp_path: Path, requirement: str = "torch-scatter==2.1.2", recipe_text: str = RECIPE, memory_jobs: int | None = 7
+) -> ExtBuild:
     (tmp_path / "k80.toml").write_text(recipe_text)
     paths = Paths.resolve(work_dir=tmp_path / "work", cache_dir=tmp_path / "cache", environ={})
     recipe = RecipeCatalog(paths).load(str(tmp_path / "k80.toml"))
@@ -49,8 +51,9 @@ def _build(tmp_path: Path, requirement: str = "torch-scatter==2.1.2", recipe_tex
         SHA,
     )
     torch = TorchChoice("wheel", "2.0.1", tmp_path / "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl", "wheel t.whl")
-    return ExtBuild(base, request, knowledge, torch, sdist, ext_variables(base, knowledge), knowledge.options(True),
-                    paths.builds_dir / "k80-ext", "ab" * 32)
+    env = ext_variables(base, knowledge, memory_jobs)
+    return ExtBuild(base, request, knowledge, torch, sdist, env, knowledge.options(True), paths.builds_dir / "k80-ext",
+                    "ab" * 32)
 
 
 def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
@@ -112,17 +115,44 @@ def test_the_variables_are_the_recipes_compiler_cuda_and_archs_plus_the_packages
     assert not {"USE_CUDNN", "BUILD_TEST", "PYTORCH_BUILD_VERSION", "USE_MPI"} & set(final)
 
 
-def test_no_nvcc_threads_on_top_of_ninjas_jobs(tmp_path: Path) -> None:
-    """MAX_JOBS compiles at once is what memory allows: nvcc's --threads would multiply it."""
-    assert "NVCC_FLAGS" not in _build(tmp_path).env_changes.final_values()
+def test_nvcc_compiles_the_archs_of_a_file_at_once_through_the_packages_own_flags_variable(tmp_path: Path) -> None:
+    b = _build(tmp_path)
+    assert b.env_changes.final_values()["NVCC_FLAGS"] == "--threads 2"  # 2 archs, MAX_JOBS=2
+    (change,) = [c for c in b.env_changes.changes if c.name == "NVCC_FLAGS"]
+    assert "torch_scatter-2.1.2.tar.gz" in change.origin and "setup.py lines 70-80" in change.origin
+    # the build command's variables carry it (and so the cache key)
+    (build,) = make_ext_plan(b).step("build").commands
+    assert build.env is not None and build.env.final_values()["NVCC_FLAGS"] == "--threads 2"
     (tmp_path / "sparse").mkdir()
-    assert "NVCC_FLAGS" not in _build(tmp_path / "sparse", "torch-sparse==0.6.18").env_changes.final_values()
+    other = _build(tmp_path / "sparse", "torch-sparse==0.6.18").env_changes.final_values()
+    assert other["NVCC_FLAGS"] == "--threads 2"  # torch-sparse keeps ninja, and reads NVCC_FLAGS the same way
+    (tmp_path / "generic").mkdir()
+    assert "NVCC_FLAGS" not in _build(tmp_path / "generic", "mmcv==2.1.0").env_changes.final_values()
 
 
-def test_the_recipes_own_nvcc_flags_reach_the_build(tmp_path: Path) -> None:
-    change = ('env = { USE_NCCL = "0" }', 'env = { NVCC_FLAGS = "-lineinfo" }\nallow_env_override = true')
+@pytest.mark.parametrize(
+    ("change", "flags", "why"),
+    [
+        (('arch = ["3.5", "3.7"]', 'arch = ["3.7"]'), None, "one arch: nothing to compile at once"),
+        (('cuda = "11.8"', 'cuda = "10.2"'), None, "nvcc before 11.2 has no --threads"),
+        (('env = { USE_NCCL = "0" }', 'env = { NVCC_FLAGS = "-lineinfo" }\nallow_env_override = true'),
+         "-lineinfo", "the recipe's own flags win"),
+    ],
+)
+def test_no_nvcc_threads_where_they_cannot_apply(
+    tmp_path: Path, change: tuple[str, str], flags: str | None, why: str
+) -> None:
     final = _build(tmp_path, recipe_text=RECIPE.replace(*change)).env_changes.final_values()
-    assert final.get("NVCC_FLAGS") == "-lineinfo"
+    assert final.get("NVCC_FLAGS") == flags, why
+
+
+@pytest.mark.parametrize(("memory_jobs", "flags"), [(7, "--threads 2"), (4, "--threads 2"), (3, None), (None, None)])
+def test_nvcc_threads_stay_within_the_jobs_memory_allows(
+    tmp_path: Path, memory_jobs: int | None, flags: str | None
+) -> None:
+    """MAX_JOBS=2 files at once, each with N device compilers: 2 x N within what memory allows (unknown: none)."""
+    final = _build(tmp_path, memory_jobs=memory_jobs).env_changes.final_values()
+    assert final.get("NVCC_FLAGS") == flags
 
 
 def test_a_cpu_recipe_builds_without_cuda(tmp_path: Path) -> None:
