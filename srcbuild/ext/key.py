@@ -16,7 +16,10 @@ of ``ExtKeyInputs.to_json()``::
      "platform": "linux_x86_64"}
 
 As for torch, the compute capability list is left out (the store checks the kernels measured
-in the wheel), and so is everything that only changes speed (MAX_JOBS, compiler launchers).
+in the wheel), and so is everything that only changes speed (MAX_JOBS, compiler launchers, and
+nvcc's ``--threads N`` in the variable the package reads extra nvcc flags from, which
+``srcbuild.ext.resolve`` sets by what the machine's memory allows: the same wheel keys the same
+on every machine of a lab).
 The entry key is ``cache.key.entry_key(fp, ResolvedFacts)`` with the measured gcc and nvcc
 versions, the archs built and, for a git source, the commit checked out. An sdist is named by its
 sha256 and a git commit by itself; a git tag is checked against the commit it named when first
@@ -27,6 +30,7 @@ entry key names the commit measured.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +39,22 @@ from srcbuild.records import record
 
 EXT_SCHEMA = 1
 KIND = "extension"
+# nvcc's --threads N (or --threads=N): how many archs of a file compile at once, never what they compile
+NVCC_THREADS_FLAG = re.compile(r"(?<!\S)--threads(?:=|\s+)\d+(?!\S)")
+
+
+def without_nvcc_threads(build_env: Mapping[str, str], variable: str | None) -> dict[str, str]:
+    """``build_env`` with ``--threads N`` taken out of ``variable`` (the package's extra nvcc flags),
+    and the variable left out when nothing else is in it."""
+    env = dict(build_env)
+    if variable is None or variable not in env:
+        return env
+    rest = " ".join(NVCC_THREADS_FLAG.sub(" ", env[variable]).split())
+    if rest:
+        env[variable] = rest
+    else:
+        del env[variable]
+    return env
 
 
 @record
@@ -68,14 +88,17 @@ class ExtKeyInputs:
         gcc: str,
         cuda: str | None,
         platform: str,
+        nvcc_flags_variable: str | None = None,
     ) -> ExtKeyInputs:
+        """``nvcc_flags_variable``: the variable the package reads extra nvcc flags from, whose
+        ``--threads N`` the key leaves out (``without_nvcc_threads``)."""
         return cls(
             name=name,
             source=tuple(sorted(source.items())),
             against=against,
             torch=torch,
             torch_cuda=torch_cuda,
-            build_env=tuple(sorted(filter_build_env(build_env).items())),
+            build_env=tuple(sorted(filter_build_env(without_nvcc_threads(build_env, nvcc_flags_variable)).items())),
             options=tuple(options),
             python_abi=python_abi,
             gcc=gcc,

@@ -297,6 +297,7 @@ def with_torch(prepared: PreparedExt, identity: TorchIdentity) -> PreparedExt:
         torch_cuda=identity.cuda, build_env=b.env_changes.final_values(), options=b.options,
         python_abi=python_abi_tag(prepared.python), gcc=recipe.toolchain.gcc,
         cuda=recipe.toolchain.cuda, platform=b.base.platform,
+        nvcc_flags_variable=b.knowledge.nvcc_threads.variable if b.knowledge.nvcc_threads else None,
     )
     need = disk_need(None, len(recipe.gpu.arch) if b.cuda else 0, _size(identity.wheel or b.torch.wheel))
     findings = (*prepared.early, *disk_findings(need, _free(paths.work_dir), paths.work_dir), *torch_findings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from srcbuild.capability import ComputeCapability
 from srcbuild.errors import IncompatibleError
-from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint
+from srcbuild.ext.key import ExtKeyInputs, ext_fingerprint, without_nvcc_threads
 from srcbuild.ext.knowledge import knowledge_for
 from srcbuild.ext.preflight import ext_findings, range_findings, refusal
 from srcbuild.ext.torch import TorchIdentity
@@ -145,3 +145,18 @@ def test_a_version_label_decides_the_cuda_checks_before_the_wheel_is_read() -> N
     assert label_findings("k80", "11.8", archs, "2.0.1", "11.8.89") == ()  # PyPI's: read from the wheel
     (minor,) = label_findings("k80", "11.8", archs, "2.0.1+cu117", "11.8.89")
     assert minor.severity is Severity.WARNING
+
+
+def test_nvcc_threads_change_no_key_and_other_nvcc_flags_do() -> None:
+    """--threads N follows the machine's memory and changes only speed: a lab's machines share the key."""
+    plain = ext_fingerprint(_inputs(nvcc_flags_variable="NVCC_FLAGS"))
+    for flags in ("--threads 2", "--threads=4", "  --threads 3  "):
+        env = {"MMCV_WITH_OPS": "1", "NVCC_FLAGS": flags}
+        assert ext_fingerprint(_inputs(build_env=env, nvcc_flags_variable="NVCC_FLAGS")) == plain, flags
+    lineinfo = {"MMCV_WITH_OPS": "1", "NVCC_FLAGS": "-lineinfo --threads 2"}
+    keyed = _inputs(build_env=lineinfo, nvcc_flags_variable="NVCC_FLAGS")
+    assert keyed.to_json()["build_env"] == {"MMCV_WITH_OPS": "1", "NVCC_FLAGS": "-lineinfo"}
+    assert ext_fingerprint(keyed) != plain
+    # only the package's own nvcc-flags variable is read so; elsewhere the text is kept as it is
+    assert _inputs(build_env={"NVCC_FLAGS": "--threads 2"}).to_json()["build_env"] == {"NVCC_FLAGS": "--threads 2"}
+    assert without_nvcc_threads({"X": "--threads-extra 2 --threads 2x"}, "X") == {"X": "--threads-extra 2 --threads 2x"}
