@@ -25,12 +25,15 @@ a cached object is the compiler's output for the same input, so the wheel is the
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from srcbuild.compiler_cache.model import CompilerCacheConfig, CompilerCacheKind
+from srcbuild.compiler_cache.model import ABSTRACT_SOCKET, CompilerCacheConfig, CompilerCacheKind
 from srcbuild.errors import HostError, UsageError
 from srcbuild.precedence import Chosen, env_value
 
@@ -75,6 +78,27 @@ def check_url(url: str, kind: str) -> str:
 def local_dir(work_dir: Path, kind: str) -> Path:
     """The local cache directory srcbuild gives ``kind`` under the work dir."""
     return work_dir / "compiler-cache" / kind
+
+
+SOCKET_NAME = "sccache.sock"
+SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with the closing NUL (unix(7))
+
+
+def server_socket(build_root: Path) -> str:
+    """The address of the sccache server of the build in ``build_root``: a socket file there, or,
+    when that path is too long for a socket, a Linux abstract socket named after it (sccache reads
+    a leading ``\\x00`` as abstract)."""
+    path = str(build_root / SOCKET_NAME)
+    if len(os.fsencode(path)) <= SOCKET_PATH_MAX:
+        return path
+    return ABSTRACT_SOCKET + "srcbuild-sccache-" + hashlib.sha256(os.fsencode(path)).hexdigest()[:24]
+
+
+def for_build(config: CompilerCacheConfig, build_root: Path) -> CompilerCacheConfig:
+    """``config`` with the server address of the build in ``build_root`` (sccache only)."""
+    if not config.enabled or config.kind != "sccache":
+        return config
+    return replace(config, server=server_socket(build_root))
 
 
 def resolve_compiler_cache(

@@ -3,9 +3,12 @@ interface each program (``ccache``, ``sccache``) implements."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Protocol
 
 from srcbuild.records import record
+
+ABSTRACT_SOCKET = "\\x00"  # how sccache's SCCACHE_SERVER_UDS names a Linux abstract socket
 
 
 @record
@@ -21,6 +24,12 @@ class CompilerCacheConfig:
     s3_endpoint: str | None = None  # an S3-compatible server (moto, MinIO)
     region: str | None = None
     source: str = "default"
+    server: str | None = None  # sccache's server socket (SCCACHE_SERVER_UDS): one per build
+
+    @property
+    def server_file(self) -> Path | None:
+        """The socket file of this build's server; None without one or for an abstract socket."""
+        return Path(self.server) if self.server and not self.server.startswith(ABSTRACT_SOCKET) else None
 
     @property
     def enabled(self) -> bool:
@@ -85,11 +94,8 @@ class CompilerCacheKind(Protocol):
         """Commands run before the build (sccache: a server with this build's settings)."""
         ...
 
-    def stats_argv(self, config: CompilerCacheConfig) -> list[str]:
-        ...
+    def stats_argv(self, config: CompilerCacheConfig) -> list[str]: ...
 
-    def parse_stats(self, text: str) -> CacheStats:
-        ...
+    def parse_stats(self, text: str) -> CacheStats: ...
 
-    def stop_argv(self, config: CompilerCacheConfig) -> list[str] | None:
-        ...
+    def stop_argv(self, config: CompilerCacheConfig) -> list[str] | None: ...

