@@ -1,6 +1,7 @@
 """torch-scatter's build (or another PyG sdist's: ``--sdist``) as it ships (ninja off: one file at
-a time) vs with srcbuild's checked edit (``use_ninja=True``: ``MAX_JOBS`` files at once); goal: the
-edited build >= 1.8x faster in wall time on 2 cores.
+a time) vs with srcbuild's checked edit (``use_ninja=True``, and ``build_ext_at_once.py.in`` before
+setup.py: the extensions side by side, ``MAX_JOBS`` compiles at once in all); goal: the edited
+build >= 1.8x faster in wall time on 2 cores.
 
 Both sides build the same sdist (torch_scatter-2.1.2.tar.gz from the package index, sha256 checked)
 with the same Python, torch, compiler and variables, ``pip wheel --no-build-isolation --no-deps``
@@ -8,7 +9,8 @@ from a fresh unpacked copy each round (nothing reused between rounds), the order
 between rounds. What differs is exactly the edit ``srcbuild ext`` makes (``extensions.toml``'s
 ``parallel`` row, applied by ``srcbuild.ext.plan``'s script). ``--cuda-home`` builds the CUDA
 libraries for ``--archs`` (``FORCE_ONLY_CUDA=1``, as ``tests/real/test_ext.py``); without it, the
-CPU libraries (``FORCE_ONLY_CPU=1``). ``--nvcc-threads N`` adds a third side: the edited build
+CPU libraries (``FORCE_ONLY_CPU=1``). ``--ninja-alone`` adds the ninja edit without the
+extensions side by side (srcbuild's edit before 2026-11-28). ``--nvcc-threads N`` adds a side: the edited build
 with ``NVCC_FLAGS=--threads N`` (the package's own switch, read by its setup.py into the nvcc
 flags), so that nvcc compiles the gencode targets of one file N at once (nvcc >= 11.2,
 ``--threads``/``-t``). CPU seconds are the builds' children (user+sys, from
@@ -67,17 +69,20 @@ def fetch(requirement: str, into: Path) -> Path:
     return path
 
 
-def build(project: str, python: str, sdist: Path, work: Path, edited: bool, env: dict[str, str]
+def build(project: str, python: str, sdist: Path, work: Path, edited: str, env: dict[str, str]
           ) -> tuple[float, float]:
-    """One build from a fresh unpacked copy; (wall seconds, CPU seconds of its processes)."""
+    """One build from a fresh unpacked copy; (wall seconds, CPU seconds of its processes). ``edited``:
+    "" as it ships, "ninja" the ninja edit alone (one extension at a time), "all" srcbuild's whole edit
+    (ninja, and build_ext_at_once.py.in before setup.py: the extensions side by side)."""
     edit = knowledge_for(project).parallel
     assert edit is not None
     shutil.rmtree(work, ignore_errors=True)
     new = edit.new if edited else edit.old  # as it ships: the same script, an edit that changes nothing
+    before = str(edit.prepend_path or "") if edited == "all" else ""
     top = sdist_top(sdist.name)
     sha = hashlib.sha256(sdist.read_bytes()).hexdigest()
-    subprocess.run([python, "-c", UNPACK_SCRIPT, str(sdist), sha, str(work / "src"), top, edit.file, edit.old, new],
-                   check=True, capture_output=True)
+    subprocess.run([python, "-c", UNPACK_SCRIPT, str(sdist), sha, str(work / "src"), top, edit.file, edit.old, new,
+                    before, edit.prepend_sha256() if before else ""], check=True, capture_output=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(
@@ -104,6 +109,10 @@ def main() -> int:
     parser.add_argument("--gcc", default=None, help="the gcc major to compile with (CC, CXX, CUDAHOSTCXX): 11 for 11.8")
     parser.add_argument("--nvcc-threads", type=int, default=0,
                         help="add a side: the edited build with NVCC_FLAGS=--threads N (CUDA builds)")
+    parser.add_argument("--ninja-alone", action="store_true",
+                        help="add a side: the ninja edit alone, the extensions one after another")
+    parser.add_argument("--only-threads", action="store_true",
+                        help="with --nvcc-threads: only as it ships against srcbuild's edit + nvcc threads")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-ext-parallel-"))
     try:
@@ -121,11 +130,16 @@ def main() -> int:
         else:
             env.update(FORCE_ONLY_CPU="1")
             what = "CPU libraries"
-        # each side: its name, whether the parallel edit is made, its extra variables
-        sides: list[tuple[str, bool, dict[str, str]]] = [("as it ships", False, {}), ("edited (ninja)", True, {})]
+        # each side: its name, which edit is made ("", "ninja", "all"), its extra variables
+        sides: list[tuple[str, str, dict[str, str]]] = [("as it ships", "", {})]
+        if args.ninja_alone:
+            sides.append(("ninja, one ext at a time", "ninja", {}))
+        sides.append(("srcbuild's edit", "all", {}))
         if args.nvcc_threads:
-            sides.append((f"edited + nvcc -t{args.nvcc_threads}", True,
+            sides.append((f"srcbuild's edit + nvcc -t{args.nvcc_threads}", "all",
                           {"NVCC_FLAGS": f"--threads {args.nvcc_threads}"}))
+        if args.only_threads and args.nvcc_threads:
+            sides = [sides[0], sides[-1]]
         times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in sides}
         for r in range(args.rounds):
             for name, edited, extra in (sides if r % 2 == 0 else sides[::-1]):

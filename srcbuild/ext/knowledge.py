@@ -13,6 +13,7 @@ nvcc flags from (``srcbuild.ext.resolve`` passes ``--threads N`` through it).
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -43,18 +44,32 @@ class ExtensionDataError(Exception):
 @record
 class SourceEdit:
     """One exact text replaced in one file of an sdist, checked: the text must be there once (else
-    the sdist is built as it ships, and the build says so). ``source`` is where the text is."""
+    the sdist is built as it ships, and the build says so). ``source`` is where the text is.
+    ``prepend`` names a file of srcbuild's (``srcbuild/ext/data``) whose lines go before the edited
+    file's, such as ``build_ext_at_once.py.in``, which builds a package's extensions side by side."""
 
     file: str  # relative to the sdist's top directory: "setup.py"
     old: str
     new: str
     source: str
+    prepend: str = ""  # a file name in srcbuild/ext/data; "" for none
+
+    @property
+    def prepend_path(self) -> Path | None:
+        return DATA_FILE.parent / self.prepend if self.prepend else None
+
+    def prepend_sha256(self) -> str:
+        """The sha256 of the prepended lines ("" for none): the edit, and so the cache key, holds it."""
+        path = self.prepend_path
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else ""
 
     def describe(self) -> str:
-        return f"{self.file}: {self.old} -> {self.new}"
+        before = f"; before it: {self.prepend} (sha256 {self.prepend_sha256()[:16]})" if self.prepend else ""
+        return f"{self.file}: {self.old} -> {self.new}{before}"
 
     def to_json(self) -> dict[str, str]:
-        return {"file": self.file, "replace": self.old, "by": self.new, "source": self.source}
+        out = {"file": self.file, "replace": self.old, "by": self.new, "source": self.source}
+        return {**out, "prepend": self.prepend} if self.prepend else out
 
 
 @record
@@ -183,13 +198,16 @@ def _edit(row: dict[str, Any], key: str, where: str) -> SourceEdit | None:
     if value is None:
         return None
     fields = ("file", "replace", "by", "source")
-    if not isinstance(value, dict) or set(value) != set(fields) or not all(
-        isinstance(value[f], str) and value[f] for f in fields
+    if not isinstance(value, dict) or not set(fields) <= set(value) <= {*fields, "prepend"} or not all(
+        isinstance(value[f], str) and value[f] for f in value
     ):
-        raise ExtensionDataError(f"{where}: {key} must be a table of {', '.join(fields)} (strings)")
+        raise ExtensionDataError(f"{where}: {key} must be a table of {', '.join(fields)} and maybe prepend (strings)")
     if ".." in Path(value["file"]).parts or Path(value["file"]).is_absolute():
         raise ExtensionDataError(f"{where}: {key}.file must be a path inside the sdist")
-    return SourceEdit(value["file"], value["replace"], value["by"], value["source"])
+    prepend = value.get("prepend", "")
+    if prepend and (Path(prepend).name != prepend or not (DATA_FILE.parent / prepend).is_file()):
+        raise ExtensionDataError(f"{where}: {key}.prepend must name a file in {DATA_FILE.parent.name}/")
+    return SourceEdit(value["file"], value["replace"], value["by"], value["source"], prepend)
 
 
 def _nvcc_threads(row: dict[str, Any], key: str, where: str) -> NvccThreads | None:

@@ -55,10 +55,10 @@ FETCH_REF = ('"$@" --depth 1 origin "$0" || "$@" origin "$0" || '
 # Run by the build environment's python: unpack SDIST (sha256 SHA) into DEST (its one top directory
 # TOP), then replace OLD by NEW in FILE when it is there exactly once; a DEST already unpacked from
 # that sdist with that edit is kept (a resumed build keeps its objects).
-UNPACK_SCRIPT = r"""import os, shutil, sys, tarfile
-sdist, sha, dest, top, name, old, new = sys.argv[1:8]
+UNPACK_SCRIPT = r"""import hashlib, os, shutil, sys, tarfile
+sdist, sha, dest, top, name, old, new, before, before_sha = sys.argv[1:10]
 marker = os.path.join(dest, ".srcbuild-unpacked")
-want = sha + " " + name + ": " + old + " -> " + new + "\n"
+want = sha + " " + name + ": " + old + " -> " + new + " " + before_sha + "\n"
 if os.path.exists(marker) and open(marker).read() == want:
     print(dest + ": already unpacked from " + os.path.basename(sdist) + ", edited"); sys.exit(0)
 shutil.rmtree(dest, ignore_errors=True)
@@ -77,8 +77,19 @@ path = os.path.join(dest, top, name)
 text = open(path, encoding="utf-8").read()
 found = text.count(old)
 if found == 1:
-    open(path, "w", encoding="utf-8").write(text.replace(old, new))
-    print(name + ": " + old + " -> " + new + ": its files compile MAX_JOBS at once")
+    text = text.replace(old, new)
+    said = name + ": " + old + " -> " + new + ": its files compile MAX_JOBS at once"
+    if before:
+        lines = open(before, "rb").read()
+        if hashlib.sha256(lines).hexdigest() != before_sha:
+            sys.exit(before + ": its sha256 is not " + before_sha + ": reinstall srcbuild")
+        if "from __future__" in text:
+            said += "; it imports from __future__, so its extensions build one after another"
+        else:
+            text = lines.decode("utf-8") + text
+            said += ", its extensions side by side (" + os.path.basename(before) + " before it)"
+    open(path, "w", encoding="utf-8").write(text)
+    print(said)
 else:
     print(name + ": " + old + " is there " + str(found) + " times, not once: built as it ships, one file at a time")
 open(marker, "w").write(want)
@@ -248,15 +259,22 @@ def _edit_step(b: ExtBuild) -> Step | None:
         return None
     sdist = str(b.root / b.sdist.filename)
     top = sdist_top(b.sdist.filename)
+    before = edit.prepend_path
+    side_by_side = (
+        f"; {edit.prepend} before its {edit.file} builds its extensions side by side (MAX_JOBS of them at most, "
+        "each in a build directory of its own, the most CUDA code first), the compiles in flight still MAX_JOBS"
+        if before is not None
+        else ""
+    )
     return Step(
         id="parallel",
         title=f"Unpack {b.sdist.filename} and restore parallel compiles",
         why=f"its {edit.file} turns ninja off, so its files would compile one at a time whatever MAX_JOBS says; "
-        f"the exact edit {edit.describe()} (checked: made only where the text is there once) turns it back on "
-        f"({edit.source})",
+        f"the exact edit {edit.file}: {edit.old} -> {edit.new} (checked: made only where the text is there once) "
+        f"turns it back on ({edit.source}){side_by_side}",
         commands=(Command((str(b.python), "-c", UNPACK_SCRIPT, sdist, b.sdist.sha256, str(b.source_dir), top,
-                           edit.file, edit.old, edit.new),
-                          f"unpack into {b.source_dir} and edit {edit.file}: {edit.old} -> {edit.new}"),),
+                           edit.file, edit.old, edit.new, str(before or ""), edit.prepend_sha256()),
+                          f"unpack into {b.source_dir} and edit {edit.describe()}"),),
     )
 
 

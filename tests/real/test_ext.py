@@ -170,6 +170,13 @@ def test_cpu_build_is_cached_and_its_scatter_sums(cpu_build: Built) -> None:
     assert wheel.name.startswith("torch_scatter-2.1.2-cp311-cp311-") and wheel.is_file()
     assert cpu_build.second.rc == 0 and "cache hit" in cpu_build.second.out
     assert cpu_build.second.last_line == str(wheel)
+    # its four extensions were built side by side, each in a build directory of its own
+    # (srcbuild/ext/data/build_ext_at_once.py.in, put before its setup.py by the parallel edit)
+    build_root = cpu_build.root / "work" / "builds" / "cpu-ext-ext-torch-scatter"
+    own = {p.parent.name for p in build_root.glob("source/*/build/temp.*/*/build.ninja")}
+    assert own == {f"torch_scatter._{name}_cpu" for name in ("scatter", "segment_coo", "segment_csr", "version")}
+    logs = " ".join(p.read_text(errors="replace") for p in build_root.rglob("*.log"))
+    assert "srcbuild: building 4 extensions, " in logs, logs[-3000:]
     torch_wheel = next((cpu_build.root / "work" / "torch-wheels").glob("torch-2.13.0+cpu-*.whl"))
     venv = venv_with(cpu_build.root, torch_wheel)
     done = srcbuild(cpu_build.root, "install", "torch-scatter", "--recipe", str(cpu_build.recipe), "--into", str(venv))

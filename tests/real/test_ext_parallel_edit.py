@@ -30,8 +30,9 @@ pytestmark = [pytest.mark.real, pytest.mark.integration]
 def _edit(sdist: Path, sha: str, dest: Path, project: str) -> str:
     edit = knowledge_for(project).parallel
     assert edit is not None
-    done = subprocess.run([sys.executable, "-c", UNPACK_SCRIPT, str(sdist), sha, str(dest), sdist_top(sdist.name),
-                           edit.file, edit.old, edit.new], capture_output=True, text=True, check=True)
+    argv = [sys.executable, "-c", UNPACK_SCRIPT, str(sdist), sha, str(dest), sdist_top(sdist.name), edit.file, edit.old,
+            edit.new, str(edit.prepend_path or ""), edit.prepend_sha256()]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
 
@@ -48,9 +49,17 @@ def test_the_edit_turns_ninja_back_on(tmp_path: Path, artifact: Artifact) -> Non
         shipped = member.read().decode().splitlines()
     assert "use_ninja=False" in shipped[int(line) - 1]  # the line the data names, as the sdist ships it
     out = _edit(sdist, artifact.sha256, tmp_path / "src", artifact.project)
-    assert out == "setup.py: use_ninja=False -> use_ninja=True: its files compile MAX_JOBS at once"
+    assert out == (
+        "setup.py: use_ninja=False -> use_ninja=True: its files compile MAX_JOBS at once, its extensions side by "
+        "side (build_ext_at_once.py.in before it)"
+    )
+    assert edit.prepend_path is not None
+    before = edit.prepend_path.read_text().splitlines()
     edited = (tmp_path / "src" / top / "setup.py").read_text().splitlines()
+    assert edited[: len(before)] == before  # srcbuild's lines first, then the package's own
+    edited = edited[len(before) :]
     assert "use_ninja=True" in edited[int(line) - 1] and "use_ninja=False" not in "\n".join(edited)
+    assert len(edited) == len(shipped)
     assert [i for i, (a, b) in enumerate(zip(shipped, edited)) if a != b] == [int(line) - 1]
     (tmp_path / "src" / top / "build").mkdir()  # a resumed build keeps its objects
     assert _edit(sdist, artifact.sha256, tmp_path / "src", artifact.project).endswith("edited")

@@ -81,7 +81,12 @@ def test_a_parallel_edit_is_exact_data_with_its_source() -> None:
     edit = {"file": "setup.py", "replace": "use_ninja=False", "by": "use_ninja=True", "source": "x-1.0.tar.gz line 9"}
     (got,) = parse_rows({"extension": [{**row, "parallel": edit}]}).values()
     assert got.parallel == SourceEdit("setup.py", "use_ninja=False", "use_ninja=True", "x-1.0.tar.gz line 9")
-    for bad in ({**edit, "file": "../setup.py"}, {k: v for k, v in edit.items() if k != "source"}, "use_ninja"):
+    (got,) = parse_rows({"extension": [{**row, "parallel": {**edit, "prepend": "build_ext_at_once.py.in"}}]}).values()
+    assert got.parallel is not None and got.parallel.prepend_path is not None and got.parallel.prepend_path.is_file()
+    assert got.parallel.describe().startswith("setup.py: use_ninja=False -> use_ninja=True; before it: build_ext_")
+    bad_prepends = ({**edit, "prepend": "../extensions.toml"}, {**edit, "prepend": "missing.py.in"})
+    for bad in ({**edit, "file": "../setup.py"}, {k: v for k, v in edit.items() if k != "source"}, "use_ninja",
+                *bad_prepends, {**edit, "extra": "x"}):
         try:
             parse_rows({"extension": [{**row, "parallel": bad}]})
         except ExtensionDataError:

@@ -71,8 +71,12 @@ def test_the_steps_and_the_build_command(tmp_path: Path) -> None:
     # its setup.py turns ninja off: the sdist is unpacked and edited (extensions.toml's parallel row)
     assert build.argv[-1] == str(b.source_dir / "torch_scatter-2.1.2")
     unpack = plan.step("parallel").commands[0].argv
+    edit = b.knowledge.parallel
+    assert edit is not None
     assert unpack[3:] == (str(b.root / "torch_scatter-2.1.2.tar.gz"), SHA, str(b.source_dir), "torch_scatter-2.1.2",
-                          "setup.py", "use_ninja=False", "use_ninja=True")
+                          "setup.py", "use_ninja=False", "use_ninja=True", str(edit.prepend_path),
+                          edit.prepend_sha256())
+    assert unpack[-2].endswith("build_ext_at_once.py.in") and len(unpack[-1]) == 64  # the extensions side by side
     constraints = plan.step("constraints").commands[0].argv
     assert constraints[-1] == "torch==2.0.1"
     fetch = plan.step("source").commands[0].argv
