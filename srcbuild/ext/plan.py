@@ -53,8 +53,10 @@ os.replace(dest + ".part", dest); print(dest + ": sha256 " + want)
 FETCH_REF = ('"$@" --depth 1 origin "$0" || "$@" origin "$0" || '
              '"$@" origin "+refs/heads/*:refs/remotes/origin/*"')
 # Run by the build environment's python: unpack SDIST (sha256 SHA) into DEST (its one top directory
-# TOP), then replace OLD by NEW in FILE when it is there exactly once; a DEST already unpacked from
-# that sdist with that edit is kept (a resumed build keeps its objects).
+# TOP), then replace OLD by NEW in FILE when it is there exactly once, and put the lines of BEFORE
+# (srcbuild's file, checked against BEFORE_SHA; "" for none) before FILE's unless FILE imports from
+# __future__ (which must stay first); a DEST already unpacked from that sdist with that edit is kept
+# (a resumed build keeps its objects).
 UNPACK_SCRIPT = r"""import hashlib, os, shutil, sys, tarfile
 sdist, sha, dest, top, name, old, new, before, before_sha = sys.argv[1:10]
 marker = os.path.join(dest, ".srcbuild-unpacked")
