@@ -13,7 +13,6 @@ nvcc flags from (``srcbuild.ext.resolve`` passes ``--threads N`` through it).
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from srcbuild.files import sha256_file
 from srcbuild.records import record
 
 if sys.version_info >= (3, 11):
@@ -60,8 +60,7 @@ class SourceEdit:
 
     def prepend_sha256(self) -> str:
         """The sha256 of the prepended lines ("" for none): the edit, and so the cache key, holds it."""
-        path = self.prepend_path
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else ""
+        return _data_file_sha256(self.prepend) if self.prepend else ""
 
     def describe(self) -> str:
         before = f"; before it: {self.prepend} (sha256 {self.prepend_sha256()[:16]})" if self.prepend else ""
@@ -70,6 +69,13 @@ class SourceEdit:
     def to_json(self) -> dict[str, str]:
         out = {"file": self.file, "replace": self.old, "by": self.new, "source": self.source}
         return {**out, "prepend": self.prepend} if self.prepend else out
+
+
+@functools.cache
+def _data_file_sha256(name: str) -> str:
+    """The sha256 of srcbuild's own data file ``name``: read once a process (the plan's command, its
+    description and the cache key's edit variable all name it)."""
+    return sha256_file(DATA_FILE.parent / name)
 
 
 @record
