@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from goal_line import goal_line  # noqa: E402
 
 from srcbuild.ext.knowledge import knowledge_for  # noqa: E402
-from srcbuild.ext.plan import UNPACK_SCRIPT, sdist_top  # noqa: E402
+from srcbuild.ext.plan import sdist_top, unpack_argv  # noqa: E402
 from srcbuild.ext.source import find_sdist, parse_requirement, pip_indexes  # noqa: E402
 
 GOAL = 1.8
@@ -77,12 +77,11 @@ def build(project: str, python: str, sdist: Path, work: Path, edited: str, env: 
     edit = knowledge_for(project).parallel
     assert edit is not None
     shutil.rmtree(work, ignore_errors=True)
-    new = edit.new if edited else edit.old  # as it ships: the same script, an edit that changes nothing
-    before = str(edit.prepend_path or "") if edited == "all" else ""
     top = sdist_top(sdist.name)
     sha = hashlib.sha256(sdist.read_bytes()).hexdigest()
-    subprocess.run([python, "-c", UNPACK_SCRIPT, str(sdist), sha, str(work / "src"), top, edit.file, edit.old, new,
-                    before, edit.prepend_sha256() if before else ""], check=True, capture_output=True)
+    # as it ships: the same script, an edit that changes nothing
+    argv = unpack_argv(python, str(sdist), sha, str(work / "src"), edit, edited=bool(edited), prepend=edited == "all")
+    subprocess.run(argv, check=True, capture_output=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(

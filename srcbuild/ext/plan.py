@@ -11,6 +11,7 @@ pip never replaces it), verification and the cache.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from srcbuild.command import Command
 from srcbuild.envmods import EnvChanges
@@ -21,6 +22,7 @@ from srcbuild.ext.actions import (
     TorchWheelInstalled,
     VerifyExtWheel,
 )
+from srcbuild.ext.knowledge import SourceEdit
 from srcbuild.ext.resolve import ExtBuild
 from srcbuild.ext.source import is_commit
 from srcbuild.plan.make import compiler_step, environment_step, provision_step
@@ -254,13 +256,21 @@ def sdist_top(filename: str) -> str:
     return filename
 
 
+def unpack_argv(
+    python: str, sdist: str, sha256: str, dest: str, edit: SourceEdit, *, edited: bool = True, prepend: bool = True
+) -> tuple[str, ...]:
+    """The command that unpacks ``sdist`` into ``dest`` and makes ``edit`` (``UNPACK_SCRIPT``);
+    ``edited=False`` unpacks it as it ships, ``prepend=False`` leaves srcbuild's lines out."""
+    before = edit.prepend_path if prepend and edited else None
+    return (python, "-c", UNPACK_SCRIPT, sdist, sha256, dest, sdist_top(Path(sdist).name), edit.file, edit.old,
+            edit.new if edited else edit.old, str(before or ""), edit.prepend_sha256() if before else "")
+
+
 def _edit_step(b: ExtBuild) -> Step | None:
     """Unpack the sdist and restore its parallel compiles (``ExtensionKnowledge.parallel``)."""
     edit = b.knowledge.parallel
     if b.sdist is None or edit is None or b.sdist.filename.endswith(".zip"):
         return None
-    sdist = str(b.root / b.sdist.filename)
-    top = sdist_top(b.sdist.filename)
     before = edit.prepend_path
     side_by_side = (
         f"; {edit.prepend} before its {edit.file} builds its extensions side by side (MAX_JOBS of them at most, "
@@ -274,8 +284,8 @@ def _edit_step(b: ExtBuild) -> Step | None:
         why=f"its {edit.file} turns ninja off, so its files would compile one at a time whatever MAX_JOBS says; "
         f"the exact edit {edit.file}: {edit.old} -> {edit.new} (checked: made only where the text is there once) "
         f"turns it back on ({edit.source}){side_by_side}",
-        commands=(Command((str(b.python), "-c", UNPACK_SCRIPT, sdist, b.sdist.sha256, str(b.source_dir), top,
-                           edit.file, edit.old, edit.new, str(before or ""), edit.prepend_sha256()),
+        commands=(Command(unpack_argv(str(b.python), str(b.root / b.sdist.filename), b.sdist.sha256,
+                                      str(b.source_dir), edit),
                           f"unpack into {b.source_dir} and edit {edit.describe()}"),),
     )
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from srcbuild.ext.knowledge import knowledge_for
-from srcbuild.ext.plan import UNPACK_SCRIPT, sdist_top
+from srcbuild.ext.plan import sdist_top, unpack_argv
 from tests.real.artifacts import (
     TORCH_CLUSTER_163_SDIST,
     TORCH_SCATTER_212_SDIST,
@@ -30,9 +30,8 @@ pytestmark = [pytest.mark.real, pytest.mark.integration]
 def _edit(sdist: Path, sha: str, dest: Path, project: str) -> str:
     edit = knowledge_for(project).parallel
     assert edit is not None
-    argv = [sys.executable, "-c", UNPACK_SCRIPT, str(sdist), sha, str(dest), sdist_top(sdist.name), edit.file, edit.old,
-            edit.new, str(edit.prepend_path or ""), edit.prepend_sha256()]
-    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    done = subprocess.run(unpack_argv(sys.executable, str(sdist), sha, str(dest), edit), capture_output=True, text=True,
+                          check=True)
     return done.stdout.strip()
 
 

@@ -188,7 +188,6 @@ def test_a_build_leaves_another_sccache_server_running(srcbuild_118: Srcbuild, t
     port = str(free_port())
     other = {**os.environ, "SCCACHE_SERVER_PORT": port, "SCCACHE_DIR": str(tmp_path / "other")}
     subprocess.run([str(sccache), "--start-server"], env=other, check=True, capture_output=True, timeout=60)
-    stopped = None
     try:
         env = {"PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "SCCACHE_SERVER_PORT": port}
         result = build_on(srcbuild_118, tmp_path / "machine-a", env)
