@@ -112,6 +112,8 @@ def main() -> int:
                         help="add a side: the ninja edit alone, the extensions one after another")
     parser.add_argument("--only-threads", action="store_true",
                         help="with --nvcc-threads: only as it ships against srcbuild's edit + nvcc threads")
+    parser.add_argument("--srcbuild-first", action="store_true",
+                        help="start the first round with srcbuild's side (to continue an earlier run's alternation)")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-ext-parallel-"))
     try:
@@ -141,7 +143,7 @@ def main() -> int:
             sides = [sides[0], sides[-1]]
         times: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in sides}
         for r in range(args.rounds):
-            for name, edited, extra in (sides if r % 2 == 0 else sides[::-1]):
+            for name, edited, extra in (sides if (r + args.srcbuild_first) % 2 == 0 else sides[::-1]):
                 load = os.getloadavg()[0]
                 wall, cpu = build(project, args.python, sdist, scratch / "work", edited, {**env, **extra})
                 times[name].append((wall, cpu))

@@ -274,7 +274,8 @@ def _edit_step(b: ExtBuild) -> Step | None:
     before = edit.prepend_path
     side_by_side = (
         f"; {edit.prepend} before its {edit.file} builds its extensions side by side (MAX_JOBS of them at most, "
-        "each in a build directory of its own, the most CUDA code first), the compiles in flight still MAX_JOBS"
+        "each in a build directory of its own, every extension's CUDA files before any extension's other files), "
+        "the compiles in flight still MAX_JOBS"
         if before is not None
         else ""
     )

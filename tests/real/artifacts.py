@@ -49,6 +49,16 @@ CUDNN_CU11_85 = Artifact(
     "nvidia-cudnn-cu11", "8.5.0.96", "nvidia_cudnn_cu11-8.5.0.96-2-py3-none-manylinux1_x86_64.whl",
     "402f40adfc6f418f9dae9ab402e773cfed9beae52333f6d86ae3107a1b9527e7",
 )
+# NCCL for CUDA 11, the one torch 2.0.1+cu117 pins (libtorch_cuda.so needs libnccl.so.2 to load)
+NCCL_CU11_2143 = Artifact(
+    "nvidia-nccl-cu11", "2.14.3", "nvidia_nccl_cu11-2.14.3-py3-none-manylinux1_x86_64.whl",
+    "5e5534257d1284b8e825bc3a182c6f06acd6eb405e9f89d49340e98cd8f136eb",
+)
+# CUPTI for CUDA 11.7, the one torch 2.0.1+cu117 pins (libtorch_cpu.so needs libcupti.so.11.7)
+CUPTI_CU11_117 = Artifact(
+    "nvidia-cuda-cupti-cu11", "11.7.101", "nvidia_cuda_cupti_cu11-11.7.101-py3-none-manylinux1_x86_64.whl",
+    "e0cfd9854e1f2edaa36ca20d21cd0bdd5dcfca4e3b9e130a082e05b33b6c5895",
+)
 CUDNN_CU11_91 = Artifact(
     "nvidia-cudnn-cu11", "9.1.0.70", "nvidia_cudnn_cu11-9.1.0.70-py3-none-manylinux2014_x86_64.whl",
     "e6135ac63fe9d5b0b89cfb35c3fc1c1349f2b995becadf2e9dc21bca89d9633d",
