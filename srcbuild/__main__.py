@@ -1,8 +1,10 @@
 """`python -m srcbuild` and the `srcbuild` console script.
 
 ``srcbuild --help`` (or ``-h``) alone is printed from ``srcbuild.usage`` without importing click,
-the same text click prints (``tests/unit/cli/test_fast_help.py``); everything else runs through
-``srcbuild.cli``.
+the same text click prints (``tests/unit/cli/test_fast_help.py``). ``srcbuild install ...`` first
+asks ``srcbuild.quick_hit`` whether a record of the same hit still holds (then uv installs the wheel
+and nothing else is imported); otherwise it runs, as everything else does, through ``srcbuild.cli``,
+with what it reads traced (``srcbuild.read_trace``) so that a hit it installs can be recorded.
 """
 
 import gc
@@ -31,6 +33,25 @@ def entrypoint() -> None:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
             sys.exit(0)
+    if sys.argv[1:2] == ["install"]:
+        from srcbuild.quick_hit import install_again
+
+        try:
+            code = install_again(sys.argv[1:], os.environ)
+        except KeyboardInterrupt:
+            from srcbuild.cli import interrupted
+
+            sys.exit(interrupted(sys.argv[1:]))
+        if code is not None:
+            sys.exit(code)
+        from srcbuild.read_trace import tracing
+
+        with tracing():
+            _run()
+    _run()
+
+
+def _run() -> None:
     from srcbuild.cli import entrypoint as run
 
     run()

@@ -15,19 +15,29 @@
 
 from __future__ import annotations
 
-import re
-import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import IO, TYPE_CHECKING
 
+from srcbuild.wrapping import (  # noqa: F401  (printed through here, and named here by other modules)
+    COMMAND_WORDS,
+    DEFAULT_WIDTH,
+    MAX_WIDTH,
+    clip_words,
+    command_lines,
+    command_span,
+    is_command_start,
+    output_width,
+    shell_words,
+    wrap_line,
+    wrap_text,
+)
+
 if TYPE_CHECKING:  # rich is imported by what draws with it: a command printing plain lines never loads it
     from rich.console import Console
 
-MAX_WIDTH = 160
-DEFAULT_WIDTH = 80
 SHORT_CELL = 14  # a column whose values are all this short is not wrapped
 MIN_CELL = 8  # the narrowest a column of long words gets before its words run past its edge
 
@@ -69,17 +79,6 @@ def color_wanted(stream: IO[str], environ: Mapping[str, str]) -> bool:
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
-
-
-def output_width(stream: IO[str], environ: Mapping[str, str]) -> int:
-    """The columns to fit: ``COLUMNS``, else the terminal's, else 80; at most ``MAX_WIDTH``."""
-    columns = environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return min(int(columns), MAX_WIDTH)
-    isatty = getattr(stream, "isatty", None)
-    if isatty and isatty():
-        return min(shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns, MAX_WIDTH)
-    return DEFAULT_WIDTH
 
 
 def make_console(stderr: bool = False, file: IO[str] | None = None, progress: bool = False) -> Console:
@@ -264,166 +263,6 @@ def table_lines(drawn: Table, width: int = DEFAULT_WIDTH, rule: str = "") -> lis
     for row in drawn.rows:
         lines.extend(_row_lines(row, widths, width))
     return lines
-
-
-# The first word of a command meant to be pasted (after a "label: " or at the start of a line).
-COMMAND_WORDS = frozenset(
-    (
-        *("srcbuild", "pip", "pip3", "python", "python3", "apt-get", "apt", "sudo", "dnf", "yum", "conda"),
-        *("mamba", "micromamba", "uv", "export", "eval", "curl", "wget", "git", "bash", "tar", "mv", "rm"),
-        *("ln", "cp", "mkdir", "chmod", "podman", "docker", "nvidia-smi", "nvidia-ctk", "lspci", "systemctl"),
-        *("update-alternatives", "ulimit", "ssh-keygen"),
-    )
-)
-_PYTHON = re.compile(r"python3\.\d+$")
-# a program named by its path: srcbuild in its venv, the Python (and pip) of an environment
-_PROGRAM_PATHS = ("/srcbuild", "/bin/python", "/bin/python3", "/bin/pip")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*$")
-
-
-def is_command_start(words: Sequence[str]) -> bool:
-    """Whether ``words`` begin a shell command: a command word (``srcbuild``, ``pip``, ``sudo``, a
-    path ending in ``/srcbuild`` or ``/bin/python``, ``python3.9``), after any ``VAR=value`` assignments; words with a
-    word ending in ``:`` after the first are prose, not a command."""
-    rest = list(words)
-    while rest and _ASSIGNMENT.match(rest[0]) and len(rest) > 1:
-        rest = rest[1:]
-    if not rest:
-        return False
-    if any(word.endswith(":") for word in rest[1:]):  # prose ("srcbuild will fetch: CUDA 9.2 ...")
-        return False
-    first = rest[0]
-    return first in COMMAND_WORDS or bool(_PYTHON.match(first)) or first.endswith(_PROGRAM_PATHS)
-
-
-def shell_words(text: str) -> list[str]:
-    """``text`` split at spaces, a quoted part ('...' or "...") kept in one word with its spaces."""
-    words: list[str] = []
-    quote = ""
-    for piece in text.split(" "):
-        if quote:
-            words[-1] += " " + piece
-        elif piece:
-            words.append(piece)
-        else:
-            continue
-        for char in piece:
-            if quote and char == quote:
-                quote = ""
-            elif not quote and char in "'\"":
-                quote = char
-    return words
-
-
-def command_span(words: Sequence[str]) -> tuple[int, int] | None:
-    """Where the command in a line's ``words`` begins and ends, or None: after ``$``, after the
-    first ``label:`` followed by a command word, or from the start of a line without a label; it
-    ends before a parenthesis that follows it (a note on the command)."""
-    if len(words) > 1 and words[0] == "$":
-        return 1, len(words)
-    starts = [i for i in range(1, len(words)) if words[i - 1].endswith(":") and is_command_start(words[i:])]
-    if not starts and is_command_start(words) and not any(word.endswith(":") for word in words):
-        starts = [0]
-    if not starts:
-        return None
-    end = next((j for j in range(starts[0] + 1, len(words)) if words[j].startswith("(")), len(words))
-    return starts[0], end
-
-
-def command_lines(words: Sequence[str], indent: str, width: int) -> list[str]:
-    """A command on lines of at most ``width`` columns where it can be: whole on one line when it
-    fits, else continued with `` \\`` between words (a word is never split; one longer than the
-    line stands alone on its line)."""
-    whole = indent + " ".join(words)
-    if len(whole) <= width:
-        return [whole]
-    lines: list[str] = []
-    current = indent
-    more = indent + "  "
-    for word in words:
-        start = current in (indent, more)
-        if not start and len(current) + 1 + len(word) + 2 > width:
-            lines.append(current + " \\")
-            current = more
-            start = True
-        current = current + word if start else current + " " + word
-    lines.append(current)
-    return lines
-
-
-def _prose(body: str, indent: str, more: str, width: int) -> list[str]:
-    """``body`` wrapped at spaces, never inside a word (a URL or path longer than the line stands
-    alone); a `...` command stays on one line, or when longer than a line continues with `` \\``
-    between its words, so that what is between the backticks still pastes."""
-    units: list[tuple[str, int]] = []  # (text, the span it belongs to; 0: none)
-    glue = False  # the last piece ended without a space: the next word continues its unit
-    for number, piece in enumerate(re.split(r"(`[^`]*`)", body)):
-        if not piece:
-            continue
-        span = piece.startswith("`") and piece.endswith("`") and len(piece) > 1
-        words = shell_words(piece) if span else piece.split()
-        if span and (len(piece) + len(more) <= width or len(words) == 1):
-            words = [piece]
-        part = number if span and len(words) > 1 else 0
-        for index, word in enumerate(words):
-            if index == 0 and units and (glue or (not span and not piece[0].isspace())):
-                units[-1] = (units[-1][0] + word, units[-1][1])
-            else:
-                units.append((word, part))
-        glue = not piece[-1].isspace() and not span
-    lines: list[str] = []
-    current, span = indent, 0
-    for text, part in units:
-        fresh = current.strip() == ""
-        limit = width - 2 if part else width  # room for " \\" inside a command
-        if not fresh and len(current) + 1 + len(text) > limit:
-            lines.append(current + (" \\" if part and part == span else ""))
-            current, fresh = more, True
-        current = current + text if fresh else current + " " + text
-        span = part
-    lines.append(current)
-    return [line for line in lines if line.strip()] or [indent + body]
-
-
-def wrap_line(line: str, width: int = DEFAULT_WIDTH) -> list[str]:
-    """``line`` in pieces of at most ``width`` columns; the pieces after the first are indented two
-    columns more than the line. A command meant to be pasted (``label: srcbuild ...``, ``pip install
-    ...``) is never broken inside: it goes whole on a line of its own, or continues with `` \\``;
-    URLs, paths and `...` are never split."""
-    if len(line) <= width:
-        return [line]
-    body = line.lstrip(" ")
-    indent = " " * (len(line) - len(body))
-    more = indent + "  " if len(indent) + 2 < width // 2 else indent
-    words = shell_words(body)
-    span = command_span(words)
-    if span is not None:
-        start, end = span
-        label = _prose(" ".join(words[:start]), indent, more, width) if start else []
-        at = more if start else indent
-        tail = _prose(" ".join(words[end:]), more, more, width) if end < len(words) else []
-        return label + command_lines(words[start:end], at, width) + tail
-    return _prose(body, indent, more, width)
-
-
-def clip_words(text: str, limit: int = 160) -> str:
-    """``text`` shortened to about ``limit`` characters at a space, `` ...`` marking the rest: a
-    word (a path, a file:line) is kept whole, never cut."""
-    if len(text) <= limit:
-        return text
-    words = text.split(" ")
-    kept = [words[0]]
-    for word in words[1:]:
-        if len(" ".join(kept)) + 1 + len(word) > limit:
-            break
-        kept.append(word)
-    return " ".join(kept) + " ..."
-
-
-def wrap_text(text: str, width: int = DEFAULT_WIDTH) -> str:
-    """Every line of ``text`` wrapped by ``wrap_line``; the final newline (or its absence) is kept."""
-    lines = [piece for line in text.splitlines() for piece in wrap_line(line, width)]
-    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
 def echo_text(text: str, stderr: bool = False) -> None:

@@ -49,6 +49,7 @@ from srcbuild.files import sha256_file
 from srcbuild.findings import Finding, Severity, has_errors
 from srcbuild.paths import Paths
 from srcbuild.precedence import env_value
+from srcbuild.quick_hit import state
 from srcbuild.recipe import Recipe
 from srcbuild.recipe.catalog import recipe_argument
 from srcbuild.records import record
@@ -122,6 +123,8 @@ class InstallResult:
     python: Path
     findings: tuple[Finding, ...]
     installed: bool
+    driver_answered: bool = False  # whether nvidia-smi answered the fit check (srcbuild.quick_hit's record)
+    wheel_state: tuple[object, ...] | None = None  # the wheel's state before the installer hashed it (the same)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -321,7 +324,9 @@ def install(
             first = next(f for f in findings if f.severity is Severity.ERROR)
             raise IncompatibleError(first.message, first.fix or None)
         installed = False
+        before = None
         if not dry_run:
+            before = state(str(wheel_path))
             _pip_install(python, manifest, wheel_path, options, echo, pip or own, uv)
             installed = True
         return InstallResult(
@@ -333,6 +338,8 @@ def install(
             python=python,
             findings=findings,
             installed=installed,
+            driver_answered=target.driver_cuda is not None or bool(target.gpus),
+            wheel_state=before,
         )
     finally:
         if own is not None:

@@ -131,6 +131,12 @@ def _fail(
     return code
 
 
+def interrupted(args: Sequence[str]) -> int:
+    """Report a command interrupted before click ran it (``srcbuild.quick_hit``'s installer); its exit code."""
+    as_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+    return _fail("interrupted", continue_hint(args), 130, as_json)
+
+
 def continue_hint(args: Sequence[str]) -> str:
     """The hint of an interrupted command: the command line that continues it, as typed, with
     ``--resume`` added for a command that has it (a build); any other command (a toolchain

@@ -26,6 +26,7 @@ from srcbuild.errors import UsageError
 from srcbuild.packages import PACKAGES
 
 if TYPE_CHECKING:
+    from srcbuild.cache.install import InstallResult
     from srcbuild.recipe import Recipe
 
 
@@ -139,11 +140,15 @@ def install_cmd(
         if as_json:
             print_json(result.to_json())
             return 0
-        for finding in result.findings:
-            echo_text(finding.render() + "\n", stderr=True)
+        said = "".join(finding.render() + "\n" for finding in result.findings)
+        if said:
+            echo_text(said, stderr=True)
         origin = "the local cache" if result.origin == "local" else result.origin
         verb = "installed" if result.installed else "would install"
-        echo_text(f"{verb} {result.wheel.name} from {origin} into {result.python}\n")
+        line = f"{verb} {result.wheel.name} from {origin} into {result.python}\n"
+        echo_text(line)
+        if result.installed and result.origin == "local" and not create:
+            _remember(result, into, said, line)
         return 0
     finally:
         if pip is not None:
@@ -164,6 +169,25 @@ def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool
         return start_pip(target_python(into, python, command_environ()))
     except UsageError:  # no interpreter yet (--create makes it), or none: said later, with the recipe's hint
         return None
+
+
+def _remember(result: InstallResult, into: str | None, said: str, line: str) -> None:
+    """A record of this hit (``srcbuild.quick_hit``), when what it read was traced and uv installed it."""
+    import os
+
+    from srcbuild.cache.installer import uv_binary
+    from srcbuild.quick_hit import remember
+    from srcbuild.read_trace import current
+
+    trace = current()
+    uv = uv_binary(command_environ())
+    if trace is None or uv is None or (into is not None and str(result.python) in said):
+        return
+    argv = click.get_current_context().find_root().ensure_object(dict)["argv"]
+    remember(
+        argv, os.environ, trace, into=into, python=str(result.python), answered=result.driver_answered,
+        wheel=str(result.wheel), wheel_state=result.wheel_state, uv=uv, said=said, done=line,
+    )
 
 
 def _fingerprint(recipe: Recipe, package: str) -> str:
