@@ -63,15 +63,24 @@ PLACEHOLDER = "\0into"  # where the --into value stands in the key
 DRIVER_DIR = "/proc/driver/nvidia"
 # what a path read there says changes without its state showing it: no record is made from it
 VOLATILE = ("/proc/", "/sys/", "/dev/")
+# srcbuild's caches of what it derives from files a record names itself (the record classes'
+# compiled code, the knowledge base's tables: ``srcbuild.records``, ``srcbuild.tables``), written
+# when a command exits, and this module's records: none of them changes a decision
+DERIVED = ("records", "tables", "hits")
 
 State = tuple  # what ``state`` says of a path: compared whole, never looked into
 
 
-def hits_dir(environ: Mapping[str, str]) -> str:
-    """Where the records are kept: the user's cache directory (``XDG_CACHE_HOME``, else
-    ``~/.cache``), ``srcbuild/hits``: the user's own, never a shared cache's."""
+def user_cache(environ: Mapping[str, str]) -> str:
+    """srcbuild's directory in the user's cache directory (``XDG_CACHE_HOME``, else ``~/.cache``),
+    as ``platformdirs.user_cache_dir("srcbuild")`` names it on Linux."""
     base = environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "srcbuild", "hits")
+    return os.path.join(base, "srcbuild")
+
+
+def hits_dir(environ: Mapping[str, str]) -> str:
+    """Where the records are kept: ``hits`` in the user's own cache directory, never a shared cache's."""
+    return os.path.join(user_cache(environ), "hits")
 
 
 def state(path: str, listed: bool = False) -> State | None:
@@ -321,9 +330,12 @@ def remember(
     names = set(trace.opened) | set(trace.asked) | (set(trace.listed) - imports)
     modules = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
     names |= {os.path.abspath(f) for f in modules if isinstance(f, str)}
+    skipped = [os.path.abspath(os.path.join(user_cache(environ), name)) for name in DERIVED]
+    if prefix is not None:
+        skipped.append(prefix)  # the target's interpreter is compared apart; the rest is uv's to read
     paths = []
     for name in sorted(names):
-        if name == os.devnull or trace.is_made(name) or (prefix and (name == prefix or name.startswith(prefix + "/"))):
+        if name == os.devnull or trace.is_made(name) or any(name == s or name.startswith(s + "/") for s in skipped):
             continue
         if name.startswith(VOLATILE):
             return False
