@@ -167,11 +167,11 @@ def measure_size(sides: Sides, label: str, pairs: int) -> None:
     for what, ours, theirs, goal, name in (
         ("first install", first_ours, first_uv, UV_GOAL, "uv"),
         ("repeat", again_ours, again_uv, UV_GOAL, "uv"),
-        ("first install", pip_ours, pip_side, PIP_GOAL, "pip"),
+        ("decided anew", pip_ours, pip_side, PIP_GOAL, "pip"),
     ):
         ratio = ratio_median(ours, theirs)
         goal_line(
-            f"install hit vs {name}, {what}, {label}",
+            f"install hit vs {name}, {what}, {label}",  # vs uv: from the record
             f"{ours.cpu()[1]:.3f} s",
             f"{theirs.cpu()[1]:.3f} s",
             f"{ratio:.2f}x",

@@ -12,7 +12,8 @@ table; each benchmark can also run alone.
 | startup     | --help <= 0.06 s; doctor, plan, recommend      | ``python -c pass`` (printed beside)            |
 |             | <= 0.2 s each                                  |                                                |
 | install     | a cache hit <= 1.5x uv, first install and      | ``uv pip install`` and ``pip install`` of the  |
-|             | repeat (same uv cache state); <= 1.0x pip      | same wheel file, no dependencies               |
+|             | repeat (same uv cache state; from the hit's    | same wheel file, no dependencies               |
+|             | record); decided anew <= 1.0x pip              |                                                |
 | lookup      | ``cache ls`` and ``gc --dry-run`` <= 1 s at    | the same store listed at 100 entries           |
 |             | 10,000 entries, flat within 2x from 100 to     |                                                |
 |             | 100,000 per entry; a lookup flat               |                                                |

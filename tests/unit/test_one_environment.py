@@ -21,7 +21,8 @@ ALLOWED = {
     # process: the rank variables the launcher sets are its input (it never runs inside srcbuild)
     "verify/ddp_step.py",
     # the console script: `srcbuild --help` alone is printed before srcbuild.cli is imported, at the
-    # width click would read (COLUMNS first)
+    # width click would read (COLUMNS first); `srcbuild install` asks srcbuild.quick_hit, with the
+    # process environment its records are keyed by, before srcbuild.cli is imported
     "__main__.py",
 }
 
