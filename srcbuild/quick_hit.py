@@ -311,7 +311,7 @@ def remember(
     installer hashed it (unchanged since, it is the state of the bytes hashed); ``said``: the lines
     printed on stderr after the installer's; ``done``: the result line on stdout."""
     keyed = key(argv, environ, os.getcwd())
-    if keyed is None or keyed[1] != into or wheel_state is None or state(wheel) != wheel_state:
+    if keyed is None or keyed[1] != into or wheel_state is None or state(wheel) != wheel_state or trace.incomplete:
         return False
     if into is not None and python != os.path.join(into, "bin", "python"):
         return False  # a bin/python3 environment: the whole command decides each time

@@ -34,6 +34,7 @@ class ReadTrace:
         self.written: set[str] = set()  # files opened to write
         self.made: set[str] = set()  # temporary files and directories made
         self.programs: list[tuple[str, ...]] = []  # the argv of every program started
+        self.incomplete = False  # an event it could not read: what it says is not the whole story
 
     def is_made(self, path: str) -> bool:
         """Whether ``path`` is (under) a temporary file or directory the work made, or a file it wrote."""
@@ -57,6 +58,13 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     if not _ACTIVE:
         return
     trace = _ACTIVE[-1]
+    try:
+        _record(trace, event, args)
+    except Exception:  # a hook that raises stops the call it audits: the trace says it missed one instead
+        trace.incomplete = True
+
+
+def _record(trace: ReadTrace, event: str, args: tuple[Any, ...]) -> None:
     if event == "open":
         path = _path(args[0])
         if path is None:

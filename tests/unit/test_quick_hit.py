@@ -125,3 +125,13 @@ def test_a_trace_sees_reads_listings_questions_and_what_the_work_made(tmp_path: 
     assert trace.is_made(os.path.join(made, "inside")) and not trace.is_made(str(read))
     read.read_text()  # after the trace: not seen
     assert not hasattr(os.stat, "__wrapped__")
+
+
+def test_a_trace_records_programs_and_says_when_it_missed_an_event() -> None:
+    import sys
+
+    with tracing() as trace:
+        sys.audit("subprocess.Popen", "nvidia-smi", ["nvidia-smi", "-L"], None, None)
+        assert not trace.incomplete
+        sys.audit("subprocess.Popen", "odd", 5, None, None)  # unreadable: the audited call still goes on
+    assert trace.programs == [("nvidia-smi", "-L")] and trace.incomplete
