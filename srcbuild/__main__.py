@@ -44,8 +44,10 @@ def entrypoint() -> None:
             sys.exit(interrupted(sys.argv[1:]))
         if code is not None:
             sys.exit(code)
+        from srcbuild.quick_hit import watching_stderr
         from srcbuild.read_trace import tracing
 
+        watching_stderr()
         with tracing():
             _run()
     _run()

@@ -302,6 +302,7 @@ def remember(
     wheel_state: State | None,
     uv: str,
     said: str,
+    shown: str,
     done: str,
 ) -> bool:
     """Keep a record of the hit just installed (see the module's docstring); whether one was kept.
@@ -309,7 +310,16 @@ def remember(
     ``into``: the ``--into`` value the command line parsed; ``python``: the target interpreter it
     resolved; ``answered``: whether a driver answered; ``wheel_state``: the wheel's state before the
     installer hashed it (unchanged since, it is the state of the bytes hashed); ``said``: the lines
-    printed on stderr after the installer's; ``done``: the result line on stdout."""
+    printed on stderr after the installer's, ``shown``: as they were written there (wrapped): stderr
+    must hold nothing else but the installer's line; ``done``: the result line on stdout."""
+    written = watched_stderr()
+    if written is None:
+        return False
+    lines = written.splitlines(keepends=True)
+    if sum(line.startswith("+ ") for line in lines) != 1 or "".join(
+        line for line in lines if not line.startswith("+ ")
+    ) != shown:
+        return False  # something else was said (a warning): the record could not say it again
     keyed = key(argv, environ, os.getcwd())
     if keyed is None or keyed[1] != into or wheel_state is None or state(wheel) != wheel_state or trace.incomplete:
         return False
@@ -356,6 +366,44 @@ def remember(
     if into is not None and PLACEHOLDER not in record["done"]:
         return False
     return _write(record_path(environ, keyed[0]), marshal.dumps(record))
+
+
+class WatchedStream:
+    """A stream that writes through to another and keeps what was written (up to ``LIMIT``)."""
+
+    LIMIT = 65536
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.text: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        if self.size <= self.LIMIT:
+            self.text.append(text)
+        return self.stream.write(text)
+
+    def written(self) -> str | None:
+        """All that was written, or None when it was more than ``LIMIT``."""
+        return "".join(self.text) if self.size <= self.LIMIT else None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def watching_stderr() -> WatchedStream:
+    """Watch what the command writes on stderr (``sys.stderr`` replaced for the rest of the process):
+    a record is made only when that is the installer's line and the lines the record replays (a
+    warning printed once, or every time, would otherwise be lost)."""
+    watched = WatchedStream(sys.stderr)
+    sys.stderr = watched
+    return watched
+
+
+def watched_stderr() -> str | None:
+    """What the command wrote on stderr, when it is watched (``watching_stderr``)."""
+    return sys.stderr.written() if isinstance(sys.stderr, WatchedStream) else None
 
 
 def _write(path: str, data: bytes) -> bool:

@@ -21,7 +21,7 @@ from srcbuild.cli.common import (
     resolve_paths,
     trust_option,
 )
-from srcbuild.console import echo_text
+from srcbuild.console import SETTINGS, echo_text, output_width, wrap_text
 from srcbuild.errors import UsageError
 from srcbuild.packages import PACKAGES
 
@@ -184,9 +184,10 @@ def _remember(result: InstallResult, into: str | None, said: str, line: str) -> 
     if trace is None or uv is None or (into is not None and str(result.python) in said):
         return
     argv = click.get_current_context().find_root().ensure_object(dict)["argv"]
+    shown = wrap_text(said, output_width(sys.stderr, SETTINGS.environ)) if said else ""  # as echo_text wrote it
     remember(
         argv, os.environ, trace, into=into, python=str(result.python), answered=result.driver_answered,
-        wheel=str(result.wheel), wheel_state=result.wheel_state, uv=uv, said=said, done=line,
+        wheel=str(result.wheel), wheel_state=result.wheel_state, uv=uv, said=said, shown=shown, done=line,
     )
 
 

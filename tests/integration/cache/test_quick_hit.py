@@ -194,3 +194,17 @@ def test_a_record_not_yours_alone_or_damaged_is_not_read(world: World) -> None:
     assert ran.returncode == 0 and whole_path(ran), ran.stderr
     ran = world.install(world.target())
     assert ran.returncode == 0 and not whole_path(ran), ran.stderr
+
+
+def test_a_hit_that_printed_a_warning_is_not_recorded(world: World, tmp_path: Path) -> None:
+    recipe = RecipeCatalog(Paths.resolve(environ=os.environ)).load(str(world.recipe))
+    newer = make_wheel(tmp_path / "dist-newer", "torch", "1.7.1", host_tag(), payload=b"newer" * 1000)
+    other = "b" * 40 if recipe.torch.commit != "b" * 40 else "c" * 40  # another build: another entry
+    manifest = make_manifest(newer, recipe, sass=(30, 35), commit=other, platform=None, created=4102444800.0)
+    damaged = WheelCache(world.cache).store(newer, manifest).wheel_path
+    damaged.write_bytes(damaged.read_bytes()[:-10] + b"\0" * 10)  # the newest entry, damaged
+    first = world.install(world.target())
+    assert first.returncode == 0 and "moved aside" in first.stderr, first.stderr  # the older entry went in
+    assert world.records() == []  # its warning is not one a record could say again
+    assert whole_path(world.install(world.target())) and len(world.records()) == 1
+    assert not whole_path(world.install(world.target()))
