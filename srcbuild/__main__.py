@@ -33,24 +33,24 @@ def entrypoint() -> None:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
             sys.exit(0)
-    if sys.argv[1:2] == ["install"]:
-        from srcbuild.quick_hit import install_again
+    if sys.argv[1:2] != ["install"]:
+        _run()
+        return
+    from srcbuild.quick_hit import install_again, watching_stderr
 
-        try:
-            code = install_again(sys.argv[1:], os.environ)
-        except KeyboardInterrupt:
-            from srcbuild.cli import interrupted
+    try:
+        code = install_again(sys.argv[1:], os.environ)
+    except KeyboardInterrupt:
+        from srcbuild.cli import interrupted
 
-            sys.exit(interrupted(sys.argv[1:]))
-        if code is not None:
-            sys.exit(code)
-        from srcbuild.quick_hit import watching_stderr
-        from srcbuild.read_trace import tracing
+        sys.exit(interrupted(sys.argv[1:]))
+    if code is not None:
+        sys.exit(code)
+    from srcbuild.read_trace import tracing
 
-        watching_stderr()
-        with tracing():
-            _run()
-    _run()
+    watching_stderr()
+    with tracing():
+        _run()
 
 
 def _run() -> None:
