@@ -265,11 +265,13 @@ def table_lines(drawn: Table, width: int = DEFAULT_WIDTH, rule: str = "") -> lis
     return lines
 
 
-def echo_text(text: str, stderr: bool = False) -> None:
-    """Print plain text (not markup) wrapped to the output's width."""
+def echo_text(text: str, stderr: bool = False) -> str:
+    """Print plain text (not markup) wrapped to the output's width; the text as it was written."""
     stream = sys.stderr if stderr else sys.stdout
-    stream.write(wrap_text(text, output_width(stream, SETTINGS.environ)))
+    wrapped = wrap_text(text, output_width(stream, SETTINGS.environ))
+    stream.write(wrapped)
     stream.flush()
+    return wrapped
 
 
 def print_lines(lines: Iterable[str], console: Console) -> None:

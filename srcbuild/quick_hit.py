@@ -26,8 +26,10 @@ sha256) and records the wheel's state once uv has accepted it. While the file's 
 size, modification and change times are still those, it holds the bytes uv hashed: writing to a
 file sets its change time, which no program can set back. This path therefore gives uv the file
 without ``--require-hashes``; uv still checks each member's CRC-32 as it unpacks, which catches a
-bit that rots on disk. (uv keys its own cache of a local wheel on the file's modification time
-alone, and a repeated install in hash-checking mode does not hash the file again.)
+bit that rots on disk. The store's own lookup skips its hash by the same rule
+(``CacheEntry.check_fast``: the identity recorded when the wheel was last hashed); uv keys its own
+cache of a local wheel on the file's modification time alone, and a repeated install in
+hash-checking mode does not hash the file again.
 
 The driver: when no ``nvidia-smi`` was on ``PATH`` the record holds while there still is none.
 When a driver answered, the record keeps its answer with the kernel module's
@@ -229,13 +231,11 @@ def _run(argv: list[str], environ: Mapping[str, str]) -> int | None:
             pid = os.posix_spawn(argv[0], argv, dict(environ), file_actions=actions)
         except OSError:
             return None
-        while True:
-            try:
-                _, status = os.waitpid(pid, 0)
-                break
-            except KeyboardInterrupt:  # uv was interrupted too (one process group): wait, then stop
-                os.waitpid(pid, 0)
-                raise
+        try:
+            _, status = os.waitpid(pid, 0)
+        except KeyboardInterrupt:  # uv was interrupted too (one process group): wait, then stop
+            os.waitpid(pid, 0)
+            raise
         return os.waitstatus_to_exitcode(status)
     finally:
         os.close(out)
@@ -262,9 +262,9 @@ def _holds(paths: Iterable[tuple[str, State | None]]) -> bool:
 
 def _again(found: dict[str, object], into: str | None, environ: Mapping[str, str]) -> int | None:
     python = os.path.join(into, "bin", "python") if into is not None else found["python"]
-    if not isinstance(python, str) or state(python) is None:
+    if not isinstance(python, str):
         return None
-    real = os.path.realpath(python)
+    real = os.path.realpath(python)  # a missing interpreter: its state is None, never the one recorded
     if found["interpreter"] != (real, state(real)) or found["host"] != _host():
         return None
     if found["driver"] != driver_state(environ):
@@ -407,26 +407,21 @@ def watched_stderr() -> str | None:
 
 
 def _write(path: str, data: bytes) -> bool:
-    """``data`` at ``path``, whole or not at all; the oldest records beyond ``MAX_RECORDS`` go."""
+    """``data`` at ``path``, whole or not at all (``srcbuild.files.write_atomic``: the whole command's
+    path only); the oldest records beyond ``MAX_RECORDS`` go."""
+    from pathlib import Path
+
+    from srcbuild.files import write_atomic
+
     folder = os.path.dirname(path)
-    temp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
+        write_atomic(Path(path), data, mode=0o600)
         kept = sorted(
             (os.stat(os.path.join(folder, n)).st_mtime_ns, n) for n in os.listdir(folder) if n.endswith(".marshal")
         )
         for _, name in kept[:-MAX_RECORDS]:
             os.unlink(os.path.join(folder, name))
     except OSError:
-        import contextlib  # the whole command's path only
-
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
         return False
     return True

@@ -125,6 +125,7 @@ class InstallResult:
     installed: bool
     driver_answered: bool = False  # whether nvidia-smi answered the fit check (srcbuild.quick_hit's record)
     wheel_state: tuple[object, ...] | None = None  # the wheel's state before the installer hashed it (the same)
+    uv: str | None = None  # the uv that installed it; None: the target's pip (or nothing installed)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -340,6 +341,7 @@ def install(
             installed=installed,
             driver_answered=target.driver_cuda is not None or bool(target.gpus),
             wheel_state=before,
+            uv=uv,
         )
     finally:
         if own is not None:

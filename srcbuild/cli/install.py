@@ -21,7 +21,7 @@ from srcbuild.cli.common import (
     resolve_paths,
     trust_option,
 )
-from srcbuild.console import SETTINGS, echo_text, output_width, wrap_text
+from srcbuild.console import echo_text
 from srcbuild.errors import UsageError
 from srcbuild.packages import PACKAGES
 
@@ -141,14 +141,13 @@ def install_cmd(
             print_json(result.to_json())
             return 0
         said = "".join(finding.render() + "\n" for finding in result.findings)
-        if said:
-            echo_text(said, stderr=True)
+        shown = echo_text(said, stderr=True) if said else ""
         origin = "the local cache" if result.origin == "local" else result.origin
         verb = "installed" if result.installed else "would install"
         line = f"{verb} {result.wheel.name} from {origin} into {result.python}\n"
         echo_text(line)
         if result.installed and result.origin == "local" and not create:
-            _remember(result, into, said, line)
+            _remember(result, into, said, shown, line)
         return 0
     finally:
         if pip is not None:
@@ -171,23 +170,21 @@ def _early_pip(package: str, into: str | None, python: str | None, dry_run: bool
         return None
 
 
-def _remember(result: InstallResult, into: str | None, said: str, line: str) -> None:
-    """A record of this hit (``srcbuild.quick_hit``), when what it read was traced and uv installed it."""
+def _remember(result: InstallResult, into: str | None, said: str, shown: str, line: str) -> None:
+    """A record of this hit (``srcbuild.quick_hit``), when what it read was traced and uv installed
+    it; ``said`` the findings printed on stderr, ``shown`` as they were written there."""
     import os
 
-    from srcbuild.cache.installer import uv_binary
     from srcbuild.quick_hit import remember
     from srcbuild.read_trace import current
 
     trace = current()
-    uv = uv_binary(command_environ())
-    if trace is None or uv is None or (into is not None and str(result.python) in said):
+    if trace is None or result.uv is None or (into is not None and str(result.python) in said):
         return
     argv = click.get_current_context().find_root().ensure_object(dict)["argv"]
-    shown = wrap_text(said, output_width(sys.stderr, SETTINGS.environ)) if said else ""  # as echo_text wrote it
     remember(
         argv, os.environ, trace, into=into, python=str(result.python), answered=result.driver_answered,
-        wheel=str(result.wheel), wheel_state=result.wheel_state, uv=uv, said=said, shown=shown, done=line,
+        wheel=str(result.wheel), wheel_state=result.wheel_state, uv=result.uv, said=said, shown=shown, done=line,
     )
 
 
