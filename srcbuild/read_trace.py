@@ -55,12 +55,17 @@ def _path(value: Any) -> str | None:
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not _ACTIVE:
-        return
-    trace = _ACTIVE[-1]
+    if _ACTIVE:
+        _noting(_ACTIVE[-1], _record, event, args)
+
+
+def _noting(trace: ReadTrace, note: Any, *args: Any) -> None:
+    """``note(trace, *args)``; a note that fails marks the trace incomplete instead of failing the
+    call it was taken for (an audit hook that raises stops the call it audits, as would a wrapped
+    ``os.stat``)."""
     try:
-        _record(trace, event, args)
-    except Exception:  # a hook that raises stops the call it audits: the trace says it missed one instead
+        note(trace, *args)
+    except Exception:
         trace.incomplete = True
 
 
@@ -89,12 +94,16 @@ def _record(trace: ReadTrace, event: str, args: tuple[Any, ...]) -> None:
         trace.programs.append(tuple(os.fsdecode(a) for a in ([argv] if isinstance(argv, (str, bytes)) else argv)))
 
 
+def _ask(trace: ReadTrace, path: Any) -> None:
+    where = _path(path)
+    if where is not None:
+        trace.asked.add(where)
+
+
 def _asking(function: Any) -> Any:
     def asked(path: Any, *args: Any, **kwargs: Any) -> Any:
         if _ACTIVE:
-            where = _path(path)
-            if where is not None:
-                _ACTIVE[-1].asked.add(where)
+            _noting(_ACTIVE[-1], _ask, path)
         return function(path, *args, **kwargs)
 
     asked.__wrapped__ = function  # type: ignore[attr-defined]

@@ -135,3 +135,13 @@ def test_a_trace_records_programs_and_says_when_it_missed_an_event() -> None:
         assert not trace.incomplete
         sys.audit("subprocess.Popen", "odd", 5, None, None)  # unreadable: the audited call still goes on
     assert trace.programs == [("nvidia-smi", "-L")] and trace.incomplete
+
+
+def test_a_question_the_trace_cannot_note_marks_it_incomplete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # the working directory is gone: a relative path has no absolute name to note
+    with tracing() as trace, pytest.raises(FileNotFoundError):
+        os.stat("relative")  # os.stat's own answer, not the trace's failure
+    assert trace.incomplete
