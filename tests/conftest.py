@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,31 @@ def debian_cuda118(tmp_path_factory: pytest.TempPathFactory) -> Toolchain:
     assert sorted((str(p), p.stat().st_mtime) for p in Path("/etc/apt").rglob("*") if p.is_file()) == apt_state
     assert not outcome.reused and outcome.toolchain.prefix == paths.toolchain_dir / "cuda-11.8-debian"
     return outcome.toolchain
+
+
+# What srcbuild ships and the docs: no test may change them (a test that ran a command writing
+# srcbuild's own tables, or a recipe, would pass and leave the tree modified for the next run).
+SHIPPED = ("srcbuild", "recipes", "patches", "docs", "README.md")
+
+
+def _shipped_state() -> dict[str, tuple[int, int]]:
+    """Each shipped file's size and mtime (bytecode caches left out: Python writes them)."""
+    state: dict[str, tuple[int, int]] = {}
+    for name in SHIPPED:
+        top = REPO_ROOT / name
+        paths = [top] if top.is_file() else [p for p in top.rglob("*") if "__pycache__" not in p.parts]
+        for path in paths:
+            if path.is_file():
+                st = path.stat()
+                state[str(path.relative_to(REPO_ROOT))] = (st.st_size, st.st_mtime_ns)
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shipped_files_unchanged() -> Iterator[None]:
+    """Fails the session's last test where any test changed a file srcbuild ships."""
+    before = _shipped_state()
+    yield
+    after = _shipped_state()
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"tests changed shipped files: {', '.join(changed)}"

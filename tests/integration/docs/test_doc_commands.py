@@ -4,7 +4,7 @@ The commands run in a directory holding the files the docs name (``lspci.txt``, 
 ``version.txt``, ``gpu.txt``, ``my-recipe.toml``), taken from recorded machine fixtures. Commands
 that build, download or install (``torch``, ``install``, ``lock``, ``env create``, ``toolchain
 install``, ``mirror create`` but its dry run, ``verify`` of a wheel or mirror the docs only name,
-``smoke``, ``knowledge scan`` of upstream wheels) are parsed by
+``smoke``, ``knowledge scan`` of upstream wheels, ``knowledge refresh`` but its dry run) are parsed by
 tests/unit/test_readme.py and exercised by their own integration tests instead.
 """
 
@@ -43,6 +43,10 @@ def runs_offline(command: DocCommand) -> bool:
     if command.argv[:2] == ("mirror", "verify"):  # of a mirror the docs only name
         return False
     if "--gpu-check" in command.argv:  # pulls a CUDA image; tests/unit/container covers the verdicts
+        return False
+    if command.argv[:2] == ("knowledge", "refresh") and "--dry-run" not in command.argv:
+        # downloads and writes srcbuild's own tables (index.toml's date is today's): it is run against
+        # a copy of them and a local index in tests/integration/knowledge/test_refresh_local_index.py
         return False
     return command.argv[0] not in BUILDS and command.argv[:2] not in FETCHES
 
