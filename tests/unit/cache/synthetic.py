@@ -55,7 +55,11 @@ def make_wheel(
     path = directory / f"{name}-{version}-{tag}.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for member, data in files.items():
-            zf.writestr(member, data)
+            # a fixed date: the same arguments make the same bytes, whichever second it is (two
+            # machines that built the same entry hold the same wheel)
+            info = zipfile.ZipInfo(member, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = 0o600 << 16  # what writestr gives a member named by a string
+            zf.writestr(info, data, zipfile.ZIP_DEFLATED)
     return path
 
 
