@@ -195,7 +195,8 @@ def render_doctor(report: DoctorReport) -> str:
     if host.docker is None:
         out.append("docker: none found")
     elif host.docker.runtimes is None:
-        out.append(f"docker: {host.docker.path} (the daemon did not answer)")
+        why = "no daemon to reach" if host.docker.unreachable else "the daemon did not answer"
+        out.append(f"docker: {host.docker.path} ({why})")
     else:
         nvidia = "with" if host.docker.nvidia_runtime else "without"
         out.append(

@@ -127,6 +127,7 @@ class DockerInfo:
 
     path: Path
     runtimes: tuple[str, ...] | None
+    unreachable: str = ""  # why no daemon can answer, known without asking (then docker is not run)
 
     @property
     def nvidia_runtime(self) -> bool:

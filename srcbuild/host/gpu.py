@@ -1,5 +1,6 @@
 """NVIDIA GPUs and the driver of this machine: ask ``nvidia-smi``, else ``lspci -nn``, and read
-``/proc/driver/nvidia/version``.
+``/proc/driver/nvidia/version``. ``lspci`` is not run where sysfs already shows that the PCI bus has
+no NVIDIA display function (``nvidia_on_pci_bus``): the names it would add are of no use then.
 
 The outputs are read by ``srcbuild.host.parsers`` (the same parsers ``recommend --paste`` uses for
 another machine's output) and the GPUs they list identified by ``srcbuild.host.identify``: compute
@@ -11,6 +12,7 @@ candidates.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from srcbuild.host.parsers import GpuListing, parse_lspci_lines, parse_proc_driv
 SMI_QUERY = ("name", "compute_cap", "driver_version", "pci.device_id")
 SMI_QUERY_OLD = ("name", "driver_version", "pci.device_id")
 PROC_DRIVER_VERSION = Path("proc/driver/nvidia/version")
+PCI_DEVICES = Path("sys/bus/pci/devices")
 
 
 def _identified(listing: GpuListing | None, source: str) -> tuple[list[GpuInfo], DriverInfo | None]:
@@ -34,6 +37,28 @@ def _identified(listing: GpuListing | None, source: str) -> tuple[list[GpuInfo],
     kb = load_knowledge()
     driver = DriverInfo(listing.driver, source) if listing.driver else None
     return [identify(kb, gpu, source, driver) for gpu in listing.gpus], driver
+
+
+def nvidia_on_pci_bus(root: Path) -> bool | None:
+    """Whether sysfs lists an NVIDIA display function (vendor ``0x10de``, class ``0x03xxxx``: what
+    ``lspci -nn`` reads on Linux, without the names); None where it lists no device or one cannot
+    be read (a container without ``/sys``), and only ``lspci`` can answer."""
+    devices = root / PCI_DEVICES
+    try:
+        names = os.listdir(devices)
+    except OSError:
+        return None
+    if not names:
+        return None
+    for name in names:
+        try:
+            vendor = (devices / name / "vendor").read_bytes().strip()
+            kind = (devices / name / "class").read_bytes().strip()
+        except OSError:
+            return None
+        if vendor == b"0x10de" and kind.startswith(b"0x03"):
+            return True
+    return False
 
 
 def probe_gpus(
@@ -54,7 +79,9 @@ def probe_gpus(
             missing.append("nvidia-smi: found, but it did not answer (is the NVIDIA kernel module loaded?)")
     else:
         missing.append("nvidia-smi: not found (no NVIDIA driver, or not on PATH)")
-    if not gpus:
+    if not gpus and nvidia_on_pci_bus(root) is False:
+        missing.append(f"GPU: no NVIDIA display controller on the PCI bus (vendor 10de in /{PCI_DEVICES})")
+    elif not gpus:
         lspci = which("lspci")
         out = run([str(lspci), "-nn"], timeout=5) if lspci else None
         if lspci is None:

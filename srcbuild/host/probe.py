@@ -58,7 +58,7 @@ def probe_host(
     found = _guarded("provisioned toolchains", lambda: read(paths.toolchain_dir), early)
     extra = found or ProvisionedDirs()
     gpu_job = None if toolchain_only else proc.Background(lambda: _gpus(root, run, which))
-    docker_job = None if toolchain_only else proc.Background(lambda: _docker(which, run))
+    docker_job = None if toolchain_only else proc.Background(lambda: _docker(which, run, env, root))
     gcc_job = proc.Background(
         lambda: _listed("gcc", lambda: list_gcc(env, root, run, extra.gcc_bins), "gcc: not found")
     )
@@ -117,11 +117,13 @@ def _listed(what: str, probe: Callable[[], list[T]], none_found: str) -> tuple[l
     return found, missing
 
 
-def _docker(which: Which, run: Runner) -> tuple[DockerInfo | None, list[str]]:
+def _docker(
+    which: Which, run: Runner, environ: Mapping[str, str], root: Path
+) -> tuple[DockerInfo | None, list[str]]:
     missing: list[str] = []
-    docker = _guarded("docker", lambda: probe_docker(which, run), missing)
+    docker = _guarded("docker", lambda: probe_docker(which, run, environ, root), missing)
     if docker is None:
         missing.append("docker: not found")
     elif docker.runtimes is None:
-        missing.append("docker: the daemon did not answer `docker info`")
+        missing.append(f"docker: {docker.unreachable or 'the daemon did not answer `docker info`'}")
     return docker, missing

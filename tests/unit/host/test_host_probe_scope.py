@@ -25,6 +25,8 @@ def test_a_build_probe_skips_gpu_driver_and_docker(tmp_path: Path) -> None:
         asked.append(Path(argv[0]).name)
         return None
 
+    (tmp_path / "var/run").mkdir(parents=True)
+    (tmp_path / "var/run/docker.sock").touch()  # a daemon may answer: docker is asked
     environ = {"PATH": str(bin_dir)}
     full = probe_host(environ=environ, root=tmp_path, work_dir=tmp_path / "work", run=run)
     assert {"nvidia-smi", "lspci", "docker"} <= set(asked)
