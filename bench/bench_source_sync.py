@@ -8,9 +8,13 @@ configuration for both sides, runs alternately (the order swapping each repetiti
   N`` (the strongest first clone a user would run: submodules N at a time). Goal: srcbuild's CPU
   seconds <= 1.2x the clone's (it also fills its object cache, which the next tag reuses);
 * a second tag ``v1.1.0``: srcbuild with the cache warm from the first tag vs, in a clone of the
-  first tag, ``git fetch --tags`` + ``git checkout v1.1.0`` + ``git submodule update --init
-  --recursive --jobs N`` (the same tree moved to the new tag: only the changed files are
-  written). Goal: srcbuild's CPU seconds <= 1.5x that; srcbuild checks the tag out into a clean
+  first tag, ``git fetch origin tag v1.1.0`` + ``git checkout v1.1.0`` + ``git submodule update
+  --init --recursive --jobs N`` (the same tree moved to the new tag: only the changed files are
+  written). Both sides start from the same objects: the user's tree is a ``--single-branch``
+  clone of the first tag (its submodules full clones), as srcbuild's cache holds the first tag's
+  history and every submodule's; a plain ``clone -b`` would already hold the second tag's
+  objects, leaving its fetch nothing to do, as if the new release had been out when the tree was
+  cloned. Goal: srcbuild's CPU seconds <= 1.5x that; srcbuild checks the tag out into a clean
   tree of its own (a build never reuses a tree it cannot vouch for), so it writes every file.
   Beside it, the floor: what any sync of that tag into a new tree must do, in two parts, each
   timed alone: fetching the tag's new objects (srcbuild's own fetch command, into a copy of the
@@ -216,9 +220,9 @@ def time_link(
         run()
         moved[key] = (link.bytes if link else 0) - before
 
-    def plain(tag: str, jobs: int | None, name: str) -> Path:
+    def plain(tag: str, jobs: int | None, name: str, single: bool = False) -> Path:
         dest = scratch / f"plain-{tag}-{jobs}-{name}"
-        extra = ["--jobs", str(jobs)] if jobs else []
+        extra = (["--jobs", str(jobs)] if jobs else []) + (["--single-branch"] if single else [])
         argv = [*git_c, "clone", "--quiet", "--recursive", *extra, "-b", tag, world.top_url, str(dest)]
         count(f"plain {tag} {jobs}", lambda: subprocess.run(argv, check=True, capture_output=True) and None)
         return dest
@@ -226,7 +230,7 @@ def time_link(
     def moved_tree(tree: Path, tag: str) -> None:
         """The user's own tree (a clone of the earlier tag) moved to ``tag`` with git alone."""
         for argv in (
-            [*git_c, "-C", str(tree), "fetch", "--quiet", "--tags", "origin"],
+            [*git_c, "-C", str(tree), "fetch", "--quiet", "origin", "tag", tag],
             [*git_c, "-C", str(tree), "checkout", "--quiet", tag],
             [*git_c, "-C", str(tree), "submodule", "--quiet", "update", "--init", "--recursive", "--jobs",
              str(args.jobs)],
@@ -249,7 +253,7 @@ def time_link(
                 warming = SourceSync(SourcePin(warm, world.top_url), work / "co-warm", work / "cache", mirrors)
                 run_sync(warming, work / "b0")
                 fetches.append(fetch_floor(sync, work / "fetch-floor"))
-                tree = plain(warm, args.jobs, f"tree-{i}")
+                tree = plain(warm, args.jobs, f"tree-{i}", single=True)  # the history srcbuild's cache holds
             key = f"srcbuild {tag}"
             for side in ("ours", "theirs") if i % 2 == 0 else ("theirs", "ours"):
                 if side == "ours":
@@ -263,7 +267,7 @@ def time_link(
                 files.append(checkout_floor(work / "co", work / "floor"))
         serial, _ = timed(lambda g=tag: plain(g, None, "serial"))  # type: ignore[misc]
         baseline = (
-            f"git fetch + checkout + submodule update --jobs {args.jobs} (in the tree of {warm})"
+            f"git fetch + checkout + submodule update --jobs {args.jobs} (in a single-branch tree of {warm})"
             if warm
             else f"git clone --recursive --jobs {args.jobs}"
         )

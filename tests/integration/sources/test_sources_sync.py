@@ -328,3 +328,36 @@ def test_rerun_replaces_a_patched_checkout(small_world: World, work: Path) -> No
         )
     assert (sync.checkout / "version.txt").read_text() == "1.0.0\n"
     assert not (sync.checkout / ".git/srcbuild-patches").exists() and on_disk.is_complete(sync, os.environ)
+
+
+def test_a_git_without_the_submodule_helper_still_initialises(
+    small_world: World, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached checkout registers submodule URLs through ``git submodule--helper init`` (git's own
+    builtin behind ``git submodule init``, without the shell script's 20 helper processes); a git
+    that has no such command gets ``git submodule init`` instead."""
+    real_git = shutil.which("git")
+    assert real_git is not None
+    wrapper = work / "bin"
+    wrapper.mkdir()
+    refused = work / "refused"
+    (wrapper / "git").write_text(  # refuses the direct call only: git submodule's own script calls it too
+        f'#!/bin/sh\nif [ "$1" = -C ] && [ "$3" = submodule--helper ]; then\n'
+        f"  echo \"git: 'submodule--helper' is not a git command. See 'git --help'.\" >&2\n"
+        f'  echo "$2" >> {refused}; exit 1\nfi\nexec {real_git} "$@"\n'
+    )
+    (wrapper / "git").chmod(0o755)
+    first = sync_for(small_world, work, "v1.0.0")
+    through_executor.sync(first, work / "first")  # fills the cache: the second sync checks out from it
+    monkeypatch.setenv("PATH", f"{wrapper}{os.pathsep}{os.environ['PATH']}")
+    second = sync_for(small_world, work, "v1.1.0")
+    assert through_executor.sync(second, work / "second") == small_world.tags["v1.1.0"]
+    assert refused.read_text().splitlines()[0] == "."  # the top level asked the helper first
+    assert on_disk.is_complete(second, os.environ)
+    assert on_disk.submodule_commits(second, os.environ) == dict(small_world.submodules["v1.1.0"])
+    def keys(*argv: str) -> list[str]:
+        done = subprocess.run(["git", "-C", str(second.checkout), "config", *argv], capture_output=True, text=True)
+        return sorted(line.split()[0].rsplit(".", 1)[0] for line in done.stdout.splitlines())
+
+    # every submodule of the top level registered: its URL in .git/config
+    assert keys("--get-regexp", r"^submodule\..*\.url$") == keys("-f", ".gitmodules", "--get-regexp", r"\.path$")
