@@ -20,8 +20,8 @@ table; each benchmark can also run alone.
 | verify      | <= 0.3x the lean baseline on the real torch    | unzip of the CUDA libraries alone + cuobjdump  |
 |             | 2.0.1 wheel, <= 200 MiB peak                   |                                                |
 | source_sync | first sync <= 1.2x; second tag <= 1.5x         | ``git clone --recursive --jobs N``; ``git      |
-|             |                                                | fetch`` + checkout + submodule update in the   |
-|             |                                                | first tag's tree                               |
+|             |                                                | fetch`` + checkout + submodule update in a     |
+|             |                                                | single-branch clone of the first tag           |
 | resume      | edges re-run <= edges left + 1; CPU share <=   | the same ``setup.py bdist_wheel`` re-run by    |
 |             | 1.2x the share of edges left; <= +0.8 s over   | hand in the failed tree                        |
 |             | the re-run by hand                             |                                                |
