@@ -12,7 +12,6 @@ candidates.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,20 +42,17 @@ def nvidia_on_pci_bus(root: Path) -> bool | None:
     """Whether sysfs lists an NVIDIA display function (vendor ``0x10de``, class ``0x03xxxx``: what
     ``lspci -nn`` reads on Linux, without the names); None where it lists no device or one cannot
     be read (a container without ``/sys``), and only ``lspci`` can answer."""
-    devices = root / PCI_DEVICES
     try:
-        names = os.listdir(devices)
+        devices = list((root / PCI_DEVICES).iterdir())
     except OSError:
         return None
-    if not names:
+    if not devices:
         return None
-    for name in names:
-        try:
-            vendor = (devices / name / "vendor").read_bytes().strip()
-            kind = (devices / name / "class").read_bytes().strip()
-        except OSError:
+    for device in devices:
+        vendor, kind = read_text(device / "vendor"), read_text(device / "class")
+        if vendor is None or kind is None:
             return None
-        if vendor == b"0x10de" and kind.startswith(b"0x03"):
+        if vendor.strip() == "0x10de" and kind.strip().startswith("0x03"):
             return True
     return False
 

@@ -102,7 +102,7 @@ def docker_unreachable(environ: Mapping[str, str], root: Path = Path("/")) -> st
     return f"no daemon: no {DOCKER_SOCKET}, and no DOCKER_HOST or docker context names another"
 
 
-def probe_docker(which: Which, run: Runner, environ: Mapping[str, str], root: Path = Path("/")) -> DockerInfo | None:
+def probe_docker(which: Which, run: Runner, environ: Mapping[str, str], root: Path) -> DockerInfo | None:
     """The docker client and its daemon's runtimes (``None`` runtimes: daemon not reachable)."""
     docker = which("docker")
     if docker is None:
